@@ -1,0 +1,26 @@
+# The two entry points of the README. Both create .venv on first use and reuse it after.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/dynabench
+
+.PHONY: demo test lint venv
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+demo: venv
+	bash scripts/demo.sh
+
+test: venv
+	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 HF_HUB_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) manage.py makemigrations --check --dry-run

@@ -1,0 +1,115 @@
+"""Examples written by annotators (or imported) and each target model's prediction on them."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Example(models.Model):
+    """What an annotator wrote in a round against a context (DOMAIN.md, "Example").
+
+    ``inputs`` maps the task's input field names to text; ``target`` holds the target field's value
+    (a label string, or ``{"answer": str, "answer_start": int}`` for spans). ``model_wrong`` is
+    decided on the server from the predictions; it is ``None`` while no prediction succeeded.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        VALIDATED_CORRECT = "validated_correct", "Validated correct"
+        VALIDATED_INCORRECT = "validated_incorrect", "Validated incorrect"
+        FLAGGED = "flagged", "Flagged"
+
+    class Source(models.TextChoices):
+        CREATED = "created", "Written on the platform"
+        IMPORTED = "imported", "Imported from a dataset"
+        REPLAY = "replay", "Replayed from a dataset"
+
+    class PredictionStatus(models.TextChoices):
+        OK = "ok", "Model answered"
+        FAILED = "failed", "Model failed"
+        NONE = "none", "No target model"
+
+    class Split(models.TextChoices):
+        NONE = "", "None"
+        TRAIN = "train", "Train"
+        DEV = "dev", "Dev"
+        TEST = "test", "Test"
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.PROTECT, related_name="examples")
+    context = models.ForeignKey(
+        "tasks.Context", null=True, blank=True, on_delete=models.PROTECT, related_name="examples"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="examples"
+    )
+    inputs = models.JSONField()
+    target = models.JSONField()
+    explanation = models.TextField(blank=True)
+    model_wrong = models.BooleanField(null=True, blank=True)
+    prediction_status = models.CharField(
+        max_length=10, choices=PredictionStatus.choices, default=PredictionStatus.OK
+    )
+    status = models.CharField(max_length=30, choices=Status.choices, default=Status.PENDING, db_index=True)
+    source = models.CharField(max_length=10, choices=Source.choices, default=Source.CREATED)
+    split = models.CharField(max_length=5, choices=Split.choices, blank=True, default="")
+    external_id = models.CharField(max_length=200, blank=True, help_text="Id in the source dataset.")
+    tags = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    client_token = models.UUIDField(
+        null=True,
+        blank=True,
+        help_text="Sent with the form; a resubmission with the same token is one example.",
+    )
+    time_taken_ms = models.PositiveIntegerField(null=True, blank=True)
+    is_retracted = models.BooleanField(default=False)
+    is_flagged_by_annotator = models.BooleanField(default=False)
+    flag_reason = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["annotator", "client_token"],
+                condition=Q(client_token__isnull=False),
+                name="example_one_per_annotator_and_client_token",
+            ),
+            models.UniqueConstraint(
+                fields=["round", "external_id"],
+                condition=~Q(external_id=""),
+                name="example_external_id_unique_per_round",
+            ),
+        ]
+        indexes = [models.Index(fields=["round", "status"]), models.Index(fields=["round", "model_wrong"])]
+
+    def __str__(self) -> str:
+        return f"example {self.pk} ({self.round})"
+
+
+class Prediction(models.Model):
+    """One target model's output on one example: label and probabilities, or answer and score."""
+
+    class Status(models.TextChoices):
+        OK = "ok", "OK"
+        FAILED = "failed", "Failed"
+
+    example = models.ForeignKey(Example, on_delete=models.CASCADE, related_name="predictions")
+    model = models.ForeignKey("models_registry.RegisteredModel", on_delete=models.PROTECT, related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OK)
+    label = models.CharField(max_length=100, blank=True)
+    output = models.JSONField(default=dict, blank=True)
+    model_wrong = models.BooleanField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    latency_ms = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["example", "id"]
+        constraints = [models.UniqueConstraint(fields=["example", "model"], name="prediction_one_per_model")]
+
+    def __str__(self) -> str:
+        return f"{self.model} on example {self.example_id}: {self.label or self.status}"

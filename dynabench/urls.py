@@ -1,0 +1,10 @@
+"""URL routes: the annotator pages, allauth, the admin."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("accounts/", include("allauth.urls")),
+    path("", include("tasks.urls")),
+]

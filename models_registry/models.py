@@ -1,0 +1,78 @@
+"""Registered models and which of them are a round's targets."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class RegisteredModel(models.Model):
+    """A model registered for a task: weights on disk (``save_pretrained`` format) or, later, an endpoint.
+
+    The model card lives in ``card`` (JSON): backbone, preprocessing, training rounds and sizes,
+    parameter count, licence, paper link, description and measured accuracies.
+    """
+
+    class Source(models.TextChoices):
+        LOCAL_DIR = "local_dir", "Local directory"
+        UPLOAD = "upload", "Uploaded zip"
+        HUB = "hub", "Model hub id"
+        ENDPOINT = "endpoint", "Remote inference endpoint"
+
+    class Status(models.TextChoices):
+        UPLOADED = "uploaded", "Uploaded"
+        CHECKING = "checking", "Checking"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="models")
+    name = models.CharField(max_length=200)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="models"
+    )
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.LOCAL_DIR)
+    path = models.CharField(max_length=1000, blank=True, help_text="Directory of the save_pretrained model.")
+    endpoint_url = models.URLField(blank=True)
+    endpoint_secret = models.CharField(max_length=200, blank=True)
+    backbone = models.CharField(max_length=200, blank=True)
+    parameter_count = models.BigIntegerField(null=True, blank=True, help_text="Counted from the weights.")
+    card = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.UPLOADED)
+    error_message = models.TextField(blank=True)
+    is_published = models.BooleanField(default=True)
+    is_anonymous = models.BooleanField(default=False)
+    allow_pickle = models.BooleanField(default=False, help_text="Allow non-safetensors checkpoints.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task", "name"]
+        verbose_name = "model"
+        constraints = [
+            models.UniqueConstraint(fields=["task", "name"], name="model_name_unique_per_task"),
+            models.CheckConstraint(
+                condition=Q(parameter_count__isnull=True) | Q(parameter_count__gte=0),
+                name="model_parameter_count_non_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RoundTarget(models.Model):
+    """One target model of a round; several rows make an ensemble (the task's ensemble rule decides)."""
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.PROTECT, related_name="targets")
+    model = models.ForeignKey(RegisteredModel, on_delete=models.PROTECT, related_name="round_targets")
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["round", "position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "model"], name="round_target_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} → {self.round}"

@@ -1,0 +1,234 @@
+"""Task configs: the JSON document that defines a task (Dynatask, Thrush et al. 2022).
+
+A config names the context fields shown to the annotator, the input fields they write, the target
+field (the label or answer they intend), the model-wrong rule, the perf metric and limits. Forms,
+model input and export are derived from it, so a new task needs a config, not code.
+
+``validate_config(config)`` checks a config against ``CONFIG_SCHEMA`` (JSON Schema draft 2020-12)
+plus the cross-field rules a schema cannot express, and raises ``django.core.exceptions.ValidationError``
+with one message per problem, each prefixed by the JSON path of the offending value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from jsonschema import Draft202012Validator
+
+DEFAULT_MAX_INPUT_LENGTH = 2000
+
+_FIELD = {
+    "type": "object",
+    "required": ["name", "type"],
+    "additionalProperties": False,
+    "properties": {
+        "name": {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,39}$"},
+        "type": {"enum": ["string", "multiclass", "context_span", "probabilities"]},
+        "label": {"type": "string", "maxLength": 200},
+        "help": {"type": "string", "maxLength": 2000},
+        "placeholder": {"type": "string", "maxLength": 500},
+        "labels": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 100},
+            "minItems": 2,
+        },
+        "context_field": {"type": "string"},
+        "max_length": {"type": "integer", "minimum": 1, "maximum": 100000},
+        "optional": {"type": "boolean"},
+    },
+}
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["input_fields", "target_field", "model_wrong_rule", "perf_metric"],
+    "additionalProperties": False,
+    "properties": {
+        "context_fields": {"type": "array", "items": _FIELD},
+        "input_fields": {"type": "array", "items": _FIELD, "minItems": 1},
+        "target_field": _FIELD,
+        "model_input_fields": {"type": "array", "items": {"type": "string"}, "minItems": 1, "maxItems": 2},
+        "model_wrong_rule": {
+            "type": "object",
+            "required": ["type"],
+            "additionalProperties": False,
+            "properties": {
+                "type": {"enum": ["exact_match", "string_f1", "ask_user"]},
+                "threshold": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            },
+        },
+        "ensemble_rule": {"enum": ["any", "all", "majority"]},
+        "perf_metric": {"enum": ["accuracy", "macro_f1", "squad_f1", "exact_match"]},
+        "delta_metrics": {
+            "type": "array",
+            "items": {"enum": ["fairness", "robustness"]},
+            "uniqueItems": True,
+        },
+        "default_metric_weights": {
+            "type": "object",
+            "additionalProperties": {"type": "number", "minimum": 0},
+        },
+        "memory_ceiling_gib": {"type": "number", "exclusiveMinimum": 0},
+        "validate_non_fooling": {"type": "boolean"},
+        "content_warning": {"type": "string", "maxLength": 5000},
+        "licence": {"type": "string", "maxLength": 200},
+        "limits": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"max_input_length": {"type": "integer", "minimum": 1, "maximum": 100000}},
+        },
+    },
+}
+
+_VALIDATOR = Draft202012Validator(CONFIG_SCHEMA)
+
+
+def _path(error) -> str:
+    return "config" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
+
+
+def validate_config(config: Any) -> None:
+    """Check a task config; raise ``ValidationError`` listing every problem found.
+
+    Args:
+        config: the decoded JSON document (normally a dict).
+
+    Raises:
+        ValidationError: with messages such as ``config['target_field']: 'labels' is a required property``.
+    """
+    if not isinstance(config, dict):
+        raise ValidationError("The task config must be a JSON object.")
+    errors = [f"{_path(e)}: {e.message}" for e in sorted(_VALIDATOR.iter_errors(config), key=str)]
+    if errors:
+        raise ValidationError(errors)
+
+    names = [f["name"] for f in config.get("context_fields", [])] + [
+        f["name"] for f in config["input_fields"]
+    ]
+    target = config["target_field"]
+    if len(set(names + [target["name"]])) != len(names) + 1:
+        errors.append("config: field names must be unique across context, input and target fields.")
+    if target["type"] == "multiclass":
+        labels = target.get("labels", [])
+        if len(labels) < 2:
+            errors.append("config['target_field']: a multiclass target needs at least two labels.")
+        elif len(set(labels)) != len(labels):
+            errors.append("config['target_field']['labels']: labels must be unique.")
+    elif target["type"] == "context_span":
+        context_names = {f["name"] for f in config.get("context_fields", [])}
+        if target.get("context_field") not in context_names:
+            errors.append(
+                "config['target_field']: a context_span target must name one of the context fields."
+            )
+    else:
+        errors.append("config['target_field']['type']: the target must be 'multiclass' or 'context_span'.")
+    rule = config["model_wrong_rule"]["type"]
+    if rule == "string_f1" and target["type"] != "context_span":
+        errors.append("config['model_wrong_rule']: string_f1 applies to span (QA) targets only.")
+    if rule == "exact_match" and target["type"] != "multiclass":
+        errors.append(
+            "config['model_wrong_rule']: exact_match applies to label targets; use string_f1 for spans."
+        )
+    for name in config.get("model_input_fields", []):
+        if name not in names:
+            errors.append(f"config['model_input_fields']: {name!r} is not a context or input field.")
+    if errors:
+        raise ValidationError(errors)
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """Typed read access to a validated config dict. Construct with ``TaskConfig(task.config)``."""
+
+    raw: dict
+
+    @property
+    def context_fields(self) -> list[dict]:
+        return list(self.raw.get("context_fields", []))
+
+    @property
+    def input_fields(self) -> list[dict]:
+        return list(self.raw["input_fields"])
+
+    @property
+    def target_field(self) -> dict:
+        return self.raw["target_field"]
+
+    @property
+    def labels(self) -> list[str]:
+        """The target labels, in the order the model's output indices use; empty for span targets."""
+        return list(self.target_field.get("labels", []))
+
+    @property
+    def model_wrong_rule(self) -> str:
+        return self.raw["model_wrong_rule"]["type"]
+
+    @property
+    def string_f1_threshold(self) -> float:
+        return float(self.raw["model_wrong_rule"].get("threshold", 0.4))
+
+    @property
+    def ensemble_rule(self) -> str:
+        return self.raw.get("ensemble_rule", "any")
+
+    @property
+    def perf_metric(self) -> str:
+        return self.raw["perf_metric"]
+
+    @property
+    def max_input_length(self) -> int:
+        return int(self.raw.get("limits", {}).get("max_input_length", DEFAULT_MAX_INPUT_LENGTH))
+
+    def max_length_of(self, field: dict) -> int:
+        """Maximum characters for one input field: its own ``max_length``, else the task limit."""
+        return int(field.get("max_length", self.max_input_length))
+
+    @property
+    def model_input_fields(self) -> list[str]:
+        """Fields whose text the model reads (one: single text; two: a text pair such as premise, hypothesis)."""
+        if "model_input_fields" in self.raw:
+            return list(self.raw["model_input_fields"])
+        return [self.input_fields[0]["name"]]
+
+    @property
+    def content_warning(self) -> str:
+        return self.raw.get("content_warning", "")
+
+    @property
+    def validate_non_fooling(self) -> bool:
+        return bool(self.raw.get("validate_non_fooling", False))
+
+
+HATE_SPEECH_CONFIG: dict[str, Any] = {
+    "context_fields": [],
+    "input_fields": [
+        {
+            "name": "statement",
+            "type": "string",
+            "label": "Statement",
+            "placeholder": "Write a statement that the model will get wrong but a person would label correctly.",
+            "max_length": DEFAULT_MAX_INPUT_LENGTH,
+        }
+    ],
+    "target_field": {
+        "name": "label",
+        "type": "multiclass",
+        "label": "The label you intend",
+        "labels": ["hateful", "not-hateful"],
+    },
+    "model_input_fields": ["statement"],
+    "model_wrong_rule": {"type": "exact_match"},
+    "ensemble_rule": "any",
+    "perf_metric": "accuracy",
+    "delta_metrics": ["fairness", "robustness"],
+    "default_metric_weights": {"perf": 4, "throughput": 1, "memory": 1, "fairness": 1, "robustness": 1},
+    "memory_ceiling_gib": 16,
+    "content_warning": (
+        "This task contains and asks for hateful and offensive language, including slurs, "
+        "aimed at real groups of people. Take breaks; you can stop at any time."
+    ),
+    "licence": "CC BY 4.0 (HatemojiBuild, HateCheck, HatemojiCheck)",
+    "limits": {"max_input_length": DEFAULT_MAX_INPUT_LENGTH},
+}

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from . import views
+
+app_name = "tasks"
+
+urlpatterns = [
+    path("", views.task_list, name="list"),
+]

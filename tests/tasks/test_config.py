@@ -1,0 +1,65 @@
+import copy
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from tasks.config import HATE_SPEECH_CONFIG, TaskConfig, validate_config
+
+
+def _messages(config) -> list[str]:
+    with pytest.raises(ValidationError) as info:
+        validate_config(config)
+    return info.value.messages
+
+
+def test_hate_speech_config_is_valid_and_reads_back():
+    validate_config(HATE_SPEECH_CONFIG)
+    cfg = TaskConfig(HATE_SPEECH_CONFIG)
+    assert cfg.labels == ["hateful", "not-hateful"]
+    assert cfg.model_input_fields == ["statement"]
+    assert cfg.max_input_length == 2000
+    assert cfg.model_wrong_rule == "exact_match"
+
+
+def test_missing_labels_is_named_with_its_path():
+    config = copy.deepcopy(HATE_SPEECH_CONFIG)
+    del config["target_field"]["labels"]
+    assert _messages(config) == ["config['target_field']: a multiclass target needs at least two labels."]
+
+
+def test_every_schema_problem_is_reported_at_once():
+    config = copy.deepcopy(HATE_SPEECH_CONFIG)
+    config["perf_metric"] = "bleu"
+    config["input_fields"][0]["name"] = "Bad Name"
+    messages = _messages(config)
+    assert len(messages) == 2
+    assert any(m.startswith("config['perf_metric']: 'bleu' is not one of") for m in messages)
+    assert any(m.startswith("config['input_fields'][0]['name']: 'Bad Name' does not match") for m in messages)
+
+
+def test_duplicate_labels_and_field_names_are_rejected():
+    config = copy.deepcopy(HATE_SPEECH_CONFIG)
+    config["target_field"]["labels"] = ["hateful", "hateful"]
+    config["target_field"]["name"] = "statement"
+    messages = _messages(config)
+    assert "config: field names must be unique across context, input and target fields." in messages
+    assert "config['target_field']['labels']: labels must be unique." in messages
+
+
+def test_not_an_object():
+    assert _messages(["statement"]) == ["The task config must be a JSON object."]
+
+
+def test_span_target_needs_a_context_field_and_string_f1():
+    config = copy.deepcopy(HATE_SPEECH_CONFIG)
+    config["target_field"] = {"name": "answer", "type": "context_span", "context_field": "passage"}
+    messages = _messages(config)
+    assert "config['target_field']: a context_span target must name one of the context fields." in messages
+    assert any("exact_match applies to label targets" in m for m in messages)
+
+
+@pytest.mark.django_db
+def test_task_clean_rejects_an_invalid_config(hate_task):
+    hate_task.config = {"input_fields": []}
+    with pytest.raises(ValidationError):
+        hate_task.full_clean()

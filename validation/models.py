@@ -1,0 +1,36 @@
+"""Validations: other people's verdicts on examples."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Validation(models.Model):
+    """One validator's verdict on one example (DOMAIN.md, "Validation")."""
+
+    class Verdict(models.TextChoices):
+        CORRECT = "correct", "Correct"
+        INCORRECT = "incorrect", "Incorrect"
+        FLAGGED = "flagged", "Flagged"
+
+    example = models.ForeignKey("annotation.Example", on_delete=models.PROTECT, related_name="validations")
+    validator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="validations"
+    )
+    verdict = models.CharField(max_length=10, choices=Verdict.choices)
+    corrected_label = models.CharField(max_length=100, blank=True)
+    reason = models.TextField(blank=True)
+    is_owner_verdict = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["example", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["example", "validator"], name="validation_one_per_example_and_validator"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.validator} → {self.verdict} on example {self.example_id}"
