@@ -2,7 +2,7 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/dynabench
+TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/dynabench)
 
 .PHONY: demo test lint venv
 

@@ -26,7 +26,7 @@ env = environ.FileAwareEnv()
 
 DEBUG = env.bool("DEBUG", default=False)
 
-SECRET_KEY = env.str("SECRET_KEY", default="")
+SECRET_KEY = env.str("SECRET_KEY", default="").strip()
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(

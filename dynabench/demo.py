@@ -1,0 +1,126 @@
+"""Set up the local demo: real data, real targets, two accounts. Safe to run again: it only adds.
+
+Rounds of the hate-speech task in the demo (HatemojiBuild's rounds 5-7 are our rounds 1-3):
+
+    round  target trained on                       state
+    1      round 1's own training split (marked)   closed
+    2      round 1                                 closed
+    3      rounds 1-2                              closed
+    4      rounds 1-3                              open, current: annotators write here
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import transaction
+
+from leaderboards.training import train_target_for_rounds
+from models_registry.models import RegisteredModel
+from models_registry.services import set_round_targets
+from tasks.models import Task
+from tasks.services import close_round, ensure_builtin_task, ensure_round, set_current_round
+
+TASK_SLUG = "hate-speech"
+OPEN_ROUND = 4
+# target round -> the rounds whose training split trains its target
+TARGET_TRAINING_ROUNDS: dict[int, tuple[int, ...]] = {1: (1,), 2: (1,), 3: (1, 2), 4: (1, 2, 3)}
+PASSWORD_FILE = "demo_password"
+
+
+@dataclass
+class DemoReport:
+    """What ``setup_demo`` did; printed by the command."""
+
+    models: dict[int, str] = field(default_factory=dict)
+    trained: list[str] = field(default_factory=list)
+    reused: list[str] = field(default_factory=list)
+    password: str = ""
+    password_source: str = ""
+
+
+def model_name(training_rounds: tuple[int, ...], recipe: str) -> str:
+    """The demo's name for a target: ``minilm-quick-r1-2`` is the quick recipe on rounds 1 and 2."""
+    return f"minilm-{recipe}-r" + "-".join(str(r) for r in training_rounds)
+
+
+def demo_password(password: str | None) -> tuple[str, str]:
+    """The demo password: ``DEMO_PASSWORD`` if given, else the one generated on the first run (kept in var/)."""
+    if password:
+        return password, "DEMO_PASSWORD"
+    path = Path(settings.VAR_DIR) / PASSWORD_FILE
+    if path.exists():
+        return path.read_text(encoding="utf-8").strip(), f"generated on the first run, kept in {path}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    generated = secrets.token_urlsafe(12)
+    path.touch(mode=0o600)
+    path.write_text(generated, encoding="utf-8")
+    return generated, f"generated now, kept in {path}"
+
+
+@transaction.atomic
+def ensure_demo_users(task: Task, password: str, *, reset_password: bool) -> None:
+    """``demo-owner`` (superuser, owner of the task) and ``demo-annotator``. Passwords set when new or asked."""
+    User = get_user_model()
+    for username, is_owner in (("demo-owner", True), ("demo-annotator", False)):
+        user, created = User.objects.get_or_create(
+            username=username,
+            defaults={"email": f"{username}@example.org", "is_staff": is_owner, "is_superuser": is_owner},
+        )
+        if created or reset_password:
+            user.set_password(password)
+            user.save(update_fields=["password"])
+        if is_owner:
+            task.owners.add(user)
+
+
+def setup_demo(
+    *, recipe: str = "quick", password: str | None = None, log: Callable[[str], None] = print
+) -> DemoReport:
+    """Import the data, train the round targets, open round 4, create the demo accounts.
+
+    Args:
+        recipe: ``quick`` (frozen MiniLM + logistic regression, about a minute each) or ``finetune``.
+        password: the demo accounts' password; default: generated once and kept in ``var/demo_password``.
+        log: where progress lines go.
+
+    Raises:
+        django.core.management.CommandError: when the data folder is missing (from ``import_hate_data``).
+    """
+    report = DemoReport()
+    call_command("import_hate_data")
+    task = ensure_builtin_task(TASK_SLUG)
+
+    trained: dict[tuple[int, ...], RegisteredModel] = {}
+    for round_number, training_rounds in TARGET_TRAINING_ROUNDS.items():
+        round_ = ensure_round(task=task, number=round_number)
+        if training_rounds not in trained:
+            name = model_name(training_rounds, recipe)
+            existing = RegisteredModel.objects.filter(
+                task=task, name=name, status=RegisteredModel.Status.READY
+            ).first()
+            if existing and Path(existing.path).is_dir():
+                report.reused.append(name)
+                trained[training_rounds] = existing
+            else:
+                log(f"Training {name} on rounds {list(training_rounds)} ({recipe} recipe)...")
+                trained[training_rounds] = train_target_for_rounds(
+                    task=task, rounds=list(training_rounds), recipe=recipe, name=name, target_round=round_number
+                )
+                report.trained.append(name)
+        model = trained[training_rounds]
+        set_round_targets(round=round_, models=[model])
+        report.models[round_number] = model.name
+        if round_number < OPEN_ROUND:
+            close_round(round_=round_)
+    set_current_round(task=task, round_=ensure_round(task=task, number=OPEN_ROUND))
+
+    report.password, report.password_source = demo_password(password)
+    ensure_demo_users(task, report.password, reset_password=bool(password))
+    return report

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The one-command local demo (run through `make demo`, which creates .venv first).
+# SQLite under var/, real data from ../shared/data, real MiniLM targets trained here, served on 127.0.0.1:8000.
+# A second run reuses the database, the trained models and the passwords: it loses nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+mkdir -p var
+if [ ! -s var/secret_key ]; then
+  (umask 077 && "$PY" -c 'import secrets, sys; sys.stdout.write(secrets.token_urlsafe(50))' > var/secret_key)
+fi
+export SECRET_KEY_FILE="$PWD/var/secret_key"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export DEBUG="${DEBUG:-0}"
+export DYNABENCH_HOST="${DYNABENCH_HOST:-127.0.0.1}" DYNABENCH_PORT="${DYNABENCH_PORT:-8000}"
+
+"$PY" manage.py migrate --noinput
+"$PY" manage.py collectstatic --noinput --verbosity 0
+"$PY" manage.py setup_demo ${DEMO_ARGS:-}
+
+echo
+echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it)"
+exec "$PY" manage.py runserver "$DYNABENCH_HOST:$DYNABENCH_PORT" --noreload
