@@ -11,18 +11,256 @@ CONTRACT (other apps rely on exactly this; the implementation may change underne
     predict(model: RegisteredModel, inputs: list[dict]) -> list[dict]
         Same outputs; builds the model's text(s) from each input dict using the task config's
         ``model_input_fields``. Raises InferenceError on any failure (missing files, crash...).
+
+Also ``clear_cache(path=None)`` forgets cached classifiers (all, or one directory), for tests and for
+a model retrained into the same directory.
+
+torch and transformers are imported lazily, on the first load, so importing this module is cheap.
 """
 
 from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .preprocessing import preprocess_all
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .models import RegisteredModel
+
+DEFAULT_BATCH_SIZE = 32
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
+PICKLE_WEIGHT_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
 
 
 class InferenceError(Exception):
     """A model could not produce an output; the message says why (shown to owners, stored on predictions)."""
 
 
-def get_classifier(path):  # pragma: no cover - replaced by the implementation
-    raise NotImplementedError
+Text = str | tuple[str, str]
+
+_cache: dict[str, Classifier] = {}
+_cache_lock = threading.Lock()
+# One lock per path so that two different models can load at the same time, while concurrent first
+# calls for the same path wait for the one load instead of loading twice.
+_path_locks: dict[str, threading.Lock] = {}
 
 
-def predict(model, inputs: list[dict]) -> list[dict]:  # pragma: no cover - replaced by the implementation
-    raise NotImplementedError
+def _key(path: str | Path) -> str:
+    return str(Path(path).expanduser().resolve())
+
+
+def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> Path:
+    """Check that ``path`` looks like a ``save_pretrained`` classifier directory; return it as a Path.
+
+    Raises:
+        InferenceError: missing directory, no config.json, no (safetensors) weights, no tokenizer.
+    """
+    directory = Path(path)
+    if not str(path):
+        raise InferenceError("the model has no directory (path is empty)")
+    if not directory.is_dir():
+        raise InferenceError(f"model directory {directory} does not exist")
+    present = {p.name for p in directory.iterdir()}
+    if "config.json" not in present:
+        raise InferenceError(
+            f"model directory {directory} has no config.json (not a save_pretrained directory)"
+        )
+    allowed = WEIGHT_FILES + (PICKLE_WEIGHT_FILES if allow_pickle else ())
+    if not present.intersection(allowed):
+        if present.intersection(PICKLE_WEIGHT_FILES):
+            raise InferenceError(
+                f"model directory {directory} has only pickle weights (pytorch_model.bin); "
+                "save it with safetensors (save_pretrained(..., safe_serialization=True))"
+            )
+        raise InferenceError(f"model directory {directory} has no weights (expected model.safetensors)")
+    if not present.intersection({"tokenizer.json", "vocab.txt", "tokenizer_config.json"}):
+        raise InferenceError(
+            f"model directory {directory} has no tokenizer files (tokenizer.json or vocab.txt)"
+        )
+    return directory
+
+
+class Classifier:
+    """A loaded sequence classifier with its tokenizer and preprocessing. Build with ``get_classifier``.
+
+    Attributes:
+        path: the directory it was loaded from.
+        labels: label strings in output-index order.
+        preprocessing: the preprocessing spec from the model config, applied to every text.
+        max_length: tokens per input; longer inputs are truncated.
+    """
+
+    def __init__(self, path: str | Path, *, allow_pickle: bool = False) -> None:
+        directory = check_model_dir(path, allow_pickle=allow_pickle)
+        try:
+            import torch  # noqa: F401  (fail here with a clear message if torch is missing)
+            from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+
+            from . import modeling  # noqa: F401  (registers our model type with the Auto classes)
+
+            config = AutoConfig.from_pretrained(str(directory), local_files_only=True)
+            self.tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
+            self.model = AutoModelForSequenceClassification.from_pretrained(
+                str(directory), config=config, local_files_only=True, use_safetensors=not allow_pickle
+            )
+        except InferenceError:
+            raise
+        except Exception as exc:
+            raise InferenceError(
+                f"could not load the model in {directory}: {type(exc).__name__}: {exc}"
+            ) from exc
+        self.model.eval()
+        self.path = directory
+        id2label = {int(k): v for k, v in self.model.config.id2label.items()}
+        self.labels: list[str] = [id2label[i] for i in range(len(id2label))]
+        self.preprocessing: dict[str, Any] = dict(getattr(self.model.config, "preprocessing", None) or {})
+        self.max_length: int = int(getattr(self.model.config, "max_input_tokens", 128) or 128)
+        self.max_length = min(self.max_length, 128)
+        self._lock = threading.Lock()
+
+    def predict_batch(self, texts: list[Text], batch_size: int = DEFAULT_BATCH_SIZE) -> list[dict]:
+        """Classify texts (or (a, b) text pairs) in batches.
+
+        Args:
+            texts: strings, or 2-tuples for pair tasks; preprocessed with the model's spec, truncated to
+                ``max_length`` tokens.
+            batch_size: inputs per forward pass.
+
+        Returns:
+            One dict per input, in order: ``{"label": str, "probabilities": {label: float}}``; the
+            probabilities (softmax) sum to 1.
+
+        Raises:
+            InferenceError: if preprocessing, tokenising or the forward pass fails.
+        """
+        if not texts:
+            return []
+        try:
+            import torch
+
+            prepared = preprocess_all(texts, self.preprocessing)
+            probs = self._probabilities(prepared, batch_size, torch)
+        except InferenceError:
+            raise
+        except Exception as exc:
+            raise InferenceError(
+                f"model {self.path.name} failed to predict: {type(exc).__name__}: {exc}"
+            ) from exc
+        results = []
+        for row in probs:
+            scores = {label: float(p) for label, p in zip(self.labels, row, strict=True)}
+            best = max(range(len(row)), key=row.__getitem__)
+            results.append({"label": self.labels[best], "probabilities": scores})
+        return results
+
+    def _probabilities(self, prepared: list, batch_size: int, torch) -> list[list[float]]:
+        # Sort by length so padded batches are short; restore the order at the end.
+        order = sorted(range(len(prepared)), key=lambda i: len(str(prepared[i])))
+        out: list[list[float] | None] = [None] * len(prepared)
+        # One forward pass at a time per model: torch already uses every core, and the tokenizer
+        # object is not guaranteed to be safe under concurrent calls.
+        with self._lock, torch.inference_mode():
+            for start in range(0, len(order), max(1, batch_size)):
+                idx = order[start : start + max(1, batch_size)]
+                batch = [prepared[i] for i in idx]
+                if isinstance(batch[0], tuple):
+                    encoded = self.tokenizer(
+                        [a for a, _ in batch],
+                        [b for _, b in batch],
+                        truncation=True,
+                        max_length=self.max_length,
+                        padding=True,
+                        return_tensors="pt",
+                    )
+                else:
+                    encoded = self.tokenizer(
+                        batch, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt"
+                    )
+                logits = self.model(**encoded).logits
+                if not torch.isfinite(logits).all():
+                    raise InferenceError(f"model {self.path.name} produced non-finite scores")
+                probs = torch.softmax(logits.float(), dim=-1).tolist()
+                for i, row in zip(idx, probs, strict=True):
+                    out[i] = row
+        return out  # type: ignore[return-value]
+
+
+def get_classifier(path: str | Path, *, allow_pickle: bool = False) -> Classifier:
+    """The process-wide classifier for a ``save_pretrained`` directory, loading it on first use.
+
+    Thread-safe: concurrent first calls for one path load it once and all get the same instance.
+
+    Raises:
+        InferenceError: if the directory is missing, incomplete or cannot be loaded (not cached, so a
+            fixed directory is picked up on the next call).
+    """
+    key = _key(path)
+    classifier = _cache.get(key)
+    if classifier is not None:
+        return classifier
+    with _cache_lock:
+        path_lock = _path_locks.setdefault(key, threading.Lock())
+    with path_lock:
+        classifier = _cache.get(key)
+        if classifier is None:
+            classifier = Classifier(key, allow_pickle=allow_pickle)
+            with _cache_lock:
+                _cache[key] = classifier
+    return classifier
+
+
+def clear_cache(path: str | Path | None = None) -> None:
+    """Forget cached classifiers: all of them, or only the one loaded from ``path``."""
+    with _cache_lock:
+        if path is None:
+            _cache.clear()
+        else:
+            _cache.pop(_key(path), None)
+
+
+def texts_for_inputs(model_input_fields: list[str], inputs: list[dict]) -> list[Text]:
+    """Build model texts from input dicts: one field gives a string, two give an (a, b) pair.
+
+    Raises:
+        InferenceError: if an input lacks a field or a value is not a string.
+    """
+    texts: list[Text] = []
+    for n, item in enumerate(inputs):
+        values = []
+        for field in model_input_fields:
+            if not isinstance(item, dict) or field not in item:
+                raise InferenceError(
+                    f"input {n} has no field {field!r} (the model reads {model_input_fields})"
+                )
+            value = item[field]
+            if not isinstance(value, str):
+                raise InferenceError(f"input {n} field {field!r} is not text")
+            values.append(value)
+        texts.append(values[0] if len(values) == 1 else (values[0], values[1]))
+    return texts
+
+
+def predict(model: RegisteredModel, inputs: list[dict]) -> list[dict]:
+    """Predict with a registered model on input dicts (task field name -> text).
+
+    Returns:
+        One ``{"label": str, "probabilities": {label: float}}`` per input, in order.
+
+    Raises:
+        InferenceError: on any failure (unsupported source, missing directory or files, bad input,
+            crash in the model); the message says which.
+    """
+    try:
+        if model.source not in (model.Source.LOCAL_DIR, model.Source.UPLOAD):
+            raise InferenceError(f"model {model.name}: source {model.source!r} is not served by this process")
+        texts = texts_for_inputs(model.task.cfg.model_input_fields, inputs)
+        classifier = get_classifier(model.path, allow_pickle=model.allow_pickle)
+        return classifier.predict_batch(texts)
+    except InferenceError as exc:
+        if str(exc).startswith(f"model {model.name}"):
+            raise
+        raise InferenceError(f"model {model.name}: {exc}") from exc
+    except Exception as exc:
+        raise InferenceError(f"model {model.name} failed: {type(exc).__name__}: {exc}") from exc

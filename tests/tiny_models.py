@@ -1,0 +1,111 @@
+"""A tiny classifier of the project's architecture, built offline in milliseconds, and fixtures using it.
+
+Use in a test module (or a folder's conftest.py)::
+
+    pytest_plugins = ["tests.tiny_models"]
+
+    def test_something(tiny_registered_model, hate_round): ...
+
+Fixtures:
+    tiny_model_dir: a ``save_pretrained`` directory (labels hateful / not-hateful, in a tmp folder).
+    tiny_registered_model: a ready ``RegisteredModel`` of ``hate_task`` at that directory, registered
+        through ``models_registry.services.register_local_model`` and made the target of ``hate_round``.
+
+The tiny model has random weights: its predictions are arbitrary but deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+# Words the tiny vocabulary knows, so that test sentences are not all [UNK]; emoji names included.
+TINY_WORDS = (
+    "i you we they he she it a an the is are am was not no and or but to of in on for with this that "
+    "love hate like kill all people women men immigrants muslims jews gay trans black white group them "
+    "good bad great nice awful terrible happy sad angry smiling face heart red pig snake rat monkey "
+    "thumbs up down medium skin tone flag united kingdom family man woman girl boy keycap rainbow "
+    "tears joy fire party cat dog should be go back home deserve die are they our friends neighbours "
+    "hello world test statement probe"
+).split()
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+
+def tiny_vocab() -> list[str]:
+    """Special tokens, the test words, single letters and digits, and '##' continuations of letters."""
+    letters = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [str(d) for d in range(10)]
+    punctuation = list(".,!?'\"-:;()#*")
+    words = list(dict.fromkeys(TINY_WORDS))
+    return list(SPECIAL_TOKENS) + words + letters + punctuation + [f"##{c}" for c in letters]
+
+
+def build_tiny_classifier(
+    path: str | Path,
+    labels: tuple[str, ...] | list[str] = ("hateful", "not-hateful"),
+    seed: int = 0,
+    preprocessing: dict | None = None,
+) -> Path:
+    """Write a tiny ``MeanPoolClassifier`` with random weights and its tokenizer to ``path``.
+
+    Two layers, hidden size 32, a ~130-token WordPiece vocabulary; saved with ``save_pretrained``
+    (safetensors) so ``models_registry.inference.get_classifier(path)`` loads it. Returns ``path``.
+    """
+    import torch
+    from transformers import BertTokenizer
+
+    from models_registry.modeling import MeanPoolClassifier, MeanPoolClassifierConfig
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = tiny_vocab()
+    vocab_file = path / "vocab.txt"
+    vocab_file.write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizer(vocab=str(vocab_file), do_lower_case=True)
+    tokenizer.model_max_length = 128
+
+    labels = list(labels)
+    config = MeanPoolClassifierConfig(
+        backbone="tiny-random-bert",
+        preprocessing=preprocessing,
+        max_input_tokens=128,
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=132,
+        pad_token_id=0,
+        id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)},
+        architectures=["MeanPoolClassifier"],
+    )
+    torch.manual_seed(seed)
+    model = MeanPoolClassifier(config)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture
+def tiny_model_dir(tmp_path) -> Path:
+    """A freshly built tiny hateful / not-hateful classifier directory."""
+    return build_tiny_classifier(tmp_path / "tiny-model")
+
+
+@pytest.fixture
+def tiny_registered_model(hate_task, hate_round, tiny_model_dir):
+    """A ready RegisteredModel ("tiny-target") of hate_task, the (only) target of hate_round."""
+    from models_registry.inference import clear_cache
+    from models_registry.services import register_local_model, set_round_targets
+
+    model = register_local_model(
+        task=hate_task,
+        name="tiny-target",
+        path=str(tiny_model_dir),
+        card={"description": "Tiny random model for tests."},
+    )
+    assert model.status == model.Status.READY, model.error_message
+    set_round_targets(round=hate_round, models=[model])
+    yield model
+    clear_cache()
