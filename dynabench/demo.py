@@ -20,8 +20,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import transaction
-
 from leaderboards.training import train_target_for_rounds
+
 from models_registry.models import RegisteredModel
 from models_registry.services import set_round_targets
 from tasks.models import Task
@@ -111,7 +111,11 @@ def setup_demo(
             else:
                 log(f"Training {name} on rounds {list(training_rounds)} ({recipe} recipe)...")
                 trained[training_rounds] = train_target_for_rounds(
-                    task=task, rounds=list(training_rounds), recipe=recipe, name=name, target_round=round_number
+                    task=task,
+                    rounds=list(training_rounds),
+                    recipe=recipe,
+                    name=name,
+                    target_round=round_number,
                 )
                 report.trained.append(name)
         model = trained[training_rounds]

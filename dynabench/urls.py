@@ -7,4 +7,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("", include("tasks.urls")),
+    path("", include("annotation.urls")),
 ]
