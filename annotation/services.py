@@ -1,0 +1,418 @@
+"""Writes for examples: create (with server-side model-wrong), explain, retract, flag, retry predictions.
+
+The target models run OUTSIDE any transaction or row lock: inference takes hundreds of milliseconds
+and must not hold database locks. The example and its predictions are then stored in one short
+transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
+
+from models_registry import inference
+from tasks import rules
+from tasks.config import TaskConfig
+from tasks.models import Context, Task
+
+from . import selectors
+from .models import Example, Prediction
+
+logger = logging.getLogger(__name__)
+
+NON_FIELD = "__all__"
+MAX_EXPLANATION_LENGTH = 2000
+MAX_FLAG_REASON_LENGTH = 2000
+
+
+class ExampleError(Exception):
+    """An example that cannot be written or changed; ``errors`` maps field names to messages.
+
+    Field names are the task config's input and target field names, ``context`` or ``__all__``
+    for problems not tied to one field.
+    """
+
+    def __init__(self, errors: dict[str, list[str]] | str):
+        if isinstance(errors, str):
+            errors = {NON_FIELD: [errors]}
+        self.errors = errors
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+
+
+def normalise_text(value: str) -> str:
+    """CRLF and lone CR become LF; everything else (emoji, ZWJ, RTL marks) is kept exactly."""
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def clean_inputs(
+    cfg: TaskConfig, inputs: dict, target, *, context: Context | None = None
+) -> tuple[dict, object]:
+    """Check and normalise an example's input fields and target against the task config.
+
+    Lengths are counted in code points (Python ``len``), so an emoji ZWJ sequence counts as the
+    number of code points it is made of.
+
+    Returns:
+        ``(inputs, target)`` normalised.
+
+    Raises:
+        ExampleError: with every problem found, keyed by field name.
+    """
+    errors: dict[str, list[str]] = {}
+    if not isinstance(inputs, dict):
+        raise ExampleError("The inputs must be a mapping of field names to text.")
+    known = {f["name"] for f in cfg.input_fields}
+    for name in sorted(set(inputs) - known):
+        errors.setdefault(NON_FIELD, []).append(f"Unknown input field {name!r}.")
+
+    cleaned: dict[str, str] = {}
+    for spec in cfg.input_fields:
+        name = spec["name"]
+        label = spec.get("label", name)
+        value = inputs.get(name)
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            errors.setdefault(name, []).append(f"{label} must be text.")
+            continue
+        value = normalise_text(value)
+        if not value.strip():
+            if not spec.get("optional", False):
+                errors.setdefault(name, []).append(
+                    f"{label} is required; write something that is not only spaces."
+                )
+            cleaned[name] = ""
+            continue
+        limit = cfg.max_length_of(spec)
+        if len(value) > limit:
+            errors.setdefault(name, []).append(
+                f"{label} is too long: {len(value):,} characters, at most {limit:,} allowed."
+            )
+        cleaned[name] = value
+
+    target_spec = cfg.target_field
+    tname = target_spec["name"]
+    if target_spec["type"] == "multiclass":
+        if target not in cfg.labels:
+            errors.setdefault(tname, []).append(f"Choose one of: {', '.join(cfg.labels)}.")
+    elif target_spec["type"] == "context_span":
+        target = _clean_span(target, target_spec, context, errors)
+    if errors:
+        raise ExampleError(errors)
+    return cleaned, target
+
+
+def _clean_span(target, spec: dict, context: Context | None, errors: dict) -> object:
+    """A span target is ``{"answer": str, "answer_start": int}`` that must occur at that offset."""
+    name = spec["name"]
+    if context is None:
+        errors.setdefault("context", []).append("A span answer needs a context.")
+        return target
+    if not isinstance(target, dict) or not isinstance(target.get("answer"), str):
+        errors.setdefault(name, []).append("Select the answer in the passage.")
+        return target
+    answer = normalise_text(target["answer"])
+    start = target.get("answer_start")
+    text = normalise_text(str(context.data.get(spec["context_field"], "")))
+    if (
+        not answer.strip()
+        or not isinstance(start, int)
+        or start < 0
+        or text[start : start + len(answer)] != answer
+    ):
+        errors.setdefault(name, []).append(
+            "The answer must be a non-empty span of the passage at its offset."
+        )
+        return target
+    return {"answer": answer, "answer_start": start}
+
+
+@dataclass
+class _Outcome:
+    """One model's result on one example, computed before the transaction."""
+
+    model: object
+    output: dict = field(default_factory=dict)
+    error: str = ""
+    latency_ms: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+def _run_model(model, model_input: dict) -> _Outcome:
+    """Run one target model on one input; any failure becomes an error message, never an exception."""
+    started = time.perf_counter()
+    try:
+        outputs = inference.predict(model, [model_input])
+        if len(outputs) != 1 or not isinstance(outputs[0], dict) or "label" not in outputs[0]:
+            raise inference.InferenceError(f"expected one output with a label, got {outputs!r:.200}")
+        output = {
+            "label": str(outputs[0]["label"]),
+            "probabilities": dict(outputs[0].get("probabilities", {})),
+        }
+        return _Outcome(model, output=output, latency_ms=(time.perf_counter() - started) * 1000)
+    except Exception as exc:  # noqa: BLE001 - a crashing model must never lose the annotator's example
+        logger.warning("target model %s failed on an example: %s", model.pk, exc, exc_info=True)
+        message = f"{type(exc).__name__}: {exc}"[:2000]
+        return _Outcome(model, error=message, latency_ms=(time.perf_counter() - started) * 1000)
+
+
+def _model_input(example_inputs: dict, context: Context | None) -> dict:
+    return {**(context.data if context else {}), **example_inputs}
+
+
+def _verdict(cfg: TaskConfig, target, output: dict) -> bool | None:
+    try:
+        return rules.model_wrong(cfg, target=target, output=output)
+    except ValueError:
+        return None
+
+
+def _example_verdict(cfg: TaskConfig, verdicts: list[bool | None], any_failed: bool) -> bool | None:
+    """The example's model_wrong: None while any model failed or any verdict is undecided."""
+    if any_failed or not verdicts or any(v is None for v in verdicts):
+        return None
+    return rules.ensemble_model_wrong(cfg.ensemble_rule, verdicts)
+
+
+def _status(n_models: int, any_failed: bool) -> str:
+    if n_models == 0:
+        return Example.PredictionStatus.NONE
+    return Example.PredictionStatus.FAILED if any_failed else Example.PredictionStatus.OK
+
+
+def _check_can_write(annotator) -> None:
+    if annotator is None or not annotator.is_authenticated:
+        raise ExampleError("Log in to write examples.")
+    if getattr(annotator, "is_blocked", False) or not annotator.is_active:
+        raise ExampleError("Your account is blocked from writing examples.")
+
+
+def _existing(annotator, client_token) -> Example | None:
+    if client_token is None:
+        return None
+    return Example.objects.filter(annotator=annotator, client_token=client_token).first()
+
+
+def create_example(
+    *,
+    task: Task,
+    annotator,
+    inputs: dict,
+    target,
+    context: Context | None = None,
+    client_token: uuid.UUID | str | None = None,
+    explanation: str = "",
+    time_taken_ms: int | None = None,
+    source: str = Example.Source.CREATED,
+) -> tuple[Example, bool]:
+    """Store an annotator's example in the task's current round, scored by the round's target models.
+
+    ``model_wrong`` is decided here from the models' outputs and the task's rules; nothing the client
+    sends can set it. A model that fails leaves the example stored with ``prediction_status`` failed
+    and ``model_wrong`` None, to be completed by ``retry_failed_predictions``.
+
+    Idempotent per ``(annotator, client_token)``: a resubmission (double click, retried POST, or a
+    concurrent duplicate) returns the example already stored.
+
+    Returns:
+        ``(example, created)``.
+
+    Raises:
+        ExampleError: blocked user, no open current round, a context from another round, or invalid
+            inputs / target (keyed by field name).
+    """
+    _check_can_write(annotator)
+    if client_token is not None:
+        try:
+            client_token = uuid.UUID(str(client_token))
+        except ValueError:
+            raise ExampleError("The form token is not valid; reload the page.") from None
+    existing = _existing(annotator, client_token)
+    if existing is not None:
+        return existing, False
+
+    round_ = task.current_round
+    if round_ is None or round_.task_id != task.pk:
+        raise ExampleError("This task has no current round; it is not collecting examples.")
+    if round_.is_closed:
+        raise ExampleError(f"Round {round_.number} is closed; it accepts no new examples.")
+    if context is not None and context.round_id != round_.pk:
+        raise ExampleError({"context": ["This context is not part of the current round."]})
+
+    cfg = task.cfg
+    clean, target = clean_inputs(cfg, inputs, target, context=context)
+    explanation = normalise_text(explanation or "")
+    if len(explanation) > MAX_EXPLANATION_LENGTH:
+        raise ExampleError({"explanation": [f"At most {MAX_EXPLANATION_LENGTH:,} characters."]})
+    if time_taken_ms is not None and time_taken_ms < 0:
+        time_taken_ms = None
+
+    # Inference outside any transaction: no locks are held while the models think.
+    models = selectors.target_models_for_round(round_)
+    model_input = _model_input(clean, context)
+    outcomes = [_run_model(m, model_input) for m in models]
+
+    verdicts = [_verdict(cfg, target, o.output) for o in outcomes if o.ok]
+    any_failed = any(not o.ok for o in outcomes)
+    try:
+        with transaction.atomic():
+            example = Example.objects.create(
+                round=round_,
+                context=context,
+                annotator=annotator,
+                inputs=clean,
+                target=target,
+                explanation=explanation,
+                model_wrong=_example_verdict(cfg, verdicts, any_failed),
+                prediction_status=_status(len(models), any_failed),
+                source=source,
+                client_token=client_token,
+                time_taken_ms=time_taken_ms,
+            )
+            Prediction.objects.bulk_create(
+                [
+                    Prediction(
+                        example=example,
+                        model=o.model,
+                        status=Prediction.Status.OK if o.ok else Prediction.Status.FAILED,
+                        label=o.output.get("label", ""),
+                        output=o.output,
+                        model_wrong=_verdict(cfg, target, o.output) if o.ok else None,
+                        error=o.error,
+                        latency_ms=o.latency_ms,
+                    )
+                    for o in outcomes
+                ]
+            )
+    except IntegrityError:
+        # Two submissions with the same token raced past the lookup above; the unique constraint
+        # (annotator, client_token) let exactly one insert through. Return that one.
+        winner = _existing(annotator, client_token)
+        if winner is None:
+            raise
+        return winner, False
+    return example, True
+
+
+def _own(example: Example, user) -> Example:
+    """Lock and return the example if ``user`` wrote it; ExampleError otherwise."""
+    if not user.is_authenticated or example.annotator_id != user.pk:
+        raise ExampleError("Only the author of an example can change it.")
+    return Example.objects.select_for_update().get(pk=example.pk)
+
+
+@transaction.atomic
+def add_explanation(*, example: Example, user, explanation: str) -> Example:
+    """Set the author's explanation of why the example fools the model (replaces an earlier one).
+
+    Raises:
+        ExampleError: if ``user`` is not the author, or the explanation is too long.
+    """
+    locked = _own(example, user)
+    explanation = normalise_text(explanation or "")
+    if len(explanation) > MAX_EXPLANATION_LENGTH:
+        raise ExampleError(
+            {
+                "explanation": [
+                    f"At most {MAX_EXPLANATION_LENGTH:,} characters (you wrote {len(explanation):,})."
+                ]
+            }
+        )
+    locked.explanation = explanation
+    locked.save(update_fields=["explanation", "updated_at"])
+    return locked
+
+
+@transaction.atomic
+def retract_example(*, example: Example, user) -> Example:
+    """The author withdraws an example: it leaves every count and queue. Idempotent.
+
+    Raises:
+        ExampleError: if ``user`` is not the author.
+    """
+    locked = _own(example, user)
+    if not locked.is_retracted:
+        locked.is_retracted = True
+        locked.save(update_fields=["is_retracted", "updated_at"])
+    return locked
+
+
+@transaction.atomic
+def flag_example(*, example: Example, user, reason: str = "") -> Example:
+    """The author flags their own example for the task owners (e.g. submitted by mistake).
+
+    Raises:
+        ExampleError: if ``user`` is not the author, or the reason is too long.
+    """
+    locked = _own(example, user)
+    reason = normalise_text(reason or "")
+    if len(reason) > MAX_FLAG_REASON_LENGTH:
+        raise ExampleError({"reason": [f"At most {MAX_FLAG_REASON_LENGTH:,} characters."]})
+    locked.is_flagged_by_annotator = True
+    locked.flag_reason = reason
+    locked.save(update_fields=["is_flagged_by_annotator", "flag_reason", "updated_at"])
+    return locked
+
+
+def retry_failed_predictions(*, limit: int | None = None) -> dict[str, int]:
+    """Re-run the failed models of examples whose prediction failed, and score those that now succeed.
+
+    Each example's failed predictions are retried outside any transaction; the results are stored
+    under a row lock on the example, so two concurrent retries never double-write (the second one
+    sees the predictions already done and leaves them).
+
+    Returns:
+        ``{"examples": tried, "completed": now scored, "still_failed": still failing}``.
+    """
+    qs = selectors.examples_with_failed_predictions().select_related("round__task", "context")
+    if limit is not None:
+        qs = qs[:limit]
+    counts = {"examples": 0, "completed": 0, "still_failed": 0}
+    for example in list(qs):
+        counts["examples"] += 1
+        failed = list(
+            example.predictions.filter(status=Prediction.Status.FAILED).select_related("model__task")
+        )
+        model_input = _model_input(example.inputs, example.context)
+        outcomes = {p.pk: _run_model(p.model, model_input) for p in failed}
+        if _store_retry(example, outcomes) == Example.PredictionStatus.OK:
+            counts["completed"] += 1
+        else:
+            counts["still_failed"] += 1
+    return counts
+
+
+@transaction.atomic
+def _store_retry(example: Example, outcomes: dict[int, _Outcome]) -> str:
+    locked = Example.objects.select_for_update().select_related("round__task").get(pk=example.pk)
+    cfg = locked.round.task.cfg
+    predictions = list(locked.predictions.select_for_update().order_by("id"))
+    for p in predictions:
+        outcome = outcomes.get(p.pk)
+        if outcome is None or p.status != Prediction.Status.FAILED:
+            continue
+        if outcome.ok:
+            p.status = Prediction.Status.OK
+            p.label = outcome.output["label"]
+            p.output = outcome.output
+            p.model_wrong = _verdict(cfg, locked.target, outcome.output)
+            p.error = ""
+        else:
+            p.error = outcome.error
+        p.latency_ms = outcome.latency_ms
+        p.save(
+            update_fields=["status", "label", "output", "model_wrong", "error", "latency_ms", "updated_at"]
+        )
+    any_failed = any(p.status == Prediction.Status.FAILED for p in predictions)
+    verdicts = [p.model_wrong for p in predictions if p.status == Prediction.Status.OK]
+    locked.prediction_status = _status(len(predictions), any_failed)
+    locked.model_wrong = _example_verdict(cfg, verdicts, any_failed)
+    locked.save(update_fields=["prediction_status", "model_wrong", "updated_at"])
+    return locked.prediction_status

@@ -1,0 +1,294 @@
+"""annotation.services.create_example: validation, server-side model-wrong, idempotency, failures."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+from django.db import connection
+
+from annotation.models import Example, Prediction
+from annotation.services import ExampleError, create_example
+from models_registry import inference
+from tasks.models import Context
+from tasks.services import close_round, ensure_round
+from tests.annotation.fakes import make_stand_in, rule_predict
+
+FAMILY = "👨\u200d👩\u200d👧\u200d👦"  # four emoji joined by three ZWJ: 7 code points, 11 UTF-16 units
+
+
+def _create(task, user, statement, label="hateful", **kwargs):
+    return create_example(task=task, annotator=user, inputs={"statement": statement}, target=label, **kwargs)
+
+
+def _errors(task, user, inputs, target="hateful") -> dict:
+    with pytest.raises(ExampleError) as info:
+        create_example(task=task, annotator=user, inputs=inputs, target=target)
+    return info.value.errors
+
+
+def test_tiny_model_scores_the_example_on_the_server(hate_task, annotator, tiny_registered_model):
+    statement = "they are not our friends"
+    expected = inference.predict(tiny_registered_model, [{"statement": statement}])[0]
+
+    example, created = _create(hate_task, annotator, statement, "hateful", time_taken_ms=4200)
+
+    assert created is True
+    example.refresh_from_db()
+    assert example.round == hate_task.current_round
+    assert example.inputs == {"statement": statement}
+    assert example.target == "hateful"
+    assert example.source == Example.Source.CREATED
+    assert example.time_taken_ms == 4200
+    assert example.prediction_status == Example.PredictionStatus.OK
+    [prediction] = example.predictions.all()
+    assert prediction.model == tiny_registered_model
+    assert prediction.status == Prediction.Status.OK
+    assert prediction.label == expected["label"]
+    assert set(prediction.output["probabilities"]) == {"hateful", "not-hateful"}
+    assert sum(prediction.output["probabilities"].values()) == pytest.approx(1.0)
+    assert prediction.model_wrong is (expected["label"] != "hateful")
+    assert example.model_wrong is prediction.model_wrong
+
+
+@pytest.mark.parametrize(
+    ("statement", "target", "model_wrong"),
+    [
+        ("I hate them all", "hateful", False),  # the stand-in says hateful: right
+        ("I hate them all", "not-hateful", True),  # annotator intends not-hateful: the model is fooled
+        ("they should go back home", "hateful", True),  # no 'hate' -> not-hateful: fooled
+        ("hello world", "not-hateful", False),
+    ],
+)
+def test_model_wrong_follows_the_exact_match_rule(
+    hate_task, annotator, rule_model, statement, target, model_wrong
+):
+    example, _ = _create(hate_task, annotator, statement, target)
+    assert example.model_wrong is model_wrong
+    assert example.predictions.get().model_wrong is model_wrong
+
+
+def test_the_client_cannot_set_model_wrong(hate_task, annotator, rule_model):
+    with pytest.raises(TypeError):
+        create_example(
+            task=hate_task,
+            annotator=annotator,
+            inputs={"statement": "hello"},
+            target="hateful",
+            model_wrong=False,
+        )
+    assert Example.objects.count() == 0
+
+
+@pytest.mark.parametrize(("rule", "expected"), [("any", True), ("all", False), ("majority", False)])
+def test_ensemble_rule_combines_per_model_verdicts(
+    hate_task, hate_round, annotator, monkeypatch, rule, expected
+):
+    """Two models: the first follows the rule (right on 'I hate you' as hateful), the second always says
+    not-hateful (wrong). One of two wrong: any -> fooled, all -> not, majority (strict) -> not."""
+    from models_registry.services import set_round_targets
+
+    first = make_stand_in(hate_task, hate_round, "first")
+    second = make_stand_in(hate_task, hate_round, "second")
+    set_round_targets(round=hate_round, models=[first, second])
+
+    def predict(model, inputs):
+        if model.pk == second.pk:
+            return [{"label": "not-hateful", "probabilities": {"hateful": 0.2, "not-hateful": 0.8}}]
+        return rule_predict(model, inputs)
+
+    monkeypatch.setattr(inference, "predict", predict)
+    hate_task.config = {**hate_task.config, "ensemble_rule": rule}
+    hate_task.save(update_fields=["config"])
+
+    example, _ = _create(hate_task, annotator, "I hate you", "hateful")
+
+    assert [p.model_wrong for p in example.predictions.order_by("id")] == [False, True]
+    assert example.model_wrong is expected
+
+
+def test_no_target_model_stores_the_example_unscored(hate_task, hate_round, annotator):
+    example, created = _create(hate_task, annotator, "hello world", "not-hateful")
+    assert created
+    assert example.prediction_status == Example.PredictionStatus.NONE
+    assert example.model_wrong is None
+    assert example.predictions.count() == 0
+
+
+def test_same_client_token_returns_the_same_example_and_runs_the_model_once(
+    hate_task, annotator, rule_model, monkeypatch
+):
+    calls = []
+
+    def counting(model, inputs):
+        calls.append(inputs)
+        return rule_predict(model, inputs)
+
+    monkeypatch.setattr(inference, "predict", counting)
+    token = uuid.uuid4()
+    first, created_first = _create(hate_task, annotator, "I hate you", client_token=token)
+    second, created_second = _create(hate_task, annotator, "I hate you", client_token=str(token))
+
+    assert (created_first, created_second) == (True, False)
+    assert first.pk == second.pk
+    assert Example.objects.count() == 1
+    assert Prediction.objects.count() == 1
+    assert len(calls) == 1
+
+
+def test_same_token_from_another_user_is_another_example(hate_task, annotator, validator, rule_model):
+    token = uuid.uuid4()
+    a, _ = _create(hate_task, annotator, "hello", client_token=token)
+    b, created = _create(hate_task, validator, "hello", client_token=token)
+    assert created and a.pk != b.pk
+
+
+def test_malformed_token_is_an_error(hate_task, annotator, rule_model):
+    with pytest.raises(ExampleError):
+        _create(hate_task, annotator, "hello", client_token="not-a-uuid")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_threads_with_the_same_token_make_one_row(hate_task, hate_round, annotator, monkeypatch):
+    """Both submissions pass the 'already stored?' lookup before either inserts (a barrier inside the
+    model call holds them together); the unique constraint lets one insert through and the other
+    returns the winner."""
+    make_stand_in(hate_task, hate_round)
+    barrier = threading.Barrier(2, timeout=10)
+
+    def predict(model, inputs):
+        barrier.wait()
+        return rule_predict(model, inputs)
+
+    monkeypatch.setattr(inference, "predict", predict)
+    token = uuid.uuid4()
+    results, failures = [], []
+
+    def submit():
+        try:
+            results.append(_create(hate_task, annotator, "I hate you", "not-hateful", client_token=token))
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=submit) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+
+    assert failures == []
+    assert sorted(created for _, created in results) == [False, True]
+    assert len({example.pk for example, _ in results}) == 1
+    assert Example.objects.filter(annotator=annotator, client_token=token).count() == 1
+    assert Prediction.objects.count() == 1
+    assert Example.objects.get().model_wrong is True
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("", "required"),
+        ("   \n\t  \r\n ", "required"),
+        ("x" * 2001, "too long: 2,001 characters, at most 2,000"),
+        (FAMILY * 285 + "abcdef", "too long: 2,001 characters"),
+    ],
+    ids=["empty", "whitespace-only", "2001-chars", "2001-code-points-with-zwj-emoji"],
+)
+def test_bad_statements_are_refused_with_a_message(hate_task, annotator, rule_model, statement, message):
+    errors = _errors(hate_task, annotator, {"statement": statement})
+    assert list(errors) == ["statement"]
+    assert message in errors["statement"][0]
+    assert Example.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    "statement",
+    ["x" * 2000, FAMILY * 285 + "abcde", "\r\n".join(["a"] * 1000)],
+    ids=["2000-chars", "2000-code-points-with-zwj-emoji", "crlf-counted-after-normalising"],
+)
+def test_statements_of_exactly_the_limit_are_accepted(hate_task, annotator, rule_model, statement):
+    """The ZWJ family is 7 code points, so 285 of them plus 5 letters is exactly 2,000 (3,140 UTF-16
+    units). 1,000 'a' joined by CRLF is 2,998 characters before and 1,999 after normalising to LF."""
+    example, created = _create(hate_task, annotator, statement)
+    assert created
+    assert len(example.inputs["statement"]) <= 2000
+
+
+def test_missing_field_and_unknown_label_are_both_reported(hate_task, annotator, rule_model):
+    errors = _errors(hate_task, annotator, {}, target="spam")
+    assert set(errors) == {"statement", "label"}
+    assert errors["label"] == ["Choose one of: hateful, not-hateful."]
+
+
+def test_unknown_input_field_is_refused(hate_task, annotator, rule_model):
+    errors = _errors(hate_task, annotator, {"statement": "hello", "model_wrong": "false"})
+    assert errors["__all__"] == ["Unknown input field 'model_wrong'."]
+
+
+def test_text_is_kept_exactly_except_crlf(hate_task, annotator, rule_model):
+    statement = "مرحبا بالعالم\r\nשלום 👋🏽 e\u0301 " + FAMILY + "\rend"
+    example, _ = _create(hate_task, annotator, statement, "not-hateful")
+    example.refresh_from_db()
+    assert example.inputs["statement"] == "مرحبا بالعالم\nשלום 👋🏽 e\u0301 " + FAMILY + "\nend"
+
+
+def test_closed_round_accepts_no_examples(hate_task, hate_round, annotator, rule_model):
+    close_round(round_=hate_round)
+    hate_task.refresh_from_db()
+    errors = _errors(hate_task, annotator, {"statement": "hello"})
+    assert "closed" in errors["__all__"][0]
+
+
+def test_task_without_current_round_accepts_no_examples(hate_task, annotator):
+    errors = _errors(hate_task, annotator, {"statement": "hello"})
+    assert "no current round" in errors["__all__"][0]
+
+
+def test_blocked_user_cannot_write(hate_task, outsider, rule_model):
+    outsider.is_blocked = True
+    outsider.save()
+    errors = _errors(hate_task, outsider, {"statement": "hello"})
+    assert errors == {"__all__": ["Your account is blocked from writing examples."]}
+    assert Example.objects.count() == 0
+
+
+def test_context_from_another_round_is_refused(hate_task, annotator, rule_model):
+    round_2 = ensure_round(task=hate_task, number=2)
+    context = Context.objects.create(task=hate_task, round=round_2, data={})
+    with pytest.raises(ExampleError) as info:
+        _create(hate_task, annotator, "hello", context=context)
+    assert "context" in info.value.errors
+
+
+def test_a_crashing_model_keeps_the_example_then_retry_scores_it(
+    hate_task, annotator, tiny_registered_model, monkeypatch
+):
+    from annotation.services import retry_failed_predictions
+
+    monkeypatch.setattr(inference, "predict", lambda model, inputs: 1 / 0)
+    example, created = _create(hate_task, annotator, "they are not our friends", "hateful")
+
+    assert created
+    example.refresh_from_db()
+    assert example.prediction_status == Example.PredictionStatus.FAILED
+    assert example.model_wrong is None
+    [failed] = example.predictions.all()
+    assert failed.status == Prediction.Status.FAILED
+    assert failed.error == "ZeroDivisionError: division by zero"
+    assert failed.label == "" and failed.model_wrong is None
+
+    monkeypatch.undo()  # the real tiny model answers again
+    expected = inference.predict(tiny_registered_model, [{"statement": "they are not our friends"}])[0]
+    assert retry_failed_predictions() == {"examples": 1, "completed": 1, "still_failed": 0}
+
+    example.refresh_from_db()
+    [done] = example.predictions.all()
+    assert done.pk == failed.pk
+    assert (done.status, done.label, done.error) == (Prediction.Status.OK, expected["label"], "")
+    assert done.model_wrong is (expected["label"] != "hateful")
+    assert example.prediction_status == Example.PredictionStatus.OK
+    assert example.model_wrong is done.model_wrong
+    assert retry_failed_predictions() == {"examples": 0, "completed": 0, "still_failed": 0}
