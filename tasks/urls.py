@@ -6,4 +6,5 @@ app_name = "tasks"
 
 urlpatterns = [
     path("", views.task_list, name="list"),
+    path("tasks/<slug:slug>/", views.task_detail, name="detail"),
 ]

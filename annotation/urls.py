@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import views
+
+app_name = "annotation"
+
+urlpatterns = [
+    path("tasks/<slug:slug>/create/", views.create, name="create"),
+    path("examples/<int:pk>/", views.outcome, name="outcome"),
+    path("examples/<int:pk>/explain/", views.explain, name="explain"),
+    path("examples/<int:pk>/retract/", views.retract, name="retract"),
+    path("examples/<int:pk>/flag/", views.flag, name="flag"),
+]

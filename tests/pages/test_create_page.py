@@ -1,0 +1,178 @@
+"""/tasks/<slug>/create/: login, content warning, the form from the config, submit -> outcome page."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.urls import reverse
+
+from annotation.models import Example
+from models_registry import inference
+from tasks.services import close_round
+
+URL = reverse("annotation:create", args=["hate-speech"])
+
+
+def _post(client, statement, label="hateful", token=None, **extra):
+    data = {"statement": statement, "label": label, "client_token": str(token or uuid.uuid4()), **extra}
+    return client.post(URL, data)
+
+
+def test_anonymous_is_sent_to_login(client, hate_round):
+    response = client.get(URL)
+    assert response.status_code == 302
+    assert response["Location"] == f"{reverse('account_login')}?next={URL}"
+
+
+def test_form_is_built_from_the_task_config(client, annotator, password, hate_round):
+    client.login(username=annotator.username, password=password)
+    response = client.get(URL)
+    assert response.status_code == 200
+    text = response.text
+    assert "Content warning." in text
+    assert 'name="statement"' in text and 'dir="auto"' in text
+    assert 'value="hateful"' in text and 'value="not-hateful"' in text
+    token = response.context["form"]["client_token"].value()
+    assert f'<input type="hidden" name="client_token" value="{token}"' in text
+    assert uuid.UUID(str(token))
+    assert 'name="started"' in text
+
+
+def test_annotator_writes_an_example_and_sees_the_outcome(client, annotator, password, tiny_registered_model):
+    statement = "they are not our friends"
+    expected = inference.predict(tiny_registered_model, [{"statement": statement}])[0]
+    client.login(username=annotator.username, password=password)
+    form = client.get(URL).context["form"]
+
+    response = client.post(
+        URL,
+        {
+            "statement": statement,
+            "label": "hateful",
+            "client_token": form["client_token"].value(),
+            "started": form["started"].value(),
+            "model_wrong": "false",  # a forged field is ignored: the server decides
+        },
+    )
+
+    example = Example.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == reverse("annotation:outcome", args=[example.pk])
+    assert example.annotator == annotator
+    assert example.time_taken_ms is not None and example.time_taken_ms >= 0
+    fooled = expected["label"] != "hateful"
+    assert example.model_wrong is fooled
+
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    text = page.text
+    assert f'<p class="statement" dir="auto">{statement}</p>' in text
+    assert "The label you intend: <strong>hateful</strong>" in text
+    assert f"<strong>{expected['label']}</strong>" in text
+    for label, probability in expected["probabilities"].items():
+        assert f"{label}: {probability:.3f}" in text
+    assert ("You fooled the model" in text) is fooled
+    assert ("The model got it right" in text) is (not fooled)
+
+
+@pytest.mark.parametrize(
+    ("statement", "label", "message"),
+    [
+        ("I hate them", "not-hateful", "You fooled the model"),
+        ("I hate them", "hateful", "The model got it right"),
+    ],
+)
+def test_outcome_message_follows_the_server_verdict(
+    client, annotator, password, rule_model, statement, label, message
+):
+    client.login(username=annotator.username, password=password)
+    response = _post(client, statement, label)
+    page = client.get(response["Location"])
+    assert message in page.text
+    assert "hateful: 0.875" in page.text
+
+
+def test_crashing_model_outcome_says_scored_later(client, annotator, password, crashing_model):
+    client.login(username=annotator.username, password=password)
+    response = _post(client, "I hate them")
+    assert response.status_code == 302
+    page = client.get(response["Location"])
+    assert "The model failed to answer; your example is saved and will be scored later" in page.text
+    assert Example.objects.get().prediction_status == "failed"
+
+
+def test_posting_the_same_client_token_twice_creates_one_example(client, annotator, password, rule_model):
+    client.login(username=annotator.username, password=password)
+    token = uuid.uuid4()
+    first = _post(client, "I hate them", token=token)
+    second = _post(client, "I hate them", token=token)
+    assert first.status_code == second.status_code == 302
+    assert first["Location"] == second["Location"]
+    assert Example.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("statement", "label", "field", "message"),
+    [
+        ("", "hateful", "statement", "Statement is required; write something that is not only spaces."),
+        (
+            "   \n  ",
+            "hateful",
+            "statement",
+            "Statement is required; write something that is not only spaces.",
+        ),
+        (
+            "x" * 2001,
+            "hateful",
+            "statement",
+            "Statement is too long: 2,001 characters, at most 2,000 allowed.",
+        ),
+        ("a fine statement", "spam", "label", "Choose one of: hateful, not-hateful."),
+        ("a fine statement", "", "label", "Choose the label you intend."),
+    ],
+    ids=["empty", "whitespace", "too-long", "unknown-label", "no-label"],
+)
+def test_form_errors_render_and_keep_the_text(
+    client, annotator, password, rule_model, statement, label, field, message
+):
+    client.login(username=annotator.username, password=password)
+    token = uuid.uuid4()
+    response = _post(client, statement, label, token=token)
+    assert response.status_code == 200
+    assert response.context["form"].errors[field] == [message]
+    assert message in response.text
+    if statement.strip():
+        assert f">\n{statement}</textarea>" in response.text
+    assert f'value="{token}"' in response.text  # the same token: a corrected resubmission is one example
+    assert Example.objects.count() == 0
+
+
+def test_rtl_and_emoji_text_round_trips(client, annotator, password, rule_model):
+    client.login(username=annotator.username, password=password)
+    statement = "אני לא אוהב את זה 👎🏽\r\nمرحبا"
+    response = _post(client, statement, "not-hateful")
+    example = Example.objects.get()
+    assert example.inputs["statement"] == "אני לא אוהב את זה 👎🏽\nمرحبا"
+    page = client.get(response["Location"])
+    assert '<p class="statement" dir="auto">אני לא אוהב את זה 👎🏽\nمرحبا</p>' in page.text
+
+
+def test_blocked_user_gets_no_form_and_cannot_post(client, outsider, password, rule_model):
+    outsider.is_blocked = True
+    outsider.save()
+    client.login(username=outsider.username, password=password)
+    assert "blocked from writing examples" in client.get(URL).text
+    response = _post(client, "I hate them")
+    assert response.status_code == 200
+    assert "blocked from writing examples" in response.text
+    assert Example.objects.count() == 0
+
+
+def test_closed_round_shows_not_collecting(client, annotator, password, hate_round, rule_model):
+    close_round(round_=hate_round)
+    client.login(username=annotator.username, password=password)
+    response = _post(client, "I hate them")
+    assert response.status_code == 200
+    assert "not collecting examples" in response.text
+    assert Example.objects.count() == 0
