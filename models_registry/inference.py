@@ -97,9 +97,11 @@ class Classifier:
         try:
             import torch  # noqa: F401  (fail here with a clear message if torch is missing)
             from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+            from transformers.utils import logging as hf_logging
 
             from . import modeling  # noqa: F401  (registers our model type with the Auto classes)
 
+            hf_logging.disable_progress_bar()
             config = AutoConfig.from_pretrained(str(directory), local_files_only=True)
             self.tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(

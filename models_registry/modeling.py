@@ -154,7 +154,16 @@ def classifier_from_backbone(
 
     The head is freshly initialised (seed it with ``torch.manual_seed`` first for determinism).
     """
-    encoder = BertModel.from_pretrained(str(backbone_path), add_pooling_layer=False)
+    from transformers.utils import logging as hf_logging
+
+    # The backbone's pooler weights are deliberately not loaded (mean pooling replaces it); keep the
+    # "unexpected keys" report out of the output.
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        encoder = BertModel.from_pretrained(str(backbone_path), add_pooling_layer=False)
+    finally:
+        hf_logging.set_verbosity(verbosity)
     config = config_from_backbone(
         encoder.config,
         labels=labels,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import struct
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,48 +10,13 @@ from django.db import transaction
 from tasks.models import Round, Task
 
 from .models import RegisteredModel, RoundTarget
+from .weights import count_parameters
 
 PROBE_TEXT = "This is a probe input to check that the model answers."
 
 
 class ModelRegistryError(Exception):
     """A registry operation the current state does not allow; the message says why."""
-
-
-def _safetensors_numel(file: Path) -> int:
-    """Scalars stored in one safetensors file, read from its JSON header (no tensor is loaded)."""
-    with file.open("rb") as fh:
-        (header_len,) = struct.unpack("<Q", fh.read(8))
-        if header_len > 100_000_000:
-            raise ValueError(f"{file.name} has an implausible header ({header_len} bytes)")
-        header = json.loads(fh.read(header_len))
-    total = 0
-    for name, entry in header.items():
-        if name == "__metadata__":
-            continue
-        count = 1
-        for dim in entry["shape"]:
-            count *= int(dim)
-        total += count
-    return total
-
-
-def count_parameters(path: str | Path) -> int:
-    """Number of scalars in the safetensors weights of a ``save_pretrained`` directory (sharded too).
-
-    Raises:
-        FileNotFoundError: no ``model.safetensors`` (or index) in the directory.
-        ValueError: a weights file whose header cannot be read.
-    """
-    directory = Path(path)
-    single = directory / "model.safetensors"
-    if single.is_file():
-        return _safetensors_numel(single)
-    index = directory / "model.safetensors.index.json"
-    if index.is_file():
-        shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
-        return sum(_safetensors_numel(directory / shard) for shard in shards)
-    raise FileNotFoundError(f"no model.safetensors in {directory}")
 
 
 def _check_model(task: Task, path: str, allow_pickle: bool) -> tuple[dict, int | None, str]:

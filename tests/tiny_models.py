@@ -1,12 +1,16 @@
 """A tiny classifier of the project's architecture, built offline in milliseconds, and fixtures using it.
 
-Use in a test module (or a folder's conftest.py)::
+Use the fixtures by importing them into a folder's ``conftest.py`` (as tests/models_registry does)::
 
-    pytest_plugins = ["tests.tiny_models"]
+    from tests.tiny_models import tiny_model_dir, tiny_registered_model  # noqa: F401
+
+or with ``pytest_plugins = ["tests.tiny_models"]`` at the top of a test module (then do not also import
+from this module in that test module, or pytest warns that it cannot rewrite its asserts). Then::
 
     def test_something(tiny_registered_model, hate_round): ...
 
 Fixtures:
+    tiny_backbone_dir: a tiny random BERT encoder + tokenizer, to pass as ``backbone_path`` to training.
     tiny_model_dir: a ``save_pretrained`` directory (labels hateful / not-hateful, in a tmp folder).
     tiny_registered_model: a ready ``RegisteredModel`` of ``hate_task`` at that directory, registered
         through ``models_registry.services.register_local_model`` and made the target of ``hate_round``.
@@ -109,3 +113,40 @@ def tiny_registered_model(hate_task, hate_round, tiny_model_dir):
     set_round_targets(round=hate_round, models=[model])
     yield model
     clear_cache()
+
+
+def build_tiny_backbone(path: str | Path, seed: int = 0) -> Path:
+    """Write a tiny random ``BertModel`` encoder and tokenizer to ``path`` (a stand-in for MiniLM).
+
+    Pass it as ``backbone_path`` to ``models_registry.training.train_classifier`` so training tests run
+    in seconds. Returns ``path``.
+    """
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = tiny_vocab()
+    vocab_file = path / "vocab.txt"
+    vocab_file.write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizer(vocab=str(vocab_file), do_lower_case=True)
+    tokenizer.model_max_length = 128
+    config = BertConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=132,
+        pad_token_id=0,
+    )
+    torch.manual_seed(seed)
+    BertModel(config, add_pooling_layer=False).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture
+def tiny_backbone_dir(tmp_path) -> Path:
+    """A tiny random BERT encoder directory to train on instead of MiniLM."""
+    return build_tiny_backbone(tmp_path / "tiny-backbone")

@@ -1,0 +1,81 @@
+"""``manage.py train_target_model``: train a target model on rounds' examples and register it."""
+
+from __future__ import annotations
+
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboards.services_training import TargetTrainingError, train_target_for_rounds
+from models_registry.training import RECIPES
+from tasks.models import Task
+
+
+class Command(BaseCommand):
+    help = (
+        "Train a classifier (MiniLM + mean pooling + linear head) on the training split of the given rounds, "
+        "choose on their dev split, report test accuracies (each round's test split, HateCheck) and register "
+        "it. Example: python manage.py train_target_model --task hate-speech --rounds 1 2 3 --recipe quick"
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--task", required=True, help="Task slug, e.g. hate-speech.")
+        parser.add_argument("--rounds", type=int, nargs="+", required=True, help="Round numbers to train on.")
+        parser.add_argument("--recipe", choices=RECIPES, default="quick")
+        parser.add_argument(
+            "--name", default=None, help="Registered model name (default minilm-<recipe>-r<rounds>)."
+        )
+        parser.add_argument(
+            "--target-round", type=int, default=None, help="Also make the model the target of this round."
+        )
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--epochs", type=int, default=3, help="Fine-tuning epochs (finetune recipe only)."
+        )
+
+    def handle(
+        self, *args, task: str, rounds, recipe, name, target_round, seed, epochs, verbosity, **options
+    ):
+        task_obj = Task.objects.filter(slug=task).first()
+        if task_obj is None:
+            raise CommandError(
+                f"No task {task!r}. Known: {', '.join(Task.objects.values_list('slug', flat=True))}"
+            )
+        started = time.monotonic()
+
+        def progress(message: str) -> None:
+            if verbosity > 0:
+                self.stdout.write(f"[{time.monotonic() - started:6.0f}s] {message}")
+                self.stdout.flush()
+
+        try:
+            model = train_target_for_rounds(
+                task=task_obj,
+                rounds=rounds,
+                recipe=recipe,
+                name=name,
+                target_round=target_round,
+                seed=seed,
+                epochs=epochs,
+                progress=progress,
+            )
+        except TargetTrainingError as exc:
+            raise CommandError(str(exc)) from exc
+        if model.status != model.Status.READY:
+            raise CommandError(f"Model {model.name} trained but failed its check: {model.error_message}")
+        card = model.card
+        self.stdout.write(f"model {model.name} (id {model.pk}) at {model.path}")
+        self.stdout.write(f"parameters: {model.parameter_count:,}")
+        self.stdout.write(f"dev accuracy: {card.get('dev_accuracy')}")
+        for key, value in card.get("test_accuracy", {}).items():
+            if "accuracy" in value:
+                self.stdout.write(f"test accuracy {key}: {value['accuracy']} (n={value['n']})")
+            else:
+                self.stdout.write(self.style.WARNING(f"{key}: {value}"))
+        if card.get("note"):
+            self.stdout.write(self.style.WARNING(card["note"]))
+        self.stdout.write(
+            self.style.SUCCESS(
+                f"Done in {time.monotonic() - started:.0f}s (training {card['training']['seconds']}s)."
+            )
+        )

@@ -1,0 +1,292 @@
+"""Train a task's target model on rounds' examples, measure it, register it (orchestration across apps).
+
+This sits in ``leaderboards`` because it reads examples (annotation), static datasets (leaderboards),
+trains and registers models (models_registry) and sets round targets (models_registry).
+torch is only imported, lazily, through ``models_registry.training`` and ``models_registry.inference``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from annotation.models import Example
+from models_registry.models import RegisteredModel
+from models_registry.services import register_local_model, set_round_targets
+from tasks.models import Round, Task
+
+from .models import Dataset
+
+HATECHECK_SLUG = "hatecheck"
+DEFAULT_EVAL_DATASETS = (HATECHECK_SLUG,)
+
+Progress = Callable[[str], None]
+
+
+class TargetTrainingError(Exception):
+    """The target model cannot be trained as asked (unknown round, no examples...); the message says why."""
+
+
+@dataclass
+class LabelledTexts:
+    """Texts (or text pairs) with their label strings, and how many examples were skipped and why."""
+
+    texts: list = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    skipped: int = 0
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+def _texts_of(task: Task, rows: Sequence[tuple[dict, object]]) -> LabelledTexts:
+    """Build model texts (task's model_input_fields) and labels; skip rows with a missing field or label."""
+    fields = task.cfg.model_input_fields
+    known = set(task.cfg.labels)
+    out = LabelledTexts()
+    for inputs, target in rows:
+        values = [inputs.get(f) if isinstance(inputs, dict) else None for f in fields]
+        if not all(isinstance(v, str) and v.strip() for v in values) or target not in known:
+            out.skipped += 1
+            continue
+        out.texts.append(values[0] if len(values) == 1 else (values[0], values[1]))
+        out.labels.append(target)
+    return out
+
+
+def usable_examples(task: Task, rounds: Sequence[Round]) -> QuerySet[Example]:
+    """Examples whose label may be trusted: settled ``validated_correct`` and not retracted."""
+    return Example.objects.filter(
+        round__task=task,
+        round__in=list(rounds),
+        status=Example.Status.VALIDATED_CORRECT,
+        is_retracted=False,
+    )
+
+
+def training_examples(task: Task, rounds: Sequence[Round]) -> QuerySet[Example]:
+    """The training split of the rounds: imported ``split="train"`` rows, plus examples written on the
+    platform (no split of their own) once settled ``validated_correct``."""
+    return usable_examples(task, rounds).filter(
+        Q(split=Example.Split.TRAIN) | Q(source=Example.Source.CREATED, split="")
+    )
+
+
+def split_examples(task: Task, rounds: Sequence[Round], split: str) -> QuerySet[Example]:
+    """The rounds' usable examples of one split ("dev" or "test")."""
+    return usable_examples(task, rounds).filter(split=split)
+
+
+def _rows(queryset: QuerySet[Example]) -> list[tuple[dict, object]]:
+    return list(queryset.order_by("round__number", "id").values_list("inputs", "target"))
+
+
+def _accuracy(classifier, data: LabelledTexts) -> float | None:
+    if not len(data):
+        return None
+    predictions = classifier.predict_batch(data.texts)
+    correct = sum(p["label"] == gold for p, gold in zip(predictions, data.labels, strict=True))
+    return round(correct / len(data), 4)
+
+
+def _say(progress: Progress | None, message: str) -> None:
+    if progress is not None:
+        progress(message)
+
+
+def default_model_name(rounds: Sequence[int], recipe: str) -> str:
+    """E.g. ``minilm-quick-r1-2-3``."""
+    return f"minilm-{recipe}-r{'-'.join(str(n) for n in sorted(rounds))}"
+
+
+def _swap_into_place(new_dir: Path, final_dir: Path) -> None:
+    """Replace ``final_dir`` by ``new_dir`` so that a failed training never leaves a half-written model."""
+    if final_dir.exists():
+        old = final_dir.with_name(f".{final_dir.name}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(final_dir, old)
+        os.replace(new_dir, final_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(new_dir, final_dir)
+
+
+def train_target_for_rounds(
+    *,
+    task: Task,
+    rounds: list[int],
+    recipe: str = "quick",
+    name: str | None = None,
+    target_round: int | None = None,
+    seed: int = 0,
+    epochs: int = 3,
+    backbone_path: str | Path | None = None,
+    eval_datasets: Sequence[str] = DEFAULT_EVAL_DATASETS,
+    owner=None,
+    progress: Progress | None = None,
+) -> RegisteredModel:
+    """Train a model on the rounds' training splits, measure it, register it and optionally make it a target.
+
+    Data: training = ``training_examples`` of the rounds; model selection on their dev split
+    (``split="dev"``); test accuracy on each round's test split and on each dataset of ``eval_datasets``
+    that exists for the task (HateCheck by default). Only settled ``validated_correct`` examples count.
+
+    The model is written to ``settings.DYNABENCH_MODEL_DIR / task.slug / name`` (replaced atomically
+    when it exists), registered with ``register_local_model`` (idempotent on the name) with a model card
+    holding backbone, preprocessing, rounds and sizes, parameter count, dev and test accuracies, recipe
+    and seed. With ``target_round`` it becomes that round's only target model. A target trained on its
+    own round's training split (the case of round 1, which has no earlier round) is marked as such in
+    the card (``trained_on_target_round``).
+
+    Args:
+        rounds: round numbers whose examples to train on.
+        recipe: "quick" or "finetune" (see ``models_registry.training``).
+        name: registered model name; default ``default_model_name(rounds, recipe)``.
+        backbone_path: encoder directory; default the offline all-MiniLM-L6-v2.
+
+    Returns:
+        The registered model (status ``ready``, or ``failed`` with its error message).
+
+    Raises:
+        TargetTrainingError: a round that does not exist, no training examples, a single class, or a
+            training failure.
+    """
+    from models_registry.inference import InferenceError, get_classifier
+    from models_registry.training import TrainingError, train_classifier
+
+    if not rounds:
+        raise TargetTrainingError("give at least one round to train on")
+    numbers = sorted(set(rounds))
+    round_objs = list(Round.objects.filter(task=task, number__in=numbers).order_by("number"))
+    missing = sorted(set(numbers) - {r.number for r in round_objs})
+    if missing:
+        raise TargetTrainingError(f"task {task.slug} has no round(s) {missing}")
+    target = None
+    if target_round is not None:
+        target = Round.objects.filter(task=task, number=target_round).first()
+        if target is None:
+            raise TargetTrainingError(
+                f"task {task.slug} has no round {target_round} to make this model the target of"
+            )
+    labels = task.cfg.labels
+    if not labels:
+        raise TargetTrainingError(
+            f"task {task.slug} has no labels: only classification tasks can be trained here"
+        )
+
+    train = _texts_of(task, _rows(training_examples(task, round_objs)))
+    dev = _texts_of(task, _rows(split_examples(task, round_objs, Example.Split.DEV)))
+    if not len(train):
+        raise TargetTrainingError(
+            f"no validated training examples in round(s) {numbers} of {task.slug} "
+            "(import them with: python manage.py import_hate_data)"
+        )
+    per_round = {
+        str(r.number): {
+            "train": training_examples(task, [r]).count(),
+            "dev": split_examples(task, [r], Example.Split.DEV).count(),
+            "test": split_examples(task, [r], Example.Split.TEST).count(),
+        }
+        for r in round_objs
+    }
+    _say(progress, f"training on rounds {numbers}: {len(train)} train, {len(dev)} dev examples ({recipe})")
+
+    name = name or default_model_name(numbers, recipe)
+    final_dir = Path(settings.DYNABENCH_MODEL_DIR) / task.slug / name
+    final_dir.parent.mkdir(parents=True, exist_ok=True)
+    work_dir = final_dir.with_name(f".{name}.training-{uuid.uuid4().hex[:8]}")
+    try:
+        result = train_classifier(
+            train_texts=train.texts,
+            train_labels=train.labels,
+            dev_texts=dev.texts,
+            dev_labels=dev.labels,
+            labels=labels,
+            output_dir=work_dir,
+            recipe=recipe,
+            seed=seed,
+            epochs=epochs,
+            backbone_path=backbone_path,
+            progress=progress,
+        )
+        _swap_into_place(work_dir, final_dir)
+    except TrainingError as exc:
+        raise TargetTrainingError(str(exc)) from exc
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+
+    test_accuracy: dict[str, dict] = {}
+    try:
+        from models_registry.inference import clear_cache
+
+        clear_cache(final_dir)
+        classifier = get_classifier(final_dir)
+        for r in round_objs:
+            data = _texts_of(task, _rows(split_examples(task, [r], Example.Split.TEST)))
+            if len(data):
+                acc = _accuracy(classifier, data)
+                test_accuracy[f"round-{r.number}-test"] = {"accuracy": acc, "n": len(data)}
+                _say(progress, f"round {r.number} test: {acc:.4f} ({len(data)} examples)")
+        for slug in eval_datasets:
+            dataset = Dataset.objects.filter(task=task, slug=slug).first()
+            if dataset is None:
+                continue
+            data = _texts_of(task, list(dataset.items.order_by("id").values_list("inputs", "target")))
+            if len(data):
+                acc = _accuracy(classifier, data)
+                test_accuracy[slug] = {"accuracy": acc, "n": len(data), "dataset": dataset.name}
+                _say(progress, f"{dataset.name}: {acc:.4f} ({len(data)} items)")
+    except InferenceError as exc:
+        test_accuracy["error"] = {"message": str(exc)}
+
+    on_own_round = target_round is not None and target_round in numbers
+    card = {
+        "description": (
+            f"{result.details['backbone']} with a mean-pooling classification head, "
+            f"{recipe} recipe, trained on {task.name} round(s) {', '.join(map(str, numbers))}."
+        ),
+        "backbone": result.details["backbone"],
+        "preprocessing": result.details["preprocessing"],
+        "recipe": recipe,
+        "seed": seed,
+        "labels": labels,
+        "training": {
+            "rounds": numbers,
+            "n_train": result.n_train,
+            "n_dev": result.n_dev,
+            "skipped": train.skipped + dev.skipped,
+            "per_round": per_round,
+            "seconds": result.seconds,
+            **{k: v for k, v in result.details.items() if k not in ("backbone", "preprocessing", "seed")},
+        },
+        "parameter_count": result.parameter_count,
+        "dev_accuracy": result.dev_accuracy,
+        "test_accuracy": test_accuracy,
+        "trained_at": timezone.now().isoformat(timespec="seconds"),
+        "licence": task.config.get("licence", ""),
+    }
+    if target_round is not None:
+        card["target_round"] = target_round
+        card["trained_on_target_round"] = on_own_round
+        if on_own_round:
+            card["note"] = (
+                f"Target of round {target_round} trained on round {target_round}'s own training split"
+                + (" (round 1 has no earlier round to train on)." if target_round == 1 else ".")
+                + " Its error rate on that round is not an adversarial measure."
+            )
+
+    model = register_local_model(task=task, name=name, path=str(final_dir), card=card, owner=owner)
+    if model.status != RegisteredModel.Status.READY:
+        _say(progress, f"registration failed: {model.error_message}")
+        return model
+    if target is not None:
+        set_round_targets(round=target, models=[model])
+        _say(progress, f"{model.name} is now the target model of round {target.number}")
+    return model
