@@ -1,0 +1,115 @@
+"""Admin for examples and their predictions (task owners see their tasks' examples)."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.utils.text import Truncator
+
+from tasks.admin import TaskOwnedAdmin
+
+from .models import Example, Prediction
+
+
+class PredictionInline(admin.TabularInline):
+    """Each target model's output on the example; written by the create service only."""
+
+    model = Prediction
+    fields = ["model", "status", "label", "output", "model_wrong", "error", "latency_ms", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    max_num = 0
+    can_delete = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("model")
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_view_permission(self, request, obj=None):
+        # Whoever may view the example (a task owner, without model permissions) sees its predictions.
+        return self.admin_site.get_model_admin(Example).has_view_permission(request, obj)
+
+
+@admin.register(Example)
+class ExampleAdmin(TaskOwnedAdmin):
+    """Examples: what the annotator wrote and what the model said are read-only; split and tags are editable."""
+
+    task_path = "round__task"
+    list_display = [
+        "id",
+        "short_inputs",
+        "round",
+        "status",
+        "model_wrong",
+        "prediction_status",
+        "source",
+        "split",
+        "is_retracted",
+        "created_at",
+    ]
+    list_select_related = ["round__task", "annotator"]
+    list_filter = [
+        ("round", admin.RelatedOnlyFieldListFilter),
+        "status",
+        "model_wrong",
+        "prediction_status",
+        "source",
+        "split",
+        "is_retracted",
+        "is_flagged_by_annotator",
+    ]
+    search_fields = ["inputs", "external_id", "annotator__username"]
+    date_hierarchy = "created_at"
+    inlines = [PredictionInline]
+    readonly_fields = [
+        "round",
+        "context",
+        "annotator",
+        "inputs",
+        "target",
+        "explanation",
+        "model_wrong",
+        "prediction_status",
+        "status",
+        "source",
+        "external_id",
+        "client_token",
+        "time_taken_ms",
+        "is_retracted",
+        "is_flagged_by_annotator",
+        "flag_reason",
+        "created_at",
+        "updated_at",
+    ]
+    fields = [
+        "round",
+        "context",
+        "annotator",
+        "inputs",
+        "target",
+        "explanation",
+        "split",
+        "tags",
+        "metadata",
+        "model_wrong",
+        "prediction_status",
+        "status",
+        "source",
+        "external_id",
+        "client_token",
+        "time_taken_ms",
+        "is_retracted",
+        "is_flagged_by_annotator",
+        "flag_reason",
+        "created_at",
+        "updated_at",
+    ]
+
+    @admin.display(description="Inputs")
+    def short_inputs(self, obj) -> str:
+        text = " | ".join(str(v) for v in (obj.inputs or {}).values())
+        return Truncator(text).chars(80)

@@ -1,0 +1,234 @@
+"""Admin for tasks, rounds and contexts, and the owner-scoped base class the other apps' admins use.
+
+Task owners are staff users without model permissions: ``TaskOwnedAdmin`` lets them see and change
+the objects of the tasks they own (and nothing else). Superusers and staff granted Django model
+permissions see everything as usual.
+"""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+
+# Round counts are example reads, owned by the annotation app; the admin (presentation) shows them.
+from annotation.selectors import with_round_counts
+
+from .config import validate_config
+from .models import Context, Round, Task
+
+
+def _owned_task_ids(request) -> set[int]:
+    """Ids of the tasks the requesting user owns, cached on the request."""
+    if not hasattr(request, "_owned_task_ids"):
+        user = request.user
+        request._owned_task_ids = (
+            set(Task.objects.filter(owners=user).values_list("pk", flat=True))
+            if user.is_authenticated
+            else set()
+        )
+    return request._owned_task_ids
+
+
+class TaskOwnedAdmin(admin.ModelAdmin):
+    """A ModelAdmin whose rows belong to a task; owners of that task may view and change them.
+
+    Set ``task_path`` to the lookup from the model to its task (``"task"``, ``"round__task"``,
+    ``"example__round__task"``) or ``""`` for Task itself. Owners may add rows when ``owners_can_add``;
+    deleting needs the Django model permission (the data model protects its rows anyway).
+    """
+
+    task_path = "task"
+    owners_can_add = False
+
+    def _perm(self, request, action: str) -> bool:
+        opts = self.opts
+        return request.user.has_perm(f"{opts.app_label}.{action}_{opts.model_name}")
+
+    def _sees_all(self, request) -> bool:
+        return request.user.is_superuser or self._perm(request, "view") or self._perm(request, "change")
+
+    def _is_owner(self, request) -> bool:
+        return request.user.is_active and request.user.is_staff and bool(_owned_task_ids(request))
+
+    def _task_id_of(self, obj) -> int | None:
+        if not self.task_path:
+            return obj.pk
+        *parents, last = self.task_path.split("__")
+        for name in parents:
+            obj = getattr(obj, name, None)
+            if obj is None:
+                return None
+        return getattr(obj, f"{last}_id", None)
+
+    def _owns(self, request, obj) -> bool:
+        return self._is_owner(request) and (obj is None or self._task_id_of(obj) in _owned_task_ids(request))
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if self._sees_all(request):
+            return qs
+        lookup = f"{self.task_path}__in" if self.task_path else "pk__in"
+        return qs.filter(**{lookup: _owned_task_ids(request)})
+
+    def has_module_permission(self, request):
+        return super().has_module_permission(request) or self._is_owner(request)
+
+    def has_view_permission(self, request, obj=None):
+        return super().has_view_permission(request, obj) or self._owns(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) or self._owns(request, obj)
+
+    def has_add_permission(self, request):
+        return super().has_add_permission(request) or (self.owners_can_add and self._is_owner(request))
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        """Owners pick only among their own tasks, rounds and contexts."""
+        if not self._sees_all(request):
+            owned = _owned_task_ids(request)
+            if db_field.name == "task":
+                kwargs["queryset"] = Task.objects.filter(pk__in=owned)
+            elif db_field.name == "round":
+                kwargs["queryset"] = Round.objects.filter(task__in=owned).select_related("task")
+            elif db_field.name == "context":
+                kwargs["queryset"] = Context.objects.filter(task__in=owned).select_related("round__task")
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+class TaskAdminForm(forms.ModelForm):
+    """Checks the config JSON against the task config schema and names every problem under the field."""
+
+    class Meta:
+        model = Task
+        fields = [
+            "name",
+            "slug",
+            "config",
+            "instructions",
+            "owners",
+            "current_round",
+            "validation_quorum",
+            "is_active",
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "current_round" in self.fields:
+            rounds = Round.objects.filter(task=self.instance) if self.instance.pk else Round.objects.none()
+            self.fields["current_round"].queryset = rounds.select_related("task")
+            self.fields[
+                "current_round"
+            ].help_text = "The one round that accepts examples (a round of this task)."
+
+    def clean_config(self):
+        config = self.cleaned_data.get("config")
+        validate_config(config)  # ValidationError lists each problem with its JSON path
+        return config
+
+    def clean_current_round(self):
+        round_ = self.cleaned_data.get("current_round")
+        if round_ is not None and round_.is_closed and round_.pk != self.instance.current_round_id:
+            raise ValidationError(f"Round {round_.number} is closed; open a new round instead.")
+        return round_
+
+    def _post_clean(self):
+        # Task.clean() re-validates the config; with an invalid config it would repeat the error above
+        # the form (for a new task as "must be a JSON object"). The field error already says it all.
+        if self.has_error("config"):
+            return
+        super()._post_clean()
+
+
+class RoundInline(admin.TabularInline):
+    """The task's rounds, read-only here (edit them on the round page)."""
+
+    model = Round
+    fields = ["number", "is_closed", "started_at", "closed_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = True
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_view_permission(self, request, obj=None):
+        # The parent task is already checked; an owner without model permissions sees its rounds.
+        return super().has_view_permission(request, obj) or self.admin_site.get_model_admin(
+            Round
+        ).has_view_permission(request)
+
+
+@admin.register(Task)
+class TaskAdmin(TaskOwnedAdmin):
+    """Tasks: config (validated on save), owners, current round."""
+
+    task_path = ""
+    form = TaskAdminForm
+    list_display = ["name", "slug", "current_round", "is_active", "validation_quorum", "created_at"]
+    list_select_related = ["current_round__task"]
+    list_filter = ["is_active"]
+    search_fields = ["name", "slug"]
+    filter_horizontal = ["owners"]
+    readonly_fields = ["created_at"]
+    prepopulated_fields = {"slug": ["name"]}
+    inlines = [RoundInline]
+
+
+@admin.register(Round)
+class RoundAdmin(TaskOwnedAdmin):
+    """Rounds with their example counts and MER (computed, read-only)."""
+
+    owners_can_add = True
+    list_display = [
+        "__str__",
+        "task",
+        "number",
+        "is_closed",
+        "collected",
+        "model_fooling",
+        "mer",
+        "started_at",
+    ]
+    list_select_related = ["task"]
+    list_filter = ["is_closed", ("task", admin.RelatedOnlyFieldListFilter)]
+    readonly_fields = ["collected", "model_fooling", "mer", "started_at", "closed_at"]
+    fields = ["task", "number", "description", "is_closed", "metadata", *readonly_fields]
+
+    def get_queryset(self, request):
+        return with_round_counts(super().get_queryset(request))
+
+    @admin.display(description="Collected", ordering="n_collected")
+    def collected(self, obj) -> int:
+        return getattr(obj, "n_collected", 0)
+
+    @admin.display(description="Model-fooling", ordering="n_fooling")
+    def model_fooling(self, obj) -> int:
+        return getattr(obj, "n_fooling", 0)
+
+    @admin.display(description="MER")
+    def mer(self, obj) -> str:
+        collected = getattr(obj, "n_collected", 0)
+        if not collected:
+            return "–"
+        return f"{obj.n_fooling / collected:.1%}"
+
+
+@admin.register(Context)
+class ContextAdmin(TaskOwnedAdmin):
+    """Contexts of a task's rounds."""
+
+    owners_can_add = True
+    list_display = ["id", "task", "round", "tag", "external_id", "created_at"]
+    list_select_related = ["task", "round__task"]
+    list_filter = [
+        ("task", admin.RelatedOnlyFieldListFilter),
+        ("round", admin.RelatedOnlyFieldListFilter),
+        "tag",
+    ]
+    search_fields = ["tag", "external_id", "data"]
+    readonly_fields = ["created_at"]
