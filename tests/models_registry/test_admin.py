@@ -1,0 +1,35 @@
+"""Admin pages for registered models and round targets."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+
+def test_model_changelist_shows_status_size_and_dev_accuracy(admin_client, tiny_registered_model):
+    tiny_registered_model.card = {**tiny_registered_model.card, "dev_accuracy": 0.6464}
+    tiny_registered_model.save()
+    response = admin_client.get(reverse("admin:models_registry_registeredmodel_changelist"))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "tiny-target" in body
+    assert "64.6%" in body
+    assert "Ready" in body
+
+
+def test_model_changelist_search_and_filter(admin_client, tiny_registered_model):
+    url = reverse("admin:models_registry_registeredmodel_changelist")
+    assert "tiny-target" in admin_client.get(url, {"q": "tiny"}).content.decode()
+    assert "tiny-target" not in admin_client.get(url, {"status__exact": "failed"}).content.decode()
+
+
+def test_model_change_page_shows_the_card_read_only(admin_client, tiny_registered_model):
+    url = reverse("admin:models_registry_registeredmodel_change", args=[tiny_registered_model.pk])
+    body = admin_client.get(url).content.decode()
+    assert "<pre" in body and "&quot;preprocessing&quot;" in body
+    assert 'name="card"' not in body
+
+
+def test_round_target_changelist(admin_client, tiny_registered_model):
+    response = admin_client.get(reverse("admin:models_registry_roundtarget_changelist"))
+    assert response.status_code == 200
+    assert "tiny-target" in response.content.decode()
