@@ -17,6 +17,12 @@ def _isolated_model_dir(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """PBKDF2 costs ~0.3 s a user by design; tests need users, not brute-force resistance."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _jobs_inline(settings):
     settings.Q_CLUSTER = {**settings.Q_CLUSTER, "sync": True}
 
