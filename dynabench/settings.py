@@ -135,7 +135,6 @@ STORAGES = {
 }
 WHITENOISE_USE_FINDERS = DEBUG
 MEDIA_ROOT = VAR_DIR / "media"
-FORMS_URLFIELD_ASSUME_HTTPS = True  # Django 6 behaviour now, and no deprecation warning
 
 # Request bodies: a statement is at most a few thousand characters; nothing legitimate needs more.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
