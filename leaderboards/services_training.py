@@ -26,6 +26,9 @@ from tasks.models import Round, Task
 from .models import Dataset
 
 HATECHECK_SLUG = "hatecheck"
+#: The training recipes of ``models_registry.training`` (repeated here so that importing this module,
+#: or the command, loads no torch; a test checks that both agree).
+RECIPES = ("quick", "finetune")
 DEFAULT_EVAL_DATASETS = (HATECHECK_SLUG,)
 
 Progress = Callable[[str], None]

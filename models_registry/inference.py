@@ -105,7 +105,10 @@ class Classifier:
             config = AutoConfig.from_pretrained(str(directory), local_files_only=True)
             self.tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
             self.model = AutoModelForSequenceClassification.from_pretrained(
-                str(directory), config=config, local_files_only=True, use_safetensors=not allow_pickle
+                str(directory),
+                config=config,
+                local_files_only=True,
+                use_safetensors=None if allow_pickle else True,
             )
         except InferenceError:
             raise

@@ -38,7 +38,7 @@ from .weights import count_parameters
 DEFAULT_BACKBONE_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 RECIPES = ("quick", "finetune")
 MAX_INPUT_TOKENS = 128
-QUICK_L2_GRID = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+QUICK_L2_GRID = (1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0)
 EMBED_BATCH_SIZE = 64
 WARMUP_FRACTION = 0.1
 WEIGHT_DECAY = 0.01

@@ -175,3 +175,20 @@ def test_command_unknown_task(db):
 def test_command_without_examples(hate_task, hate_round):
     with pytest.raises(CommandError, match="no validated training examples"):
         call_command("train_target_model", "--task", "hate-speech", "--rounds", "1", stdout=StringIO())
+
+
+def test_recipes_agree_and_the_command_module_loads_no_torch():
+    import subprocess
+    import sys
+
+    from leaderboards import services_training
+    from models_registry import training
+
+    assert services_training.RECIPES == training.RECIPES
+    code = (
+        "import django, os, sys; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'dynabench.settings'); "
+        "django.setup(); import leaderboards.management.commands.train_target_model, models_registry.admin; "
+        "print('torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"

@@ -6,8 +6,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboards.services_training import TargetTrainingError, train_target_for_rounds
-from models_registry.training import RECIPES
+from leaderboards.services_training import RECIPES, TargetTrainingError, train_target_for_rounds
 from tasks.models import Task
 
 
