@@ -13,19 +13,28 @@ from tasks.models import Round, Task
 from .models import Example
 
 # Retracted examples count in neither numerator nor denominator of MER (DOMAIN.md, "MER").
-_COLLECTED = Q(examples__is_retracted=False)
-_FOOLING = Q(examples__is_retracted=False, examples__model_wrong=True)
-_UNSCORED = Q(examples__is_retracted=False, examples__model_wrong__isnull=True)
+# Imported examples were written against another platform's models: no target of ours answered them
+# live, so they are counted apart and stay out of MER.
+_LIVE = Q(examples__is_retracted=False) & ~Q(examples__source=Example.Source.IMPORTED)
+_COLLECTED = _LIVE
+_FOOLING = _LIVE & Q(examples__model_wrong=True)
+_UNSCORED = _LIVE & Q(examples__prediction_status=Example.PredictionStatus.FAILED)
+_IMPORTED = Q(examples__is_retracted=False, examples__source=Example.Source.IMPORTED)
 
 
 @dataclass(frozen=True)
 class RoundCounts:
-    """Examples collected in a round, how many fooled the model, and the model error rate."""
+    """Examples collected in a round, how many fooled the model, and the model error rate.
+
+    ``collected`` counts examples written on the platform (not retracted); ``unscored`` those whose
+    target model failed and that wait for ``retry_predictions``; ``imported`` examples from datasets.
+    """
 
     round: Round
     collected: int
     fooling: int
     unscored: int
+    imported: int = 0
 
     @property
     def mer(self) -> float | None:
@@ -34,24 +43,25 @@ class RoundCounts:
 
 
 def with_round_counts(rounds: QuerySet[Round]) -> QuerySet[Round]:
-    """Annotate rounds with ``n_collected``, ``n_fooling`` and ``n_unscored`` in one query."""
+    """Annotate rounds with ``n_collected``, ``n_fooling``, ``n_unscored`` and ``n_imported`` in one query."""
     return rounds.annotate(
         n_collected=Count("examples", filter=_COLLECTED),
         n_fooling=Count("examples", filter=_FOOLING),
         n_unscored=Count("examples", filter=_UNSCORED),
+        n_imported=Count("examples", filter=_IMPORTED),
     )
 
 
 def round_counts_for_task(task: Task) -> list[RoundCounts]:
     """Per-round counts of a task, lowest round first (one query)."""
     rounds = with_round_counts(Round.objects.filter(task=task).order_by("number"))
-    return [RoundCounts(r, r.n_collected, r.n_fooling, r.n_unscored) for r in rounds]
+    return [RoundCounts(r, r.n_collected, r.n_fooling, r.n_unscored, r.n_imported) for r in rounds]
 
 
 def round_counts(round_: Round) -> RoundCounts:
     """Counts of one round: collected, model-fooling, not yet scored, and MER."""
     r = with_round_counts(Round.objects.filter(pk=round_.pk)).get()
-    return RoundCounts(r, r.n_collected, r.n_fooling, r.n_unscored)
+    return RoundCounts(r, r.n_collected, r.n_fooling, r.n_unscored, r.n_imported)
 
 
 def target_models_for_round(round_: Round) -> list[RegisteredModel]:

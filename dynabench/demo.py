@@ -20,8 +20,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import transaction
-from leaderboards.services_training import train_target_for_rounds
 
+from leaderboards.services_training import train_target_for_rounds
 from models_registry.models import RegisteredModel
 from models_registry.services import set_round_targets
 from tasks.models import Task

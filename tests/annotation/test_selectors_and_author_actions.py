@@ -48,6 +48,22 @@ def test_round_counts_and_mer_by_hand(small_round):
     assert counts.mer == pytest.approx(0.4)
 
 
+def test_imported_examples_are_counted_apart_and_stay_out_of_mer(small_round):
+    for i, label in enumerate(["hateful", "not-hateful", "hateful"]):
+        Example.objects.create(
+            round=small_round,
+            inputs={"statement": f"imported {i}"},
+            target=label,
+            source=Example.Source.IMPORTED,
+            status=Example.Status.VALIDATED_CORRECT,
+            prediction_status=Example.PredictionStatus.NONE,
+            external_id=f"imp-{i}",
+        )
+    counts = selectors.round_counts(small_round)
+    assert (counts.collected, counts.fooling, counts.unscored, counts.imported) == (5, 2, 1, 3)
+    assert counts.mer == pytest.approx(0.4)
+
+
 def test_round_counts_for_task_lists_every_round(hate_task, small_round):
     ensure_round(task=hate_task, number=2)
     rows = selectors.round_counts_for_task(hate_task)
