@@ -8,6 +8,7 @@ from django.shortcuts import render
 from annotation.selectors import round_counts_for_task
 
 from . import selectors
+from .charts import Series, rate_chart
 from .models import Task
 
 
@@ -17,19 +18,35 @@ def task_list(request):
 
 
 def task_detail(request, slug: str):
-    """A task's page: instructions, content warning, per-round counts and MER, a "write" button."""
+    """A task's page: instructions, content warning, per-round statistics, the MER/vMER plot, a "write" button."""
     try:
         task = selectors.task_by_slug(slug)
     except Task.DoesNotExist:
         raise Http404("No such task.") from None
     current = task.current_round
+    counts = round_counts_for_task(task)
     return render(
         request,
         "tasks/task_detail.html",
         {
             "task": task,
             "cfg": task.cfg,
-            "round_counts": round_counts_for_task(task),
+            "round_counts": counts,
+            "mer_chart": mer_chart(counts),
             "collecting": current is not None and not current.is_closed,
         },
+    )
+
+
+def mer_chart(counts):
+    """The MER and vMER per round as an inline SVG chart (``tasks.charts.Chart``).
+
+    A round with nothing collected here (e.g. an imported round) has no point: no live verdicts is
+    not a rate of 0.
+    """
+    return rate_chart(
+        [str(c.round.number) for c in counts],
+        [Series("MER", [c.mer for c in counts]), Series("vMER", [c.vmer for c in counts])],
+        title="Model error rate (MER) and validated MER (vMER) per round",
+        x_title="Round",
     )

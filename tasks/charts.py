@@ -1,0 +1,179 @@
+"""Charts drawn on the server as inline SVG: no JavaScript, no charting library, no CDN.
+
+``rate_chart`` plots rates in [0, 1] (MER, vMER, ...) per category (rounds) as lines with markers.
+A ``None`` value is a gap: no marker and no line through it (an imported round has no live verdicts,
+which is not the same as a rate of 0). The geometry is plain arithmetic so tests can check the points:
+
+    x of category i (of n) = LEFT + (i + 0.5) * (width - LEFT - RIGHT) / n
+    y of value v           = TOP + (1 - v) * (height - TOP - BOTTOM)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+LEFT, RIGHT, TOP, BOTTOM = 48, 16, 28, 44
+GRID = (0.0, 0.25, 0.5, 0.75, 1.0)
+# Colour-blind-safe pair (Okabe-Ito blue and vermilion), plus more for further series.
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00")
+DASHES = ("", "6 3", "2 2", "8 3 2 3", "")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One plotted value: its SVG coordinates, the value and its category label."""
+
+    x: float
+    y: float
+    value: float
+    label: str
+    index: int
+
+
+@dataclass(frozen=True)
+class Series:
+    """A named line: one value (or ``None`` for no value) per category."""
+
+    name: str
+    values: Sequence[float | None]
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A built chart: its points per series name, and ``svg`` markup safe to put in a template."""
+
+    width: int
+    height: int
+    labels: list[str]
+    points: dict[str, list[Point]] = field(default_factory=dict)
+    svg: SafeString = mark_safe("")
+
+    @property
+    def is_empty(self) -> bool:
+        """True when no series has a single value to plot."""
+        return not any(self.points.values())
+
+
+def _fmt(number: float) -> str:
+    """Coordinates with at most two decimals and no trailing zeros (``12.5``, ``40``)."""
+    text = f"{number:.2f}".rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def x_of(index: int, count: int, width: int) -> float:
+    """The x coordinate of the centre of category ``index`` out of ``count``."""
+    return LEFT + (index + 0.5) * (width - LEFT - RIGHT) / count
+
+
+def y_of(value: float, height: int) -> float:
+    """The y coordinate of a rate ``value`` (0 at the bottom of the plot area, 1 at its top)."""
+    return TOP + (1 - value) * (height - TOP - BOTTOM)
+
+
+def rate_chart(
+    labels: Sequence[str],
+    series: Sequence[Series],
+    *,
+    width: int = 480,
+    height: int = 240,
+    title: str = "",
+    x_title: str = "",
+) -> Chart:
+    """Build a line chart of rates in [0, 1] over categorical ``labels``.
+
+    Args:
+        labels: one label per category (x axis), e.g. ``["1", "2", "3"]`` for rounds.
+        series: lines to draw; each has one value per label, ``None`` for "nothing to plot here".
+        width, height: the SVG's size in pixels.
+        title: an accessible name for the chart (``aria-label`` and ``<title>``).
+        x_title: a caption under the x axis.
+
+    Returns:
+        A ``Chart`` with the points' coordinates per series and the SVG markup.
+
+    Raises:
+        ValueError: when a series does not have one value per label, or a value lies outside [0, 1].
+    """
+    labels = [str(label) for label in labels]
+    n = len(labels)
+    points: dict[str, list[Point]] = {}
+    for s in series:
+        if len(s.values) != n:
+            raise ValueError(f"series {s.name!r} has {len(s.values)} values for {n} labels")
+        row = []
+        for i, value in enumerate(s.values):
+            if value is None:
+                continue
+            if not 0 <= value <= 1:
+                raise ValueError(f"series {s.name!r}: {value!r} is not a rate in [0, 1]")
+            row.append(
+                Point(
+                    x=x_of(i, n, width), y=y_of(value, height), value=float(value), label=labels[i], index=i
+                )
+            )
+        points[s.name] = row
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    plot_right = width - RIGHT
+    for g in GRID:
+        y = _fmt(y_of(g, height))
+        parts.append(
+            f'<line class="grid" x1="{LEFT}" y1="{y}" x2="{plot_right}" y2="{y}" '
+            f'stroke="#ccc" stroke-width="1"/>'
+            f'<text x="{LEFT - 6}" y="{y}" text-anchor="end" dominant-baseline="middle" '
+            f'font-size="11">{int(g * 100)}%</text>'
+        )
+    axis_y = _fmt(y_of(0, height))
+    for i, label in enumerate(labels):
+        parts.append(
+            f'<text x="{_fmt(x_of(i, n, width))}" y="{_fmt(float(axis_y) + 16)}" text-anchor="middle" '
+            f'font-size="11">{escape(label)}</text>'
+        )
+    if x_title:
+        parts.append(
+            f'<text x="{_fmt((LEFT + plot_right) / 2)}" y="{height - 6}" text-anchor="middle" '
+            f'font-size="11">{escape(x_title)}</text>'
+        )
+
+    for k, s in enumerate(series):
+        colour, dash = PALETTE[k % len(PALETTE)], DASHES[k % len(DASHES)]
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        # A line joins neighbouring categories only; a None breaks it.
+        run: list[Point] = []
+        previous = None
+        for p in points[s.name]:
+            if previous is not None and p.index != previous.index + 1:
+                parts.append(_polyline(run, colour, dash_attr))
+                run = []
+            run.append(p)
+            previous = p
+        parts.append(_polyline(run, colour, dash_attr))
+        for p in points[s.name]:
+            parts.append(
+                f'<circle class="point" data-series="{escape(s.name)}" cx="{_fmt(p.x)}" cy="{_fmt(p.y)}" '
+                f'r="4" fill="{colour}"><title>{escape(s.name)} {escape(p.label)}: '
+                f"{p.value:.1%}</title></circle>"
+            )
+        legend_x = LEFT + 8 + k * 90
+        parts.append(
+            f'<line x1="{legend_x}" y1="12" x2="{legend_x + 18}" y2="12" stroke="{colour}" '
+            f'stroke-width="2"{dash_attr}/><text x="{legend_x + 22}" y="12" '
+            f'dominant-baseline="middle" font-size="11">{escape(s.name)}</text>'
+        )
+    parts.append("</svg>")
+    return Chart(width=width, height=height, labels=labels, points=points, svg=mark_safe("".join(parts)))
+
+
+def _polyline(run: list[Point], colour: str, dash_attr: str) -> str:
+    if len(run) < 2:
+        return ""
+    coords = " ".join(f"{_fmt(p.x)},{_fmt(p.y)}" for p in run)
+    return f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}/>'
