@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from models_registry import inference
 from tasks import rules
@@ -416,3 +417,27 @@ def _store_retry(example: Example, outcomes: dict[int, _Outcome]) -> str:
     locked.model_wrong = _example_verdict(cfg, verdicts, any_failed)
     locked.save(update_fields=["prediction_status", "model_wrong", "updated_at"])
     return locked.prediction_status
+
+
+SETTLED_STATUSES = frozenset(
+    {Example.Status.VALIDATED_CORRECT, Example.Status.VALIDATED_INCORRECT, Example.Status.FLAGGED}
+)
+
+
+def settle_example(example_id: int, status: str) -> bool:
+    """Move a pending example to a settled status; True if this call made the transition.
+
+    For the validation service only (``validation.services.submit_validation``), which calls it inside
+    its transaction while holding the example's row lock, and counts a settlement only when this
+    returns True. The UPDATE is conditional on ``status = 'pending'`` as well, so even a caller without
+    that lock can never settle an example twice or move it from one settled status to another.
+
+    Raises:
+        ValueError: if ``status`` is not one of the settled statuses.
+    """
+    if status not in SETTLED_STATUSES:
+        raise ValueError(f"{status!r} is not a settled status")
+    updated = Example.objects.filter(pk=example_id, status=Example.Status.PENDING).update(
+        status=status, updated_at=timezone.now()
+    )
+    return updated == 1

@@ -13,8 +13,10 @@ Variables:
     DYNABENCH_DATA_DIR where the real datasets live; default ``../shared/data`` beside the checkout.
     DYNABENCH_MODEL_DIR where trained models are saved; default ``var/models``.
     DYNABENCH_JOBS_SYNC run django-q2 jobs inline (tests, demo set-up); default off.
+    DYNABENCH_EXPORT_KEY key of the pseudonymous annotator ids in exports; default derived from SECRET_KEY.
 """
 
+import hashlib
 from pathlib import Path
 
 import environ
@@ -40,6 +42,12 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 VAR_DIR = Path(env.str("DYNABENCH_VAR_DIR", default=str(BASE_DIR / "var")))
 DYNABENCH_DATA_DIR = Path(env.str("DYNABENCH_DATA_DIR", default=str(BASE_DIR.parent / "shared" / "data")))
 DYNABENCH_MODEL_DIR = Path(env.str("DYNABENCH_MODEL_DIR", default=str(VAR_DIR / "models")))
+DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600)
+
+# Exports replace annotator and validator ids by HMAC-SHA256(key, "<round id>:<user id>") (leaderboards.exports).
+DYNABENCH_EXPORT_KEY = env.str("DYNABENCH_EXPORT_KEY", default="").strip() or hashlib.sha256(
+    b"dynabench-export-key:" + SECRET_KEY.encode()
+).hexdigest()
 
 INSTALLED_APPS = [
     "django.contrib.admin",

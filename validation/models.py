@@ -34,3 +34,27 @@ class Validation(models.Model):
 
     def __str__(self) -> str:
         return f"{self.validator} → {self.verdict} on example {self.example_id}"
+
+
+class ValidationClaim(models.Model):
+    """An example handed to one validator by the queue and reserved for them until ``expires_at``.
+
+    One row per example at most (the claim is the example's reservation, not a vote): a live claim
+    keeps other validators from being served that example; an expired one is simply taken over.
+    Claims are ephemeral bookkeeping, so they go with their example (CASCADE), unlike verdicts.
+    """
+
+    example = models.OneToOneField(
+        "annotation.Example", on_delete=models.CASCADE, related_name="validation_claim"
+    )
+    validator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="validation_claims"
+    )
+    expires_at = models.DateTimeField(db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["expires_at"]
+
+    def __str__(self) -> str:
+        return f"{self.validator} holds example {self.example_id} until {self.expires_at:%H:%M:%S}"

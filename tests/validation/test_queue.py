@@ -1,0 +1,164 @@
+"""The validation queue: each rule of DOMAIN.md in isolation, ordering, and claims."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from annotation.models import Example
+from tasks.services import ensure_round
+from validation import selectors
+from validation.models import Validation, ValidationClaim
+from validation.services import VerdictError, next_example, submit_validation
+
+from .conftest import make_example
+
+
+def _served(round_, user):
+    return next_example(round_=round_, validator=user)
+
+
+def test_a_fooling_example_by_someone_else_is_served(hate_round, annotator, validator):
+    example = make_example(hate_round, annotator)
+    assert _served(hate_round, validator) == example
+    claim = ValidationClaim.objects.get()
+    assert (claim.example, claim.validator) == (example, validator)
+
+
+def test_own_example_is_not_served(hate_round, annotator):
+    make_example(hate_round, annotator)
+    assert _served(hate_round, annotator) is None
+    summary = selectors.queue_summary(hate_round, annotator)
+    assert (summary.open, summary.own, summary.judged, summary.claimed) == (1, 1, 0, 0)
+
+
+def test_example_already_validated_by_requester_is_not_served(hate_round, annotator, validator):
+    example = make_example(hate_round, annotator)
+    Validation.objects.create(example=example, validator=validator, verdict="correct")
+    assert _served(hate_round, validator) is None
+    assert selectors.queue_summary(hate_round, validator).judged == 1
+
+
+def test_retracted_example_is_not_served(hate_round, annotator, validator):
+    make_example(hate_round, annotator, is_retracted=True)
+    assert _served(hate_round, validator) is None
+    assert selectors.queue_summary(hate_round, validator).open == 0
+
+
+@pytest.mark.parametrize("status", ["validated_correct", "validated_incorrect", "flagged"])
+def test_settled_example_is_not_served(hate_round, annotator, validator, status):
+    make_example(hate_round, annotator, status=status)
+    assert _served(hate_round, validator) is None
+
+
+def test_imported_example_is_never_served(hate_round, validator):
+    make_example(hate_round, None, source=Example.Source.IMPORTED, status="validated_correct")
+    make_example(hate_round, None, source=Example.Source.IMPORTED)  # even one left pending by mistake
+    assert _served(hate_round, validator) is None
+
+
+def test_example_of_another_round_is_not_served(hate_task, hate_round, annotator, validator):
+    other = ensure_round(task=hate_task, number=2)
+    make_example(other, annotator)
+    assert _served(hate_round, validator) is None
+    assert _served(other, validator) is not None
+
+
+def test_non_fooling_examples_are_served_only_if_the_task_says_so(hate_task, hate_round, annotator, validator):
+    not_fooling = make_example(hate_round, annotator, model_wrong=False)
+    make_example(hate_round, annotator, model_wrong=None, prediction_status="failed")
+    assert _served(hate_round, validator) is None
+
+    hate_task.config = {**hate_task.config, "validate_non_fooling": True}
+    hate_task.save()
+    hate_round.refresh_from_db()
+    served = {_served(hate_round, validator).pk}
+    Validation.objects.create(example_id=served.copy().pop(), validator=validator, verdict="correct")
+    served.add(_served(hate_round, validator).pk)
+    assert not_fooling.pk in served and len(served) == 2
+
+
+def test_fewest_validations_first(hate_round, annotator, validator, crowd):
+    twice = make_example(hate_round, annotator)
+    once = make_example(hate_round, annotator)
+    never = make_example(hate_round, annotator)
+    for e, voters in ((twice, crowd[:2]), (once, crowd[:1])):
+        for v in voters:
+            Validation.objects.create(example=e, validator=v, verdict="correct")
+    order = []
+    for _ in range(3):
+        e = _served(hate_round, validator)
+        order.append(e)
+        Validation.objects.create(example=e, validator=validator, verdict="correct")
+    assert order == [never, once, twice]
+
+
+def test_random_among_equals(hate_round, annotator, validator):
+    examples = [make_example(hate_round, annotator) for _ in range(4)]
+    firsts = Counter()
+    for _ in range(40):
+        ValidationClaim.objects.all().delete()
+        firsts[_served(hate_round, validator).pk] += 1
+    # 40 draws among 4 equals: all four showing up is near certain (miss chance < 4 * 0.75**40 ~ 4e-5).
+    assert set(firsts) == {e.pk for e in examples}
+
+
+def test_asking_again_returns_the_same_claimed_example(hate_round, annotator, validator):
+    make_example(hate_round, annotator)
+    make_example(hate_round, annotator)
+    first = _served(hate_round, validator)
+    assert _served(hate_round, validator) == first
+    assert ValidationClaim.objects.filter(validator=validator).count() == 1
+
+
+def test_two_validators_get_different_examples(hate_round, annotator, validator, outsider):
+    a, b = make_example(hate_round, annotator), make_example(hate_round, annotator)
+    served = {_served(hate_round, validator), _served(hate_round, outsider)}
+    assert served == {a, b}
+
+
+def test_a_claimed_example_is_not_served_to_another_while_the_claim_lives(
+    hate_round, annotator, validator, outsider
+):
+    example = make_example(hate_round, annotator)
+    assert _served(hate_round, validator) == example
+    assert _served(hate_round, outsider) is None
+    summary = selectors.queue_summary(hate_round, outsider)
+    assert (summary.open, summary.claimed) == (1, 1)
+
+
+def test_an_expired_claim_is_taken_over(hate_round, annotator, validator, outsider):
+    example = make_example(hate_round, annotator)
+    assert _served(hate_round, validator) == example
+    ValidationClaim.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    assert _served(hate_round, outsider) == example
+    claim = ValidationClaim.objects.get()
+    assert claim.validator == outsider and claim.expires_at > timezone.now()
+
+
+def test_claim_lifetime_comes_from_the_setting(settings, hate_round, annotator, validator):
+    settings.DYNABENCH_VALIDATION_CLAIM_SECONDS = 30
+    make_example(hate_round, annotator)
+    before = timezone.now()
+    _served(hate_round, validator)
+    lifetime = ValidationClaim.objects.get().expires_at - before
+    assert timedelta(seconds=29) < lifetime <= timedelta(seconds=31)
+
+
+def test_a_verdict_releases_the_claim(hate_round, annotator, validator):
+    example = make_example(hate_round, annotator)
+    _served(hate_round, validator)
+    submit_validation(example=example, validator=validator, verdict="correct")
+    assert not ValidationClaim.objects.exists()
+
+
+def test_blocked_user_is_not_served(hate_round, annotator, outsider):
+    make_example(hate_round, annotator)
+    outsider.is_blocked = True
+    outsider.save()
+    with pytest.raises(VerdictError) as exc:
+        _served(hate_round, outsider)
+    assert exc.value.code == "blocked"

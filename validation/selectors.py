@@ -1,0 +1,284 @@
+"""Reads for validation: the queue of examples a validator may judge, the owner review list, and
+per-annotator statistics.
+
+Every count here is derived from ``Example.status`` and the ``Validation`` rows, never from a
+counter kept beside them: an example has exactly one status, so it is counted exactly once
+whatever the order or concurrency of the votes that settled it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from annotation.models import Example
+from tasks.models import Round, Task
+
+from .models import Validation, ValidationClaim
+
+# The settled status a verdict stands for (DOMAIN.md, "Quorum").
+STATUS_OF_VERDICT: dict[str, str] = {
+    Validation.Verdict.CORRECT: Example.Status.VALIDATED_CORRECT,
+    Validation.Verdict.INCORRECT: Example.Status.VALIDATED_INCORRECT,
+    Validation.Verdict.FLAGGED: Example.Status.FLAGGED,
+}
+
+_AGREES = Q()
+for _verdict, _status in STATUS_OF_VERDICT.items():
+    _AGREES |= Q(verdict=_verdict, example__status=_status)
+
+
+def _n_validations() -> Subquery:
+    """Validations of the outer example, as a scalar subquery (a GROUP BY would forbid FOR UPDATE)."""
+    counted = (
+        Validation.objects.filter(example=OuterRef("pk"))
+        .order_by()
+        .values("example")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
+
+
+def open_examples(round_: Round) -> QuerySet[Example]:
+    """Examples of ``round_`` still open for validation by anyone.
+
+    Not retracted, not settled (``pending``; imported examples are stored settled), not imported,
+    and model-fooling unless the task's config sets ``validate_non_fooling``.
+    """
+    qs = Example.objects.filter(round=round_, is_retracted=False, status=Example.Status.PENDING).exclude(
+        source=Example.Source.IMPORTED
+    )
+    if not round_.task.cfg.validate_non_fooling:
+        qs = qs.filter(model_wrong=True)
+    return qs
+
+
+def validatable_by(round_: Round, user) -> QuerySet[Example]:
+    """Open examples of ``round_`` that ``user`` may judge: not their own, not already judged by them.
+
+    Claims are not considered here (see ``queue_for``).
+    """
+    mine = Validation.objects.filter(example=OuterRef("pk"), validator=user)
+    return open_examples(round_).exclude(annotator=user).exclude(Exists(mine))
+
+
+def queue_for(round_: Round, user, *, now=None) -> QuerySet[Example]:
+    """The validation queue of ``user`` in ``round_``, in serving order.
+
+    ``validatable_by`` minus examples another validator holds a live claim on; annotated with
+    ``n_validations``; ordered fewest validations first, random among equals. Has no GROUP BY, so
+    it can be locked with ``select_for_update``.
+    """
+    now = now or timezone.now()
+    claimed_by_others = ValidationClaim.objects.filter(example=OuterRef("pk"), expires_at__gt=now).exclude(
+        validator=user
+    )
+    return (
+        validatable_by(round_, user)
+        .exclude(Exists(claimed_by_others))
+        .annotate(n_validations=_n_validations())
+        .order_by("n_validations", "?")
+    )
+
+
+@dataclass(frozen=True)
+class QueueSummary:
+    """Why a validator's queue is empty: open examples of the round they cannot be served.
+
+    ``open`` counts every open example of the round; ``own`` those they wrote; ``judged`` those they
+    already validated; ``claimed`` those other validators hold right now.
+    """
+
+    open: int
+    own: int
+    judged: int
+    claimed: int
+
+    @property
+    def unavailable(self) -> int:
+        return self.own + self.judged + self.claimed
+
+
+def queue_summary(round_: Round, user, *, now=None) -> QueueSummary:
+    """Counts of ``round_``'s open examples by why ``user`` cannot be served them (one query)."""
+    now = now or timezone.now()
+    mine = Validation.objects.filter(example=OuterRef("pk"), validator=user)
+    claimed = ValidationClaim.objects.filter(example=OuterRef("pk"), expires_at__gt=now).exclude(
+        validator=user
+    )
+    own = Q(annotator=user)
+    judged = ~own & Q(Exists(mine))
+    counts = open_examples(round_).aggregate(
+        open=Count("pk"),
+        own=Count("pk", filter=own),
+        judged=Count("pk", filter=judged),
+        claimed=Count("pk", filter=~own & ~Q(Exists(mine)) & Q(Exists(claimed))),
+    )
+    return QueueSummary(**counts)
+
+
+def live_claim_of(round_: Round, user, *, now=None) -> ValidationClaim | None:
+    """``user``'s unexpired claim in ``round_`` whose example is still validatable by them, if any."""
+    now = now or timezone.now()
+    return (
+        ValidationClaim.objects.filter(
+            validator=user,
+            expires_at__gt=now,
+            example__in=validatable_by(round_, user).values("pk"),
+        )
+        .select_related("example")
+        .first()
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Owner review
+
+
+REVIEW_FILTERS = ("flags", "disagreement", "all")
+REVIEW_STATES = ("pending", "settled", "any")
+
+
+def review_examples(task: Task, *, show: str = "flags", state: str = "pending", round_: Round | None = None):
+    """Examples of ``task`` for its owners' review page, newest first.
+
+    Args:
+        show: ``flags`` (a ``flagged`` verdict or the author's own flag), ``disagreement`` (both
+            ``correct`` and ``incorrect`` verdicts present) or ``all``.
+        state: ``pending``, ``settled`` or ``any``.
+        round_: only this round, or every round when None.
+
+    Returns:
+        A queryset annotated with ``n_correct``, ``n_incorrect`` and ``n_flagged`` verdict counts.
+        Imported examples are left out (they were settled by their source dataset).
+
+    Raises:
+        ValueError: for an unknown ``show`` or ``state``.
+    """
+    if show not in REVIEW_FILTERS or state not in REVIEW_STATES:
+        raise ValueError(f"unknown review filter {show!r} / {state!r}")
+    qs = (
+        Example.objects.filter(round__task=task, is_retracted=False)
+        .exclude(source=Example.Source.IMPORTED)
+        .select_related("round", "context", "annotator")
+        .annotate(
+            n_correct=Count("validations", filter=Q(validations__verdict=Validation.Verdict.CORRECT)),
+            n_incorrect=Count("validations", filter=Q(validations__verdict=Validation.Verdict.INCORRECT)),
+            n_flagged=Count("validations", filter=Q(validations__verdict=Validation.Verdict.FLAGGED)),
+        )
+        .prefetch_related(
+            Prefetch("validations", queryset=Validation.objects.select_related("validator").order_by("id"))
+        )
+        .order_by("-created_at", "-id")
+    )
+    if round_ is not None:
+        qs = qs.filter(round=round_)
+    if state == "pending":
+        qs = qs.filter(status=Example.Status.PENDING)
+    elif state == "settled":
+        qs = qs.exclude(status=Example.Status.PENDING)
+    if show == "flags":
+        qs = qs.filter(Q(n_flagged__gt=0) | Q(is_flagged_by_annotator=True))
+    elif show == "disagreement":
+        qs = qs.filter(n_correct__gt=0, n_incorrect__gt=0)
+    return qs
+
+
+def validations_of(example: Example) -> QuerySet[Validation]:
+    """An example's validations with their validators, oldest first (for its task's owners)."""
+    return example.validations.select_related("validator").order_by("created_at", "id")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Per-annotator statistics
+
+
+@dataclass(frozen=True)
+class AnnotatorRoundStats:
+    """One person's work in one round (DOMAIN.md; issue 3, "Statistics").
+
+    ``submitted``: examples they wrote there (not retracted, not imported); ``fooling``: of those,
+    model-fooling; ``verified_fooling``: model-fooling and settled ``validated_correct``;
+    ``validations``: verdicts they gave on the round's examples; ``judged_settled``: of their
+    non-owner verdicts, those on examples now settled; ``agreeing``: of those, the ones whose verdict
+    matches the settled status. Owner verdicts are left out of agreement (they settle the example, so
+    they agree by construction).
+    """
+
+    user_id: int
+    round_number: int
+    submitted: int = 0
+    fooling: int = 0
+    verified_fooling: int = 0
+    validations: int = 0
+    judged_settled: int = 0
+    agreeing: int = 0
+
+    @property
+    def agreement(self) -> float | None:
+        """Fraction of their verdicts on settled examples that match the settled status; None if none."""
+        return self.agreeing / self.judged_settled if self.judged_settled else None
+
+
+def annotator_round_stats(task: Task, *, user=None) -> list[AnnotatorRoundStats]:
+    """Per (person, round) statistics of ``task``, sorted by user id then round number (two queries).
+
+    Args:
+        user: only this person's rows when given.
+
+    Returns:
+        One row per (person, round) where that person wrote or validated anything.
+    """
+    written = Example.objects.filter(round__task=task, is_retracted=False, annotator__isnull=False).exclude(
+        source=Example.Source.IMPORTED
+    )
+    judged = Validation.objects.filter(example__round__task=task)
+    if user is not None:
+        written = written.filter(annotator=user)
+        judged = judged.filter(validator=user)
+    fooling = Q(model_wrong=True)
+    rows: dict[tuple[int, int], dict] = {}
+    for r in (
+        written.values("annotator_id", "round__number")
+        .order_by()
+        .annotate(
+            submitted=Count("pk"),
+            fooling=Count("pk", filter=fooling),
+            verified_fooling=Count("pk", filter=fooling & Q(status=Example.Status.VALIDATED_CORRECT)),
+        )
+    ):
+        key = (r.pop("annotator_id"), r.pop("round__number"))
+        rows.setdefault(key, {}).update(r)
+    voter = Q(is_owner_verdict=False)
+    settled = ~Q(example__status=Example.Status.PENDING)
+    for r in (
+        judged.values("validator_id", "example__round__number")
+        .order_by()
+        .annotate(
+            validations=Count("pk"),
+            judged_settled=Count("pk", filter=voter & settled),
+            agreeing=Count("pk", filter=voter & settled & _AGREES),
+        )
+    ):
+        key = (r.pop("validator_id"), r.pop("example__round__number"))
+        rows.setdefault(key, {}).update(r)
+    return [AnnotatorRoundStats(user_id=u, round_number=n, **rows[(u, n)]) for u, n in sorted(rows)]
+
+
+def examples_of_task(task: Task) -> QuerySet[Example]:
+    """Every example of ``task`` (the verdict views look the posted example up here; others are 404)."""
+    return Example.objects.filter(round__task=task).select_related("round__task")
+
+
+def round_of(task: Task, number: int | str | None) -> Round | None:
+    """Round ``number`` of ``task``, or its current round when ``number`` is empty; None if missing."""
+    if number in (None, ""):
+        return task.current_round
+    try:
+        return Round.objects.select_related("task").get(task=task, number=int(number))
+    except (ValueError, Round.DoesNotExist):
+        return None

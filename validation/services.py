@@ -1,0 +1,245 @@
+"""Writes for validation: hand out examples through the queue (claims) and record verdicts (quorum,
+owner mode).
+
+Counting rule: an example is settled by exactly one status transition, made under its row lock
+(``select_for_update``) through ``annotation.services.settle_example``; every round and user count
+is derived from ``Example.status`` (``validation.selectors``), so each example counts once.
+
+Late votes: a verdict on an example that is already settled is refused (``VerdictError`` with code
+``settled``) and nothing is stored. Recording it would make agreement statistics depend on timing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from annotation.models import Example
+from annotation.services import normalise_text, settle_example
+from tasks.models import Round
+
+from . import selectors
+from .models import Validation, ValidationClaim
+
+NON_FIELD = "__all__"
+MAX_REASON_LENGTH = 2000
+
+
+class VerdictError(Exception):
+    """A verdict that cannot be recorded.
+
+    ``errors`` maps field names (``verdict``, ``corrected_label``, ``reason`` or ``__all__``) to
+    messages, like a form's errors. ``code`` names the rule that refused it: ``blocked``, ``invalid``,
+    ``own_example``, ``already_validated``, ``retracted``, ``settled``, ``not_open`` or ``not_owner``.
+    """
+
+    def __init__(self, errors: dict[str, list[str]] | str, *, code: str = "invalid"):
+        if isinstance(errors, str):
+            errors = {NON_FIELD: [errors]}
+        self.errors = errors
+        self.code = code
+        super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+
+
+def claim_seconds() -> int:
+    """How long a served example stays reserved for its validator (``DYNABENCH_VALIDATION_CLAIM_SECONDS``)."""
+    return int(settings.DYNABENCH_VALIDATION_CLAIM_SECONDS)
+
+
+def _can_validate(user) -> bool:
+    return bool(user is not None and user.is_authenticated and user.is_active and not user.is_blocked)
+
+
+def _take_claim(example_id: int, validator, now, expires_at) -> bool:
+    """Reserve one example for ``validator``; False if someone else holds a live claim on it."""
+    # An existing claim row is taken over only if it expired or is the validator's own.
+    updated = (
+        ValidationClaim.objects.filter(example_id=example_id)
+        .filter(Q(expires_at__lte=now) | Q(validator=validator))
+        .update(validator=validator, expires_at=expires_at, created_at=now)
+    )
+    if updated:
+        return True
+    try:
+        with transaction.atomic():  # a savepoint: a lost insert race must not abort the outer transaction
+            ValidationClaim.objects.create(example_id=example_id, validator=validator, expires_at=expires_at)
+    except IntegrityError:
+        return False
+    return True
+
+
+def next_example(*, round_: Round, validator, now=None) -> Example | None:
+    """Serve ``validator`` the next example of ``round_`` to validate, reserved for them.
+
+    A validator holds at most one claim per round: asking again while their claim is live returns
+    the same example (a reload does not skip it); otherwise their old claims in the round are
+    released and the first example of ``selectors.queue_for`` is claimed until now +
+    ``claim_seconds()``.
+
+    Returns:
+        The example, annotated with ``n_validations`` when newly served, or None when the queue is
+        empty (``selectors.queue_summary`` says why).
+
+    Raises:
+        VerdictError: (code ``blocked``) for anonymous, inactive or blocked users.
+    """
+    if not _can_validate(validator):
+        raise VerdictError("Your account cannot validate examples.", code="blocked")
+    now = now or timezone.now()
+    expires_at = now + timedelta(seconds=claim_seconds())
+    with transaction.atomic():
+        held = selectors.live_claim_of(round_, validator, now=now)
+        if held is not None:
+            ValidationClaim.objects.filter(pk=held.pk).update(expires_at=expires_at)
+            return held.example
+        ValidationClaim.objects.filter(validator=validator, example__round=round_).delete()
+        # Race handling: two validators asking at once each lock their candidate row with
+        # FOR UPDATE SKIP LOCKED, so the second skips the row the first is claiming and takes the next
+        # one instead of waiting for it or getting it too. The lock lasts only this transaction; after
+        # it the claim row keeps the example out of other queues. A claimer whose query snapshot
+        # predates a just-committed claim can still reach that row, so the claim itself is taken with
+        # a conditional UPDATE (only if expired or ours) or an INSERT guarded by the one-claim-per-
+        # example constraint: exactly one of them wins, and the loser moves on to another candidate.
+        for _attempt in range(5):
+            candidate = (
+                selectors.queue_for(round_, validator, now=now)
+                .select_for_update(skip_locked=True, of=("self",))
+                .first()
+            )
+            if candidate is None:
+                return None
+            if _take_claim(candidate.pk, validator, now, expires_at):
+                return candidate
+    return None
+
+
+def release_claims(*, validator, round_: Round | None = None) -> int:
+    """Drop ``validator``'s claims (in ``round_`` only, when given); returns how many were dropped."""
+    qs = ValidationClaim.objects.filter(validator=validator)
+    if round_ is not None:
+        qs = qs.filter(example__round=round_)
+    return qs.delete()[0]
+
+
+@dataclass(frozen=True)
+class VerdictOutcome:
+    """What a recorded verdict did: the stored ``validation``; ``settled`` is True when this very
+    verdict settled the example; ``status`` is the example's status afterwards."""
+
+    validation: Validation
+    settled: bool
+    status: str
+
+
+def _clean(example: Example, verdict: str, corrected_label: str, reason: str) -> tuple[str, str]:
+    errors: dict[str, list[str]] = {}
+    if verdict not in Validation.Verdict.values:
+        errors.setdefault("verdict", []).append(
+            f"Choose one of: {', '.join(Validation.Verdict.values)} (got {verdict!r})."
+        )
+    corrected_label = (corrected_label or "").strip()
+    if corrected_label:
+        labels = example.round.task.cfg.labels
+        if not labels:
+            errors.setdefault("corrected_label", []).append("This task's target is not a label.")
+        elif corrected_label not in labels:
+            errors.setdefault("corrected_label", []).append(f"Choose one of: {', '.join(labels)}.")
+        elif verdict != Validation.Verdict.INCORRECT:
+            errors.setdefault("corrected_label", []).append(
+                "Only an 'incorrect' verdict takes a corrected label."
+            )
+        elif corrected_label == example.target:
+            errors.setdefault("corrected_label", []).append(
+                "The corrected label is the label the author chose."
+            )
+    reason = normalise_text(reason or "")
+    if len(reason) > MAX_REASON_LENGTH:
+        errors.setdefault("reason", []).append(f"At most {MAX_REASON_LENGTH:,} characters.")
+    if errors:
+        raise VerdictError(errors, code="invalid")
+    return corrected_label, reason
+
+
+@transaction.atomic
+def submit_validation(
+    *,
+    example: Example,
+    validator,
+    verdict: str,
+    corrected_label: str = "",
+    reason: str = "",
+    owner_mode: bool = False,
+) -> VerdictOutcome:
+    """Record ``validator``'s verdict on ``example`` and settle the example when it reaches quorum.
+
+    ``task.validation_quorum`` matching verdicts settle it (``correct`` → validated_correct,
+    ``incorrect`` → validated_incorrect, ``flagged`` → flagged); one verdict in ``owner_mode`` (task
+    owners only) settles it at once, replacing that owner's earlier ordinary vote if they cast one.
+    The example row is locked for the whole count-and-settle, so concurrent votes are counted one
+    after another and the example is settled exactly once. The validator's claim on it is released.
+
+    Returns:
+        ``VerdictOutcome(validation, settled, status)``.
+
+    Raises:
+        VerdictError: blocked or anonymous validator (``blocked``); unknown verdict, corrected label
+            not a task label or given with another verdict than ``incorrect``, reason too long
+            (``invalid``); their own example (``own_example``); a second verdict on one example
+            (``already_validated``); retracted (``retracted``); already settled, including late
+            votes (``settled``); a non-fooling example when the task validates only model-fooling
+            ones, or an imported one (``not_open``); owner mode by a non-owner (``not_owner``).
+    """
+    if not _can_validate(validator):
+        raise VerdictError("Your account cannot validate examples.", code="blocked")
+    # Lock the example row (only it: of=self) before reading anything the decision depends on.
+    locked = Example.objects.select_for_update(of=("self",)).select_related("round__task").get(pk=example.pk)
+    task = locked.round.task
+    corrected_label, reason = _clean(locked, verdict, corrected_label, reason)
+    if owner_mode and not task.is_owner(validator):
+        raise VerdictError("Only the task's owners can settle an example in owner mode.", code="not_owner")
+    if locked.annotator_id is not None and locked.annotator_id == validator.pk:
+        raise VerdictError("You cannot validate your own example.", code="own_example")
+    if locked.is_retracted:
+        raise VerdictError("This example was retracted by its author.", code="retracted")
+    if locked.status != Example.Status.PENDING:
+        raise VerdictError(
+            f"This example is already settled ({locked.get_status_display().lower()}).", code="settled"
+        )
+    if locked.source == Example.Source.IMPORTED or (
+        not owner_mode and locked.model_wrong is not True and not task.cfg.validate_non_fooling
+    ):
+        raise VerdictError("This example is not open for validation.", code="not_open")
+
+    earlier = Validation.objects.filter(example=locked, validator=validator).first()
+    if earlier is not None and not owner_mode:
+        raise VerdictError("You have already validated this example.", code="already_validated")
+    fields = {
+        "verdict": verdict,
+        "corrected_label": corrected_label,
+        "reason": reason,
+        "is_owner_verdict": owner_mode,
+    }
+    if earlier is not None:
+        for name, value in fields.items():
+            setattr(earlier, name, value)
+        earlier.save(update_fields=list(fields))
+        validation = earlier
+    else:
+        # The row lock serialises one person's double submit too; the unique (example, validator)
+        # constraint stays the last line of defence.
+        validation = Validation.objects.create(example=locked, validator=validator, **fields)
+
+    matching = Validation.objects.filter(example=locked, verdict=verdict).count()
+    settled = False
+    if owner_mode or matching >= task.validation_quorum:
+        settled = settle_example(locked.pk, selectors.STATUS_OF_VERDICT[verdict])
+    ValidationClaim.objects.filter(example=locked).filter(
+        **({} if settled else {"validator": validator})
+    ).delete()
+    status = selectors.STATUS_OF_VERDICT[verdict] if settled else locked.status
+    return VerdictOutcome(validation=validation, settled=settled, status=status)
