@@ -1,12 +1,20 @@
-"""Writes for tasks, rounds and contexts."""
+"""Writes for tasks, rounds and contexts: built-in tasks, round lifecycle, loading contexts."""
 
 from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import IO
 
 from django.db import transaction
 from django.utils import timezone
 
-from .config import HATE_SPEECH_CONFIG, validate_config
-from .models import Round, Task
+from .config import HATE_SPEECH_CONFIG, TaskConfig, validate_config
+
+# ContextFileError is re-exported: callers of load_contexts / start_next_round catch it from here.
+from .context_files import ContextFileError as ContextFileError
+from .context_files import format_from_name, read_records
+from .models import Context, Round, Task
 
 BUILTIN_TASKS: dict[str, dict] = {
     "hate-speech": {
@@ -75,3 +83,231 @@ def close_round(*, round_: Round) -> Round:
         round_.closed_at = timezone.now()
         round_.save(update_fields=["is_closed", "closed_at"])
     return round_
+
+
+# --- Contexts -------------------------------------------------------------------------------------
+
+# A context field without its own max_length may be this long (a QA passage can be long).
+DEFAULT_MAX_CONTEXT_LENGTH = 100_000
+MAX_TAG_LENGTH = Context._meta.get_field("tag").max_length
+MAX_EXTERNAL_ID_LENGTH = Context._meta.get_field("external_id").max_length
+_RESERVED_KEYS = {"tag", "metadata", "id"}
+_BATCH = 1000
+
+
+@dataclass
+class ContextLoadReport:
+    """What ``load_contexts`` did with a file.
+
+    ``loaded``: contexts created. ``already_loaded``: records whose ``id`` the round already had (not
+    changed: loading is idempotent by external id). ``skipped``: ``(line, reason)`` for every invalid
+    record, in file order. ``ignored_columns``: keys that are neither context fields nor tag / metadata /
+    id (read, then dropped).
+    """
+
+    loaded: int = 0
+    already_loaded: int = 0
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    ignored_columns: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        """Records read (loaded, already loaded or skipped); empty lines are not records."""
+        return self.loaded + self.already_loaded + len(self.skipped)
+
+    def summary(self) -> str:
+        """One line for an admin message or a command's output."""
+        text = f"{self.loaded} contexts loaded, {self.already_loaded} already loaded, {len(self.skipped)} skipped"
+        if self.ignored_columns:
+            text += f"; ignored columns: {', '.join(self.ignored_columns)}"
+        return text + "."
+
+    def skipped_lines(self, limit: int = 20) -> list[str]:
+        """``"line N: reason"`` for the first ``limit`` skipped records, then how many more there are."""
+        lines = [f"line {line}: {reason}" for line, reason in self.skipped[:limit]]
+        if len(self.skipped) > limit:
+            lines.append(f"... and {len(self.skipped) - limit} more skipped records.")
+        return lines
+
+
+def _clean_context(cfg: TaskConfig, record: dict) -> tuple[dict, str, dict, str]:
+    """``(data, tag, metadata, external_id)`` of one record, or ``ValueError`` with the reason."""
+    data = {}
+    for spec in cfg.context_fields:
+        name = spec["name"]
+        value = record.get(name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if spec.get("optional", False):
+                data[name] = ""
+                continue
+            raise ValueError(f"the context field {name!r} is missing or empty")
+        if not isinstance(value, str):
+            raise ValueError(f"the context field {name!r} must be text")
+        value = normalise_text(value)
+        limit = int(spec.get("max_length", DEFAULT_MAX_CONTEXT_LENGTH))
+        if len(value) > limit:
+            raise ValueError(f"the context field {name!r} has {len(value):,} characters, at most {limit:,}")
+        data[name] = value
+    tag = record.get("tag") or ""
+    if not isinstance(tag, str):
+        raise ValueError("tag must be text")
+    tag = tag.strip()
+    if len(tag) > MAX_TAG_LENGTH:
+        raise ValueError(f"tag is longer than {MAX_TAG_LENGTH} characters")
+    metadata = record.get("metadata") or {}
+    if not isinstance(metadata, dict):
+        raise ValueError("metadata must be a JSON object")
+    external_id = record.get("id")
+    external_id = "" if external_id is None else external_id
+    if isinstance(external_id, bool) or not isinstance(external_id, str | int):
+        raise ValueError("id must be text or a whole number")
+    external_id = str(external_id).strip()
+    if len(external_id) > MAX_EXTERNAL_ID_LENGTH:
+        raise ValueError(f"id is longer than {MAX_EXTERNAL_ID_LENGTH} characters")
+    return data, tag, metadata, external_id
+
+
+def normalise_text(value: str) -> str:
+    """CRLF and lone CR become LF; everything else (emoji, ZWJ, RTL marks) is kept exactly."""
+    return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@transaction.atomic
+def load_contexts(
+    *,
+    round_: Round,
+    fileobj: IO,
+    fmt: str,
+    progress: Callable[[int], None] | None = None,
+) -> ContextLoadReport:
+    """Load a round's contexts from a JSONL or CSV file (see ``tasks.context_files``).
+
+    Each record holds the task's context fields by name (``task.cfg.context_fields``), and optionally
+    ``tag`` (text), ``metadata`` (a JSON object; in CSV a JSON cell) and ``id`` (stored as
+    ``external_id``). Invalid records are skipped and reported with their line number; a record whose
+    ``id`` the round already has is left alone (loading the same file twice adds nothing). Records
+    without an ``id`` cannot be recognised again and are always added. Runs in one transaction with the
+    round locked, so two loads of the same file do not race.
+
+    Args:
+        round_: the round the contexts belong to (open or closed).
+        fileobj: a binary or text file object, read once.
+        fmt: ``"jsonl"`` or ``"csv"``.
+        progress: called with the number of records read so far after each batch of 1,000.
+
+    Returns:
+        A ``ContextLoadReport``.
+
+    Raises:
+        ContextFileError: the file cannot be read as a whole (not UTF-8, no CSV header, unknown format);
+            nothing is loaded then.
+    """
+    Round.objects.select_for_update().filter(pk=round_.pk).first()
+    task = round_.task
+    cfg = task.cfg
+    known = {spec["name"] for spec in cfg.context_fields} | _RESERVED_KEYS
+    existing = set(
+        Context.objects.filter(round=round_).exclude(external_id="").values_list("external_id", flat=True)
+    )
+    report = ContextLoadReport()
+    ignored: dict[str, None] = {}
+    batch: list[Context] = []
+    seen = 0
+    for line, record in read_records(fileobj, fmt):
+        seen += 1
+        if isinstance(record, str):
+            report.skipped.append((line, record))
+        else:
+            for key in record:
+                if key not in known:
+                    ignored.setdefault(str(key), None)
+            try:
+                data, tag, metadata, external_id = _clean_context(cfg, record)
+            except ValueError as exc:
+                report.skipped.append((line, str(exc)))
+            else:
+                if external_id and external_id in existing:
+                    report.already_loaded += 1
+                else:
+                    if external_id:
+                        existing.add(external_id)
+                    batch.append(
+                        Context(
+                            task=task,
+                            round=round_,
+                            data=data,
+                            tag=tag,
+                            metadata=metadata,
+                            external_id=external_id,
+                        )
+                    )
+        if len(batch) >= _BATCH:
+            Context.objects.bulk_create(batch)
+            report.loaded += len(batch)
+            batch = []
+        if progress is not None and seen % _BATCH == 0:
+            progress(seen)
+    if batch:
+        Context.objects.bulk_create(batch)
+        report.loaded += len(batch)
+    report.ignored_columns = list(ignored)
+    return report
+
+
+# --- Round lifecycle ------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def start_next_round(
+    *,
+    task: Task,
+    description: str,
+    models: Sequence,
+    contexts_file: IO | None = None,
+    contexts_format: str | None = None,
+) -> tuple[Round, ContextLoadReport]:
+    """Open round N+1 of ``task`` with its target model(s) and contexts, and make it the current round.
+
+    In one transaction: create the round (number = highest existing + 1), set its targets
+    (``models_registry.services.set_round_targets``, in the given order; several models form an
+    ensemble), load the contexts file if any (``load_contexts``), close the previous current round and
+    make the new one current. Any error undoes all of it.
+
+    Args:
+        task: the task.
+        description: shown with the round.
+        models: one or more ready ``RegisteredModel`` of this task.
+        contexts_file: optional JSONL or CSV file object (see ``load_contexts``).
+        contexts_format: ``"jsonl"`` or ``"csv"``; taken from ``contexts_file.name`` when omitted.
+
+    Returns:
+        ``(round, report)``; the report is empty when no file was given.
+
+    Raises:
+        TaskError: no model given, or a model of another task or not ready.
+        ContextFileError: the contexts file cannot be read as a whole.
+    """
+    # Round targets are the registry's table; this orchestration is the one place where the base app
+    # calls up into models_registry, imported here to keep the module graph one-way at import time.
+    from models_registry.services import ModelRegistryError, set_round_targets
+
+    if not models:
+        raise TaskError("Choose at least one target model for the new round.")
+    # Lock the task: two owners starting a round at once get rounds N+1 and N+2, not a clash.
+    locked = Task.objects.select_for_update().get(pk=task.pk)
+    last = Round.objects.filter(task=locked).order_by("-number").values_list("number", flat=True).first()
+    round_ = Round.objects.create(task=locked, number=(last or 0) + 1, description=description.strip())
+    try:
+        set_round_targets(round=round_, models=list(models))
+    except ModelRegistryError as exc:
+        raise TaskError(f"Target models: {exc}.") from exc
+    report = ContextLoadReport()
+    if contexts_file is not None:
+        fmt = contexts_format or format_from_name(getattr(contexts_file, "name", "") or "")
+        report = load_contexts(round_=round_, fileobj=contexts_file, fmt=fmt)
+    previous = locked.current_round
+    if previous is not None and previous.pk != round_.pk:
+        close_round(round_=previous)
+    set_current_round(task=locked, round_=round_)
+    task.current_round = round_
+    return round_, report
