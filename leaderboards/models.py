@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -105,3 +106,68 @@ class Score(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} on {self.dataset}: {self.perf}"
+
+
+class TrainingJob(models.Model):
+    """One request to train a task's target model on rounds' settled examples (``leaderboards.jobs``).
+
+    Created by ``leaderboards.jobs.request_training`` and run by ``run_training_job`` (a django-q2 job,
+    inline without a broker). ``status`` moves queued -> running -> done | failed, each step written by
+    the job; ``progress`` is the last progress line and ``log`` all of them.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="training_jobs")
+    rounds = models.JSONField(help_text="Round numbers whose settled examples train the model.")
+    recipe = models.CharField(max_length=20, default="quick")
+    name = models.CharField(
+        max_length=200, blank=True, help_text="Registered model name; blank: minilm-<recipe>-r<rounds>."
+    )
+    target_round = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Make the trained model this round's target when done."
+    )
+    seed = models.IntegerField(default=0)
+    epochs = models.PositiveSmallIntegerField(default=3)
+    backbone_path = models.CharField(
+        max_length=1000, blank=True, help_text="Encoder directory; blank: the offline all-MiniLM-L6-v2."
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    progress = models.CharField(max_length=500, blank=True, help_text="The last progress message.")
+    log = models.TextField(blank=True, help_text="Every progress message, one a line.")
+    error_message = models.TextField(blank=True)
+    model = models.ForeignKey(
+        "models_registry.RegisteredModel",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="training_jobs",
+    )
+    dev_accuracy = models.FloatField(null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="training_jobs",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["queued", "running", "done", "failed"]),
+                name="training_job_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        rounds = ", ".join(str(n) for n in self.rounds or [])
+        return f"training job {self.pk}: {self.task_id and self.task.slug} rounds {rounds} ({self.status})"

@@ -31,15 +31,24 @@ class Command(BaseCommand):
         parser.add_argument(
             "--epochs", type=int, default=3, help="Fine-tuning epochs (finetune recipe only)."
         )
+        parser.add_argument(
+            "--queue",
+            action="store_true",
+            help="Queue a training job (run by `manage.py qcluster`, visible in the admin) instead of "
+            "training here.",
+        )
 
     def handle(
-        self, *args, task: str, rounds, recipe, name, target_round, seed, epochs, verbosity, **options
+        self, *args, task: str, rounds, recipe, name, target_round, seed, epochs, queue, verbosity, **options
     ):
         task_obj = Task.objects.filter(slug=task).first()
         if task_obj is None:
             raise CommandError(
                 f"No task {task!r}. Known: {', '.join(Task.objects.values_list('slug', flat=True))}"
             )
+        if queue:
+            self._queue(task_obj, rounds, recipe, name, target_round, seed, epochs)
+            return
         started = time.monotonic()
 
         def progress(message: str) -> None:
@@ -78,3 +87,34 @@ class Command(BaseCommand):
                 f"Done in {time.monotonic() - started:.0f}s (training {card['training']['seconds']}s)."
             )
         )
+
+    def _queue(self, task_obj, rounds, recipe, name, target_round, seed, epochs) -> None:
+        from django.db import transaction
+
+        from leaderboards.jobs import request_training
+        from leaderboards.models import TrainingJob
+
+        try:
+            with transaction.atomic():
+                job = request_training(
+                    task=task_obj,
+                    rounds=rounds,
+                    recipe=recipe,
+                    name=name or "",
+                    target_round=target_round,
+                    seed=seed,
+                    epochs=epochs,
+                )
+        except TargetTrainingError as exc:
+            raise CommandError(str(exc)) from exc
+        job.refresh_from_db()
+        if job.status == TrainingJob.Status.QUEUED:
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Queued training job {job.pk}; a worker (python manage.py qcluster) runs it. "
+                    "Follow it in the admin under Leaderboards > Training jobs."
+                )
+            )
+        else:
+            # Inline jobs (DYNABENCH_JOBS_SYNC=1) have already run when the transaction committed.
+            self.stdout.write(f"Training job {job.pk}: {job.status}. {job.error_message or job.progress}")

@@ -1,0 +1,146 @@
+"""The loop as a job: queued after commit, run inline, safe twice, progress and failures recorded."""
+
+from __future__ import annotations
+
+from io import StringIO
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+from django.db import transaction
+
+from leaderboards import jobs
+from leaderboards.jobs import request_training, run_training_job
+from leaderboards.models import TrainingJob
+from leaderboards.services_training import TargetTrainingError
+from models_registry.models import RegisteredModel
+from models_registry.selectors import target_models_for_round
+from tasks.services import ensure_round
+
+
+def test_queued_only_after_commit(hate_task, hate_round, django_capture_on_commit_callbacks):
+    with mock.patch.object(jobs, "_enqueue") as enqueue:
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            job = request_training(task=hate_task, rounds=[1])
+            assert enqueue.call_count == 0  # not before the commit
+        assert len(callbacks) == 1
+        enqueue.assert_called_once_with(job.pk)
+
+
+def test_nothing_queued_when_the_transaction_rolls_back(
+    hate_task, hate_round, django_capture_on_commit_callbacks
+):
+    with mock.patch.object(jobs, "_enqueue") as enqueue:
+        with django_capture_on_commit_callbacks(execute=True) as callbacks:
+            with pytest.raises(RuntimeError), transaction.atomic():
+                request_training(task=hate_task, rounds=[1])
+                raise RuntimeError("the request failed after creating the job")
+        assert callbacks == []
+        enqueue.assert_not_called()
+    assert not TrainingJob.objects.exists()
+
+
+def test_enqueue_goes_through_django_q(hate_task, hate_round, settings):
+    settings.Q_CLUSTER = {**settings.Q_CLUSTER, "sync": False}
+    with mock.patch("django_q.tasks.async_task") as async_task:
+        jobs._enqueue(42)
+    args, kwargs = async_task.call_args
+    assert args == ("leaderboards.jobs.run_training_job", 42)
+    assert kwargs["sync"] is False
+
+
+def test_runs_inline_registers_and_makes_the_target(
+    hate_task, round1_training_data, tiny_backbone_dir, owner, django_capture_on_commit_callbacks
+):
+    round2 = ensure_round(task=hate_task, number=2)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = request_training(
+            task=hate_task,
+            rounds=[1],
+            target_round=2,
+            backbone_path=str(tiny_backbone_dir),
+            requested_by=owner,
+        )
+    job.refresh_from_db()
+    assert job.status == TrainingJob.Status.DONE, job.error_message
+    assert job.error_message == ""
+    assert job.model.name == "minilm-quick-r1"
+    assert job.model.status == RegisteredModel.Status.READY
+    assert job.model.owner == owner
+    assert job.model.card["training"]["rounds"] == [1]
+    assert job.dev_accuracy == job.model.card["dev_accuracy"]
+    assert 0 <= job.dev_accuracy <= 1
+    assert target_models_for_round(round2) == [job.model]
+    # Progress: each step of the training was written into the record.
+    assert "training on rounds [1]: 20 train, 10 dev examples (quick)" in job.log
+    assert job.progress.startswith("registered minilm-quick-r1, dev accuracy")
+    assert job.started_at <= job.finished_at
+    # The django-q2 task record shows it ran through django-q (inline).
+    from django_q.models import Task as QTask
+
+    assert QTask.objects.filter(name=f"training-job-{job.pk}", success=True).exists()
+
+
+def test_safe_to_run_twice(
+    hate_task, round1_training_data, tiny_backbone_dir, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        job = request_training(task=hate_task, rounds=[1], backbone_path=str(tiny_backbone_dir))
+    job.refresh_from_db()
+    finished = job.finished_at
+    with mock.patch("leaderboards.jobs.train_target_for_rounds") as train:
+        assert run_training_job(job.pk) == TrainingJob.Status.DONE
+        train.assert_not_called()
+    job.refresh_from_db()
+    assert job.finished_at == finished
+    assert RegisteredModel.objects.count() == 1
+
+
+def test_a_running_job_is_not_started_again(hate_task, hate_round):
+    job = TrainingJob.objects.create(task=hate_task, rounds=[1], status=TrainingJob.Status.RUNNING)
+    with mock.patch("leaderboards.jobs.train_target_for_rounds") as train:
+        assert run_training_job(job.pk) == TrainingJob.Status.RUNNING
+        train.assert_not_called()
+    assert run_training_job(999_999) == "missing"
+
+
+def test_failure_message_stored(hate_task, hate_round, django_capture_on_commit_callbacks):
+    # Round 1 has no validated examples at all.
+    with django_capture_on_commit_callbacks(execute=True):
+        job = request_training(task=hate_task, rounds=[1])
+    job.refresh_from_db()
+    assert job.status == TrainingJob.Status.FAILED
+    assert job.error_message.startswith("no validated training examples in round(s) [1] of hate-speech")
+    assert job.model is None
+    assert job.finished_at is not None
+
+
+def test_unexpected_exception_stored(hate_task, hate_round):
+    job = TrainingJob.objects.create(task=hate_task, rounds=[1])
+    with mock.patch("leaderboards.jobs.train_target_for_rounds", side_effect=MemoryError("out of memory")):
+        assert run_training_job(job.pk) == TrainingJob.Status.FAILED
+    job.refresh_from_db()
+    assert job.error_message == "MemoryError: out of memory"
+
+
+def test_request_checks_rounds_and_recipe(hate_task, hate_round):
+    with pytest.raises(TargetTrainingError, match=r"has no round\(s\) \[7\]"):
+        request_training(task=hate_task, rounds=[1, 7])
+    with pytest.raises(TargetTrainingError, match="unknown recipe"):
+        request_training(task=hate_task, rounds=[1], recipe="magic")
+    with pytest.raises(TargetTrainingError, match="at least one round"):
+        request_training(task=hate_task, rounds=[])
+    assert not TrainingJob.objects.exists()
+
+
+def test_command_queue_flag(hate_task, hate_round, django_capture_on_commit_callbacks):
+    out = StringIO()
+    with mock.patch.object(jobs, "_enqueue") as enqueue:
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command(
+                "train_target_model", "--task", "hate-speech", "--rounds", "1", "--queue", stdout=out
+            )
+    job = TrainingJob.objects.get()
+    enqueue.assert_called_once_with(job.pk)
+    assert f"Queued training job {job.pk}" in out.getvalue()
+    assert job.rounds == [1] and job.recipe == "quick"
