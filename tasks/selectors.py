@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+import random
 
-from .models import Round, Task
+from django.db.models import Count, Q, QuerySet
+
+from .models import Context, Round, Task
+
+STRATEGIES = ("least_used", "uniform", "least_fooled")
 
 
 def active_tasks() -> QuerySet[Task]:
@@ -20,3 +24,78 @@ def task_by_slug(slug: str) -> Task:
 def rounds_of(task: Task) -> QuerySet[Round]:
     """A task's rounds, lowest number first."""
     return Round.objects.filter(task=task).order_by("number")
+
+
+def context_of_round(round_: Round, pk) -> Context | None:
+    """The context ``pk`` if it belongs to ``round_``, else None (also for a malformed id)."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        return None
+    return Context.objects.filter(round=round_, pk=pk).first()
+
+
+def next_context(
+    *,
+    round_: Round,
+    strategy: str = "least_used",
+    tag: str | None = None,
+    rng: random.Random | None = None,
+) -> Context | None:
+    """The context to show the next annotator of ``round_`` (DOMAIN.md, "Context serving").
+
+    Strategies:
+        ``least_used``: a context with the fewest examples written on it, random among equals. A context
+            counts as used when an example is submitted on it (retracted examples do not count), so
+            every context is served before any is served twice: none starves.
+        ``uniform``: any context, uniformly at random.
+        ``least_fooled``: a context with the fewest model-fooling examples (retracted ones left out),
+            then the fewest examples, random among equals.
+
+    One annotated query ordered by the counts; the database breaks ties at random. With ``rng`` (for
+    reproducible tests) the tie is broken by ``rng`` instead: the tied contexts are counted and one is
+    fetched by offset, so no request loads every context into Python.
+
+    Args:
+        round_: the round whose contexts to serve.
+        strategy: one of ``STRATEGIES``.
+        tag: serve only contexts with this tag (None or "" for any).
+        rng: an optional ``random.Random`` for the random choices.
+
+    Returns:
+        A ``Context``, or None when the round has no (matching) context.
+
+    Raises:
+        ValueError: an unknown strategy.
+    """
+    if strategy not in STRATEGIES:
+        raise ValueError(f"unknown context strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
+    qs = Context.objects.filter(round=round_)
+    if tag:
+        qs = qs.filter(tag=tag)
+    if strategy == "uniform":
+        return _pick(qs, rng)
+    # Counting through the reverse relation of annotation's Example (a read of its table by the
+    # context's own foreign key; the base app imports nothing from annotation).
+    live = Q(examples__is_retracted=False)
+    qs = qs.annotate(n_used=Count("examples", filter=live))
+    keys = ["n_used"]
+    if strategy == "least_fooled":
+        qs = qs.annotate(n_fooled=Count("examples", filter=live & Q(examples__model_wrong=True)))
+        keys = ["n_fooled", "n_used"]
+    if rng is None:
+        return qs.order_by(*keys, "?").first()
+    best = qs.order_by(*keys, "pk").values(*keys).first()
+    if best is None:
+        return None
+    return _pick(qs.filter(**best), rng)
+
+
+def _pick(qs: QuerySet[Context], rng: random.Random | None) -> Context | None:
+    """One context of ``qs`` at random: by the database, or by ``rng`` with a count and an offset."""
+    if rng is None:
+        return qs.order_by("?").first()
+    count = qs.count()
+    if not count:
+        return None
+    return qs.order_by("pk")[rng.randrange(count)]
