@@ -28,18 +28,30 @@ def _collecting(task: Task) -> bool:
 
 @login_required
 def create(request, slug: str):
-    """Write an example: the server runs the target model(s), then redirects to the outcome page."""
+    """Write an example: the server runs the target model(s), then redirects to the outcome page.
+
+    A task with context fields serves a context (``tasks.selectors.next_context``, least used first,
+    optional ``?tag=``) and carries its id in a hidden ``context`` field; the service checks that it
+    belongs to the current round.
+    """
     task = _task_or_404(slug)
     cfg = task.cfg
+    needs_context = bool(cfg.context_fields) and _collecting(task)
+    context = None
     if request.method == "POST" and _collecting(task):
         form = ExampleForm(cfg, request.POST)
-        if form.is_valid():
+        if needs_context:
+            context = task_selectors.context_of_round(task.current_round, request.POST.get("context"))
+        if form.is_valid() and needs_context and context is None:
+            form.add_error(None, "That context is no longer available; here is another one.")
+        elif form.is_valid():
             try:
                 example, _created = services.create_example(
                     task=task,
                     annotator=request.user,
                     inputs=form.inputs,
                     target=form.target,
+                    context=context,
                     client_token=form.cleaned_data["client_token"],
                     time_taken_ms=form.time_taken_ms,
                 )
@@ -49,10 +61,25 @@ def create(request, slug: str):
                 return redirect("annotation:outcome", pk=example.pk)
     else:
         form = ExampleForm(cfg)
+    if needs_context and context is None:
+        context = task_selectors.next_context(round_=task.current_round, tag=request.GET.get("tag") or None)
     return render(
         request,
         "annotation/create.html",
-        {"task": task, "form": form, "collecting": _collecting(task), "blocked": request.user.is_blocked},
+        {
+            "task": task,
+            "form": form,
+            "collecting": _collecting(task),
+            "blocked": request.user.is_blocked,
+            "needs_context": needs_context,
+            "served_context": context,
+            "context_fields": [
+                (spec.get("label", spec["name"]), context.data.get(spec["name"], ""))
+                for spec in cfg.context_fields
+            ]
+            if context
+            else [],
+        },
     )
 
 
