@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.utils.text import Truncator
 
 from tasks.admin import TaskOwnedAdmin
@@ -108,6 +108,42 @@ class ExampleAdmin(TaskOwnedAdmin):
         "created_at",
         "updated_at",
     ]
+
+    actions = ["settle_correct", "settle_incorrect", "settle_flagged"]
+
+    def _settle(self, request, queryset, verdict: str) -> None:
+        """Owner verdict on each selected example through the validation service (it checks ownership)."""
+        # Imported here, not at the top: validation sits above annotation and imports it; the admin is
+        # presentation, so it may call the service that settles examples and keeps the counts.
+        from validation.services import VerdictError, submit_validation
+
+        settled, refused = 0, []
+        for example in queryset.select_related("round__task"):
+            try:
+                outcome = submit_validation(
+                    example=example, validator=request.user, verdict=verdict, owner_mode=True
+                )
+            except VerdictError as exc:
+                refused.append(
+                    f"example {example.pk}: " + " ".join(m for ms in exc.errors.values() for m in ms)
+                )
+            else:
+                settled += outcome.settled
+        self.message_user(request, f"Settled {settled} example(s) as {verdict}.", messages.SUCCESS)
+        if refused:
+            self.message_user(request, "Not settled: " + "; ".join(refused[:20]), messages.WARNING)
+
+    @admin.action(description="Settle as validated correct (owner verdict)")
+    def settle_correct(self, request, queryset):
+        self._settle(request, queryset, "correct")
+
+    @admin.action(description="Settle as validated incorrect (owner verdict)")
+    def settle_incorrect(self, request, queryset):
+        self._settle(request, queryset, "incorrect")
+
+    @admin.action(description="Settle as flagged (owner verdict)")
+    def settle_flagged(self, request, queryset):
+        self._settle(request, queryset, "flagged")
 
     @admin.display(description="Inputs")
     def short_inputs(self, obj) -> str:

@@ -8,4 +8,5 @@ urlpatterns = [
     path("accounts/", include("allauth.urls")),
     path("", include("tasks.urls")),
     path("", include("annotation.urls")),
+    path("", include("validation.urls")),
 ]

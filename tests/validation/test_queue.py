@@ -67,7 +67,9 @@ def test_example_of_another_round_is_not_served(hate_task, hate_round, annotator
     assert _served(other, validator) is not None
 
 
-def test_non_fooling_examples_are_served_only_if_the_task_says_so(hate_task, hate_round, annotator, validator):
+def test_non_fooling_examples_are_served_only_if_the_task_says_so(
+    hate_task, hate_round, annotator, validator
+):
     not_fooling = make_example(hate_round, annotator, model_wrong=False)
     make_example(hate_round, annotator, model_wrong=None, prediction_status="failed")
     assert _served(hate_round, validator) is None

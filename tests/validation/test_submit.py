@@ -53,7 +53,9 @@ def test_two_against_one_stays_pending(example, validator, crowd):
 def test_mixed_verdicts_settle_when_one_verdict_reaches_quorum(example, validator, crowd, make_user):
     # correct, incorrect, flagged, incorrect, correct: no verdict has three yet.
     voters = [validator, *crowd, make_user("v4")]
-    for user, verdict in zip(voters, ["correct", "incorrect", "flagged", "incorrect", "correct"], strict=True):
+    for user, verdict in zip(
+        voters, ["correct", "incorrect", "flagged", "incorrect", "correct"], strict=True
+    ):
         assert _vote(example, user, verdict).settled is False
     assert _status(example) == "pending"
     assert _vote(example, make_user("v5"), "incorrect").settled is True

@@ -1,0 +1,135 @@
+"""Concurrent votes on PostgreSQL: twelve validators vote on the same ten examples at once.
+
+Each example must be settled exactly once, get exactly ``quorum`` matching verdicts (later votes
+refused), and every round and per-person count must equal the hand-computed figures.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection
+
+from annotation.selectors import round_counts
+from validation import selectors
+from validation.models import Validation, ValidationClaim
+from validation.services import VerdictError, next_example, submit_validation
+
+from .conftest import make_example
+
+N_VOTERS = 12
+N_EXAMPLES = 10
+
+
+def _verdict(example_index: int, voter_index: int) -> str:
+    """The vote table. Examples 0-4: all 'correct'. 5-7: all 'incorrect'. 8: voters 0-1 'incorrect',
+    the rest 'correct'. 9: voters 0-10 'flagged', voter 11 'correct'."""
+    if example_index <= 4:
+        return "correct"
+    if example_index <= 7:
+        return "incorrect"
+    if example_index == 8:
+        return "incorrect" if voter_index < 2 else "correct"
+    return "correct" if voter_index == 11 else "flagged"
+
+
+def _run_threads(target, n):
+    """Start ``n`` threads on ``target(i)`` together; each closes its own connection at the end."""
+    barrier = threading.Barrier(n)
+    errors = []
+
+    def run(i):
+        try:
+            barrier.wait(timeout=30)
+            target(i)
+        except Exception as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(repr(exc))
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_votes_settle_each_example_exactly_once(hate_task, hate_round, annotator, make_user):
+    assert connection.vendor == "postgresql"
+    examples = [make_example(hate_round, annotator) for _ in range(N_EXAMPLES)]
+    voters = [make_user(f"voter{i}") for i in range(N_VOTERS)]
+    settled_by = Counter()
+    refused = Counter()
+    accepted = Counter()
+    lock = threading.Lock()
+
+    def vote_all(v):
+        # Even voters go first to last, odd ones last to first: every example sees votes collide.
+        order = range(N_EXAMPLES) if v % 2 == 0 else reversed(range(N_EXAMPLES))
+        for i in order:
+            try:
+                outcome = submit_validation(example=examples[i], validator=voters[v], verdict=_verdict(i, v))
+            except VerdictError as exc:
+                with lock:
+                    refused[exc.code] += 1
+            else:
+                with lock:
+                    accepted[i] += 1
+                    settled_by[i] += outcome.settled
+
+    _run_threads(vote_all, N_VOTERS)
+
+    # Every example settled by exactly one vote, to the hand-computed status.
+    assert settled_by == Counter(dict.fromkeys(range(N_EXAMPLES), 1))
+    status = {e.pk: s for e, s in ((e, e.__class__.objects.get(pk=e.pk).status) for e in examples)}
+    expected = ["validated_correct"] * 5 + ["validated_incorrect"] * 3 + ["validated_correct", "flagged"]
+    assert [status[e.pk] for e in examples] == expected
+
+    # Exactly `quorum` (3) votes of the winning verdict per example; others only as far as order allowed.
+    for i, e in enumerate(examples):
+        by_verdict = Counter(Validation.objects.filter(example=e).values_list("verdict", flat=True))
+        winning = {"validated_correct": "correct", "validated_incorrect": "incorrect", "flagged": "flagged"}
+        assert by_verdict[winning[expected[i]]] == 3
+        assert sum(by_verdict.values()) == accepted[i]
+    assert (
+        Counter(Validation.objects.filter(example=examples[8]).values_list("verdict", flat=True))["incorrect"]
+        <= 2
+    )
+    # Every vote was either stored or refused as late, never lost or doubled.
+    total = sum(accepted.values())
+    assert Validation.objects.count() == total
+    assert dict(refused) == {"settled": N_VOTERS * N_EXAMPLES - total}
+
+    # Round counts: 10 collected and model-fooling; verified = examples 0-4 and 8 = 6; flagged = 1.
+    counts = round_counts(hate_round)
+    assert (counts.collected, counts.fooling, counts.verified, counts.flagged) == (10, 10, 6, 1)
+    assert counts.vmer == pytest.approx(0.6)
+
+    # Per-person counts: the author's row, and the voters' validations adding up to the stored rows.
+    stats = {s.user_id: s for s in selectors.annotator_round_stats(hate_task)}
+    author = stats[annotator.pk]
+    assert (author.submitted, author.fooling, author.verified_fooling, author.validations) == (10, 10, 6, 0)
+    assert sum(stats[v.pk].validations for v in voters if v.pk in stats) == total
+    assert sum(stats[v.pk].judged_settled for v in voters if v.pk in stats) == total
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_queue_requests_get_different_examples(hate_round, annotator, make_user):
+    assert connection.vendor == "postgresql"
+    for _ in range(N_VOTERS):
+        make_example(hate_round, annotator)
+    voters = [make_user(f"asker{i}") for i in range(N_VOTERS)]
+    served = {}
+
+    def ask(v):
+        served[v] = next_example(round_=hate_round, validator=voters[v])
+
+    _run_threads(ask, N_VOTERS)
+    assert None not in served.values()
+    assert len({e.pk for e in served.values()}) == N_VOTERS
+    assert ValidationClaim.objects.count() == N_VOTERS

@@ -1,0 +1,47 @@
+"""The verdict form shared by the validate page and the owner review page."""
+
+from __future__ import annotations
+
+from django import forms
+
+from tasks.config import TaskConfig
+
+from .models import Validation
+from .services import MAX_REASON_LENGTH, VerdictError
+
+
+class VerdictForm(forms.Form):
+    """A verdict on one example: the verdict (one submit button each), an optional corrected label
+    (a choice of the task's labels) and reason. The label and verdict rules are the service's."""
+
+    example = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+    verdict = forms.ChoiceField(
+        choices=Validation.Verdict.choices,
+        error_messages={"required": "Choose a verdict.", "invalid_choice": "Choose a verdict."},
+    )
+    corrected_label = forms.ChoiceField(required=False, label="Corrected label (optional)")
+    reason = forms.CharField(
+        required=False,
+        max_length=MAX_REASON_LENGTH,
+        strip=False,
+        label="Reason (optional)",
+        widget=forms.Textarea(attrs={"dir": "auto", "rows": 2}),
+    )
+
+    def __init__(self, cfg: TaskConfig, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        labels = cfg.labels
+        if labels:
+            self.fields["corrected_label"].choices = [("", "—")] + [(label, label) for label in labels]
+            self.fields["corrected_label"].help_text = "Only with 'incorrect': the label it should have."
+        else:
+            del self.fields["corrected_label"]
+
+    def error_text(self) -> str:
+        """Every form error as one sentence for a flash message."""
+        return " ".join(str(m) for messages in self.errors.values() for m in messages)
+
+    @staticmethod
+    def service_error_text(exc: VerdictError) -> str:
+        """A ``VerdictError`` as one sentence (field names dropped)."""
+        return " ".join(m for messages in exc.errors.values() for m in messages)

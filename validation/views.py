@@ -1,0 +1,185 @@
+"""Validation pages: the validator's queue, the owner review page, a person's own statistics."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.selectors import predictions_of
+from tasks import selectors as task_selectors
+from tasks.models import Task
+
+from . import selectors, services
+from .forms import VerdictForm
+
+REVIEW_PAGE_SIZE = 50
+
+
+def _task_or_404(slug: str) -> Task:
+    try:
+        return task_selectors.task_by_slug(slug)
+    except Task.DoesNotExist:
+        raise Http404("No such task.") from None
+
+
+def _owned_task_or_404(request, slug: str) -> Task:
+    """Non-owners get 404, not 403: the review page's existence leaks nothing."""
+    task = _task_or_404(slug)
+    if not task.is_owner(request.user):
+        raise Http404("No such page.")
+    return task
+
+
+def _round_or_404(task: Task, number):
+    round_ = selectors.round_of(task, number)
+    if round_ is None:
+        raise Http404("No such round.")
+    return round_
+
+
+def _shown(example, task: Task) -> dict:
+    """What a validator sees of an example: context, inputs, intended target, model predictions."""
+    cfg = task.cfg
+    context = example.context.data if example.context_id else {}
+    return {
+        "example": example,
+        "context_fields": [
+            (spec.get("label", spec["name"]), context.get(spec["name"], "")) for spec in cfg.context_fields
+        ],
+        "inputs": [
+            (spec.get("label", spec["name"]), example.inputs.get(spec["name"], ""))
+            for spec in cfg.input_fields
+        ],
+        "target_label": cfg.target_field.get("label", "Target"),
+        "target": example.target.get("answer", example.target)
+        if isinstance(example.target, dict)
+        else example.target,
+        "predictions": predictions_of(example),
+    }
+
+
+def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None:
+    """Call the service with a bound form and report the outcome as a flash message."""
+    if not form.is_valid():
+        messages.error(request, form.error_text())
+        return
+    example = get_object_or_404(selectors.examples_of_task(task), pk=form.cleaned_data["example"])
+    try:
+        outcome = services.submit_validation(
+            example=example,
+            validator=request.user,
+            verdict=form.cleaned_data["verdict"],
+            corrected_label=form.cleaned_data.get("corrected_label", ""),
+            reason=form.cleaned_data["reason"],
+            owner_mode=owner_mode,
+        )
+    except services.VerdictError as exc:
+        if exc.code == "already_validated":
+            messages.info(request, f"Your verdict on example {example.pk} was already recorded.")
+        elif exc.code == "settled":
+            messages.info(
+                request, f"Example {example.pk} was settled before your verdict; nothing was recorded."
+            )
+        else:
+            messages.error(request, form.service_error_text(exc))
+        return
+    settled = f" Example {example.pk} is now settled." if outcome.settled else ""
+    messages.success(request, f"Verdict recorded.{settled}")
+
+
+@login_required
+def validate(request, slug: str):
+    """Serve the next example of the round (``?round=N``, default current) and take a verdict on it.
+
+    POST records the verdict, then redirects (POST/redirect/GET) to the next example.
+    """
+    task = _task_or_404(slug)
+    round_ = _round_or_404(task, request.GET.get("round") or request.POST.get("round"))
+    here = f"{reverse('validation:validate', args=[task.slug])}?round={round_.number}"
+    if request.method == "POST":
+        _submit(request, task, VerdictForm(task.cfg, request.POST), owner_mode=False)
+        return redirect(here)
+    try:
+        example = services.next_example(round_=round_, validator=request.user)
+    except services.VerdictError as exc:
+        messages.error(request, VerdictForm.service_error_text(exc))
+        return redirect("tasks:detail", slug=task.slug)
+    context = {
+        "task": task,
+        "round": round_,
+        "rounds": task_selectors.rounds_of(task),
+        "is_owner": task.is_owner(request.user),
+    }
+    if example is None:
+        context["summary"] = selectors.queue_summary(round_, request.user)
+        return render(request, "validation/empty.html", context)
+    context.update(_shown(example, task))
+    context["form"] = VerdictForm(task.cfg, initial={"example": example.pk})
+    context["hidden"] = [("round", round_.number)]
+    context["claim_minutes"] = max(1, services.claim_seconds() // 60)
+    return render(request, "validation/validate.html", context)
+
+
+def _review_params(source) -> dict:
+    show = source.get("show", "flags")
+    state = source.get("state", "pending")
+    return {
+        "show": show if show in selectors.REVIEW_FILTERS else "flags",
+        "state": state if state in selectors.REVIEW_STATES else "pending",
+        "round": source.get("round", ""),
+    }
+
+
+@login_required
+def review(request, slug: str):
+    """Task owners' review list: filter by flags or disagreement, settle with owner-mode verdicts."""
+    task = _owned_task_or_404(request, slug)
+    params = _review_params(request.GET)
+    round_ = _round_or_404(task, params["round"]) if params["round"] else None
+    examples = selectors.review_examples(task, show=params["show"], state=params["state"], round_=round_)
+    page = Paginator(examples, REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
+    rows = [{**_shown(e, task), "form": VerdictForm(task.cfg, initial={"example": e.pk})} for e in page]
+    return render(
+        request,
+        "validation/review.html",
+        {
+            "task": task,
+            "page": page,
+            "rows": rows,
+            "params": params,
+            "query": urlencode(params),
+            "hidden_params": list(params.items()),
+            "rounds": task_selectors.rounds_of(task),
+            "filters": selectors.REVIEW_FILTERS,
+            "states": selectors.REVIEW_STATES,
+        },
+    )
+
+
+@login_required
+@require_POST
+def review_verdict(request, slug: str):
+    """An owner-mode verdict from the review page; settles the example at once."""
+    task = _owned_task_or_404(request, slug)
+    _submit(request, task, VerdictForm(task.cfg, request.POST), owner_mode=True)
+    return redirect(
+        f"{reverse('validation:review', args=[task.slug])}?{urlencode(_review_params(request.POST))}"
+    )
+
+
+@login_required
+def my_stats(request, slug: str):
+    """The requesting person's own statistics in the task, one row per round."""
+    task = _task_or_404(slug)
+    return render(
+        request,
+        "validation/me.html",
+        {"task": task, "rows": selectors.annotator_round_stats(task, user=request.user)},
+    )
