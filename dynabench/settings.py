@@ -45,9 +45,10 @@ DYNABENCH_MODEL_DIR = Path(env.str("DYNABENCH_MODEL_DIR", default=str(VAR_DIR / 
 DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600)
 
 # Exports replace annotator and validator ids by HMAC-SHA256(key, "<round id>:<user id>") (leaderboards.exports).
-DYNABENCH_EXPORT_KEY = env.str("DYNABENCH_EXPORT_KEY", default="").strip() or hashlib.sha256(
-    b"dynabench-export-key:" + SECRET_KEY.encode()
-).hexdigest()
+DYNABENCH_EXPORT_KEY = (
+    env.str("DYNABENCH_EXPORT_KEY", default="").strip()
+    or hashlib.sha256(b"dynabench-export-key:" + SECRET_KEY.encode()).hexdigest()
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
