@@ -62,7 +62,7 @@ class ExampleAdmin(TaskOwnedAdmin):
         "is_retracted",
         "is_flagged_by_annotator",
     ]
-    search_fields = ["inputs", "external_id", "annotator__username"]
+    search_fields = ["inputs", "explanation", "external_id", "annotator__username", "=id"]
     date_hierarchy = "created_at"
     inlines = [PredictionInline]
     readonly_fields = [
@@ -146,6 +146,11 @@ class ExampleAdmin(TaskOwnedAdmin):
         self._settle(request, queryset, "flagged")
 
     @admin.display(description="Inputs")
+    def has_add_permission(self, request, obj=None):
+        # Examples come from the create page (which runs the target models), imports and replays;
+        # a hand-made row in the admin would have no inputs and no model verdict.
+        return False
+
     def short_inputs(self, obj) -> str:
         text = " | ".join(str(v) for v in (obj.inputs or {}).values())
         return Truncator(text).chars(80)

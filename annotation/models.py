@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from tasks.json import UnicodeJSONEncoder
+
 
 class Example(models.Model):
     """What an annotator wrote in a round against a context (DOMAIN.md, "Example").
@@ -44,8 +46,8 @@ class Example(models.Model):
     annotator = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="examples"
     )
-    inputs = models.JSONField()
-    target = models.JSONField()
+    inputs = models.JSONField(encoder=UnicodeJSONEncoder)
+    target = models.JSONField(encoder=UnicodeJSONEncoder)
     explanation = models.TextField(blank=True)
     model_wrong = models.BooleanField(null=True, blank=True)
     prediction_status = models.CharField(
@@ -55,8 +57,8 @@ class Example(models.Model):
     source = models.CharField(max_length=10, choices=Source.choices, default=Source.CREATED)
     split = models.CharField(max_length=5, choices=Split.choices, blank=True, default="")
     external_id = models.CharField(max_length=200, blank=True, help_text="Id in the source dataset.")
-    tags = models.JSONField(default=list, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
+    tags = models.JSONField(encoder=UnicodeJSONEncoder, default=list, blank=True)
+    metadata = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
     client_token = models.UUIDField(
         null=True,
         blank=True,
@@ -100,7 +102,7 @@ class Prediction(models.Model):
     model = models.ForeignKey("models_registry.RegisteredModel", on_delete=models.PROTECT, related_name="+")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OK)
     label = models.CharField(max_length=100, blank=True)
-    output = models.JSONField(default=dict, blank=True)
+    output = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
     model_wrong = models.BooleanField(null=True, blank=True)
     error = models.TextField(blank=True)
     latency_ms = models.FloatField(null=True, blank=True)

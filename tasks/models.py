@@ -8,6 +8,7 @@ from django.db import models
 from django.db.models import Q
 
 from .config import TaskConfig, validate_config
+from .json import UnicodeJSONEncoder
 
 
 class Task(models.Model):
@@ -15,7 +16,10 @@ class Task(models.Model):
 
     slug = models.SlugField(max_length=60, unique=True)
     name = models.CharField(max_length=200)
-    config = models.JSONField(help_text="The task definition; checked against the task config JSON Schema.")
+    config = models.JSONField(
+        encoder=UnicodeJSONEncoder,
+        help_text="The task definition; checked against the task config JSON Schema.",
+    )
     instructions = models.TextField(blank=True)
     owners = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="owned_tasks", blank=True)
     current_round = models.ForeignKey(
@@ -63,7 +67,7 @@ class Round(models.Model):
     is_closed = models.BooleanField(default=False, help_text="A closed round accepts no new examples.")
     started_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
+    metadata = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
 
     class Meta:
         ordering = ["task", "number"]
@@ -81,9 +85,11 @@ class Context(models.Model):
 
     task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="contexts")
     round = models.ForeignKey(Round, on_delete=models.PROTECT, related_name="contexts")
-    data = models.JSONField(default=dict, blank=True, help_text="Values of the task's context fields.")
+    data = models.JSONField(
+        encoder=UnicodeJSONEncoder, default=dict, blank=True, help_text="Values of the task's context fields."
+    )
     tag = models.CharField(max_length=100, blank=True, db_index=True)
-    metadata = models.JSONField(default=dict, blank=True)
+    metadata = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
     external_id = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
