@@ -1,0 +1,45 @@
+"""Bodies Django cannot read answer 400 with a page, never 500."""
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def csrf_client(client):
+    client.raise_request_exception = False
+    client.get("/accounts/login/")
+    return client, client.cookies["csrftoken"].value
+
+
+@pytest.mark.parametrize("charset", ["utf8", "iso-8859-1", "latin1"])
+def test_form_body_in_another_charset_is_a_clear_400(csrf_client, charset):
+    client, token = csrf_client
+    response = client.generic(
+        "POST",
+        "/accounts/login/",
+        f"csrfmiddlewaretoken={token}&login=x&password=y",
+        content_type=f"application/x-www-form-urlencoded; charset={charset}",
+    )
+    assert response.status_code == 400
+    assert b"must be UTF-8 encoded" in response.content
+
+
+def test_the_utf8_form_body_still_reaches_the_view(csrf_client):
+    client, token = csrf_client
+    response = client.generic(
+        "POST",
+        "/accounts/login/",
+        f"csrfmiddlewaretoken={token}&login=nobody&password=wrong-password",
+        content_type="application/x-www-form-urlencoded; charset=utf-8",
+    )
+    assert response.status_code == 200  # the login form again, with its error
+    assert b"not correct" in response.content
+
+
+def test_a_body_over_the_upload_limit_is_a_400_page(csrf_client, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    client, token = csrf_client
+    response = client.post("/accounts/login/", {"csrfmiddlewaretoken": token, "login": "x" * 5000})
+    assert response.status_code == 400
+    assert b"too large" in response.content
