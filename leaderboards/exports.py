@@ -1,0 +1,329 @@
+"""Export a task's or a round's examples as JSONL or CSV, streamed with constant memory.
+
+The format is documented in ``docs/export-format.md`` (``FORMAT_VERSION``). Rows are read with
+``QuerySet.iterator(chunk_size=...)`` and their predictions and validations prefetched per chunk, so
+memory does not grow with the number of examples. Annotator and validator ids are replaced by
+pseudonyms: HMAC-SHA256 keyed with ``settings.DYNABENCH_EXPORT_KEY`` over (round id, user id), the same
+in every export of that round and different across rounds.
+
+This sits in ``leaderboards`` because it reads examples (annotation) and validations (validation).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import hmac
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, Any
+
+from django.conf import settings
+from django.db.models import Prefetch, QuerySet
+
+from annotation.models import Example, Prediction
+from models_registry.models import RegisteredModel
+from tasks.models import Round, Task
+from validation.models import Validation
+
+FORMAT_VERSION = "1.0"
+FORMATS = ("jsonl", "csv")
+CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
+DEFAULT_CHUNK_SIZE = 500  # examples per query; the working set of one chunk is ~10 MiB
+PSEUDONYM_PREFIX = "anon-"
+PSEUDONYM_HEX_LENGTH = 16
+
+
+#: The keys of a record, in order (docs/export-format.md describes each).
+RECORD_KEYS = (
+    "format_version",
+    "task",
+    "example_id",
+    "round",
+    "external_id",
+    "source",
+    "split",
+    "annotator",
+    "context_id",
+    "context_tag",
+    "context",
+    "inputs",
+    "target",
+    "predicted_labels",
+    "predictions",
+    "model_wrong",
+    "model_wrong_decided",
+    "prediction_status",
+    "status",
+    "is_retracted",
+    "is_flagged_by_annotator",
+    "flag_reason",
+    "explanation",
+    "time_taken_ms",
+    "n_validations",
+    "validations",
+    "tags",
+    "metadata",
+    "created_at",
+)
+
+
+class ExportError(Exception):
+    """An export that cannot be made as asked (unknown format, round of another task); says why."""
+
+
+def pseudonym(round_id: int, user_id: int | None, *, key: str | bytes | None = None) -> str | None:
+    """The pseudonymous id of a user within one round: ``anon-`` + 16 hex digits of HMAC-SHA256.
+
+    The message is ``"<round id>:<user id>"``, the key ``settings.DYNABENCH_EXPORT_KEY`` unless given.
+    Stable across exports with the same key; unrelated between rounds. ``None`` for no user (records
+    write ``""`` then).
+    """
+    if user_id is None:
+        return None
+    key = settings.DYNABENCH_EXPORT_KEY if key is None else key
+    key_bytes = key.encode("utf-8") if isinstance(key, str) else key
+    digest = hmac.new(key_bytes, f"{round_id}:{user_id}".encode(), hashlib.sha256).hexdigest()
+    return PSEUDONYM_PREFIX + digest[:PSEUDONYM_HEX_LENGTH]
+
+
+def examples_for_export(task: Task, rounds: Sequence[Round] | None = None) -> QuerySet[Example]:
+    """The examples to export: all of ``task`` (every round), or of ``rounds``; ordered by round, id.
+
+    Retracted and flagged examples are included (with their flags); filter on them downstream.
+
+    Raises:
+        ExportError: a round of another task.
+    """
+    qs = Example.objects.filter(round__task=task)
+    if rounds is not None:
+        for round_ in rounds:
+            if round_.task_id != task.pk:
+                raise ExportError(f"{round_} is not a round of {task.slug}")
+        qs = qs.filter(round__in=[r.pk for r in rounds])
+    return qs.order_by("round__number", "id")
+
+
+def _iterate(qs: QuerySet[Example], chunk_size: int) -> Iterator[Example]:
+    predictions = Prediction.objects.order_by("id").only(
+        "id", "example_id", "model_id", "status", "label", "output", "model_wrong", "error"
+    )
+    validations = Validation.objects.order_by("created_at", "id")
+    return (
+        qs.select_related("round", "context")
+        .prefetch_related(
+            Prefetch("predictions", queryset=predictions), Prefetch("validations", queryset=validations)
+        )
+        .iterator(chunk_size=chunk_size)
+    )
+
+
+def _json_text(value: Any) -> str:
+    """Compact JSON with sorted keys and real characters (no \\u escapes for emoji or RTL text)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else _json_text(value)
+
+
+class _Exporter:
+    """Turns examples of one task into format-1.0 records (dicts with a fixed set of keys and types)."""
+
+    def __init__(self, task: Task, key: str | bytes | None = None):
+        self.task = task
+        cfg = task.cfg
+        self.context_fields = [f["name"] for f in cfg.context_fields]
+        self.input_fields = [f["name"] for f in cfg.input_fields]
+        self.key = settings.DYNABENCH_EXPORT_KEY if key is None else key
+        # The task's models are few; one query instead of a join per prediction.
+        self.model_names = dict(RegisteredModel.objects.filter(task=task).values_list("id", "name"))
+
+    def record(self, example: Example) -> dict[str, Any]:
+        """The format-1.0 record of one example. Every key has one type in every row (no nulls except
+        ``context`` for a task without context fields, where it is null in every row): nested lists are
+        JSON strings, so ``datasets`` never meets a column that is null in its first block."""
+        round_ = example.round
+        context = example.context
+        inputs = example.inputs if isinstance(example.inputs, dict) else {}
+        predictions = [
+            {
+                "model": self.model_names.get(p.model_id, ""),
+                "model_id": p.model_id,
+                "status": p.status,
+                "label": p.label,
+                "output": p.output or {},
+                "model_wrong": p.model_wrong,
+                "error": p.error,
+            }
+            for p in example.predictions.all()
+        ]
+        validations = [
+            {
+                "validator": pseudonym(round_.pk, v.validator_id, key=self.key),
+                "verdict": v.verdict,
+                "corrected_label": v.corrected_label,
+                "reason": v.reason,
+                "is_owner_verdict": v.is_owner_verdict,
+                "created_at": v.created_at.isoformat(),
+            }
+            for v in example.validations.all()
+        ]
+        tags = [_text(t) for t in (example.tags if isinstance(example.tags, list) else [])]
+        return {
+            "format_version": FORMAT_VERSION,
+            "task": self.task.slug,
+            "example_id": example.pk,
+            "round": round_.number,
+            "external_id": example.external_id,
+            "source": example.source,
+            "split": example.split,
+            "annotator": pseudonym(round_.pk, example.annotator_id, key=self.key) or "",
+            "context_id": context.pk if context else 0,
+            "context_tag": context.tag if context else "",
+            "context": (
+                {f: _text((context.data or {}).get(f)) if context else "" for f in self.context_fields}
+                if self.context_fields
+                else None
+            ),
+            "inputs": {f: _text(inputs.get(f)) for f in self.input_fields},
+            "target": example.target,
+            "predicted_labels": "|".join(p["label"] for p in predictions),
+            "predictions": _json_text(predictions),
+            "model_wrong": bool(example.model_wrong),
+            "model_wrong_decided": example.model_wrong is not None,
+            "prediction_status": example.prediction_status,
+            "status": example.status,
+            "is_retracted": example.is_retracted,
+            "is_flagged_by_annotator": example.is_flagged_by_annotator,
+            "flag_reason": example.flag_reason,
+            "explanation": example.explanation,
+            "time_taken_ms": -1 if example.time_taken_ms is None else example.time_taken_ms,
+            "n_validations": len(validations),
+            "validations": _json_text(validations),
+            "tags": _json_text(tags),
+            "metadata": _json_text(example.metadata or {}),
+            "created_at": example.created_at.isoformat(),
+        }
+
+    def csv_header(self) -> list[str]:
+        """The CSV columns: the JSONL keys, with ``context`` and ``inputs`` flattened per field."""
+        header = []
+        for key in RECORD_KEYS:
+            if key == "context":
+                header += [f"context.{f}" for f in self.context_fields]
+            elif key == "inputs":
+                header += [f"input.{f}" for f in self.input_fields]
+            else:
+                header.append(key)
+        return header
+
+    def csv_row(self, record: dict[str, Any]) -> list[str]:
+        """One record as CSV cells: booleans ``true``/``false``, a non-string target as JSON."""
+        cells = []
+        for key in RECORD_KEYS:
+            value = record[key]
+            if key == "context":
+                cells += [(value or {}).get(f, "") for f in self.context_fields]
+            elif key == "inputs":
+                cells += [value[f] for f in self.input_fields]
+            elif isinstance(value, bool):
+                cells.append("true" if value else "false")
+            elif isinstance(value, int):
+                cells.append(str(value))
+            else:
+                cells.append(_text(value))
+        return cells
+
+
+class _Line:
+    """A file-like object whose ``write`` returns what it is given (for ``csv.writer`` in a generator)."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def iter_records(
+    task: Task,
+    rounds: Sequence[Round] | None = None,
+    *,
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    key: str | bytes | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Yield one format-1.0 record (a dict, see docs/export-format.md) per example, in round and id order."""
+    exporter = _Exporter(task, key)
+    for example in _iterate(examples_for_export(task, rounds), chunk_size):
+        yield exporter.record(example)
+
+
+def iter_export(
+    task: Task,
+    rounds: Sequence[Round] | None = None,
+    *,
+    fmt: str = "jsonl",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    key: str | bytes | None = None,
+) -> Iterator[str]:
+    """Yield the export as text pieces: one JSON object and ``\\n`` per example, or CSV lines (header first).
+
+    CSV lines end with ``\\r\\n`` (RFC 4180); cells holding newlines, quotes or commas are quoted, so
+    ``csv.reader`` on a file opened with ``newline=""`` gives back the exact text.
+
+    Raises:
+        ExportError: an unknown format or a round of another task (raised before anything is yielded).
+    """
+    if fmt not in FORMATS:
+        raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    queryset = examples_for_export(task, rounds)  # checks the rounds now, not at the first next()
+    return _generate(task, queryset, fmt, chunk_size, key)
+
+
+def _generate(task: Task, queryset, fmt: str, chunk_size: int, key) -> Iterator[str]:
+    exporter = _Exporter(task, key)
+    if fmt == "jsonl":
+        for example in _iterate(queryset, chunk_size):
+            yield _json_line(exporter.record(example))
+        return
+    writer = csv.writer(_Line())
+    yield writer.writerow(exporter.csv_header())
+    for example in _iterate(queryset, chunk_size):
+        yield writer.writerow(exporter.csv_row(exporter.record(example)))
+
+
+def _json_line(record: dict[str, Any]) -> str:
+    # Keys in the documented order (not sorted); ensure_ascii=False keeps emoji and RTL text readable.
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def write_export(
+    out: IO[str],
+    task: Task,
+    rounds: Sequence[Round] | None = None,
+    *,
+    fmt: str = "jsonl",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+) -> int:
+    """Write the export to the text stream ``out`` (open it with ``newline=""`` for CSV).
+
+    Returns:
+        The number of examples written.
+
+    Raises:
+        ExportError: as ``iter_export``.
+    """
+    count = -1 if fmt == "csv" else 0  # the CSV header is not an example
+    for piece in iter_export(task, rounds, fmt=fmt, chunk_size=chunk_size):
+        out.write(piece)
+        count += 1
+    return max(count, 0)
+
+
+def export_filename(task: Task, rounds: Iterable[Round] | None, fmt: str) -> str:
+    """E.g. ``hate-speech-round-4.jsonl``, ``hate-speech-rounds-1-2.csv``, ``hate-speech.jsonl``."""
+    numbers = sorted(r.number for r in rounds) if rounds is not None else []
+    if not numbers:
+        return f"{task.slug}.{fmt}"
+    label = "round" if len(numbers) == 1 else "rounds"
+    return f"{task.slug}-{label}-{'-'.join(map(str, numbers))}.{fmt}"
