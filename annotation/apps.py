@@ -3,3 +3,4 @@ from django.apps import AppConfig
 
 class AnnotationConfig(AppConfig):
     name = "annotation"
+    verbose_name = "Annotation"

@@ -32,6 +32,7 @@ OPEN_ROUND = 4
 # target round -> the rounds whose training split trains its target
 TARGET_TRAINING_ROUNDS: dict[int, tuple[int, ...]] = {1: (1,), 2: (1,), 3: (1, 2), 4: (1, 2, 3)}
 PASSWORD_FILE = "demo_password"
+RETRY_SCHEDULE = "retry failed predictions"
 
 
 @dataclass
@@ -51,17 +52,43 @@ def model_name(training_rounds: tuple[int, ...], recipe: str) -> str:
 
 
 def demo_password(password: str | None) -> tuple[str, str]:
-    """The demo password: ``DEMO_PASSWORD`` if given, else the one generated on the first run (kept in var/)."""
-    if password:
-        return password, "DEMO_PASSWORD"
+    """The demo password and where it came from.
+
+    ``DEMO_PASSWORD`` (``password``) wins and is remembered in ``var/demo_password``, so later runs
+    without it print the password that works; else the remembered one; else a new one, remembered.
+    """
     path = Path(settings.VAR_DIR) / PASSWORD_FILE
+    if password:
+        _remember(path, password)
+        return password, f"from DEMO_PASSWORD, remembered in {path}"
     if path.exists():
-        return path.read_text(encoding="utf-8").strip(), f"generated on the first run, kept in {path}"
-    path.parent.mkdir(parents=True, exist_ok=True)
+        return path.read_text(encoding="utf-8").strip(), (
+            f"remembered in {path}; a password changed in the admin since then stands instead"
+        )
     generated = secrets.token_urlsafe(12)
+    _remember(path, generated)
+    return generated, f"generated now, remembered in {path}"
+
+
+def _remember(path: Path, password: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.touch(mode=0o600)
-    path.write_text(generated, encoding="utf-8")
-    return generated, f"generated now, kept in {path}"
+    path.write_text(password, encoding="utf-8")
+
+
+def ensure_retry_schedule() -> None:
+    """Every 2 minutes the job cluster scores examples whose model failed (``retry_predictions``)."""
+    from django_q.models import Schedule
+
+    Schedule.objects.update_or_create(
+        name=RETRY_SCHEDULE,
+        defaults={
+            "func": "annotation.jobs.retry_failed_predictions_job",
+            "schedule_type": Schedule.MINUTES,
+            "minutes": 2,
+            "repeats": -1,
+        },
+    )
 
 
 @transaction.atomic
@@ -83,7 +110,7 @@ def ensure_demo_users(task: Task, password: str, *, reset_password: bool) -> Non
 def setup_demo(
     *, recipe: str = "quick", password: str | None = None, log: Callable[[str], None] = print
 ) -> DemoReport:
-    """Import the data, train the round targets, open round 4, create the demo accounts.
+    """Import the data, train the round targets, open round 4, create the demo accounts and schedules.
 
     Args:
         recipe: ``quick`` (frozen MiniLM + logistic regression, about a minute each) or ``finetune``.
@@ -116,6 +143,7 @@ def setup_demo(
                     recipe=recipe,
                     name=name,
                     target_round=round_number,
+                    progress=log,
                 )
                 report.trained.append(name)
         model = trained[training_rounds]
@@ -127,4 +155,5 @@ def setup_demo(
 
     report.password, report.password_source = demo_password(password)
     ensure_demo_users(task, report.password, reset_password=bool(password))
+    ensure_retry_schedule()
     return report

@@ -3,3 +3,4 @@ from django.apps import AppConfig
 
 class ModelsRegistryConfig(AppConfig):
     name = "models_registry"
+    verbose_name = "Model registry"

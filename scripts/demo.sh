@@ -18,6 +18,12 @@ export DYNABENCH_HOST="${DYNABENCH_HOST:-127.0.0.1}" DYNABENCH_PORT="${DYNABENCH
 "$PY" manage.py collectstatic --noinput --verbosity 0
 "$PY" manage.py setup_demo ${DEMO_ARGS:-}
 
+# The job cluster runs background work: scheduled re-scoring of examples whose model failed,
+# training jobs queued from the admin. It stops with the server.
+"$PY" manage.py qcluster > var/qcluster.log 2>&1 &
+QCLUSTER_PID=$!
+trap 'kill "$QCLUSTER_PID" 2>/dev/null || true' EXIT INT TERM
+
 echo
-echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it)"
-exec "$PY" manage.py runserver "$DYNABENCH_HOST:$DYNABENCH_PORT" --noreload
+echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it; job log: var/qcluster.log)"
+"$PY" manage.py runserver "$DYNABENCH_HOST:$DYNABENCH_PORT" --noreload

@@ -3,3 +3,4 @@ from django.apps import AppConfig
 
 class TasksConfig(AppConfig):
     name = "tasks"
+    verbose_name = "Tasks"

@@ -3,3 +3,4 @@ from django.apps import AppConfig
 
 class ValidationConfig(AppConfig):
     name = "validation"
+    verbose_name = "Validation"
