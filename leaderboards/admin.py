@@ -1,14 +1,29 @@
-"""Admin for datasets, their items and scores (task owners see their tasks' rows)."""
+"""Admin for datasets, their items and scores, and training jobs (task owners see their tasks' rows).
+
+Also adds the loop's actions to the Task and Round admins: "Train the next round's target" and the
+example exports (streamed downloads, task owners only).
+"""
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.db import transaction
 from django.db.models import Count
+from django.http import StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from tasks.admin import TaskOwnedAdmin
+from tasks.models import Round, Task
 
-from .models import Dataset, DatasetItem, Score
+from .exports import CONTENT_TYPES, export_filename, iter_export
+from .jobs import request_training
+from .models import Dataset, DatasetItem, Score, TrainingJob
+from .services_training import RECIPES, TargetTrainingError
 
 
 @admin.register(Dataset)
@@ -69,3 +84,243 @@ class ScoreAdmin(TaskOwnedAdmin):
 
     def has_add_permission(self, request):
         return False
+
+
+# --- The adversarial loop: training jobs, "train the next round's target", exports -------------------
+
+
+@admin.register(TrainingJob)
+class TrainingJobAdmin(TaskOwnedAdmin):
+    """Training jobs with their progress and failure message; written by the job only, so read-only."""
+
+    list_display = [
+        "id",
+        "task",
+        "rounds_text",
+        "recipe",
+        "status",
+        "progress",
+        "model",
+        "dev_accuracy",
+        "requested_by",
+        "created_at",
+        "finished_at",
+    ]
+    list_select_related = ["task", "model", "requested_by"]
+    list_filter = ["status", "recipe", ("task", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["name", "progress", "error_message", "model__name"]
+    readonly_fields = [
+        "task",
+        "rounds",
+        "recipe",
+        "name",
+        "target_round",
+        "seed",
+        "epochs",
+        "backbone_path",
+        "status",
+        "progress",
+        "log_pretty",
+        "error_pretty",
+        "model",
+        "dev_accuracy",
+        "requested_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    ]
+    fields = readonly_fields
+    actions = ["run_again"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Rounds")
+    def rounds_text(self, obj: TrainingJob) -> str:
+        return ", ".join(str(n) for n in obj.rounds or [])
+
+    @admin.display(description="Progress log")
+    def log_pretty(self, obj: TrainingJob) -> str:
+        return format_html('<pre style="white-space: pre-wrap">{}</pre>', obj.log or "–")
+
+    @admin.display(description="Error message")
+    def error_pretty(self, obj: TrainingJob) -> str:
+        return format_html('<pre style="white-space: pre-wrap">{}</pre>', obj.error_message or "–")
+
+    @admin.action(description="Run the selected finished or failed jobs again (as new jobs)")
+    def run_again(self, request, queryset):
+        queued = 0
+        for job in queryset.select_related("task").exclude(status=TrainingJob.Status.RUNNING):
+            if not job.task.is_owner(request.user):
+                continue
+            with transaction.atomic():
+                request_training(
+                    task=job.task,
+                    rounds=job.rounds,
+                    recipe=job.recipe,
+                    name=job.name,
+                    target_round=job.target_round,
+                    seed=job.seed,
+                    epochs=job.epochs,
+                    backbone_path=job.backbone_path,
+                    requested_by=request.user,
+                )
+            queued += 1
+        self.message_user(request, f"{queued} training job(s) queued.")
+
+
+class TrainNextTargetForm(forms.Form):
+    """The intermediate page of "Train the next round's target": rounds, recipe, name, promotion."""
+
+    PROMOTE_NONE = "none"
+    PROMOTE_CURRENT = "current"
+
+    rounds = forms.TypedMultipleChoiceField(
+        coerce=int,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Their settled (validated correct) examples and imported training data train the model.",
+    )
+    recipe = forms.ChoiceField(choices=[(r, r) for r in RECIPES], initial="quick")
+    name = forms.CharField(
+        required=False, max_length=200, help_text="Registered model name; blank: minilm-<recipe>-r<rounds>."
+    )
+    promote = forms.ChoiceField(widget=forms.RadioSelect, initial=PROMOTE_NONE, label="When trained")
+
+    def __init__(self, task: Task, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        numbers = list(Round.objects.filter(task=task).order_by("number").values_list("number", flat=True))
+        self.fields["rounds"].choices = [(n, f"Round {n}") for n in numbers]
+        self.fields["rounds"].initial = numbers
+        choices = [
+            (
+                self.PROMOTE_NONE,
+                "Only register it; then start the next round with it (Models: 'Start the task's next "
+                "round with the selected model(s)', or Tasks: 'Start the next round')",
+            )
+        ]
+        if task.current_round_id:
+            choices.append(
+                (self.PROMOTE_CURRENT, f"Make it the target of the current round {task.current_round.number}")
+            )
+        self.fields["promote"].choices = choices
+
+
+def _only_one_task(modeladmin, request, tasks: list[Task]) -> Task | None:
+    if len(tasks) != 1:
+        modeladmin.message_user(request, "Select exactly one task.", level=messages.ERROR)
+        return None
+    if not tasks[0].is_owner(request.user):
+        modeladmin.message_user(request, "Only the task's owners can do this.", level=messages.ERROR)
+        return None
+    return tasks[0]
+
+
+@admin.action(description="Train the next round's target")
+def train_next_round_target(modeladmin, request, queryset):
+    """Intermediate form (rounds, recipe, name, promote), then a queued ``TrainingJob``."""
+    task = _only_one_task(modeladmin, request, list(queryset.select_related("current_round")))
+    if task is None:
+        return None
+    if "apply" in request.POST:
+        form = TrainNextTargetForm(task, request.POST)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                promote = data["promote"] == TrainNextTargetForm.PROMOTE_CURRENT
+                target_round = task.current_round.number if promote and task.current_round_id else None
+                with transaction.atomic():
+                    job = request_training(
+                        task=task,
+                        rounds=data["rounds"],
+                        recipe=data["recipe"],
+                        name=data["name"].strip(),
+                        target_round=target_round,
+                        requested_by=request.user,
+                    )
+            except TargetTrainingError as exc:
+                modeladmin.message_user(request, str(exc), level=messages.ERROR)
+                return None
+            job.refresh_from_db()
+            url = reverse("admin:leaderboards_trainingjob_change", args=[job.pk])
+            modeladmin.message_user(
+                request,
+                format_html('Training job <a href="{}">#{}</a>: {}.', url, job.pk, job.get_status_display()),
+                level=messages.ERROR if job.status == TrainingJob.Status.FAILED else messages.SUCCESS,
+            )
+            return None
+    else:
+        form = TrainNextTargetForm(task)
+    context = {
+        **modeladmin.admin_site.each_context(request),
+        "title": f"Train the next round's target of {task.name}",
+        "task": task,
+        "form": form,
+        "opts": modeladmin.model._meta,
+        "action_name": "train_next_round_target",
+        "selected": [task.pk],
+        "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+    }
+    return TemplateResponse(request, "leaderboards/admin/train_next_target.html", context)
+
+
+def _export_response(task: Task, rounds: list[Round] | None, fmt: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(iter_export(task, rounds, fmt=fmt), content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{export_filename(task, rounds, fmt)}"'
+    return response
+
+
+def _export_tasks(modeladmin, request, queryset, fmt: str):
+    task = _only_one_task(modeladmin, request, list(queryset))
+    return None if task is None else _export_response(task, None, fmt)
+
+
+def _export_rounds(modeladmin, request, queryset, fmt: str):
+    rounds = list(queryset.select_related("task"))
+    task_ids = {r.task_id for r in rounds}
+    if len(task_ids) != 1:
+        modeladmin.message_user(request, "Select rounds of one task.", level=messages.ERROR)
+        return None
+    task = rounds[0].task
+    if not task.is_owner(request.user):
+        modeladmin.message_user(request, "Only the task's owners can export.", level=messages.ERROR)
+        return None
+    return _export_response(task, rounds, fmt)
+
+
+@admin.action(description="Export the task's examples (JSONL)")
+def export_task_jsonl(modeladmin, request, queryset):
+    return _export_tasks(modeladmin, request, queryset, "jsonl")
+
+
+@admin.action(description="Export the task's examples (CSV)")
+def export_task_csv(modeladmin, request, queryset):
+    return _export_tasks(modeladmin, request, queryset, "csv")
+
+
+@admin.action(description="Export the selected rounds' examples (JSONL)")
+def export_rounds_jsonl(modeladmin, request, queryset):
+    return _export_rounds(modeladmin, request, queryset, "jsonl")
+
+
+@admin.action(description="Export the selected rounds' examples (CSV)")
+def export_rounds_csv(modeladmin, request, queryset):
+    return _export_rounds(modeladmin, request, queryset, "csv")
+
+
+def _extend_actions(model, new_actions: list) -> None:
+    """Re-register ``model`` with its current admin class extended by ``new_actions``.
+
+    The Task and Round admins live in ``tasks.admin``, which cannot import this app; subclassing the
+    class registered at this point keeps whatever actions the tasks app (or an earlier app) defines.
+    """
+    base = type(admin.site.get_model_admin(model))
+    extended = type(base.__name__, (base,), {"actions": [*(base.actions or []), *new_actions]})
+    admin.site.unregister(model)
+    admin.site.register(model, extended)
+
+
+_extend_actions(Task, [train_next_round_target, export_task_jsonl, export_task_csv])
+_extend_actions(Round, [export_rounds_jsonl, export_rounds_csv])

@@ -1,0 +1,177 @@
+"""Admin: training jobs (read-only), "Train the next round's target", promote a model, export downloads."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from django.contrib.admin import helpers
+from django.urls import reverse
+
+from annotation.services import create_example
+from leaderboards.models import TrainingJob
+from models_registry.models import RegisteredModel
+from models_registry.selectors import target_models_for_round
+from tasks.config import HATE_SPEECH_CONFIG
+from tasks.models import Round, Task
+from tasks.services import ensure_round, set_current_round
+
+
+@pytest.fixture
+def owner_client(client, owner, password):
+    client.login(username=owner.username, password=password)
+    return client
+
+
+@pytest.fixture
+def other_task(db):
+    task = Task.objects.create(slug="other", name="Other task", config=copy.deepcopy(HATE_SPEECH_CONFIG))
+    set_current_round(task=task, round_=ensure_round(task=task, number=1))
+    return task
+
+
+def _action(client, model: str, action: str, ids, **data):
+    url = reverse(f"admin:{model}_changelist")
+    return client.post(url, {"action": action, helpers.ACTION_CHECKBOX_NAME: [str(i) for i in ids], **data})
+
+
+def test_training_job_admin_is_read_only_and_shows_errors(owner_client, hate_task, hate_round, other_task):
+    job = TrainingJob.objects.create(
+        task=hate_task, rounds=[1], status="failed", error_message="no validated training examples <b>"
+    )
+    TrainingJob.objects.create(task=other_task, rounds=[1])
+    response = owner_client.get(
+        reverse("admin:leaderboards_trainingjob_changelist") + "?status__exact=failed"
+    )
+    assert response.status_code == 200
+    assert list(response.context["cl"].result_list) == [job]  # the other task's job is not listed
+    page = owner_client.get(reverse("admin:leaderboards_trainingjob_change", args=[job.pk]))
+    assert page.status_code == 200
+    assert "no validated training examples &lt;b&gt;" in page.content.decode()
+    assert reverse("admin:leaderboards_trainingjob_add") not in page.content.decode()
+    assert (
+        owner_client.post(reverse("admin:leaderboards_trainingjob_change", args=[job.pk]), {}).status_code
+        == 403
+    )
+
+
+def test_train_next_round_target_form_then_job(
+    owner_client,
+    owner,
+    hate_task,
+    round1_training_data,
+    tiny_backbone_dir,
+    django_capture_on_commit_callbacks,
+):
+    form = _action(owner_client, "tasks_task", "train_next_round_target", [hate_task.pk])
+    assert form.status_code == 200
+    assert "Train the next round" in form.content.decode()
+    # The admin form offers no backbone choice; run the queued job on the tiny backbone for speed.
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = _action(
+            owner_client,
+            "tasks_task",
+            "train_next_round_target",
+            [hate_task.pk],
+            apply="1",
+            rounds=["1"],
+            recipe="quick",
+            name="from-admin",
+            promote="current",
+        )
+    assert response.status_code == 302
+    job = TrainingJob.objects.get()
+    assert (job.rounds, job.recipe, job.name, job.target_round, job.requested_by) == (
+        [1],
+        "quick",
+        "from-admin",
+        1,
+        owner,
+    )
+    assert len(callbacks) == 1
+    TrainingJob.objects.filter(pk=job.pk).update(backbone_path=str(tiny_backbone_dir))
+    callbacks[0]()
+    job.refresh_from_db()
+    assert job.status == "done", job.error_message
+    assert target_models_for_round(round1_training_data) == [job.model]
+
+
+def test_train_action_needs_one_task(owner_client, hate_task, other_task, owner):
+    other_task.owners.add(owner)
+    response = _action(owner_client, "tasks_task", "train_next_round_target", [hate_task.pk, other_task.pk])
+    assert response.status_code == 302
+    assert not TrainingJob.objects.exists()
+
+
+def _ready_model(task, name):
+    return RegisteredModel.objects.create(task=task, name=name, path="/nowhere", status="ready")
+
+
+def test_make_target_of_current_round(owner_client, hate_task, hate_round):
+    model = _ready_model(hate_task, "m1")
+    response = _action(
+        owner_client, "models_registry_registeredmodel", "make_target_of_current_round", [model.pk]
+    )
+    assert response.status_code == 302
+    assert target_models_for_round(hate_round) == [model]
+
+
+def test_start_next_round_with_model(owner_client, hate_task, hate_round):
+    model = _ready_model(hate_task, "m2")
+    confirm = _action(
+        owner_client, "models_registry_registeredmodel", "start_next_round_with_models", [model.pk]
+    )
+    assert confirm.status_code == 200
+    assert "Start round 2" in confirm.content.decode()
+    assert Round.objects.filter(task=hate_task).count() == 1  # nothing changed before the confirmation
+    done = _action(
+        owner_client,
+        "models_registry_registeredmodel",
+        "start_next_round_with_models",
+        [model.pk],
+        apply="1",
+        description="Round two",
+    )
+    assert done.status_code == 302
+    hate_task.refresh_from_db()
+    assert hate_task.current_round.number == 2
+    assert target_models_for_round(hate_task.current_round) == [model]
+    hate_round.refresh_from_db()
+    assert hate_round.is_closed
+
+
+def test_outsider_models_are_not_promoted(owner_client, hate_task, other_task):
+    theirs = _ready_model(other_task, "theirs")
+    _action(owner_client, "models_registry_registeredmodel", "make_target_of_current_round", [theirs.pk])
+    assert target_models_for_round(other_task.current_round) == []
+
+
+def test_export_actions_stream_downloads(owner_client, hate_task, hate_round, rule_model, annotator):
+    create_example(
+        task=hate_task, annotator=annotator, inputs={"statement": "I hate 🐀\r\nyes"}, target="hateful"
+    )
+    response = _action(owner_client, "tasks_round", "export_rounds_jsonl", [hate_round.pk])
+    assert response.status_code == 200
+    assert response.streaming
+    assert response["Content-Disposition"] == 'attachment; filename="hate-speech-round-1.jsonl"'
+    [record] = [json.loads(line) for line in b"".join(response.streaming_content).decode().splitlines()]
+    assert record["inputs"] == {"statement": "I hate 🐀\nyes"}
+    response = _action(owner_client, "tasks_task", "export_task_csv", [hate_task.pk])
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="hate-speech.csv"'
+    assert b"".join(response.streaming_content).decode().startswith("format_version,task,example_id")
+
+
+def test_export_is_for_owners_only(
+    client, outsider, password, hate_task, hate_round, other_task, owner_client
+):
+    outsider.is_staff = True
+    outsider.save()
+    client.login(username=outsider.username, password=password)
+    response = _action(client, "tasks_round", "export_rounds_jsonl", [hate_round.pk])
+    assert response.status_code in (302, 403)
+    assert not getattr(response, "streaming", False)
+    # An owner selecting another task's round gets nothing from it (the changelist hides it).
+    response = _action(owner_client, "tasks_round", "export_rounds_csv", [other_task.current_round.pk])
+    assert not getattr(response, "streaming", False)
