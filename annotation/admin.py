@@ -34,6 +34,9 @@ class PredictionInline(admin.TabularInline):
         return self.admin_site.get_model_admin(Example).has_view_permission(request, obj)
 
 
+EXAMPLE_EDITABLE_FIELDS = ("split", "tags", "metadata")
+
+
 @admin.register(Example)
 class ExampleAdmin(TaskOwnedAdmin):
     """Examples: what the annotator wrote and what the model said are read-only; split and tags are editable."""
@@ -65,26 +68,6 @@ class ExampleAdmin(TaskOwnedAdmin):
     search_fields = ["inputs", "explanation", "external_id", "annotator__username", "=id"]
     date_hierarchy = "created_at"
     inlines = [PredictionInline]
-    readonly_fields = [
-        "round",
-        "context",
-        "annotator",
-        "inputs",
-        "target",
-        "explanation",
-        "model_wrong",
-        "prediction_status",
-        "status",
-        "source",
-        "external_id",
-        "client_token",
-        "time_taken_ms",
-        "is_retracted",
-        "is_flagged_by_annotator",
-        "flag_reason",
-        "created_at",
-        "updated_at",
-    ]
     fields = [
         "round",
         "context",
@@ -108,6 +91,8 @@ class ExampleAdmin(TaskOwnedAdmin):
         "created_at",
         "updated_at",
     ]
+    # What the annotator wrote and what the models said is the record; only the bookkeeping is editable.
+    readonly_fields = [f for f in fields if f not in EXAMPLE_EDITABLE_FIELDS]
 
     actions = ["settle_correct", "settle_incorrect", "settle_flagged"]
 

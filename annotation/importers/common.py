@@ -170,3 +170,20 @@ def batched(items: list, size: int) -> Iterator[list]:
     """Yield consecutive slices of ``items`` of at most ``size`` elements."""
     for start in range(0, len(items), size):
         yield items[start : start + size]
+
+
+def bulk_insert(
+    model, objects: list, *, batch_size: int, progress: Callable[..., Progress], desc: str
+) -> None:
+    """Insert ``objects`` in batches with a progress bar; rows that already exist are skipped.
+
+    ``ignore_conflicts``: a concurrent run that inserted the same row first wins, so callers count
+    what was really added from the table afterwards, not from ``len(objects)``.
+    """
+    bar = progress(total=len(objects), desc=desc)
+    try:
+        for batch in batched(objects, batch_size):
+            model.objects.bulk_create(batch, ignore_conflicts=True)
+            bar.update(len(batch))
+    finally:
+        bar.close()

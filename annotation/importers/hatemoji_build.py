@@ -23,7 +23,7 @@ from tasks.services import ensure_round
 from .common import (
     ImportReport,
     ProgressFactory,
-    batched,
+    bulk_insert,
     no_progress,
     normalise_hate_label,
     normalise_newlines,
@@ -228,15 +228,7 @@ def import_hatemoji_build(
                     **row.fields,
                 )
             )
-        bar = progress(total=len(new), desc=DATASET_NAME)
-        try:
-            for batch in batched(new, batch_size):
-                # ignore_conflicts: a concurrent run that inserted the same (round, entry_id) first
-                # wins; the count below then tells what this run really added.
-                Example.objects.bulk_create(batch, ignore_conflicts=True)
-                bar.update(len(batch))
-        finally:
-            bar.close()
+        bulk_insert(Example, new, batch_size=batch_size, progress=progress, desc=DATASET_NAME)
         after = Example.objects.filter(round_id__in=round_ids).exclude(external_id="").count()
         report.created = after - len(existing)
         report.already_present += len(new) - report.created

@@ -16,7 +16,7 @@ from django.db import transaction
 from annotation.importers.common import (
     ImportReport,
     ProgressFactory,
-    batched,
+    bulk_insert,
     no_progress,
     normalise_hate_label,
     normalise_newlines,
@@ -196,14 +196,7 @@ def import_static_set(
             if case_id not in existing
         ]
         report.already_present = len(items) - len(new)
-        bar = progress(total=len(new), desc=spec.name)
-        try:
-            for batch in batched(new, batch_size):
-                # ignore_conflicts: a concurrent run that inserted the same case first wins.
-                DatasetItem.objects.bulk_create(batch, ignore_conflicts=True)
-                bar.update(len(batch))
-        finally:
-            bar.close()
+        bulk_insert(DatasetItem, new, batch_size=batch_size, progress=progress, desc=spec.name)
         report.created = dataset.items.count() - len(existing)
         report.already_present += len(new) - report.created
     return report
