@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
+import unicodedata
 import uuid
 from dataclasses import dataclass, field
 
@@ -18,7 +19,7 @@ from django.utils import timezone
 from models_registry import inference
 from tasks import rules
 from tasks.config import TaskConfig
-from tasks.models import Context, Task
+from tasks.models import Context, Round, Task
 
 from . import selectors
 from .models import Example, Prediction
@@ -44,9 +45,67 @@ class ExampleError(Exception):
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
 
 
+class TokenAlreadyUsed(ExampleError):
+    """The form token was already used for an example with other inputs, target or context.
+
+    The new text was not stored; the form needs a fresh token so that sending it again makes a new
+    example. ``example`` is the one stored under the token.
+    """
+
+    def __init__(self, example: Example, errors: dict[str, list[str]] | None = None):
+        self.example = example
+        message = (
+            f"This form was already sent as example #{example.pk}; your new text was not saved yet "
+            "— send it again."
+        )
+        errors = {k: list(v) for k, v in (errors or {}).items()}
+        errors.setdefault(NON_FIELD, []).insert(0, message)
+        super().__init__(errors)
+
+
 def normalise_text(value: str) -> str:
     """CRLF and lone CR become LF; everything else (emoji, ZWJ, RTL marks) is kept exactly."""
     return value.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# Characters of a letter/symbol category that nevertheless render as blank space.
+BLANK_LOOKING = frozenset({"\u2800", "\u3164", "\u115f", "\u1160", "\uffa0"})
+_ALLOWED_CONTROLS = frozenset({"\n", "\t"})
+
+
+def first_control_character(value: str) -> str | None:
+    """The first C0/C1 control character (category Cc) of ``value`` other than LF and tab, or None.
+
+    Call it on normalised text (``normalise_text``): a CR has become LF by then.
+    """
+    for char in value:
+        if char not in _ALLOWED_CONTROLS and unicodedata.category(char) == "Cc":
+            return char
+    return None
+
+
+def control_character_message(label: str, char: str) -> str:
+    """The error for a text field that contains the control character ``char``."""
+    return f"{label} contains the control character U+{ord(char):04X}; remove it and send again."
+
+
+def has_visible_character(value: str) -> bool:
+    """True if ``value`` has a character that shows: a letter, number, punctuation or symbol (emoji).
+
+    Zero-width spaces, joiners, byte-order marks, lone combining marks and blank-looking letters such as
+    U+2800 BRAILLE PATTERN BLANK or U+3164 HANGUL FILLER do not count.
+    """
+    return any(unicodedata.category(char)[0] in "LNPS" and char not in BLANK_LOOKING for char in value)
+
+
+def _check_free_text(value: str, label: str, limit: int) -> str | None:
+    """The one error of an optional free text (explanation, flag reason) already normalised, or None."""
+    char = first_control_character(value)
+    if char is not None:
+        return control_character_message(label, char)
+    if len(value) > limit:
+        return f"{label} is too long: {len(value):,} characters, at most {limit:,} allowed."
+    return None
 
 
 def clean_inputs(
@@ -54,8 +113,9 @@ def clean_inputs(
 ) -> tuple[dict, object]:
     """Check and normalise an example's input fields and target against the task config.
 
-    Lengths are counted in code points (Python ``len``), so an emoji ZWJ sequence counts as the
-    number of code points it is made of.
+    Lengths are counted in code points (Python ``len``) after CRLF becomes LF, so an emoji ZWJ sequence
+    counts as the number of code points it is made of and a line break as one. A text must have at
+    least one visible character (``has_visible_character``) and no control character but LF and tab.
 
     Returns:
         ``(inputs, target)`` normalised.
@@ -81,12 +141,24 @@ def clean_inputs(
             errors.setdefault(name, []).append(f"{label} must be text.")
             continue
         value = normalise_text(value)
+        char = first_control_character(value)
+        if char is not None:
+            errors.setdefault(name, []).append(control_character_message(label, char))
+            cleaned[name] = value
+            continue
         if not value.strip():
             if not spec.get("optional", False):
                 errors.setdefault(name, []).append(
                     f"{label} is required; write something that is not only spaces."
                 )
             cleaned[name] = ""
+            continue
+        if not has_visible_character(value):
+            errors.setdefault(name, []).append(
+                f"{label} has no visible character; write something visible "
+                "(letters, digits, punctuation or emoji), not only invisible or blank characters."
+            )
+            cleaned[name] = value
             continue
         limit = cfg.max_length_of(spec)
         if len(value) > limit:
@@ -220,14 +292,16 @@ def create_example(
     and ``model_wrong`` None, to be completed by ``retry_failed_predictions``.
 
     Idempotent per ``(annotator, client_token)``: a resubmission (double click, retried POST, or a
-    concurrent duplicate) returns the example already stored.
+    concurrent duplicate) with the same inputs, target and context returns the example already stored;
+    the same token with other ones raises ``TokenAlreadyUsed`` (nothing is stored).
 
     Returns:
         ``(example, created)``.
 
     Raises:
-        ExampleError: blocked user, no open current round, a context from another round, or invalid
-            inputs / target (keyed by field name).
+        ExampleError: blocked user, no open current round (also re-checked under the round's row lock
+            when storing), a context from another round, or invalid inputs / target (keyed by field
+            name). ``TokenAlreadyUsed`` for a reused token with other text.
     """
     _check_can_write(annotator)
     if client_token is not None:
@@ -237,7 +311,7 @@ def create_example(
             raise ExampleError("The form token is not valid; reload the page.") from None
     existing = _existing(annotator, client_token)
     if existing is not None:
-        return existing, False
+        return _resubmitted(existing, task.cfg, inputs, target, context), False
 
     round_ = task.current_round
     if round_ is None or round_.task_id != task.pk:
@@ -250,8 +324,9 @@ def create_example(
     cfg = task.cfg
     clean, target = clean_inputs(cfg, inputs, target, context=context)
     explanation = normalise_text(explanation or "")
-    if len(explanation) > MAX_EXPLANATION_LENGTH:
-        raise ExampleError({"explanation": [f"At most {MAX_EXPLANATION_LENGTH:,} characters."]})
+    problem = _check_free_text(explanation, "The explanation", MAX_EXPLANATION_LENGTH)
+    if problem:
+        raise ExampleError({"explanation": [problem]})
     if time_taken_ms is not None and time_taken_ms < 0:
         time_taken_ms = None
 
@@ -264,6 +339,16 @@ def create_example(
     any_failed = any(not o.ok for o in outcomes)
     try:
         with transaction.atomic():
+            # The round was checked before the models ran, which takes a while; it may have been closed
+            # or replaced since. Holding its row lock until commit makes closing it wait for this insert
+            # (or this insert see it closed), so no example lands in a round that was already closed.
+            locked_round = Round.objects.select_for_update().get(pk=round_.pk)
+            current_id = Task.objects.filter(pk=task.pk).values_list("current_round_id", flat=True).get()
+            if locked_round.is_closed or current_id != locked_round.pk:
+                raise ExampleError(
+                    f"Round {locked_round.number} closed while the model was answering; "
+                    "your example was not saved."
+                )
             example = Example.objects.create(
                 round=round_,
                 context=context,
@@ -298,8 +383,27 @@ def create_example(
         winner = _existing(annotator, client_token)
         if winner is None:
             raise
-        return winner, False
+        return _resubmitted(winner, cfg, clean, target, context), False
     return example, True
+
+
+def _resubmitted(
+    existing: Example, cfg: TaskConfig, inputs: dict, target, context: Context | None
+) -> Example:
+    """The example already stored under a form token, if this submission is the same example again.
+
+    A double click or a retried POST sends the same inputs, target and context: that is the stored
+    example. Different ones under the same token (the form was sent, then edited and sent again) are a
+    new example the annotator wants; they raise ``TokenAlreadyUsed`` rather than being dropped.
+    """
+    try:
+        clean, target = clean_inputs(cfg, inputs, target, context=context)
+    except ExampleError as exc:
+        raise TokenAlreadyUsed(existing, exc.errors) from None
+    same_context = existing.context_id == (context.pk if context is not None else None)
+    if existing.inputs != clean or existing.target != target or not same_context:
+        raise TokenAlreadyUsed(existing)
+    return existing
 
 
 def _own(example: Example, user) -> Example:
@@ -313,19 +417,19 @@ def _own(example: Example, user) -> Example:
 def add_explanation(*, example: Example, user, explanation: str) -> Example:
     """Set the author's explanation of why the example fools the model (replaces an earlier one).
 
+    The length is counted after CRLF becomes LF, as a browser's ``maxlength`` counts a line break.
+
     Raises:
-        ExampleError: if ``user`` is not the author, or the explanation is too long.
+        ExampleError: if ``user`` is not the author, the example is retracted, or the explanation is
+            too long or has a control character (keyed ``explanation``).
     """
     locked = _own(example, user)
+    if locked.is_retracted:
+        raise ExampleError("This example is retracted; it can no longer be explained.")
     explanation = normalise_text(explanation or "")
-    if len(explanation) > MAX_EXPLANATION_LENGTH:
-        raise ExampleError(
-            {
-                "explanation": [
-                    f"At most {MAX_EXPLANATION_LENGTH:,} characters (you wrote {len(explanation):,})."
-                ]
-            }
-        )
+    problem = _check_free_text(explanation, "The explanation", MAX_EXPLANATION_LENGTH)
+    if problem:
+        raise ExampleError({"explanation": [problem]})
     locked.explanation = explanation
     locked.save(update_fields=["explanation", "updated_at"])
     return locked
@@ -349,13 +453,22 @@ def retract_example(*, example: Example, user) -> Example:
 def flag_example(*, example: Example, user, reason: str = "") -> Example:
     """The author flags their own example for the task owners (e.g. submitted by mistake).
 
+    Once only: a second flag is refused rather than overwriting the reason the owners may already have
+    read.
+
     Raises:
-        ExampleError: if ``user`` is not the author, or the reason is too long.
+        ExampleError: if ``user`` is not the author, the example is retracted or already flagged, or
+            the reason is too long or has a control character (keyed ``reason``).
     """
     locked = _own(example, user)
+    if locked.is_retracted:
+        raise ExampleError("This example is retracted; it can no longer be flagged.")
+    if locked.is_flagged_by_annotator:
+        raise ExampleError("This example is already flagged for the task owners.")
     reason = normalise_text(reason or "")
-    if len(reason) > MAX_FLAG_REASON_LENGTH:
-        raise ExampleError({"reason": [f"At most {MAX_FLAG_REASON_LENGTH:,} characters."]})
+    problem = _check_free_text(reason, "The reason", MAX_FLAG_REASON_LENGTH)
+    if problem:
+        raise ExampleError({"reason": [problem]})
     locked.is_flagged_by_annotator = True
     locked.flag_reason = reason
     locked.save(update_fields=["is_flagged_by_annotator", "flag_reason", "updated_at"])

@@ -1,0 +1,219 @@
+"""create_example / explain / flag: visible and control characters, reused tokens, the round closing
+while the model answers, retracted and already-flagged examples."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from annotation.models import Example
+from annotation.services import (
+    ExampleError,
+    TokenAlreadyUsed,
+    add_explanation,
+    create_example,
+    flag_example,
+    retract_example,
+)
+from models_registry import inference
+from tasks.services import close_round, ensure_round, set_current_round
+from tests.annotation.fakes import rule_predict
+
+
+def _create(task, user, statement, label="hateful", **kwargs):
+    return create_example(task=task, annotator=user, inputs={"statement": statement}, target=label, **kwargs)
+
+
+def _statement_errors(task, user, statement) -> list[str]:
+    with pytest.raises(ExampleError) as info:
+        _create(task, user, statement)
+    assert list(info.value.errors) == ["statement"]
+    return info.value.errors["statement"]
+
+
+# --- Bug 2: statements of invisible characters only ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "\u200b\u200b\u200b",  # zero-width spaces
+        "\ufeff\ufeff",  # byte-order marks
+        "\u2800\u2800",  # braille pattern blank (a symbol that shows nothing)
+        "\u3164",  # hangul filler (a letter that shows nothing)
+        "\u115f\u1160\uffa0",  # the other hangul fillers
+        "\u0301\u0301",  # combining marks with nothing to combine with
+        "\u200d",  # zero-width joiner
+        "\u2060\u180e",  # word joiner, mongolian vowel separator
+        " \u200b\n\u200c ",  # invisible between spaces
+    ],
+)
+def test_statements_without_a_visible_character_are_refused(hate_task, annotator, rule_model, statement):
+    [message] = _statement_errors(hate_task, annotator, statement)
+    assert "write something visible" in message
+    assert Example.objects.count() == 0
+
+
+@pytest.mark.parametrize("statement", ["👍", "🏳️\u200d🌈", "\u2800a", "e\u0301", "!", "7", "ש"])
+def test_one_visible_character_is_enough(hate_task, annotator, rule_model, statement):
+    example, created = _create(hate_task, annotator, statement)
+    assert created and example.inputs["statement"] == statement
+
+
+# --- Bug 3: control characters -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("statement", "code"),
+    [
+        ("ring \x07 the bell", "U+0007"),
+        ("\x00", "U+0000"),
+        ("nul\x00byte", "U+0000"),
+        ("escape \x1b[31m", "U+001B"),
+        ("next line \x85 (C1)", "U+0085"),
+        ("\x1f", "U+001F"),  # also Python whitespace: the control message, not "required"
+        ("form\x0cfeed", "U+000C"),
+    ],
+)
+def test_control_characters_in_statements_are_refused_by_name(
+    hate_task, annotator, rule_model, statement, code
+):
+    assert _statement_errors(hate_task, annotator, statement) == [
+        f"Statement contains the control character {code}; remove it and send again."
+    ]
+
+
+def test_tab_and_line_breaks_are_not_control_errors(hate_task, annotator, rule_model):
+    example, _ = _create(hate_task, annotator, "a\tb\r\nc\rd\ne")
+    assert example.inputs["statement"] == "a\tb\nc\nd\ne"
+
+
+@pytest.fixture
+def example(hate_task, annotator, rule_model):
+    return _create(hate_task, annotator, "go back home")[0]
+
+
+def test_control_characters_in_explanations_and_flag_reasons_are_refused(example, annotator):
+    with pytest.raises(ExampleError) as info:
+        add_explanation(example=example, user=annotator, explanation="because\x07")
+    assert info.value.errors == {
+        "explanation": ["The explanation contains the control character U+0007; remove it and send again."]
+    }
+    with pytest.raises(ExampleError) as info:
+        flag_example(example=example, user=annotator, reason="oops\x00")
+    assert info.value.errors == {
+        "reason": ["The reason contains the control character U+0000; remove it and send again."]
+    }
+    with pytest.raises(ExampleError) as info:
+        _create(example.round.task, annotator, "fine", explanation="\x1b")
+    assert "U+001B" in info.value.errors["explanation"][0]
+    example.refresh_from_db()
+    assert (example.explanation, example.is_flagged_by_annotator) == ("", False)
+
+
+def test_explanation_length_counts_a_line_break_once(example, annotator):
+    text = "b" * 1990 + "\r\n" * 10  # 2,010 characters as sent, 2,000 as a browser counts them
+    add_explanation(example=example, user=annotator, explanation=text)
+    example.refresh_from_db()
+    assert example.explanation == "b" * 1990 + "\n" * 10
+    with pytest.raises(ExampleError) as info:
+        add_explanation(example=example, user=annotator, explanation=text + "b")
+    assert info.value.errors == {
+        "explanation": ["The explanation is too long: 2,001 characters, at most 2,000 allowed."]
+    }
+
+
+# --- Bug 4: a reused form token with other text ----------------------------------------------------
+
+
+def test_same_token_same_text_is_the_same_example(hate_task, annotator, rule_model):
+    token = uuid.uuid4()
+    first, _ = _create(hate_task, annotator, "I hate you\r\n", client_token=token)
+    second, created = _create(hate_task, annotator, "I hate you\n", client_token=token)  # CRLF normalised
+    assert (second.pk, created) == (first.pk, False)
+
+
+@pytest.mark.parametrize(
+    ("statement", "label"),
+    [("I hate you all", "hateful"), ("I hate you", "not-hateful")],
+    ids=["other-text", "other-target"],
+)
+def test_same_token_other_inputs_or_target_is_refused_not_dropped(
+    hate_task, annotator, rule_model, statement, label
+):
+    token = uuid.uuid4()
+    first, _ = _create(hate_task, annotator, "I hate you", "hateful", client_token=token)
+    with pytest.raises(TokenAlreadyUsed) as info:
+        _create(hate_task, annotator, statement, label, client_token=token)
+    assert info.value.example == first
+    assert info.value.errors == {
+        "__all__": [
+            f"This form was already sent as example #{first.pk}; your new text was not saved yet "
+            "— send it again."
+        ]
+    }
+    assert Example.objects.count() == 1
+    first.refresh_from_db()
+    assert (first.inputs, first.target) == ({"statement": "I hate you"}, "hateful")
+
+
+def test_same_token_with_invalid_new_text_reports_both(hate_task, annotator, rule_model):
+    token = uuid.uuid4()
+    first, _ = _create(hate_task, annotator, "I hate you", client_token=token)
+    with pytest.raises(TokenAlreadyUsed) as info:
+        _create(hate_task, annotator, "\u200b", client_token=token)
+    assert f"#{first.pk}" in info.value.errors["__all__"][0]
+    assert "write something visible" in info.value.errors["statement"][0]
+
+
+# --- Bug 7: the round closes while the model answers -----------------------------------------------
+
+
+def test_round_closed_while_the_model_answers_stores_nothing(
+    hate_task, hate_round, annotator, rule_model, monkeypatch
+):
+    def close_then_predict(model, inputs):
+        close_round(round_=type(hate_round).objects.get(pk=hate_round.pk))
+        return rule_predict(model, inputs)
+
+    monkeypatch.setattr(inference, "predict", close_then_predict)
+    with pytest.raises(ExampleError) as info:
+        _create(hate_task, annotator, "I hate you")
+    assert "closed while the model was answering" in info.value.errors["__all__"][0]
+    assert Example.objects.count() == 0
+
+
+def test_round_replaced_while_the_model_answers_stores_nothing(
+    hate_task, hate_round, annotator, rule_model, monkeypatch
+):
+    def switch_then_predict(model, inputs):
+        round_2 = ensure_round(task=hate_task, number=2)
+        set_current_round(task=type(hate_task).objects.get(pk=hate_task.pk), round_=round_2)
+        return rule_predict(model, inputs)
+
+    monkeypatch.setattr(inference, "predict", switch_then_predict)
+    with pytest.raises(ExampleError):
+        _create(hate_task, annotator, "I hate you")
+    assert Example.objects.count() == 0
+
+
+# --- Bug 8: retracted and already-flagged examples -------------------------------------------------
+
+
+def test_a_retracted_example_can_be_neither_explained_nor_flagged(example, annotator):
+    retract_example(example=example, user=annotator)
+    with pytest.raises(ExampleError, match="retracted"):
+        add_explanation(example=example, user=annotator, explanation="after all")
+    with pytest.raises(ExampleError, match="retracted"):
+        flag_example(example=example, user=annotator, reason="after all")
+    example.refresh_from_db()
+    assert (example.explanation, example.is_flagged_by_annotator, example.flag_reason) == ("", False, "")
+
+
+def test_a_second_flag_is_refused_and_keeps_the_first_reason(example, annotator):
+    flag_example(example=example, user=annotator, reason="wrong label")
+    with pytest.raises(ExampleError, match="already flagged"):
+        flag_example(example=example, user=annotator, reason="something else")
+    example.refresh_from_db()
+    assert example.flag_reason == "wrong label"
