@@ -7,6 +7,7 @@ import uuid
 
 from django import forms
 from django.core import signing
+from django.core.validators import ProhibitNullCharactersValidator
 
 from tasks.config import TaskConfig
 
@@ -15,44 +16,104 @@ from .services import MAX_EXPLANATION_LENGTH, MAX_FLAG_REASON_LENGTH, NON_FIELD,
 _START_SALT = "annotation.example-form.started"
 # Longer than any real writing session; beyond it "time taken" means the tab was left open.
 _MAX_TIME_TAKEN_MS = 24 * 3600 * 1000
+EXPIRED_FORM = "The form had expired; check your text and send it again."
 
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def signed_start() -> str:
-    """A signed timestamp of when the form was rendered, so time taken cannot be made up."""
-    return signing.dumps(_now_ms(), salt=_START_SALT)
+def signed_start(client_token: uuid.UUID | str) -> str:
+    """A signed ``(client_token, render time)``, so time taken can neither be made up nor replayed.
+
+    Signing the token with the time ties the stamp to one form: a ``started`` copied from an older
+    form (to claim a longer time) does not match the new form's token and is ignored.
+    """
+    return signing.dumps([str(client_token), _now_ms()], salt=_START_SALT)
 
 
-class ExampleForm(forms.Form):
+def _parse_token(value) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(str(value).strip()) if value else None
+    except ValueError:
+        return None
+
+
+class _NoNulMixin:
+    """Never write a NUL byte back into the page when a submitted value is shown again."""
+
+    def format_value(self, value):
+        """The value as the widget renders it, without NUL characters."""
+        value = super().format_value(value)
+        return value.replace("\x00", "") if isinstance(value, str) else value
+
+
+class TextArea(_NoNulMixin, forms.Textarea):
+    """A textarea that drops NULs from the value it shows."""
+
+
+class HiddenInput(_NoNulMixin, forms.HiddenInput):
+    """A hidden input that drops NULs from the value it holds."""
+
+
+def _without_null_validator(field: forms.CharField) -> forms.CharField:
+    """Leave NUL (like every other control character) to the service, which names it in one message."""
+    field.validators = [v for v in field.validators if not isinstance(v, ProhibitNullCharactersValidator)]
+    return field
+
+
+class ServiceErrorsMixin:
+    """Shows a service's ``ExampleError`` on the form's fields (or above it)."""
+
+    def add_service_errors(self, exc: ExampleError) -> None:
+        """Show ``exc``'s messages on the matching fields, and above the form for any other key.
+
+        A field that already has an error keeps only that one: the service, seeing no cleaned value
+        for it, would report a second, wrong problem (such as "required").
+        """
+        for name, messages in exc.errors.items():
+            key = name if name in self.fields and name != NON_FIELD else None
+            if key is not None and key in self.errors:
+                continue
+            for message in messages:
+                self.add_error(key, message)
+
+
+class ExampleForm(ServiceErrorsMixin, forms.Form):
     """The create form of a task. Input and target checks are the service's (``clean_inputs``).
 
     Hidden fields: ``client_token`` (a UUID made when the form is rendered; a resubmission with the
-    same token is the same example) and ``started`` (signed render time, for time taken).
+    same token is the same example) and ``started`` (the token and render time signed together, for
+    time taken). A missing or malformed token is an error above the fields, and the bound form gets a
+    fresh token (``renew_token``) so that sending it again works.
     """
 
-    client_token = forms.UUIDField(widget=forms.HiddenInput)
-    started = forms.CharField(widget=forms.HiddenInput, required=False)
+    client_token = _without_null_validator(forms.CharField(widget=HiddenInput, required=False))
+    started = _without_null_validator(forms.CharField(widget=HiddenInput, required=False))
 
     def __init__(self, cfg: TaskConfig, *args, **kwargs):
         kwargs.setdefault("initial", {})
-        kwargs["initial"].setdefault("client_token", uuid.uuid4())
-        kwargs["initial"].setdefault("started", signed_start())
+        token = kwargs["initial"].setdefault("client_token", uuid.uuid4())
+        kwargs["initial"].setdefault("started", signed_start(token))
         super().__init__(*args, **kwargs)
         self.cfg = cfg
         for spec in cfg.input_fields:
             limit = cfg.max_length_of(spec)
             help_text = spec.get("help", "")
-            self.fields[spec["name"]] = forms.CharField(
-                label=spec.get("label", spec["name"]),
-                required=False,  # empty and whitespace-only are the service's call, with its message
-                strip=False,
-                help_text=(help_text + " " if help_text else "") + f"At most {limit:,} characters.",
-                widget=forms.Textarea(
-                    attrs={"dir": "auto", "class": "statement", "placeholder": spec.get("placeholder", "")}
-                ),
+            self.fields[spec["name"]] = _without_null_validator(
+                forms.CharField(
+                    label=spec.get("label", spec["name"]),
+                    required=False,  # empty and whitespace-only are the service's call, with its message
+                    strip=False,
+                    help_text=(help_text + " " if help_text else "") + f"At most {limit:,} characters.",
+                    widget=TextArea(
+                        attrs={
+                            "dir": "auto",
+                            "class": "statement",
+                            "placeholder": spec.get("placeholder", ""),
+                        }
+                    ),
+                )
             )
         target = cfg.target_field
         self.target_name = target["name"]
@@ -70,29 +131,37 @@ class ExampleForm(forms.Form):
         # Field order: inputs, then the target, then the hidden fields.
         self.order_fields([*self.input_names, self.target_name])
 
+    def clean_client_token(self) -> uuid.UUID | None:
+        """The submitted token as a UUID; None when it is missing or malformed."""
+        return _parse_token(self.cleaned_data.get("client_token"))
+
     def clean(self):
+        """Check inputs and target by the service's rules; a missing or invalid token gets renewed."""
         data = super().clean()
-        if self.target_name not in data:
-            return data  # the choice field already reported the problem
+        if data.get("client_token") is None:
+            self.add_error(None, EXPIRED_FORM)
+            self.renew_token()
         try:
             inputs, target = clean_inputs(
-                self.cfg, {n: data.get(n, "") for n in self.input_names}, data[self.target_name]
+                self.cfg, {n: data.get(n, "") for n in self.input_names}, data.get(self.target_name)
             )
         except ExampleError as exc:
-            self.add_service_errors(exc)
+            self.add_service_errors(exc)  # skips the fields that already have an error
             return data
         data.update(inputs)
         data[self.target_name] = target
         return data
 
-    def add_service_errors(self, exc: ExampleError) -> None:
-        """Show a service's ``ExampleError`` on the matching fields (or above the form)."""
-        for name, messages in exc.errors.items():
-            key = name if name in self.fields else None
-            if name == NON_FIELD:
-                key = None
-            for message in messages:
-                self.add_error(key, message)
+    def renew_token(self) -> uuid.UUID:
+        """Give the bound form a fresh ``client_token`` and ``started``: the next send is a new example.
+
+        The text typed so far stays in the form. Returns the new token.
+        """
+        token = uuid.uuid4()
+        self.data = self.data.copy()
+        self.data["client_token"] = str(token)
+        self.data["started"] = signed_start(token)
+        return token
 
     @property
     def inputs(self) -> dict:
@@ -106,33 +175,46 @@ class ExampleForm(forms.Form):
 
     @property
     def time_taken_ms(self) -> int | None:
-        """Milliseconds since the form was rendered, or None if the start stamp is missing or forged."""
+        """Milliseconds since the form was rendered, or None if the start stamp is missing or forged.
+
+        A stamp signed for another token than the submitted one (replayed from an older form) counts
+        as missing.
+        """
         try:
-            started = signing.loads(self.cleaned_data.get("started") or "", salt=_START_SALT)
-        except signing.BadSignature:
+            token, started = signing.loads(self.cleaned_data.get("started") or "", salt=_START_SALT)
+        except (signing.BadSignature, TypeError, ValueError):
             return None
-        taken = _now_ms() - int(started)
+        if token != str(self.cleaned_data.get("client_token")) or not isinstance(started, int):
+            return None
+        taken = _now_ms() - started
         return taken if 0 <= taken <= _MAX_TIME_TAKEN_MS else None
 
 
-class ExplanationForm(forms.Form):
-    """The author's explanation of their example."""
+class ExplanationForm(ServiceErrorsMixin, forms.Form):
+    """The author's explanation of their example.
 
-    explanation = forms.CharField(
-        max_length=MAX_EXPLANATION_LENGTH,
-        strip=False,
-        required=False,
-        widget=forms.Textarea(attrs={"dir": "auto", "rows": 3}),
-        help_text="Why does this example fool the model (or why did you expect it to)?",
+    No length check here: Django would count a CRLF as two characters where the browser's
+    ``maxlength`` counts a line break as one. The service counts after normalising, with its message.
+    """
+
+    explanation = _without_null_validator(
+        forms.CharField(
+            strip=False,
+            required=False,
+            widget=TextArea(attrs={"dir": "auto", "rows": 3, "maxlength": MAX_EXPLANATION_LENGTH}),
+            help_text="Why does this example fool the model (or why did you expect it to)?",
+        )
     )
 
 
-class FlagForm(forms.Form):
-    """Why the author flags their own example."""
+class FlagForm(ServiceErrorsMixin, forms.Form):
+    """Why the author flags their own example (length and characters are checked by the service)."""
 
-    reason = forms.CharField(
-        max_length=MAX_FLAG_REASON_LENGTH,
-        required=False,
-        widget=forms.TextInput(attrs={"dir": "auto"}),
-        label="Reason (optional)",
+    reason = _without_null_validator(
+        forms.CharField(
+            required=False,
+            strip=False,
+            widget=TextArea(attrs={"dir": "auto", "rows": 2, "maxlength": MAX_FLAG_REASON_LENGTH}),
+            label="Reason (optional)",
+        )
     )

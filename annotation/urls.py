@@ -10,4 +10,5 @@ urlpatterns = [
     path("examples/<int:pk>/explain/", views.explain, name="explain"),
     path("examples/<int:pk>/retract/", views.retract, name="retract"),
     path("examples/<int:pk>/flag/", views.flag, name="flag"),
+    path("me/examples/", views.my_examples, name="my_examples"),
 ]

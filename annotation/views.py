@@ -1,9 +1,11 @@
-"""The annotator's pages: write an example, see the outcome, explain, retract or flag it."""
+"""The annotator's pages: write an example, see the outcome, explain, retract or flag it, list them."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.db.models import Prefetch
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -13,6 +15,7 @@ from tasks.models import Task
 
 from . import selectors, services
 from .forms import ExampleForm, ExplanationForm, FlagForm
+from .models import Prediction
 
 
 def _task_or_404(slug: str) -> Task:
@@ -33,18 +36,27 @@ def create(request, slug: str):
     A task with context fields serves a context (``tasks.selectors.next_context``, least used first,
     optional ``?tag=``) and carries its id in a hidden ``context`` field; the service checks that it
     belongs to the current round.
+
+    A POST is always bound and shown back on any error, so the annotator never loses the text: also
+    when the round closed while they were writing (the text is then shown read-only), and when the form
+    token was already used for another example (the form then gets a fresh token).
     """
     task = _task_or_404(slug)
     cfg = task.cfg
-    needs_context = bool(cfg.context_fields) and _collecting(task)
+    collecting = _collecting(task)
+    needs_context = bool(cfg.context_fields) and collecting
     context = None
-    if request.method == "POST" and _collecting(task):
+    if request.method == "POST":
         form = ExampleForm(cfg, request.POST)
+        valid = form.is_valid()
         if needs_context:
             context = task_selectors.context_of_round(task.current_round, request.POST.get("context"))
-        if form.is_valid() and needs_context and context is None:
+        if not collecting:
+            for name in form.input_names:
+                form.fields[name].widget.attrs["readonly"] = True
+        elif valid and needs_context and context is None:
             form.add_error(None, "That context is no longer available; here is another one.")
-        elif form.is_valid():
+        elif valid:
             try:
                 example, _created = services.create_example(
                     task=task,
@@ -55,6 +67,9 @@ def create(request, slug: str):
                     client_token=form.cleaned_data["client_token"],
                     time_taken_ms=form.time_taken_ms,
                 )
+            except services.TokenAlreadyUsed as exc:
+                form.add_service_errors(exc)
+                form.renew_token()
             except services.ExampleError as exc:
                 form.add_service_errors(exc)
             else:
@@ -69,7 +84,7 @@ def create(request, slug: str):
         {
             "task": task,
             "form": form,
-            "collecting": _collecting(task),
+            "collecting": collecting,
             "blocked": request.user.is_blocked,
             "needs_context": needs_context,
             "served_context": context,
@@ -87,12 +102,9 @@ def _visible_example(request, pk: int):
     return get_object_or_404(selectors.examples_visible_to(request.user), pk=pk)
 
 
-@login_required
-def outcome(request, pk: int):
-    """What the model said about an example. Visible to its author and the task's owners (404 otherwise)."""
-    example = _visible_example(request, pk)
+def _render_outcome(request, example, *, explanation_form=None, flag_form=None):
+    """The outcome page; a bound form passed in is shown with its errors and the text it was sent with."""
     task = example.round.task
-    is_author = example.annotator_id == request.user.pk
     return render(
         request,
         "annotation/outcome.html",
@@ -105,11 +117,18 @@ def outcome(request, pk: int):
             ],
             "target_label": task.cfg.target_field.get("label", "Target"),
             "predictions": selectors.predictions_of(example),
-            "is_author": is_author,
-            "explanation_form": ExplanationForm(initial={"explanation": example.explanation}),
-            "flag_form": FlagForm(),
+            "is_author": example.annotator_id == request.user.pk,
+            "explanation_form": explanation_form
+            or ExplanationForm(initial={"explanation": example.explanation}),
+            "flag_form": flag_form or FlagForm(),
         },
     )
+
+
+@login_required
+def outcome(request, pk: int):
+    """What the model said about an example. Visible to its author and the task's owners (404 otherwise)."""
+    return _render_outcome(request, _visible_example(request, pk))
 
 
 def _own_example(request, pk: int):
@@ -117,10 +136,19 @@ def _own_example(request, pk: int):
     return get_object_or_404(selectors.own_examples(request.user), pk=pk)
 
 
+def _show_errors(request, form, exc: services.ExampleError) -> None:
+    """Field errors go on the form (shown next to the text kept); the others above the page."""
+    for message in exc.errors.get(services.NON_FIELD, []):
+        messages.error(request, message)
+    form.add_service_errors(
+        services.ExampleError({k: v for k, v in exc.errors.items() if k != services.NON_FIELD})
+    )
+
+
 @login_required
 @require_POST
 def explain(request, pk: int):
-    """Save the author's explanation."""
+    """Save the author's explanation; on an error, show the page again with the text kept."""
     example = _own_example(request, pk)
     form = ExplanationForm(request.POST)
     if form.is_valid():
@@ -129,12 +157,12 @@ def explain(request, pk: int):
                 example=example, user=request.user, explanation=form.cleaned_data["explanation"]
             )
         except services.ExampleError as exc:
-            messages.error(request, str(exc))
+            _show_errors(request, form, exc)
         else:
             messages.success(request, "Explanation saved.")
-    else:
-        messages.error(request, " ".join(form.errors.get("explanation", ["The explanation is not valid."])))
-    return redirect("annotation:outcome", pk=example.pk)
+            return redirect("annotation:outcome", pk=example.pk)
+    example.refresh_from_db()
+    return _render_outcome(request, example, explanation_form=form)
 
 
 @login_required
@@ -150,12 +178,45 @@ def retract(request, pk: int):
 @login_required
 @require_POST
 def flag(request, pk: int):
-    """Flag the author's own example for the task owners."""
+    """Flag the author's own example for the task owners; on an error, show the page again with the reason."""
     example = _own_example(request, pk)
     form = FlagForm(request.POST)
     if form.is_valid():
-        services.flag_example(example=example, user=request.user, reason=form.cleaned_data["reason"])
-        messages.success(request, "Example flagged for the task owners.")
-    else:
-        messages.error(request, " ".join(form.errors.get("reason", ["The reason is not valid."])))
-    return redirect("annotation:outcome", pk=example.pk)
+        try:
+            services.flag_example(example=example, user=request.user, reason=form.cleaned_data["reason"])
+        except services.ExampleError as exc:
+            _show_errors(request, form, exc)
+        else:
+            messages.success(request, "Example flagged for the task owners.")
+            return redirect("annotation:outcome", pk=example.pk)
+    example.refresh_from_db()
+    return _render_outcome(request, example, flag_form=form)
+
+
+MY_EXAMPLES_PER_PAGE = 50
+
+
+@login_required
+def my_examples(request):
+    """The requester's own examples, newest first, 50 a page, each linking to its outcome page."""
+    examples = (
+        selectors.own_examples(request.user)
+        .prefetch_related(Prefetch("predictions", queryset=Prediction.objects.order_by("id")))
+        .order_by("-created_at", "-id")
+    )
+    page = Paginator(examples, MY_EXAMPLES_PER_PAGE).get_page(request.GET.get("page"))
+    rows = []
+    for example in page:
+        fields = example.round.task.cfg.input_fields
+        target = example.target
+        rows.append(
+            {
+                "example": example,
+                "text": example.inputs.get(fields[0]["name"], "") if fields else "",
+                "target": target.get("answer", "") if isinstance(target, dict) else target,
+                "model_labels": ", ".join(
+                    p.label for p in example.predictions.all() if p.status == Prediction.Status.OK
+                ),
+            }
+        )
+    return render(request, "annotation/my_examples.html", {"page": page, "rows": rows})

@@ -67,7 +67,7 @@ def test_annotator_writes_an_example_and_sees_the_outcome(client, annotator, pas
     page = client.get(response["Location"])
     assert page.status_code == 200
     text = page.text
-    assert f'<p class="statement" dir="auto">{statement}</p>' in text
+    assert f'<p class="statement wrap-anywhere" dir="auto">{statement}</p>' in text
     assert "The label you intend: <strong>hateful</strong>" in text
     assert f"<strong>{expected['label']}</strong>" in text
     for label, probability in expected["probabilities"].items():
@@ -155,7 +155,7 @@ def test_rtl_and_emoji_text_round_trips(client, annotator, password, rule_model)
     example = Example.objects.get()
     assert example.inputs["statement"] == "אני לא אוהב את זה 👎🏽\nمرحبا"
     page = client.get(response["Location"])
-    assert '<p class="statement" dir="auto">אני לא אוהב את זה 👎🏽\nمرحبا</p>' in page.text
+    assert '<p class="statement wrap-anywhere" dir="auto">אני לא אוהב את זה 👎🏽\nمرحبا</p>' in page.text
 
 
 def test_blocked_user_gets_no_form_and_cannot_post(client, outsider, password, rule_model):
@@ -176,3 +176,148 @@ def test_closed_round_shows_not_collecting(client, annotator, password, hate_rou
     assert response.status_code == 200
     assert "not collecting examples" in response.text
     assert Example.objects.count() == 0
+
+
+# --- Text kept and a usable form after every error ----------------------------------------------
+
+
+def test_nul_in_the_statement_is_one_clear_error_and_is_not_echoed(client, annotator, password, rule_model):
+    client.login(username=annotator.username, password=password)
+    response = _post(client, "they\x00 go")
+    assert response.status_code == 200
+    assert response.context["form"].errors == {
+        "statement": ["Statement contains the control character U+0000; remove it and send again."]
+    }
+    assert "\x00" not in response.text
+    assert "Null characters are not allowed" not in response.text and "is required" not in response.text
+    assert ">\nthey go</textarea>" in response.text
+    assert Example.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("\u200b\u200b\u200b", "write something visible"),
+        ("bell \x07", "contains the control character U+0007"),
+    ],
+)
+def test_invisible_or_control_statement_is_refused_on_the_page(
+    client, annotator, password, rule_model, statement, message
+):
+    client.login(username=annotator.username, password=password)
+    response = _post(client, statement)
+    assert response.status_code == 200
+    assert message in response.text
+    assert Example.objects.count() == 0
+
+
+def _token_in(response) -> str:
+    return str(response.context["form"]["client_token"].value())
+
+
+def test_reused_token_with_new_text_keeps_it_and_a_fresh_token_saves_it(
+    client, annotator, password, rule_model
+):
+    client.login(username=annotator.username, password=password)
+    token = uuid.uuid4()
+    first = _post(client, "I hate them", token=token)
+    assert first.status_code == 302
+    example = Example.objects.get()
+
+    again = _post(client, "I hate them all, edited", token=token)
+
+    assert again.status_code == 200
+    assert (
+        f"This form was already sent as example #{example.pk}; your new text was not saved yet" in again.text
+    )
+    assert ">\nI hate them all, edited</textarea>" in again.text
+    fresh = _token_in(again)
+    assert fresh != str(token) and uuid.UUID(fresh)
+    assert f'value="{fresh}"' in again.text
+    assert Example.objects.count() == 1
+
+    third = client.post(URL, {**_form_data(again), "label": "hateful"})
+    assert third.status_code == 302
+    assert Example.objects.count() == 2
+    assert Example.objects.order_by("id").last().inputs == {"statement": "I hate them all, edited"}
+
+
+def _form_data(response) -> dict:
+    form = response.context["form"]
+    return {name: form[name].value() or "" for name in ("statement", "client_token", "started")}
+
+
+@pytest.mark.parametrize(
+    "token", [None, "", "not-a-uuid", "\x00"], ids=["missing", "empty", "invalid", "nul"]
+)
+def test_missing_or_invalid_token_shows_an_error_and_renews_it(
+    client, annotator, password, rule_model, token
+):
+    client.login(username=annotator.username, password=password)
+    data = {"statement": "they should go back home", "label": "hateful"}
+    if token is not None:
+        data["client_token"] = token
+    response = client.post(URL, data)
+
+    assert response.status_code == 200
+    assert "The form had expired; check your text and send it again." in response.text
+    assert ">\nthey should go back home</textarea>" in response.text
+    fresh = _token_in(response)
+    assert uuid.UUID(fresh)
+    assert f'<input type="hidden" name="client_token" value="{fresh}"' in response.text
+    assert Example.objects.count() == 0
+
+    again = client.post(URL, {**_form_data(response), "label": "hateful"})
+    assert again.status_code == 302
+    example = Example.objects.get()
+    assert example.client_token == uuid.UUID(fresh)
+    assert example.time_taken_ms is not None
+
+
+def test_text_is_shown_back_when_the_round_closed_while_writing(
+    client, annotator, password, hate_round, rule_model
+):
+    client.login(username=annotator.username, password=password)
+    data = _form_data(client.get(URL))
+    close_round(round_=hate_round)
+    response = client.post(URL, {**data, "statement": "a long statement I worked on", "label": "hateful"})
+    assert response.status_code == 200
+    assert "not collecting examples" in response.text
+    assert "Your example was not saved" in response.text
+    assert "a long statement I worked on</textarea>" in response.text
+    assert Example.objects.count() == 0
+
+
+def test_round_closing_while_the_model_answers_keeps_the_text(
+    client, annotator, password, hate_round, rule_model, monkeypatch
+):
+    from tests.annotation.fakes import rule_predict
+
+    def close_then_predict(model, inputs):
+        close_round(round_=type(hate_round).objects.get(pk=hate_round.pk))
+        return rule_predict(model, inputs)
+
+    monkeypatch.setattr(inference, "predict", close_then_predict)
+    client.login(username=annotator.username, password=password)
+    response = _post(client, "written just in time")
+    assert response.status_code == 200
+    assert "closed while the model was answering" in response.text
+    assert "written just in time</textarea>" in response.text
+    assert Example.objects.count() == 0
+
+
+def test_started_from_another_form_is_ignored(client, annotator, password, rule_model):
+    client.login(username=annotator.username, password=password)
+    old = _form_data(client.get(URL))
+    new = _form_data(client.get(URL))
+    response = client.post(
+        URL,
+        {
+            "statement": "I hate them",
+            "label": "hateful",
+            "client_token": new["client_token"],
+            "started": old["started"],
+        },
+    )
+    assert response.status_code == 302
+    assert Example.objects.get().time_taken_ms is None
