@@ -14,6 +14,8 @@ Variables:
     DYNABENCH_MODEL_DIR where trained models are saved; default ``var/models``.
     DYNABENCH_JOBS_SYNC run django-q2 jobs inline (tests, demo set-up); default off.
     DYNABENCH_EXPORT_KEY key of the pseudonymous annotator ids in exports; default derived from SECRET_KEY.
+    DYNABENCH_MODEL_UPLOAD_MAX_BYTES largest model zip, and largest total unzipped size; default 1 GiB.
+    DYNABENCH_ENDPOINT_TIMEOUT_SECONDS timeout of one call to a remote inference endpoint; default 10.
 """
 
 import hashlib
@@ -43,6 +45,8 @@ VAR_DIR = Path(env.str("DYNABENCH_VAR_DIR", default=str(BASE_DIR / "var")))
 DYNABENCH_DATA_DIR = Path(env.str("DYNABENCH_DATA_DIR", default=str(BASE_DIR.parent / "shared" / "data")))
 DYNABENCH_MODEL_DIR = Path(env.str("DYNABENCH_MODEL_DIR", default=str(VAR_DIR / "models")))
 DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600)
+DYNABENCH_MODEL_UPLOAD_MAX_BYTES = env.int("DYNABENCH_MODEL_UPLOAD_MAX_BYTES", default=1024**3)
+DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float("DYNABENCH_ENDPOINT_TIMEOUT_SECONDS", default=10.0)
 
 # Exports replace annotator and validator ids by HMAC-SHA256(key, "<round id>:<user id>") (leaderboards.exports).
 DYNABENCH_EXPORT_KEY = (
