@@ -171,3 +171,66 @@ class TrainingJob(models.Model):
     def __str__(self) -> str:
         rounds = ", ".join(str(n) for n in self.rounds or [])
         return f"training job {self.pk}: {self.task_id and self.task.slug} rounds {rounds} ({self.status})"
+
+
+class LeaderboardFork(models.Model):
+    """A named set of leaderboard weights saved by a task owner ("fork"), shared at its own URL.
+
+    ``metric_weights`` maps metric names (``perf``, ``throughput``, ...) to weights >= 0;
+    ``dataset_weights`` maps scoring dataset ids (as strings, JSON keys) to weights >= 0. Datasets added
+    after the fork was saved get the default weight 1 when it is shown.
+    """
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="leaderboard_forks")
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=100)
+    metric_weights = models.JSONField(default=dict, blank=True)
+    dataset_weights = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="leaderboard_forks",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["task", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "slug"], name="leaderboard_fork_slug_unique_per_task")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.task_id and self.task.slug} fork {self.name}"
+
+
+class LeaderboardSnapshot(models.Model):
+    """A frozen copy of a leaderboard table (``data``: what ``leaderboards.selectors`` computed then).
+
+    Immutable: saving an existing snapshot again raises ``ValueError``. ``data`` is computed as a
+    visitor who is not logged in sees the leaderboard (published models only, anonymous ones masked).
+    """
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="leaderboard_snapshots")
+    name = models.CharField(max_length=200)
+    data = models.JSONField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="leaderboard_snapshots",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.task_id and self.task.slug} snapshot {self.name}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not self._state.adding:
+            raise ValueError("A leaderboard snapshot is immutable once saved.")
+        super().save(*args, **kwargs)
