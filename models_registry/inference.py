@@ -247,19 +247,48 @@ def texts_for_inputs(model_input_fields: list[str], inputs: list[dict]) -> list[
     return texts
 
 
+ENDPOINT_BATCH_SIZE = 32
+
+
+def _predict_remote(model: RegisteredModel, inputs: list[dict]) -> list[dict]:
+    """Send the model input fields of each input to the model's endpoint, in batches."""
+    from django.conf import settings
+
+    from .endpoints import call_endpoint
+
+    cfg = model.task.cfg
+    fields = cfg.model_input_fields
+    texts_for_inputs(fields, inputs)  # same input errors as a local model
+    payload = [{field: item[field] for field in fields} for item in inputs]
+    timeout = float(settings.DYNABENCH_ENDPOINT_TIMEOUT_SECONDS)
+    outputs: list[dict] = []
+    for start in range(0, len(payload), ENDPOINT_BATCH_SIZE):
+        batch = payload[start : start + ENDPOINT_BATCH_SIZE]
+        outputs.extend(
+            call_endpoint(
+                model.endpoint_url, model.endpoint_secret, batch, labels=cfg.labels, timeout=timeout
+            )
+        )
+    return outputs
+
+
 def predict(model: RegisteredModel, inputs: list[dict]) -> list[dict]:
     """Predict with a registered model on input dicts (task field name -> text).
+
+    Models with weights on disk (local directory, upload, hub download) run here; an endpoint model
+    is called over HTTP instead (``endpoints.call_endpoint``, in batches of ``ENDPOINT_BATCH_SIZE``),
+    with its answers checked against the task's labels.
 
     Returns:
         One ``{"label": str, "probabilities": {label: float}}`` per input, in order.
 
     Raises:
-        InferenceError: on any failure (unsupported source, missing directory or files, bad input,
-            crash in the model); the message says which.
+        InferenceError: on any failure (missing directory or files, bad input, crash in the model, an
+            unreachable, slow or malformed endpoint); the message says which.
     """
     try:
-        if model.source not in (model.Source.LOCAL_DIR, model.Source.UPLOAD):
-            raise InferenceError(f"model {model.name}: source {model.source!r} is not served by this process")
+        if model.source == model.Source.ENDPOINT:
+            return _predict_remote(model, inputs)
         texts = texts_for_inputs(model.task.cfg.model_input_fields, inputs)
         classifier = get_classifier(model.path, allow_pickle=model.allow_pickle)
         return classifier.predict_batch(texts)

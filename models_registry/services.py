@@ -1,18 +1,42 @@
-"""Writes for registered models: register a local model directory, choose a round's target models."""
+"""Writes for registered models: register a model (local directory, uploaded zip, hub id, remote
+endpoint), check it, and choose a round's target models.
+
+Registration paths and the status each leaves the model in:
+
+* ``register_local_model``: checked inline, ``ready`` or ``failed``.
+* ``register_uploaded_model``: the zip is checked and extracted inline (a refused zip leaves a
+  ``failed`` model with the reason); then ``uploaded`` and the check job is queued.
+* ``register_hub_model`` and ``register_endpoint_model``: ``uploaded`` and the check job is queued; the
+  job downloads (hub) or probes (endpoint).
+
+The check job (``jobs.check_model``) moves ``uploaded`` -> ``checking`` -> ``ready`` or ``failed`` and
+keeps the failure's message in ``error_message``.
+"""
 
 from __future__ import annotations
 
+import logging
+import shutil
+import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
-from django.db import transaction
+from django.conf import settings
+from django.db import IntegrityError, transaction
 
 from tasks.models import Round, Task
 
 from .models import RegisteredModel, RoundTarget
 from .weights import count_parameters
 
+logger = logging.getLogger(__name__)
+
 PROBE_TEXT = "This is a probe input to check that the model answers."
+
+
+MAX_ERROR = 5000
+CARD_FIELDS = ("backbone", "licence", "training_data", "paper_link", "description")
 
 
 class ModelRegistryError(Exception):
@@ -143,3 +167,266 @@ def add_round_target(*, round: Round, model: RegisteredModel) -> RoundTarget:
         return RoundTarget.objects.get(round=round, model=model)
     set_round_targets(round=round, models=[*current, model])
     return RoundTarget.objects.get(round=round, model=model)
+
+
+# --- uploads, hub ids and endpoints ------------------------------------------------------------------
+
+
+def new_model_dir(task: Task) -> Path:
+    """A fresh folder path ``DYNABENCH_MODEL_DIR/<task slug>/<uuid>/`` (not created)."""
+    return Path(settings.DYNABENCH_MODEL_DIR) / task.slug / uuid.uuid4().hex
+
+
+def _clean_card(card: dict | None) -> dict:
+    """The card as given, minus a typed parameter count (it is counted from the weights, never typed)."""
+    card = {k: v for k, v in (card or {}).items() if k != "parameter_count"}
+    return card
+
+
+def _create_model(
+    *, task: Task, name: str, owner, source: str, card: dict | None, **fields
+) -> RegisteredModel:
+    name = (name or "").strip()
+    if not name:
+        raise ModelRegistryError("a model needs a name")
+    card = _clean_card(card)
+    if RegisteredModel.objects.filter(task=task, name=name).exists():
+        raise ModelRegistryError(f"task {task.slug} already has a model named {name!r}")
+    try:
+        with transaction.atomic():
+            return RegisteredModel.objects.create(
+                task=task,
+                name=name,
+                owner=owner,
+                source=source,
+                card=card,
+                backbone=str(card.get("backbone", ""))[:200],
+                status=RegisteredModel.Status.UPLOADED,
+                **fields,
+            )
+    except IntegrityError as exc:  # a concurrent registration took the name between check and insert
+        raise ModelRegistryError(f"task {task.slug} already has a model named {name!r}") from exc
+
+
+def _fail(model: RegisteredModel, message: str) -> RegisteredModel:
+    model.status = RegisteredModel.Status.FAILED
+    model.error_message = message[:MAX_ERROR]
+    model.save(update_fields=["status", "error_message", "updated_at"])
+    return model
+
+
+def _upload_size(fileobj: BinaryIO) -> int:
+    size = getattr(fileobj, "size", None)
+    if isinstance(size, int):
+        return size
+    position = fileobj.tell()
+    fileobj.seek(0, 2)
+    size = fileobj.tell()
+    fileobj.seek(position)
+    return size
+
+
+def register_uploaded_model(
+    *,
+    task: Task,
+    name: str,
+    owner,
+    fileobj: BinaryIO,
+    card: dict | None = None,
+    allow_pickle: bool = False,
+) -> RegisteredModel:
+    """Register a zipped ``save_pretrained`` directory as model ``name`` of ``task`` and queue its check.
+
+    Args:
+        fileobj: the zip, seekable (a Django ``UploadedFile`` or an open file). At most
+            ``settings.DYNABENCH_MODEL_UPLOAD_MAX_BYTES`` bytes, and at most as many once unpacked.
+        card: model card fields (``CARD_FIELDS``: backbone, licence, training_data, paper_link,
+            description); a ``parameter_count`` in it is ignored (it is counted from the weights).
+        allow_pickle: accept pickle checkpoints (``pytorch_model.bin``); only a task owner may set it.
+
+    The files go into ``DYNABENCH_MODEL_DIR/<task slug>/<uuid>/`` (``archives.extract_model_zip``, which
+    refuses escaping paths, links, nesting, too many files and zip bombs). A refused upload leaves a
+    ``failed`` model whose ``error_message`` says why, and no files. An accepted one is ``uploaded``
+    and ``jobs.check_model`` is queued when the transaction commits (inline when jobs are sync).
+
+    Returns:
+        The model (re-read it after the commit to see the check's outcome).
+
+    Raises:
+        ModelRegistryError: no name, or the task already has a model of that name (nothing created).
+    """
+    from .archives import ArchiveRefused, extract_model_zip
+
+    target = new_model_dir(task)
+    model = _create_model(
+        task=task,
+        name=name,
+        owner=owner,
+        source=RegisteredModel.Source.UPLOAD,
+        card=card,
+        path=str(target),
+        allow_pickle=allow_pickle,
+    )
+    limit = int(settings.DYNABENCH_MODEL_UPLOAD_MAX_BYTES)
+    try:
+        size = _upload_size(fileobj)
+        if size > limit:
+            raise ArchiveRefused(f"the upload is {size:,} bytes; the limit is {limit:,} bytes")
+        fileobj.seek(0)
+        report = extract_model_zip(fileobj, target, max_bytes=limit, allow_pickle=allow_pickle)
+    except ArchiveRefused as exc:
+        return _fail(model, f"upload refused: {exc}")
+    except OSError as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        return _fail(model, f"upload could not be stored: {exc}")
+    if report.skipped_pickles:
+        model.card = {**model.card, "skipped_files": report.skipped_pickles}
+        model.save(update_fields=["card", "updated_at"])
+    request_check(model)
+    return model
+
+
+def register_hub_model(
+    *,
+    task: Task,
+    name: str,
+    hub_id: str,
+    owner=None,
+    card: dict | None = None,
+    revision: str = "",
+    allow_pickle: bool = False,
+) -> RegisteredModel:
+    """Register hub model ``hub_id`` (``owner/name``) as model ``name`` of ``task`` and queue its check.
+
+    The check job downloads it with ``huggingface_hub.snapshot_download`` into
+    ``DYNABENCH_MODEL_DIR/<task slug>/<uuid>/`` (safetensors only unless ``allow_pickle``), then checks
+    it like an upload. Where no hub can be reached (``HF_HUB_OFFLINE``, no network) the model ends
+    ``failed`` within seconds with "the model hub cannot be reached from this machine (...)".
+
+    Raises:
+        ModelRegistryError: an invalid hub id, no name, or a name the task already uses.
+    """
+    from .hub import is_valid_hub_id
+
+    hub_id = (hub_id or "").strip()
+    if not is_valid_hub_id(hub_id):
+        raise ModelRegistryError(f"{hub_id!r} is not a hub model id (expected owner/name)")
+    card = {**_clean_card(card), "hub_id": hub_id}
+    if revision:
+        card["hub_revision"] = revision
+    model = _create_model(
+        task=task,
+        name=name,
+        owner=owner,
+        source=RegisteredModel.Source.HUB,
+        card=card,
+        path=str(new_model_dir(task)),
+        allow_pickle=allow_pickle,
+    )
+    request_check(model)
+    return model
+
+
+def register_endpoint_model(
+    *, task: Task, name: str, url: str, owner=None, card: dict | None = None
+) -> tuple[RegisteredModel, str]:
+    """Register a remote inference endpoint as model ``name`` of ``task`` and queue its probe.
+
+    A signing secret is generated here and returned: show it to the owner once (it is stored to sign
+    requests, never shown again). The protocol is in ``models_registry.endpoints``. The model has no
+    weights here, so its parameter count stays None.
+
+    Returns:
+        (model, secret).
+
+    Raises:
+        ModelRegistryError: a URL that is not http(s), no name, or a name the task already uses.
+    """
+    from django.core.exceptions import ValidationError
+    from django.core.validators import URLValidator
+
+    from .endpoints import generate_secret
+
+    url = (url or "").strip()
+    try:
+        URLValidator(schemes=["http", "https"])(url)
+    except ValidationError as exc:
+        raise ModelRegistryError(f"{url!r} is not an http(s) URL") from exc
+    secret = generate_secret()
+    model = _create_model(
+        task=task,
+        name=name,
+        owner=owner,
+        source=RegisteredModel.Source.ENDPOINT,
+        card=card,
+        endpoint_url=url,
+        endpoint_secret=secret,
+    )
+    request_check(model)
+    return model, secret
+
+
+def request_check(model: RegisteredModel) -> None:
+    """Set the model to ``uploaded`` and queue ``jobs.check_model`` once the transaction commits."""
+    from .jobs import enqueue_check
+
+    RegisteredModel.objects.filter(pk=model.pk).update(
+        status=RegisteredModel.Status.UPLOADED, error_message=""
+    )
+    model.status, model.error_message = RegisteredModel.Status.UPLOADED, ""
+    model_id = model.pk
+    transaction.on_commit(lambda: enqueue_check(model_id))
+
+
+def run_check(model: RegisteredModel) -> tuple[str, str]:
+    """Check a model by its source; store the outcome. Called by ``jobs.check_model`` (status ``checking``).
+
+    Hub models are downloaded first. Files on disk: label set, parameter count (from the weights) and a
+    probe input, as ``register_local_model``. Endpoints: one probe input through ``inference.predict``.
+
+    Returns:
+        (status, error message) as stored: ``("ready", "")`` or ``("failed", "<why>")``.
+    """
+    from .hub import HubDownloadError, download_hub_model
+    from .inference import InferenceError, predict
+
+    task = model.task
+    updates: dict = {}
+    error = ""
+    if model.source == RegisteredModel.Source.ENDPOINT:
+        fields = task.cfg.model_input_fields
+        try:
+            predict(model, [dict.fromkeys(fields, PROBE_TEXT)])
+        except InferenceError as exc:
+            error = f"probe input failed: {exc}"
+        updates["parameter_count"] = None
+    else:
+        if model.source == RegisteredModel.Source.HUB:
+            try:
+                download_hub_model(
+                    model.card.get("hub_id", ""),
+                    model.path,
+                    revision=model.card.get("hub_revision") or None,
+                    allow_pickle=model.allow_pickle,
+                )
+            except HubDownloadError as exc:
+                error = str(exc)
+        if not error:
+            facts, parameters, error = _check_model(task, model.path, model.allow_pickle)
+            card = dict(model.card)
+            for key in ("backbone", "preprocessing", "labels"):
+                if facts.get(key):
+                    card.setdefault(key, facts[key])
+            if parameters is not None:
+                card["parameter_count"] = parameters
+            updates.update(
+                card=card,
+                parameter_count=parameters,
+                backbone=model.backbone or str(card.get("backbone", ""))[:200],
+            )
+    status = RegisteredModel.Status.FAILED if error else RegisteredModel.Status.READY
+    updates.update(status=status, error_message=error[:MAX_ERROR])
+    for key, value in updates.items():
+        setattr(model, key, value)
+    model.save(update_fields=[*updates, "updated_at"])
+    return status, error

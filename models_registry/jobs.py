@@ -1,0 +1,64 @@
+"""django-q2 jobs of the model registry: check a registered model (download, load, probe).
+
+As ``leaderboards.jobs``: arguments are primary keys, jobs are queued on commit
+(``services.request_check``), run inline when ``Q_CLUSTER["sync"]`` is on, and a conditional UPDATE
+decides which worker runs a job.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.utils import timezone
+
+from .models import RegisteredModel
+
+logger = logging.getLogger(__name__)
+
+
+def enqueue_check(model_id: int) -> None:
+    """Queue ``check_model(model_id)`` now (callers queue it on commit: ``services.request_check``)."""
+    from django_q.tasks import async_task
+
+    # Read "sync" at call time: django_q.conf.Conf reads the settings once at import.
+    async_task(
+        "models_registry.jobs.check_model",
+        model_id,
+        task_name=f"check-model-{model_id}",
+        sync=bool(settings.Q_CLUSTER.get("sync", False)),
+    )
+
+
+def check_model(model_id: int) -> str:
+    """Check model ``model_id``: ``uploaded`` -> ``checking`` -> ``ready`` or ``failed`` (with its message).
+
+    Safe to run twice: only the worker whose ``UPDATE ... WHERE status = 'uploaded'`` changes the row
+    runs the check; others return the status they find. Nothing is raised to the worker: an
+    unexpected exception ends as ``failed`` with its type and message.
+
+    Returns:
+        The final status, or the current one when the job was not claimed ("missing" for no such model).
+    """
+    from .services import MAX_ERROR, run_check
+
+    # Two deliveries of this job (or two workers) race here; one UPDATE wins.
+    claimed = RegisteredModel.objects.filter(pk=model_id, status=RegisteredModel.Status.UPLOADED).update(
+        status=RegisteredModel.Status.CHECKING, error_message="", updated_at=timezone.now()
+    )
+    if not claimed:
+        current = RegisteredModel.objects.filter(pk=model_id).values_list("status", flat=True).first()
+        logger.info("model check %s not started: the model is %s", model_id, current or "missing")
+        return current or "missing"
+    model = RegisteredModel.objects.select_related("task").get(pk=model_id)
+    try:
+        status, _ = run_check(model)
+    except Exception as exc:  # noqa: BLE001 - the owner must see every failure on the model
+        logger.exception("model check %s failed", model_id)
+        RegisteredModel.objects.filter(pk=model_id).update(
+            status=RegisteredModel.Status.FAILED,
+            updated_at=timezone.now(),
+            error_message=f"the check crashed: {type(exc).__name__}: {exc}"[:MAX_ERROR],
+        )
+        return RegisteredModel.Status.FAILED
+    return status
