@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("tasks.urls")),
     path("", include("annotation.urls")),
     path("", include("validation.urls")),
+    path("", include("leaderboards.urls")),
 ]

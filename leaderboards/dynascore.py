@@ -1,0 +1,270 @@
+"""Dynascore (Ma et al. 2021, "Dynaboard", NeurIPS; DOMAIN.md "Dynascore"): pure Python, no Django.
+
+Inputs, per model m, scoring dataset d and metric j, a value s_mdj (missing values allowed); dataset
+weights w_d >= 0; metric weights ω_j >= 0; the memory ceiling M in GiB. Metrics are named ``perf``
+(the task's perf metric, in [0, 1]), ``throughput`` (examples/s), ``memory`` (GiB), ``fairness`` and
+``robustness`` (consistencies in [0, 1]); any other name is treated as higher-is-better.
+
+The five steps, exactly as DOMAIN.md:
+
+1. x_mj = Σ_d w̃_d s_mdj, with w̃ the dataset weights normalised to sum 1.
+2. Higher is better everywhere: x'_mj = x_mj, except memory: x'_m,memory = M - x_m,memory.
+3. Sort the models by x'_perf; over each pair of neighbours (a, b) in that order with
+   |perf_b - perf_a| > 1e-4 * max perf, take |x'_bj - x'_aj| / |perf_b - perf_a|.
+   AMRS_j is the mean of those ratios; AMRS_perf = 1.
+4. ω̃_j = ω_j / Σ_k ω_k.
+5. Dynascore_m = Σ_j ω̃_j x'_mj / AMRS_j.
+
+Decisions (where DOMAIN.md leaves a choice):
+
+* **Missing scores.** A dataset with weight 0 is ignored. If a model lacks metric j on some
+  positive-weight dataset, its x_mj is the weighted mean over the datasets it has, with their weights
+  renormalised to sum 1 (so x stays on the metric's scale), and the model is flagged **incomplete**
+  (``complete=False``, ``missing`` lists the (dataset, metric) pairs). It stays in the result with its
+  Dynascore: never silently dropped. If it has metric j on no positive-weight dataset, x_mj is None;
+  when such a metric counts in the sum (ω_j > 0 and AMRS_j defined), the model's Dynascore is None
+  (unknown, ranked last) rather than a sum with a term quietly treated as 0.
+* **AMRS estimation uses complete values only.** AMRS_j is estimated over the models whose perf and
+  metric j were both computed from every positive-weight dataset (a value averaged over fewer
+  datasets is not comparable with the others). A model incomplete for fairness still counts for
+  throughput if it has throughput and perf everywhere.
+* **Ties in perf** are kept in input order (a stable sort), so pass models in a fixed order (the
+  leaderboard passes them by id). Pairs of neighbours closer than 1e-4 * max perf are skipped, as
+  step 3 says; which member of a tie neighbours the next model therefore follows input order.
+* **Metrics left out.** A metric whose AMRS is undefined (fewer than two eligible models with
+  distinct perf) or zero (all eligible models have the same value) is left out of the sum and
+  reported in ``left_out`` with the reason. The remaining weights are not renormalised: ω̃ is
+  normalised over all metrics in step 4, and a left-out term is simply absent (the ranking is the same
+  either way; the numbers stay comparable between views that differ only in which metrics are left out).
+* **Ranks**: by Dynascore, highest first, equal scores share a rank (1, 2, 2, 4); models whose
+  Dynascore is None have rank None and come last.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+PERF = "perf"
+MEMORY = "memory"
+DEFAULT_METRICS = ("perf", "throughput", "memory", "fairness", "robustness")
+DEFAULT_METRIC_WEIGHTS = {"perf": 4.0, "throughput": 1.0, "memory": 1.0, "fairness": 1.0, "robustness": 1.0}
+DEFAULT_MEMORY_CEILING_GIB = 16.0
+TIE_TOLERANCE = 1e-4  # neighbours with |Δperf| <= TIE_TOLERANCE * max perf are skipped (step 3)
+
+Scores = Mapping[Hashable, Mapping[Hashable, Mapping[str, float | None]]]
+
+
+class DynascoreError(ValueError):
+    """Weights that cannot be normalised (negative, not finite, or all zero); the message says which."""
+
+
+@dataclass(frozen=True)
+class ModelResult:
+    """One model's figures.
+
+    Attributes:
+        key: the model key given in the input.
+        x: x'_mj per metric (step 2: higher is better, memory already M - x), None when unknown.
+        raw: x_mj per metric (step 1, in the metric's own unit: memory in GiB, throughput in examples/s).
+        dynascore: step 5, or None when a metric that counts has no value for this model.
+        complete: True when every positive-weight metric is present on every positive-weight dataset.
+        missing: the (dataset, metric) pairs that were missing (positive weights only).
+        rank: 1 for the best Dynascore; equal scores share a rank; None when dynascore is None.
+    """
+
+    key: Hashable
+    x: dict[str, float | None]
+    raw: dict[str, float | None]
+    dynascore: float | None
+    complete: bool
+    missing: tuple[tuple[Hashable, str], ...]
+    rank: int | None = None
+
+
+@dataclass(frozen=True)
+class DynascoreResult:
+    """The outcome of ``compute_dynascore``.
+
+    Attributes:
+        models: one ``ModelResult`` per input model, best rank first (unknown Dynascores last, input order).
+        amrs: AMRS_j per metric (perf: 1.0); None when undefined.
+        left_out: metric -> reason, for the metrics left out of the sum (AMRS undefined or zero).
+        metric_weights: ω̃_j (normalised, step 4).
+        dataset_weights: w̃_d (normalised, step 1).
+        pairs_used: per metric, how many neighbour pairs the AMRS averaged.
+    """
+
+    models: list[ModelResult]
+    amrs: dict[str, float | None]
+    left_out: dict[str, str]
+    metric_weights: dict[str, float]
+    dataset_weights: dict[Hashable, float]
+    pairs_used: dict[str, int] = field(default_factory=dict)
+
+    def by_key(self) -> dict[Hashable, ModelResult]:
+        """The model results keyed by model key."""
+        return {m.key: m for m in self.models}
+
+
+def normalise_weights(weights: Mapping[Hashable, float], what: str = "weights") -> dict[Hashable, float]:
+    """Weights divided by their sum (steps 1 and 4).
+
+    Raises:
+        DynascoreError: a weight is negative or not a finite number, or all weights are zero.
+    """
+    for key, value in weights.items():
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+            raise DynascoreError(f"{what}: {key!r} is not a finite number")
+        if value < 0:
+            raise DynascoreError(f"{what}: {key!r} is negative")
+    total = float(sum(weights.values()))
+    if total <= 0:
+        raise DynascoreError(f"{what}: all weights are zero")
+    return {key: value / total for key, value in weights.items()}
+
+
+def compute_dynascore(
+    scores: Scores,
+    *,
+    dataset_weights: Mapping[Hashable, float],
+    metric_weights: Mapping[str, float] | None = None,
+    memory_ceiling: float = DEFAULT_MEMORY_CEILING_GIB,
+    metrics: Sequence[str] | None = None,
+) -> DynascoreResult:
+    """Compute x, x', AMRS and the Dynascore of every model (module docstring: formula and decisions).
+
+    Args:
+        scores: ``{model_key: {dataset_key: {metric: value or None}}}``; a dataset or metric absent
+            from a model's mapping (or None) is missing. perf in [0, 1], throughput in examples/s,
+            memory in GiB. Models are taken in the mapping's order (ties in perf keep it).
+        dataset_weights: ``{dataset_key: w_d >= 0}``; only these datasets are used (others ignored).
+        metric_weights: ``{metric: ω_j >= 0}``; default ``DEFAULT_METRIC_WEIGHTS``. A metric absent
+            from ``metric_weights`` but listed in ``metrics`` has weight 0.
+        memory_ceiling: M in GiB (step 2).
+        metrics: metric names to compute (default: the keys of ``metric_weights``); must include perf.
+
+    Returns:
+        A ``DynascoreResult``.
+
+    Raises:
+        DynascoreError: bad weights (see ``normalise_weights``), or ``perf`` not among the metrics.
+    """
+    metric_weights = dict(DEFAULT_METRIC_WEIGHTS if metric_weights is None else metric_weights)
+    metrics = list(metrics if metrics is not None else metric_weights)
+    if PERF not in metrics:
+        raise DynascoreError("metrics: perf is required (models are sorted by it)")
+    for j in metrics:
+        metric_weights.setdefault(j, 0.0)
+    omega = normalise_weights({j: metric_weights[j] for j in metrics}, "metric weights")
+    w = normalise_weights(dataset_weights, "dataset weights")
+    datasets = [d for d, weight in w.items() if weight > 0]
+    counted = [j for j in metrics if omega[j] > 0]
+
+    # Step 1 and 2: x and x' per model, with completeness per metric.
+    raw: dict[Hashable, dict[str, float | None]] = {}
+    flipped: dict[Hashable, dict[str, float | None]] = {}
+    full: dict[Hashable, dict[str, bool]] = {}
+    missing: dict[Hashable, list[tuple[Hashable, str]]] = {}
+    for m, per_dataset in scores.items():
+        raw_m: dict[str, float | None] = {}
+        full_m: dict[str, bool] = {}
+        missing_m: list[tuple[Hashable, str]] = []
+        for j in metrics:
+            total = weight_sum = 0.0
+            for d in datasets:
+                value = (per_dataset.get(d) or {}).get(j)
+                if value is None:
+                    if j == PERF or j in counted:
+                        missing_m.append((d, j))
+                    continue
+                total += w[d] * value
+                weight_sum += w[d]
+            have_all = weight_sum > 0 and all((per_dataset.get(d) or {}).get(j) is not None for d in datasets)
+            raw_m[j] = total / weight_sum if weight_sum > 0 else None
+            full_m[j] = have_all
+        raw[m] = raw_m
+        full[m] = full_m
+        missing[m] = missing_m
+        flipped[m] = {
+            j: (None if v is None else (memory_ceiling - v if j == MEMORY else v)) for j, v in raw_m.items()
+        }
+
+    # Step 3: AMRS per metric over the models complete for perf and that metric.
+    amrs: dict[str, float | None] = {PERF: 1.0}
+    left_out: dict[str, str] = {}
+    pairs_used: dict[str, int] = {}
+    for j in metrics:
+        if j == PERF:
+            continue
+        eligible = [m for m in flipped if full[m][PERF] and full[m][j]]
+        eligible.sort(key=lambda m: flipped[m][PERF])  # stable: ties keep input order
+        if len(eligible) < 2:
+            amrs[j] = None
+            left_out[j] = f"AMRS undefined: {len(eligible)} model(s) with complete {PERF} and {j} values"
+            pairs_used[j] = 0
+            continue
+        threshold = TIE_TOLERANCE * max(abs(flipped[m][PERF]) for m in eligible)
+        ratios = []
+        for a, b in zip(eligible, eligible[1:], strict=False):
+            d_perf = abs(flipped[b][PERF] - flipped[a][PERF])
+            if d_perf > threshold:
+                ratios.append(abs(flipped[b][j] - flipped[a][j]) / d_perf)
+        pairs_used[j] = len(ratios)
+        if not ratios:
+            amrs[j] = None
+            left_out[j] = f"AMRS undefined: fewer than two models with distinct {PERF}"
+        else:
+            amrs[j] = sum(ratios) / len(ratios)
+            if amrs[j] == 0:
+                left_out[j] = f"AMRS is zero: every model has the same {j}"
+
+    # Step 5: Dynascore; steps 4 (ω̃) done above.
+    in_sum = [j for j in counted if j not in left_out]
+    results = []
+    for m in flipped:
+        x = flipped[m]
+        if any(x[j] is None for j in in_sum):
+            score = None
+        else:
+            score = sum(omega[j] * x[j] / amrs[j] for j in in_sum)
+        results.append(
+            ModelResult(
+                key=m,
+                x=dict(x),
+                raw=dict(raw[m]),
+                dynascore=score,
+                complete=not missing[m],
+                missing=tuple(missing[m]),
+            )
+        )
+
+    ranked = sorted((r for r in results if r.dynascore is not None), key=lambda r: r.dynascore, reverse=True)
+    final: list[ModelResult] = []
+    previous, rank = None, 0
+    for position, r in enumerate(ranked, start=1):
+        if r.dynascore != previous:
+            rank, previous = position, r.dynascore
+        final.append(_with_rank(r, rank))
+    final.extend(r for r in results if r.dynascore is None)
+    return DynascoreResult(
+        models=final,
+        amrs=amrs,
+        left_out=left_out,
+        metric_weights=omega,
+        dataset_weights=w,
+        pairs_used=pairs_used,
+    )
+
+
+def _with_rank(result: ModelResult, rank: int) -> ModelResult:
+    return ModelResult(
+        key=result.key,
+        x=result.x,
+        raw=result.raw,
+        dynascore=result.dynascore,
+        complete=result.complete,
+        missing=result.missing,
+        rank=rank,
+    )

@@ -1,0 +1,323 @@
+"""Reads for the leaderboard and model pages: visible models, scoring datasets, the computed table.
+
+Visibility (DOMAIN.md, issue 4): a published model is visible to everyone; an unpublished one only to
+its owner, the task's owners and superusers. An anonymous model is shown to everyone else as
+"Anonymous model N" (N: its position among the task's anonymous models by id, so it does not move when
+others are published). Hidden datasets are not shown to non-owners; only scoring datasets are ranked.
+
+``build_leaderboard`` returns a plain, JSON-ready dict (also what a snapshot stores), so the live page
+and a frozen snapshot are rendered by the same template.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from django.db.models import Q, QuerySet
+from django.urls import reverse
+
+from models_registry.models import RegisteredModel
+from tasks.models import Round, Task
+
+from .dynascore import DEFAULT_MEMORY_CEILING_GIB, DEFAULT_METRIC_WEIGHTS, PERF, compute_dynascore
+from .models import Dataset, LeaderboardFork, LeaderboardSnapshot, Score
+
+BASE_METRICS = ("perf", "throughput", "memory")
+METRIC_LABELS = {
+    "perf": "Perf",
+    "throughput": "Throughput (examples/s)",
+    "memory": "Memory (GiB)",
+    "fairness": "Fairness",
+    "robustness": "Robustness",
+}
+SORT_FIXED = ("dynascore", "model")
+
+
+@dataclass
+class LeaderboardParams:
+    """What the viewer asked for, already validated (``leaderboards.forms.parse_leaderboard_query``).
+
+    ``dataset_weights`` maps dataset id -> weight for every dataset shown; ``messages`` lists what was
+    wrong in the query and replaced by a default.
+    """
+
+    metric_weights: dict[str, float]
+    dataset_weights: dict[int, float]
+    sort: str = "dynascore"
+    direction: str = "desc"
+    round_number: int | None = None
+    messages: list[str] = field(default_factory=list)
+
+
+def is_task_owner(user, task: Task) -> bool:
+    """True for the task's owners and superusers."""
+    return task.is_owner(user)
+
+
+def leaderboard_metrics(task: Task) -> list[str]:
+    """The metrics of the task's leaderboard: perf, throughput, memory, then the config's delta metrics."""
+    return list(BASE_METRICS) + [m for m in task.cfg.raw.get("delta_metrics", []) if m not in BASE_METRICS]
+
+
+def default_metric_weights(task: Task) -> dict[str, float]:
+    """The task config's ``default_metric_weights`` for each leaderboard metric (else DOMAIN.md's 4/1/1/1/1)."""
+    configured = task.cfg.raw.get("default_metric_weights") or {}
+    return {
+        m: float(configured.get(m, DEFAULT_METRIC_WEIGHTS.get(m, 1.0))) for m in leaderboard_metrics(task)
+    }
+
+
+def memory_ceiling(task: Task) -> float:
+    """M in GiB: the config's ``memory_ceiling_gib``, default 16."""
+    return float(task.cfg.raw.get("memory_ceiling_gib", DEFAULT_MEMORY_CEILING_GIB))
+
+
+def rounds_with_scoring_datasets(task: Task) -> list[int]:
+    """Round numbers that have at least one scoring dataset, ascending."""
+    return sorted(
+        set(
+            Dataset.objects.filter(task=task, access=Dataset.Access.SCORING, round__isnull=False).values_list(
+                "round__number", flat=True
+            )
+        )
+    )
+
+
+def scoring_datasets(task: Task, round_number: int | None = None) -> list[Dataset]:
+    """The task's scoring datasets (all, or only round ``round_number``'s), by round then name."""
+    qs = Dataset.objects.filter(task=task, access=Dataset.Access.SCORING).select_related("round")
+    if round_number is not None:
+        qs = qs.filter(round__number=round_number)
+    return list(qs.order_by("round__number", "name", "id"))
+
+
+def models_visible_to(user, task: Task | None = None) -> QuerySet[RegisteredModel]:
+    """Registered models ``user`` may see: published ones, plus their own and those of tasks they own."""
+    qs = RegisteredModel.objects.select_related("task", "owner")
+    if task is not None:
+        qs = qs.filter(task=task)
+    if user.is_authenticated and user.is_superuser:
+        return qs
+    visible = Q(is_published=True)
+    if user.is_authenticated:
+        visible |= Q(owner=user) | Q(task__owners=user)
+    return qs.filter(visible).distinct()
+
+
+def model_visible_to(user, pk) -> RegisteredModel:
+    """The model ``pk`` if ``user`` may see it. Raises ``RegisteredModel.DoesNotExist`` otherwise."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        raise RegisteredModel.DoesNotExist from None
+    return models_visible_to(user).get(pk=pk)
+
+
+def sees_real_identity(user, model: RegisteredModel) -> bool:
+    """Whether ``user`` sees an anonymous model's name and owner (its owner, task owners, superusers)."""
+    if not model.is_anonymous:
+        return True
+    if not user.is_authenticated:
+        return False
+    return model.owner_id == user.pk or model.task.is_owner(user)
+
+
+def anonymous_numbers(task: Task) -> dict[int, int]:
+    """Model id -> N of "Anonymous model N" for the task's anonymous models (1-based, by id)."""
+    ids = (
+        RegisteredModel.objects.filter(task=task, is_anonymous=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    return {pk: n for n, pk in enumerate(ids, start=1)}
+
+
+def display_name(user, model: RegisteredModel, numbers: dict[int, int] | None = None) -> str:
+    """The name ``user`` is shown: the model's name, or "Anonymous model N"."""
+    if sees_real_identity(user, model):
+        return model.name
+    numbers = anonymous_numbers(model.task) if numbers is None else numbers
+    return f"Anonymous model {numbers.get(model.pk, '?')}"
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _score_values(score: Score, metrics: list[str]) -> dict[str, float | None]:
+    values = {}
+    for j in metrics:
+        values[j] = _number(score.perf) if j == PERF else _number((score.metrics or {}).get(j))
+    return values
+
+
+def build_leaderboard(
+    task: Task, user, params: LeaderboardParams, *, fork: LeaderboardFork | None = None
+) -> dict:
+    """The leaderboard table as ``user`` sees it, with ``params``' weights, sort and round.
+
+    Returns a JSON-ready dict: ``metrics`` (names and labels), ``datasets`` (id, name, round, weight,
+    normalised weight), ``rows`` (one per visible ready model, sorted as asked: name, model_id, url,
+    dynascore, rank, complete, missing, per-metric aggregated value in the metric's unit ``metrics``,
+    x' ``x``, per-dataset perf ``datasets`` and Score status ``statuses``), ``amrs``, ``left_out``,
+    ``metric_weights`` (as given and normalised), ``sort``, ``dir``, ``round``, ``memory_ceiling``.
+    A model with no score at all is still a row (incomplete, no Dynascore). With no scoring dataset
+    the rows carry no figures and ``error`` says why.
+    """
+    metrics = leaderboard_metrics(task)
+    datasets = scoring_datasets(task, params.round_number)
+    models = list(models_visible_to(user, task).filter(status=RegisteredModel.Status.READY).order_by("pk"))
+    numbers = anonymous_numbers(task)
+    scores = Score.objects.filter(model__in=models, dataset__in=datasets)
+    values: dict[int, dict[Hashable, dict[str, float | None]]] = {m.pk: {} for m in models}
+    statuses: dict[int, dict[str, str]] = {m.pk: {} for m in models}
+    for s in scores:
+        statuses[s.model_id][str(s.dataset_id)] = s.status
+        if s.status == Score.Status.DONE:
+            values[s.model_id][s.dataset_id] = _score_values(s, metrics)
+
+    ceiling = memory_ceiling(task)
+    weights = {d.pk: params.dataset_weights.get(d.pk, 1.0) for d in datasets}
+    table: dict = {
+        "task": task.slug,
+        "task_name": task.name,
+        "round": params.round_number,
+        "fork": fork.slug if fork else None,
+        "metrics": [{"name": j, "label": METRIC_LABELS.get(j, j.title())} for j in metrics],
+        "perf_metric": task.cfg.perf_metric,
+        "memory_ceiling": ceiling,
+        "metric_weights": {j: params.metric_weights.get(j, 0.0) for j in metrics},
+        "sort": params.sort,
+        "dir": params.direction,
+        "amrs": {},
+        "left_out": {},
+        "pairs_used": {},
+        "error": "",
+    }
+    result = None
+    if datasets:
+        result = compute_dynascore(
+            values,
+            dataset_weights=weights,
+            metric_weights=table["metric_weights"],
+            memory_ceiling=ceiling,
+            metrics=metrics,
+        )
+        table["amrs"] = result.amrs
+        table["left_out"] = result.left_out
+        table["pairs_used"] = result.pairs_used
+        table["normalised_metric_weights"] = result.metric_weights
+    else:
+        table["error"] = (
+            f"Round {params.round_number} has no scoring dataset."
+            if params.round_number is not None
+            else "This task has no scoring dataset yet."
+        )
+        table["normalised_metric_weights"] = {}
+    total = sum(weights.values()) or 1.0
+    names = {d.pk: d.name for d in datasets}
+    table["datasets"] = [
+        {
+            "id": d.pk,
+            "name": d.name,
+            "round": d.round.number if d.round_id else None,
+            "weight": weights[d.pk],
+            "normalised": weights[d.pk] / total,
+        }
+        for d in datasets
+    ]
+
+    by_key = result.by_key() if result else {}
+    rows = []
+    for m in models:
+        r = by_key.get(m.pk)
+        per_dataset = {str(d.pk): (values[m.pk].get(d.pk) or {}).get(PERF) for d in datasets}
+        rows.append(
+            {
+                "model_id": m.pk,
+                "name": display_name(user, m, numbers),
+                "anonymous": m.is_anonymous,
+                "masked": not sees_real_identity(user, m),
+                "published": m.is_published,
+                "url": reverse("leaderboards:model", args=[m.pk]),
+                "dynascore": r.dynascore if r else None,
+                "rank": r.rank if r else None,
+                "complete": r.complete if r else False,
+                "missing": sorted({names.get(d, str(d)) for d, _ in r.missing}) if r else [],
+                "metrics": r.raw if r else {j: None for j in metrics},
+                "x": r.x if r else {j: None for j in metrics},
+                "datasets": per_dataset,
+                "statuses": statuses[m.pk],
+            }
+        )
+    table["rows"] = sort_rows(rows, params.sort, params.direction)
+    return table
+
+
+def sort_keys(table_or_metrics, datasets=None) -> list[str]:
+    """Every column the table can be sorted by: dynascore, model, each metric, ``d<dataset id>``."""
+    return list(SORT_FIXED) + list(table_or_metrics) + [f"d{d.pk}" for d in datasets or []]
+
+
+def sort_rows(rows: list[dict], column: str, direction: str) -> list[dict]:
+    """Rows sorted by ``column`` (``dynascore``, ``model``, a metric name or ``d<dataset id>``).
+
+    Missing values (None) come last in either direction; equal values keep Dynascore rank order, then
+    model id. Memory is sorted by its value in GiB (``asc``: least memory first).
+    """
+    reverse_ = direction == "desc"
+
+    def value(row):
+        if column == "dynascore":
+            return row["dynascore"]
+        if column == "model":
+            return row["name"].casefold()
+        if column.startswith("d") and column[1:].isdigit():
+            return row["datasets"].get(column[1:])
+        return row["metrics"].get(column)
+
+    base = sorted(rows, key=lambda r: (r["rank"] is None, r["rank"] or 0, r["model_id"]))
+    present = [r for r in base if value(r) is not None]
+    absent = [r for r in base if value(r) is None]
+    return sorted(present, key=value, reverse=reverse_) + absent
+
+
+def forks_of(task: Task) -> QuerySet[LeaderboardFork]:
+    """The task's saved weight sets, by name."""
+    return LeaderboardFork.objects.filter(task=task).order_by("name")
+
+
+def fork_of(task: Task, slug: str) -> LeaderboardFork:
+    """The fork ``slug`` of ``task``. Raises ``LeaderboardFork.DoesNotExist``."""
+    return LeaderboardFork.objects.get(task=task, slug=slug)
+
+
+def snapshots_of(task: Task) -> QuerySet[LeaderboardSnapshot]:
+    """The task's frozen snapshots, newest first (without their data)."""
+    return LeaderboardSnapshot.objects.filter(task=task).defer("data").order_by("-created_at", "-id")
+
+
+def snapshot_of(task: Task, pk) -> LeaderboardSnapshot:
+    """Snapshot ``pk`` of ``task``. Raises ``LeaderboardSnapshot.DoesNotExist`` (also for a bad id)."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        raise LeaderboardSnapshot.DoesNotExist from None
+    return LeaderboardSnapshot.objects.get(task=task, pk=pk)
+
+
+def round_of(task: Task, number: int) -> Round | None:
+    """Round ``number`` of ``task`` or None."""
+    return Round.objects.filter(task=task, number=number).first()
+
+
+def model_scores(user, model: RegisteredModel) -> list[Score]:
+    """The model's scores on datasets ``user`` may see (hidden ones for task owners only), by dataset."""
+    qs = Score.objects.filter(model=model).select_related("dataset", "dataset__round")
+    if not model.task.is_owner(user):
+        qs = qs.exclude(dataset__access=Dataset.Access.HIDDEN)
+    return list(qs.order_by("dataset__access", "dataset__round__number", "dataset__name"))

@@ -1,0 +1,108 @@
+"""Presentation of a leaderboard table dict (``selectors.build_leaderboard``) for the templates.
+
+Turns the JSON-ready table (live or from a snapshot) into header cells (with sort links) and row
+cells with formatted numbers, since templates cannot look values up by a computed key.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+PERCENT_METRICS = {"perf", "fairness", "robustness"}
+
+
+def format_metric(metric: str, value) -> str:
+    """A metric value for display: rates as percentages, throughput in examples/s, memory in GiB."""
+    if value is None:
+        return "–"
+    if metric in PERCENT_METRICS:
+        return f"{value:.1%}"
+    if metric == "throughput":
+        return f"{value:,.1f}"
+    if metric == "memory":
+        return f"{value:.2f}"
+    return f"{value:.4g}"
+
+
+def format_amrs(value) -> str:
+    """An AMRS value (None: undefined)."""
+    return "undefined" if value is None else f"{value:.4g}"
+
+
+def weights_query(table: dict) -> dict[str, str]:
+    """The query parameters that reproduce the table's weights and round (no sort)."""
+    query = {f"w_{j}": _num(w) for j, w in table["metric_weights"].items()}
+    query.update({f"d_{d['id']}": _num(d["weight"]) for d in table["datasets"]})
+    if table.get("round") is not None:
+        query["round"] = str(table["round"])
+    return query
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def present(table: dict, base_url: str | None = None) -> dict:
+    """Header and row cells for ``leaderboards/_table.html``.
+
+    Args:
+        table: ``build_leaderboard``'s dict.
+        base_url: the page URL for sort links (None: a snapshot, no links).
+    """
+    query = weights_query(table)
+    metric_label = {m["name"]: m["label"] for m in table["metrics"]}
+    columns = [("model", "Model", "name"), ("dynascore", "Dynascore", "num")]
+    columns += [(m["name"], metric_label[m["name"]], "num") for m in table["metrics"]]
+    columns += [(f"d{d['id']}", f"{d['name']} (perf)", "num dataset") for d in table["datasets"]]
+    header = []
+    for key, label, css in columns:
+        active = table["sort"] == key
+        url = None
+        if base_url is not None:
+            direction = ("asc" if table["dir"] == "desc" else "desc") if active else _default_dir(key)
+            url = f"{base_url}?{urlencode({**query, 'sort': key, 'dir': direction})}"
+        header.append(
+            {
+                "key": key,
+                "label": label,
+                "css": css,
+                "url": url,
+                "active": active,
+                "arrow": ("▼" if table["dir"] == "desc" else "▲") if active else "",
+            }
+        )
+    rows = []
+    for row in table["rows"]:
+        cells = [
+            {"text": "–" if row["dynascore"] is None else f"{row['dynascore']:.4f}", "css": "num"},
+        ]
+        cells += [
+            {"text": format_metric(m["name"], row["metrics"].get(m["name"])), "css": "num"}
+            for m in table["metrics"]
+        ]
+        for d in table["datasets"]:
+            value = row["datasets"].get(str(d["id"]))
+            status = row.get("statuses", {}).get(str(d["id"]))
+            if value is not None:
+                text, css = format_metric("perf", value), "num"
+            else:
+                text, css = (status if status and status != "done" else "no score"), "num missing"
+            cells.append({"text": text, "css": css})
+        rows.append({**row, "cells": cells})
+    amrs = [
+        {
+            "metric": m["name"],
+            "label": m["label"],
+            "amrs": format_amrs(table["amrs"].get(m["name"])),
+            "pairs": table.get("pairs_used", {}).get(m["name"]),
+            "weight": table["metric_weights"].get(m["name"]),
+            "normalised": table.get("normalised_metric_weights", {}).get(m["name"]),
+            "left_out": table["left_out"].get(m["name"], ""),
+        }
+        for m in table["metrics"]
+    ]
+    return {"header": header, "rows": rows, "amrs": amrs, "query": query}
+
+
+def _default_dir(key: str) -> str:
+    return "asc" if key in ("model", "memory") else "desc"

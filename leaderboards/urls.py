@@ -1,0 +1,14 @@
+from django.urls import path
+
+from . import views
+
+app_name = "leaderboards"
+
+urlpatterns = [
+    path("tasks/<slug:slug>/leaderboard/", views.leaderboard, name="leaderboard"),
+    path("tasks/<slug:slug>/leaderboard/forks/", views.fork_create, name="fork_create"),
+    path("tasks/<slug:slug>/leaderboard/forks/<slug:fork_slug>/", views.fork_detail, name="fork"),
+    path("tasks/<slug:slug>/leaderboard/snapshots/", views.snapshot_create, name="snapshot_create"),
+    path("tasks/<slug:slug>/leaderboard/snapshots/<int:pk>/", views.snapshot_detail, name="snapshot"),
+    path("models/<int:pk>/", views.model_detail, name="model"),
+]

@@ -1,0 +1,285 @@
+"""The leaderboard page (live, per fork, frozen snapshots) and a model's page with its interact box."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AnonymousUser
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from models_registry.inference import InferenceError, predict
+from models_registry.models import RegisteredModel
+from tasks.models import Task
+from tasks.selectors import task_by_slug
+
+from . import selectors
+from .charts import bar_chart
+from .forms import InteractForm, NameForm, parse_leaderboard_query
+from .models import LeaderboardFork, LeaderboardSnapshot
+from .services_leaderboard import LeaderboardPermissionError, freeze_snapshot, save_fork
+from .tables import present
+
+
+def _task(slug: str) -> Task:
+    try:
+        return task_by_slug(slug)
+    except Task.DoesNotExist:
+        raise Http404("No such task.") from None
+
+
+def _params(request, task, fork: LeaderboardFork | None = None, query=None):
+    defaults = selectors.default_metric_weights(task)
+    dataset_defaults = {}
+    if fork is not None:
+        defaults.update({k: float(v) for k, v in fork.metric_weights.items() if k in defaults})
+        dataset_defaults = {int(k): float(v) for k, v in fork.dataset_weights.items() if str(k).isdigit()}
+    return parse_leaderboard_query(
+        request.GET if query is None else query,
+        task=task,
+        default_metric_weights=defaults,
+        default_dataset_weights=dataset_defaults,
+    )
+
+
+def _render_leaderboard(request, task: Task, fork: LeaderboardFork | None = None):
+    params, _ = _params(request, task, fork)
+    table = selectors.build_leaderboard(task, request.user, params, fork=fork)
+    base_url = (
+        reverse("leaderboards:fork", args=[task.slug, fork.slug])
+        if fork
+        else reverse("leaderboards:leaderboard", args=[task.slug])
+    )
+    return render(
+        request,
+        "leaderboards/leaderboard.html",
+        {
+            "task": task,
+            "table": table,
+            "view": present(table, base_url),
+            "base_url": base_url,
+            "query_messages": params.messages,
+            "rounds": selectors.rounds_with_scoring_datasets(task),
+            "fork": fork,
+            "forks": selectors.forks_of(task),
+            "snapshots": selectors.snapshots_of(task)[:20],
+            "is_owner": selectors.is_task_owner(request.user, task),
+            "name_form": NameForm(),
+        },
+    )
+
+
+def leaderboard(request, slug: str):
+    """The task's leaderboard: weights, sort and round from the query string (``forms`` docstring)."""
+    return _render_leaderboard(request, _task(slug))
+
+
+def fork_detail(request, slug: str, fork_slug: str):
+    """The leaderboard with a saved weight set as its defaults (the query string still overrides)."""
+    task = _task(slug)
+    try:
+        fork = selectors.fork_of(task, fork_slug)
+    except LeaderboardFork.DoesNotExist:
+        raise Http404("No such saved weight set.") from None
+    return _render_leaderboard(request, task, fork)
+
+
+@require_POST
+def fork_create(request, slug: str):
+    """Save the weights posted (same names as the query string) under a name; task owners only."""
+    task = _task(slug)
+    if not selectors.is_task_owner(request.user, task):
+        raise Http404("No such page.")
+    form = NameForm(request.POST)
+    params, _ = _params(request, task, query=request.POST)
+    if not form.is_valid():
+        return _redirect_with_error(request, task, "A saved weight set needs a name (up to 200 characters).")
+    try:
+        fork = save_fork(
+            task=task,
+            name=form.cleaned_data["name"],
+            metric_weights=params.metric_weights,
+            dataset_weights=params.dataset_weights,
+            user=request.user,
+        )
+    except LeaderboardPermissionError:
+        raise Http404("No such page.") from None
+    return redirect("leaderboards:fork", task.slug, fork.slug)
+
+
+@require_POST
+def snapshot_create(request, slug: str):
+    """Freeze the table for the posted weights, as a visitor who is not logged in sees it; owners only."""
+    task = _task(slug)
+    if not selectors.is_task_owner(request.user, task):
+        raise Http404("No such page.")
+    form = NameForm(request.POST)
+    if not form.is_valid():
+        return _redirect_with_error(request, task, "A snapshot needs a name (up to 200 characters).")
+    params, _ = _params(request, task, query=request.POST)
+    # Computed as the public sees it, so a snapshot never shows unpublished models or anonymous names.
+    table = selectors.build_leaderboard(task, AnonymousUser(), params)
+    try:
+        snapshot = freeze_snapshot(task=task, name=form.cleaned_data["name"], table=table, user=request.user)
+    except LeaderboardPermissionError:
+        raise Http404("No such page.") from None
+    return redirect("leaderboards:snapshot", task.slug, snapshot.pk)
+
+
+def _redirect_with_error(request, task, message):
+    from django.contrib import messages
+
+    messages.error(request, message)
+    return redirect("leaderboards:leaderboard", task.slug)
+
+
+def snapshot_detail(request, slug: str, pk: int):
+    """A frozen leaderboard, exactly as stored."""
+    task = _task(slug)
+    try:
+        snapshot = selectors.snapshot_of(task, pk)
+    except LeaderboardSnapshot.DoesNotExist:
+        raise Http404("No such snapshot.") from None
+    return render(
+        request,
+        "leaderboards/snapshot.html",
+        {"task": task, "snapshot": snapshot, "table": snapshot.data, "view": present(snapshot.data)},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+def model_detail(request, pk: int):
+    """A model's page: card, scores per dataset, per-tag table and plot, and the interact box (POST).
+
+    404 for a model the user may not see (unpublished, not theirs, not their task's).
+    """
+    try:
+        model = selectors.model_visible_to(request.user, pk)
+    except RegisteredModel.DoesNotExist:
+        raise Http404("No such model.") from None
+    identity = selectors.sees_real_identity(request.user, model)
+    cfg = model.task.cfg
+    form, prediction, error = InteractForm(cfg), None, ""
+    if request.method == "POST":
+        if not request.user.is_authenticated:
+            error = "Log in to try the model."
+        else:
+            form = InteractForm(cfg, request.POST)
+            if model.status != RegisteredModel.Status.READY:
+                error = f"This model is not ready ({model.get_status_display().lower()}); it cannot answer."
+            elif form.is_valid():
+                prediction, error = _predict(model, form.inputs())
+    scores = selectors.model_scores(request.user, model)
+    return render(
+        request,
+        "leaderboards/model_detail.html",
+        {
+            "model": model,
+            "task": model.task,
+            "name": selectors.display_name(request.user, model),
+            "identity": identity,
+            "card": _card(model, identity),
+            "scores": [_score_view(s) for s in scores],
+            "tag_sections": _tag_sections(scores),
+            "form": form,
+            "prediction": prediction,
+            "interact_error": error,
+        },
+    )
+
+
+def _predict(model: RegisteredModel, inputs: dict):
+    """(prediction with probabilities sorted high to low, "") or (None, a message); never raises."""
+    try:
+        output = predict(model, [inputs])[0]
+        probabilities = sorted(
+            ((label, float(p)) for label, p in (output.get("probabilities") or {}).items()),
+            key=lambda item: -item[1],
+        )
+        return {"label": str(output["label"]), "probabilities": probabilities}, ""
+    except InferenceError as exc:
+        return None, f"The model could not answer: {exc}"
+    except Exception as exc:  # a model's output we cannot read must not be a 500
+        return None, f"The model could not answer ({type(exc).__name__})."
+
+
+def _card(model: RegisteredModel, identity: bool) -> dict:
+    card = model.card or {}
+    paper = next((card.get(k) for k in ("paper_url", "paper_link", "paper") if card.get(k)), "")
+    paper = paper if isinstance(paper, str) and paper.startswith(("https://", "http://")) else ""
+    training = card.get("training_data") or ""
+    if not training and isinstance(card.get("training"), dict) and card["training"].get("rounds"):
+        rounds = ", ".join(str(r) for r in card["training"]["rounds"])
+        training = f"{model.task.name} round(s) {rounds}"
+        if card["training"].get("n_train"):
+            training += f", {card['training']['n_train']} training examples"
+    figures = []
+    for key, value in card.items():
+        if key in ("parameter_count", "seed"):
+            continue
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            figures.append((key.replace("_", " "), value))
+        elif isinstance(value, dict) and key != "training":
+            figures += [
+                (f"{key.replace('_', ' ')}: {k}", v)
+                for k, v in value.items()
+                if isinstance(v, int | float) and not isinstance(v, bool)
+            ]
+    return {
+        "backbone": model.backbone or card.get("backbone", ""),
+        "parameter_count": model.parameter_count,
+        "licence": card.get("licence", ""),
+        "training_data": training,
+        "paper": paper if identity else "",
+        "description": card.get("description", ""),
+        "note": card.get("note", ""),
+        "figures": figures,
+    }
+
+
+def _score_view(score) -> dict:
+    metrics = score.metrics or {}
+    return {
+        "dataset": score.dataset,
+        "status": score.status,
+        "perf": score.perf,
+        "metrics": [
+            (k, v) for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)
+        ],
+        "error": score.error_message,
+    }
+
+
+def _tag_sections(scores) -> list[dict]:
+    """Per dataset with a per-tag breakdown: rows (tag group, tag, n, accuracy) and a bar chart."""
+    sections = []
+    for s in scores:
+        if not isinstance(s.per_tag, dict) or not s.per_tag:
+            continue
+        rows = []
+        for tag, entry in s.per_tag.items():
+            value = entry.get("accuracy") if isinstance(entry, dict) else entry
+            n = entry.get("n") if isinstance(entry, dict) else None
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                continue
+            group, _, name = str(tag).partition(":") if ":" in str(tag) else ("", "", str(tag))
+            rows.append({"tag": str(tag), "group": group, "name": name, "accuracy": float(value), "n": n})
+        if not rows:
+            continue
+        rows.sort(key=lambda r: (r["group"], r["name"]))
+        groups = sorted({r["group"] for r in rows})
+        plotted = "functionality" if "functionality" in groups else groups[0]
+        chart = bar_chart(
+            [(r["name"], r["accuracy"], r["n"]) for r in rows if r["group"] == plotted],
+            title=f"Accuracy per {plotted or 'tag'} on {s.dataset.name}",
+        )
+        sections.append(
+            {
+                "dataset": s.dataset,
+                "rows": rows,
+                "chart": chart,
+                "plotted": plotted or "tag",
+                "overall": s.perf,
+            }
+        )
+    return sections
