@@ -1,0 +1,157 @@
+"""Evaluation metrics for classification tasks, in pure Python (no numpy, no torch).
+
+All functions take parallel sequences of gold labels and predicted labels (strings) and return floats
+in [0, 1]. They raise ``ValueError`` when the sequences differ in length, and return ``None`` for an
+empty input (no items: the metric is undefined, not 0).
+
+Formulas:
+
+* accuracy = (number of items with prediction == gold) / n.
+* per-class precision P_c = TP_c / (TP_c + FP_c), recall R_c = TP_c / (TP_c + FN_c),
+  F1_c = 2 P_c R_c / (P_c + R_c) = 2 TP_c / (2 TP_c + FP_c + FN_c) (van Rijsbergen 1979).
+* macro-F1 = mean of F1_c over the task's label list (every label weighs the same, whatever its
+  frequency; Sokolova & Lapalme 2009). This is scikit-learn's
+  ``f1_score(gold, pred, labels=task_labels, average="macro", zero_division=0)``:
+
+  - a label of the list that is absent from both gold and predictions (TP = FP = FN = 0) has an
+    undefined F1; like scikit-learn with ``labels=`` and ``zero_division=0``, it counts as **0** and
+    stays in the mean. We chose the scikit-learn behaviour so that figures can be checked with it; the
+    consequence is that macro-F1 on a subset holding one class only is at most 1/k for k labels, which
+    is why the per-tag breakdown reports accuracy, not macro-F1.
+  - a gold or predicted value outside the label list is never a class of its own, but it still counts
+    against the listed class it was confused with (an FN of the gold class, an FP of the predicted one).
+
+SQuAD F1 / exact match for span tasks arrive with the QA task.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+__all__ = [
+    "PERF_METRICS",
+    "accuracy",
+    "consistency",
+    "macro_f1",
+    "per_class_f1",
+    "per_tag_breakdown",
+    "perf_function",
+]
+
+
+def _check(gold: Sequence, predicted: Sequence) -> int:
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} gold labels but {len(predicted)} predictions")
+    return len(gold)
+
+
+def accuracy(gold: Sequence[str], predicted: Sequence[str]) -> float | None:
+    """Fraction of items whose prediction equals the gold label; ``None`` when there are no items.
+
+    Raises:
+        ValueError: if the two sequences differ in length.
+    """
+    n = _check(gold, predicted)
+    if n == 0:
+        return None
+    return sum(1 for g, p in zip(gold, predicted, strict=True) if g == p) / n
+
+
+def per_class_f1(gold: Sequence[str], predicted: Sequence[str], labels: Sequence[str]) -> dict[str, float]:
+    """F1 of each label of ``labels``: ``2 TP / (2 TP + FP + FN)``, 0 when TP = FP = FN = 0.
+
+    Raises:
+        ValueError: if the two sequences differ in length, or ``labels`` is empty or repeats a label.
+    """
+    _check(gold, predicted)
+    if not labels:
+        raise ValueError("macro-F1 needs the task's label list")
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"labels repeat: {list(labels)}")
+    tp: dict[str, int] = defaultdict(int)
+    fp: dict[str, int] = defaultdict(int)
+    fn: dict[str, int] = defaultdict(int)
+    for g, p in zip(gold, predicted, strict=True):
+        if g == p:
+            tp[g] += 1
+        else:
+            fn[g] += 1
+            fp[p] += 1
+    scores = {}
+    for label in labels:
+        denominator = 2 * tp[label] + fp[label] + fn[label]
+        scores[label] = 2 * tp[label] / denominator if denominator else 0.0
+    return scores
+
+
+def macro_f1(gold: Sequence[str], predicted: Sequence[str], labels: Sequence[str]) -> float | None:
+    """Mean per-class F1 over ``labels`` (scikit-learn ``average="macro", labels=labels,
+    zero_division=0``); ``None`` when there are no items. See the module docstring for absent classes.
+
+    Raises:
+        ValueError: as ``per_class_f1``.
+    """
+    if _check(gold, predicted) == 0:
+        return None
+    scores = per_class_f1(gold, predicted, labels)
+    return sum(scores.values()) / len(scores)
+
+
+def perf_function(perf_metric: str, labels: Sequence[str]) -> Callable[[Sequence, Sequence], float | None]:
+    """The task's perf metric as ``f(gold, predicted) -> float | None``.
+
+    Args:
+        perf_metric: the task config's ``perf_metric`` (``accuracy`` or ``macro_f1``).
+        labels: the task's labels (used by macro-F1).
+
+    Raises:
+        ValueError: for a perf metric this module does not compute yet (``squad_f1``, ``exact_match``).
+    """
+    if perf_metric == "accuracy":
+        return accuracy
+    if perf_metric == "macro_f1":
+        label_list = list(labels)
+        return lambda gold, predicted: macro_f1(gold, predicted, label_list)
+    raise ValueError(f"perf metric {perf_metric!r} is not supported for evaluation yet")
+
+
+PERF_METRICS = ("accuracy", "macro_f1")
+
+
+def consistency(
+    original: Sequence[str], perturbed: Sequence[str], perf: Callable[[Sequence, Sequence], float | None]
+) -> float | None:
+    """Fairness / robustness (Dynaboard, Ma et al. 2021): the perf metric of a model's predictions on
+    perturbed inputs scored against its **own** predictions on the original inputs, in [0, 1].
+
+    ``original[i]`` and ``perturbed[i]`` are the model's labels for item i before and after the
+    perturbation; 1.0 means the perturbation never changed its answer. ``None`` for no items.
+    """
+    return perf(original, perturbed)
+
+
+def per_tag_breakdown(
+    tags: Sequence[Iterable[str]], gold: Sequence[str], predicted: Sequence[str]
+) -> dict[str, dict[str, float | int]]:
+    """Accuracy per tag: ``{tag: {"n": items with the tag, "correct": k, "accuracy": k / n}}``.
+
+    An item with several tags counts in each of them (so the ``n`` of the tags add up to more than
+    the dataset's size, and the overall accuracy is not the mean of the per-tag ones). An item with
+    no tags counts in none. Tags are sorted by name in the result.
+
+    Raises:
+        ValueError: if the three sequences differ in length.
+    """
+    n = _check(gold, predicted)
+    if len(tags) != n:
+        raise ValueError(f"{len(tags)} tag lists for {n} items")
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for item_tags, g, p in zip(tags, gold, predicted, strict=True):
+        for tag in dict.fromkeys(item_tags or ()):  # a tag repeated on one item counts once
+            counts[tag][0] += 1
+            counts[tag][1] += int(g == p)
+    return {
+        tag: {"n": total, "correct": correct, "accuracy": correct / total}
+        for tag, (total, correct) in sorted(counts.items())
+    }
