@@ -28,15 +28,16 @@ Decisions (where DOMAIN.md leaves a choice):
   metric j were both computed from every positive-weight dataset (a value averaged over fewer
   datasets is not comparable with the others). A model incomplete for fairness still counts for
   throughput if it has throughput and perf everywhere.
-* **Ties in perf** are kept in input order (a stable sort), so pass models in a fixed order (the
-  leaderboard passes them by id). Pairs of neighbours closer than 1e-4 * max perf are skipped, as
+* **Ties in perf** are kept in input order (a stable sort on perf rounded to 9 decimals, so that
+  float noise in the weighted means does not reorder exact ties), so pass models in a fixed order
+  (the leaderboard passes them by id). Pairs of neighbours closer than 1e-4 * max perf are skipped, as
   step 3 says; which member of a tie neighbours the next model therefore follows input order.
 * **Metrics left out.** A metric whose AMRS is undefined (fewer than two eligible models with
   distinct perf) or zero (all eligible models have the same value) is left out of the sum and
   reported in ``left_out`` with the reason. The remaining weights are not renormalised: ω̃ is
   normalised over all metrics in step 4, and a left-out term is simply absent (the ranking is the same
   either way; the numbers stay comparable between views that differ only in which metrics are left out).
-* **Ranks**: by Dynascore, highest first, equal scores share a rank (1, 2, 2, 4); models whose
+* **Ranks**: by Dynascore, highest first, equal scores (to a relative 1e-9) share a rank (1, 2, 2, 4); models whose
   Dynascore is None have rank None and come last.
 """
 
@@ -52,6 +53,7 @@ DEFAULT_METRICS = ("perf", "throughput", "memory", "fairness", "robustness")
 DEFAULT_METRIC_WEIGHTS = {"perf": 4.0, "throughput": 1.0, "memory": 1.0, "fairness": 1.0, "robustness": 1.0}
 DEFAULT_MEMORY_CEILING_GIB = 16.0
 TIE_TOLERANCE = 1e-4  # neighbours with |Δperf| <= TIE_TOLERANCE * max perf are skipped (step 3)
+SORT_DECIMALS = 9  # perf is compared to 9 decimals when sorting, so float noise does not reorder ties
 
 Scores = Mapping[Hashable, Mapping[Hashable, Mapping[str, float | None]]]
 
@@ -199,7 +201,9 @@ def compute_dynascore(
         if j == PERF:
             continue
         eligible = [m for m in flipped if full[m][PERF] and full[m][j]]
-        eligible.sort(key=lambda m: flipped[m][PERF])  # stable: ties keep input order
+        # Stable sort on perf rounded to SORT_DECIMALS: exact ties keep input order even when the
+        # weighted means differ in the last bit (0.75 computed as 0.7500000000000001 and 0.7499999999999999).
+        eligible.sort(key=lambda m: round(flipped[m][PERF], SORT_DECIMALS))
         if len(eligible) < 2:
             amrs[j] = None
             left_out[j] = f"AMRS undefined: {len(eligible)} model(s) with complete {PERF} and {j} values"
@@ -244,7 +248,8 @@ def compute_dynascore(
     final: list[ModelResult] = []
     previous, rank = None, 0
     for position, r in enumerate(ranked, start=1):
-        if r.dynascore != previous:
+        # Equal up to float noise (relative 1e-9) shares a rank.
+        if previous is None or not math.isclose(r.dynascore, previous, rel_tol=1e-9, abs_tol=1e-12):
             rank, previous = position, r.dynascore
         final.append(_with_rank(r, rank))
     final.extend(r for r in results if r.dynascore is None)

@@ -8,7 +8,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from models_registry.inference import InferenceError, predict
+from models_registry import inference
 from models_registry.models import RegisteredModel
 from tasks.models import Task
 from tasks.selectors import task_by_slug
@@ -191,13 +191,13 @@ def model_detail(request, pk: int):
 def _predict(model: RegisteredModel, inputs: dict):
     """(prediction with probabilities sorted high to low, "") or (None, a message); never raises."""
     try:
-        output = predict(model, [inputs])[0]
+        output = inference.predict(model, [inputs])[0]
         probabilities = sorted(
             ((label, float(p)) for label, p in (output.get("probabilities") or {}).items()),
             key=lambda item: -item[1],
         )
         return {"label": str(output["label"]), "probabilities": probabilities}, ""
-    except InferenceError as exc:
+    except inference.InferenceError as exc:
         return None, f"The model could not answer: {exc}"
     except Exception as exc:  # a model's output we cannot read must not be a 500
         return None, f"The model could not answer ({type(exc).__name__})."

@@ -1,0 +1,194 @@
+"""Dynascore against values computed by hand (DOMAIN.md "Dynascore", leaderboards/dynascore.py).
+
+Common set-up of the hand cases: datasets D1 (weight 1) and D2 (weight 3), so w̃ = (0.25, 0.75);
+metrics perf, throughput (examples/s), memory (GiB) with weights 2, 1, 1, so ω̃ = (0.5, 0.25, 0.25);
+memory ceiling M = 16 GiB.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from leaderboards.dynascore import DynascoreError, compute_dynascore, normalise_weights
+
+W_D = {"D1": 1, "D2": 3}
+W_J = {"perf": 2, "throughput": 1, "memory": 1}
+
+
+def s(perf, throughput, memory):
+    return {"perf": perf, "throughput": throughput, "memory": memory}
+
+
+def test_three_models_two_with_equal_perf():
+    # A: perf (0.6, 0.8), throughput (500, 500), memory (2, 2)
+    # B: perf (0.9, 0.7), throughput (300, 100), memory (4, 4)
+    # C: perf (0.5, 0.5), throughput (400, 400), memory (0.5, 0.5)
+    #
+    # Step 1, x = 0.25 * D1 + 0.75 * D2:
+    #   A: perf 0.15 + 0.6 = 0.75;  throughput 125 + 375 = 500; memory 2
+    #   B: perf 0.225 + 0.525 = 0.75; throughput 75 + 75 = 150;  memory 4
+    #   C: perf 0.5;                 throughput 400;             memory 0.5
+    # Step 2, memory' = 16 - memory: A 14, B 12, C 15.5.
+    # Step 3, sorted by perf (ties in input order): C 0.5, A 0.75, B 0.75.
+    #   Threshold 1e-4 * 0.75. Pair (C, A): Δperf 0.25, used. Pair (A, B): Δperf 0, skipped.
+    #   AMRS_throughput = |500 - 400| / 0.25 = 400;  AMRS_memory = |14 - 15.5| / 0.25 = 6.
+    # Step 4, ω̃ = 2/4, 1/4, 1/4.
+    # Step 5:
+    #   A = 0.5 * 0.75 + 0.25 * 500 / 400 + 0.25 * 14 / 6   = 0.375 + 0.3125  + 0.583333 = 1.270833
+    #   B = 0.5 * 0.75 + 0.25 * 150 / 400 + 0.25 * 12 / 6   = 0.375 + 0.09375 + 0.5      = 0.96875
+    #   C = 0.5 * 0.5  + 0.25 * 400 / 400 + 0.25 * 15.5 / 6 = 0.25  + 0.25    + 0.645833 = 1.145833
+    # Ranks: A 1, C 2, B 3.
+    scores = {
+        "A": {"D1": s(0.6, 500, 2), "D2": s(0.8, 500, 2)},
+        "B": {"D1": s(0.9, 300, 4), "D2": s(0.7, 100, 4)},
+        "C": {"D1": s(0.5, 400, 0.5), "D2": s(0.5, 400, 0.5)},
+    }
+    result = compute_dynascore(scores, dataset_weights=W_D, metric_weights=W_J, memory_ceiling=16)
+
+    assert result.dataset_weights == {"D1": 0.25, "D2": 0.75}
+    assert result.metric_weights == {"perf": 0.5, "throughput": 0.25, "memory": 0.25}
+    m = result.by_key()
+    assert m["A"].raw == pytest.approx({"perf": 0.75, "throughput": 500, "memory": 2})
+    assert m["B"].raw == pytest.approx({"perf": 0.75, "throughput": 150, "memory": 4})
+    assert m["C"].raw == pytest.approx({"perf": 0.5, "throughput": 400, "memory": 0.5})
+    assert m["A"].x["memory"] == pytest.approx(14)
+    assert m["B"].x["memory"] == pytest.approx(12)
+    assert m["C"].x["memory"] == pytest.approx(15.5)
+    assert result.amrs == pytest.approx({"perf": 1.0, "throughput": 400, "memory": 6})
+    assert result.pairs_used == {"throughput": 1, "memory": 1}
+    assert result.left_out == {}
+    assert m["A"].dynascore == pytest.approx(1.2708333333)
+    assert m["B"].dynascore == pytest.approx(0.96875)
+    assert m["C"].dynascore == pytest.approx(1.1458333333)
+    assert [(r.key, r.rank) for r in result.models] == [("A", 1), ("C", 2), ("B", 3)]
+    assert all(r.complete for r in result.models)
+
+
+def test_tie_in_perf_keeps_input_order():
+    # The same models given as B, A, C: sorted C, B, A, so the used pair is (C, B):
+    # AMRS_throughput = |150 - 400| / 0.25 = 1000, AMRS_memory = |12 - 15.5| / 0.25 = 14.
+    scores = {
+        "B": {"D1": s(0.9, 300, 4), "D2": s(0.7, 100, 4)},
+        "A": {"D1": s(0.6, 500, 2), "D2": s(0.8, 500, 2)},
+        "C": {"D1": s(0.5, 400, 0.5), "D2": s(0.5, 400, 0.5)},
+    }
+    result = compute_dynascore(scores, dataset_weights=W_D, metric_weights=W_J)
+    assert result.amrs == pytest.approx({"perf": 1.0, "throughput": 1000, "memory": 14})
+
+
+def test_model_missing_a_score_is_incomplete_and_kept():
+    # A: perf (0.6, 0.8), throughput (500, 500), memory (2, 2)
+    # B: perf (0.4, 0.4), throughput (100, 300), memory (3, 3)
+    # C: D1 only: perf 0.9, throughput 200, memory 1 (no score on D2)
+    #
+    # Step 1: A: perf 0.75, throughput 500, memory 2;  B: perf 0.4, throughput 25 + 225 = 250, memory 3.
+    #   C has D1 only: its weights renormalised over D1 (0.25 / 0.25 = 1): perf 0.9, throughput 200,
+    #   memory 1; flagged incomplete, missing D2 for the three metrics.
+    # Step 2: memory' A 14, B 13, C 15.
+    # Step 3 over the complete models only (A, B): sorted B 0.4, A 0.75; Δperf 0.35.
+    #   AMRS_throughput = 250 / 0.35 = 714.285714;  AMRS_memory = 1 / 0.35 = 2.857143.
+    # Step 5:
+    #   A = 0.375 + 0.25 * 500 / 714.2857 + 0.25 * 14 / 2.857143 = 0.375 + 0.175 + 1.225  = 1.775
+    #   B = 0.2   + 0.25 * 250 / 714.2857 + 0.25 * 13 / 2.857143 = 0.2   + 0.0875 + 1.1375 = 1.425
+    #   C = 0.45  + 0.25 * 200 / 714.2857 + 0.25 * 15 / 2.857143 = 0.45  + 0.07  + 1.3125 = 1.8325
+    scores = {
+        "A": {"D1": s(0.6, 500, 2), "D2": s(0.8, 500, 2)},
+        "B": {"D1": s(0.4, 100, 3), "D2": s(0.4, 300, 3)},
+        "C": {"D1": s(0.9, 200, 1)},
+    }
+    result = compute_dynascore(scores, dataset_weights=W_D, metric_weights=W_J)
+    m = result.by_key()
+    assert m["C"].raw == pytest.approx({"perf": 0.9, "throughput": 200, "memory": 1})
+    assert m["B"].raw == pytest.approx({"perf": 0.4, "throughput": 250, "memory": 3})
+    assert not m["C"].complete
+    assert set(m["C"].missing) == {("D2", "perf"), ("D2", "throughput"), ("D2", "memory")}
+    assert m["A"].complete and m["B"].complete
+    assert result.amrs["throughput"] == pytest.approx(250 / 0.35)
+    assert result.amrs["memory"] == pytest.approx(1 / 0.35)
+    assert m["A"].dynascore == pytest.approx(1.775)
+    assert m["B"].dynascore == pytest.approx(1.425)
+    assert m["C"].dynascore == pytest.approx(1.8325)
+    assert [r.key for r in result.models] == ["C", "A", "B"]  # shown, ranked, not dropped
+
+
+def test_metric_left_out_when_amrs_undefined():
+    # A and B complete with equal perf (0.75); C incomplete. No pair of complete models with distinct
+    # perf: AMRS undefined for throughput and memory, both left out; Dynascore = 0.5 * perf.
+    scores = {
+        "A": {"D1": s(0.6, 500, 2), "D2": s(0.8, 500, 2)},
+        "B": {"D1": s(0.9, 300, 4), "D2": s(0.7, 100, 4)},
+        "C": {"D1": s(0.9, 200, 1)},
+    }
+    result = compute_dynascore(scores, dataset_weights=W_D, metric_weights=W_J)
+    assert result.amrs["throughput"] is None and result.amrs["memory"] is None
+    assert set(result.left_out) == {"throughput", "memory"}
+    assert "distinct perf" in result.left_out["throughput"]
+    m = result.by_key()
+    assert m["A"].dynascore == pytest.approx(0.375)
+    assert m["B"].dynascore == pytest.approx(0.375)
+    assert m["C"].dynascore == pytest.approx(0.45)
+    assert m["A"].rank == m["B"].rank == 2 and m["C"].rank == 1
+
+
+def test_metric_left_out_when_amrs_zero_and_when_nobody_has_it():
+    scores = {
+        "A": {"D1": {"perf": 0.5, "throughput": 100}},
+        "B": {"D1": {"perf": 0.7, "throughput": 100}},
+    }
+    result = compute_dynascore(
+        scores, dataset_weights={"D1": 1}, metric_weights={"perf": 1, "throughput": 1, "fairness": 1}
+    )
+    assert result.amrs["throughput"] == 0
+    assert "zero" in result.left_out["throughput"]
+    assert result.amrs["fairness"] is None and "0 model" in result.left_out["fairness"]
+    # Every model lacks fairness (weight > 0): incomplete, but fairness is left out of the sum, so the
+    # Dynascore is ω̃_perf * perf = perf / 3.
+    assert result.by_key()["B"].dynascore == pytest.approx(0.7 / 3)
+    assert not result.by_key()["B"].complete
+
+
+def test_a_counted_metric_missing_everywhere_for_one_model_gives_no_dynascore():
+    scores = {
+        "A": {"D1": s(0.5, 100, 1)},
+        "B": {"D1": s(0.7, 200, 1)},
+        "C": {"D1": {"perf": 0.9, "throughput": None, "memory": 1}},
+    }
+    result = compute_dynascore(scores, dataset_weights={"D1": 1}, metric_weights=W_J)
+    c = result.by_key()["C"]
+    assert c.dynascore is None and c.rank is None and not c.complete
+    assert result.models[-1].key == "C"  # shown last, not dropped
+
+
+def test_zero_weight_dataset_is_ignored_and_does_not_make_incomplete():
+    scores = {"A": {"D1": s(0.5, 100, 1)}, "B": {"D1": s(0.7, 200, 1), "D2": s(0.1, 1, 1)}}
+    result = compute_dynascore(scores, dataset_weights={"D1": 1, "D2": 0}, metric_weights=W_J)
+    assert result.by_key()["A"].complete
+    assert result.by_key()["B"].raw["perf"] == pytest.approx(0.7)
+
+
+@pytest.mark.parametrize(
+    "weights, message",
+    [({"a": -1, "b": 1}, "negative"), ({"a": 0, "b": 0}, "zero"), ({"a": float("nan")}, "finite")],
+)
+def test_bad_weights_raise(weights, message):
+    with pytest.raises(DynascoreError, match=message):
+        normalise_weights(weights)
+
+
+def test_200_models_10_datasets_well_under_100_ms():
+    rng = random.Random(0)
+    datasets = [f"d{i}" for i in range(10)]
+    scores = {
+        m: {d: {"perf": rng.random(), "throughput": rng.uniform(10, 1000), "memory": rng.uniform(0.1, 8),
+                "fairness": rng.random(), "robustness": rng.random()} for d in datasets}
+        for m in range(200)
+    }
+    best = float("inf")
+    for _ in range(5):
+        start = time.perf_counter()
+        compute_dynascore(scores, dataset_weights={d: 1 for d in datasets})
+        best = min(best, time.perf_counter() - start)
+    assert best < 0.1
