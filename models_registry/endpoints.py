@@ -79,7 +79,7 @@ def _read_limited(response, deadline: float) -> bytes:
     length = response.headers.get("Content-Length")
     if length and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
         raise InferenceError(
-            f"the endpoint's answer is {int(length):,} bytes; at most {MAX_RESPONSE_BYTES:,}"
+            f"the endpoint's answer is {int(length):,} bytes, larger than {MAX_RESPONSE_BYTES:,} bytes"
         )
     chunks, size = [], 0
     while True:

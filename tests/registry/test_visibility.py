@@ -1,0 +1,67 @@
+"""Who sees which models: published to everyone, unpublished to its owner, task owners and superusers."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import AnonymousUser
+
+from models_registry.models import RegisteredModel
+from models_registry.selectors import models_visible_to
+
+
+@pytest.fixture
+def models(hate_task, annotator, owner):
+    published = RegisteredModel.objects.create(task=hate_task, name="published", owner=annotator)
+    unpublished = RegisteredModel.objects.create(
+        task=hate_task, name="unpublished", owner=annotator, is_published=False
+    )
+    return published, unpublished
+
+
+def names(qs) -> list[str]:
+    return sorted(m.name for m in qs)
+
+
+def test_published_models_are_visible_to_everyone(models, outsider):
+    assert names(models_visible_to(AnonymousUser())) == ["published"]
+    assert names(models_visible_to(None)) == ["published"]
+    assert names(models_visible_to(outsider)) == ["published"]
+
+
+def test_unpublished_models_are_visible_to_their_owner_task_owners_and_superusers(
+    models, annotator, owner, django_user_model
+):
+    admin = django_user_model.objects.create_superuser("root", "root@example.org", "pw")
+    for user in (annotator, owner, admin):
+        assert names(models_visible_to(user)) == ["published", "unpublished"], user
+
+
+def test_a_second_task_owner_does_not_duplicate_rows(models, owner, hate_task, django_user_model):
+    other = django_user_model.objects.create_user("co-owner", "co@example.org", "pw")
+    hate_task.owners.add(other)
+    assert models_visible_to(owner).count() == 2
+
+
+def test_filter_by_task(models, hate_task, outsider):
+    from tasks.models import Task
+
+    other = Task.objects.create(name="Other", slug="other", config=hate_task.config)
+    RegisteredModel.objects.create(task=other, name="elsewhere")
+    assert names(models_visible_to(outsider, task=hate_task)) == ["published"]
+    assert names(models_visible_to(outsider, task=other)) == ["elsewhere"]
+
+
+def test_an_unpublished_id_is_not_found_for_others(models, outsider, annotator):
+    from django.http import Http404
+    from django.shortcuts import get_object_or_404
+
+    _, unpublished = models
+    with pytest.raises(Http404):
+        get_object_or_404(models_visible_to(outsider), pk=unpublished.pk)
+    assert get_object_or_404(models_visible_to(annotator), pk=unpublished.pk) == unpublished
+
+
+def test_inactive_owner_sees_only_published(models, annotator):
+    annotator.is_active = False
+    annotator.save()
+    assert names(models_visible_to(annotator)) == ["published"]
