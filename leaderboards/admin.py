@@ -21,7 +21,7 @@ from tasks.admin import TaskOwnedAdmin
 from tasks.models import Round, Task
 
 from .exports import CONTENT_TYPES, export_filename, iter_export
-from .jobs import request_training
+from .jobs import request_training, retry_evaluations
 from .models import Dataset, DatasetItem, Score, TrainingJob
 from .services_training import RECIPES, TargetTrainingError
 
@@ -66,7 +66,7 @@ class ScoreAdmin(TaskOwnedAdmin):
     """Scores of models on datasets; written by evaluation jobs, so read-only here."""
 
     task_path = "dataset__task"
-    list_display = ["model", "dataset", "status", "perf", "updated_at"]
+    list_display = ["model", "dataset", "status", "perf", "short_error", "updated_at"]
     list_select_related = ["model", "dataset"]
     list_filter = ["status", ("dataset", admin.RelatedOnlyFieldListFilter)]
     search_fields = ["model__name", "dataset__name"]
@@ -82,8 +82,30 @@ class ScoreAdmin(TaskOwnedAdmin):
         "updated_at",
     ]
 
+    actions = ["retry_failed_evaluations"]
+
+    @admin.display(description="Error")
+    def short_error(self, obj) -> str:
+        return Truncator(obj.error_message).chars(80)
+
     def has_add_permission(self, request):
         return False
+
+    @admin.action(description="Retry failed evaluations")
+    def retry_failed_evaluations(self, request, queryset):
+        """Set the selected failed Scores of tasks the user owns back to pending and queue them."""
+        ids = [
+            score.pk
+            for score in queryset.filter(status=Score.Status.FAILED).select_related("dataset__task")
+            if score.dataset.task.is_owner(request.user)
+        ]
+        with transaction.atomic():
+            queued = retry_evaluations(ids)
+        skipped = queryset.count() - len(queued)
+        message = f"{len(queued)} failed evaluation(s) queued again."
+        if skipped:
+            message += f" {skipped} selected score(s) were not failed (or not yours) and were left alone."
+        self.message_user(request, message)
 
 
 # --- The adversarial loop: training jobs, "train the next round's target", exports -------------------

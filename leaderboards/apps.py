@@ -1,6 +1,19 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_save
 
 
 class LeaderboardsConfig(AppConfig):
     name = "leaderboards"
     verbose_name = "Leaderboards"
+
+    def ready(self) -> None:
+        from models_registry.models import RegisteredModel
+
+        from . import signals
+        from .models import Dataset
+
+        # A model becoming ready, or a new dataset, starts only the evaluations missing.
+        post_save.connect(
+            signals.model_saved, sender=RegisteredModel, dispatch_uid="leaderboards.model_saved"
+        )
+        post_save.connect(signals.dataset_saved, sender=Dataset, dispatch_uid="leaderboards.dataset_saved")

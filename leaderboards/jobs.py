@@ -167,3 +167,214 @@ def run_training_job(job_id: int) -> str:
     _record_progress(job_id, summary)
     _finish(job_id, TrainingJob.Status.DONE, model=model, dev_accuracy=dev)
     return TrainingJob.Status.DONE
+
+
+# --- Evaluation: every ready model on every dataset of its task ---------------------------------------
+
+EVALUATION_ERROR_MAX = MAX_ERROR
+
+
+def _enqueue_evaluation(score_id: int) -> None:
+    from django_q.tasks import async_task
+
+    async_task(
+        "leaderboards.jobs.run_evaluation_job",
+        score_id,
+        task_name=f"evaluation-{score_id}",
+        sync=bool(settings.Q_CLUSTER.get("sync", False)),
+    )
+
+
+def _queue_after_commit(score_ids: Sequence[int]) -> None:
+    for score_id in score_ids:
+        transaction.on_commit(lambda score_id=score_id: _enqueue_evaluation(score_id))
+
+
+def evaluable_datasets(task_ids: Sequence[int] | None = None):
+    """Datasets models are evaluated on: scoring, standard and hidden ones, not the perturbed copies
+    (those are read while evaluating their source dataset)."""
+    from .models import Dataset
+
+    datasets = Dataset.objects.exclude(kind=Dataset.Kind.PERTURBED)
+    return datasets if task_ids is None else datasets.filter(task_id__in=list(task_ids))
+
+
+def request_evaluations(*, model=None, dataset=None, queue: bool = True) -> list[int]:
+    """Create the missing ``Score`` rows and queue one evaluation job per new row after commit.
+
+    Pairs considered: every ``ready`` model × every evaluable dataset (``evaluable_datasets``) with at
+    least one item, of the same task, narrowed to ``model`` and/or ``dataset`` when given. A pair is missing when it has no
+    Score; a ``done`` Score is also redone (set back to ``pending``) when its dataset's item count
+    differs from the ``n`` it was computed on (a round dataset that grew). Pending, running and failed
+    Scores are left alone (failed ones are retried by ``retry_evaluations``). Safe to call twice: the
+    unique (model, dataset) constraint and ``ignore_conflicts`` make concurrent calls create each row
+    once, and a job queued twice runs once (see ``run_evaluation_job``).
+
+    Args:
+        queue: queue the jobs after commit (``False``: the caller runs them, as ``manage.py evaluate``).
+
+    Returns:
+        The primary keys of the Scores created or reset to pending.
+    """
+    from django.db.models import Count
+
+    from models_registry.models import RegisteredModel
+
+    from .models import Score
+
+    models = RegisteredModel.objects.filter(status=RegisteredModel.Status.READY)
+    if model is not None:
+        models = models.filter(pk=model.pk)
+    if dataset is not None:
+        models = models.filter(task_id=dataset.task_id)
+    model_rows = list(models.values_list("pk", "task_id"))
+    if not model_rows:
+        return []
+    datasets = evaluable_datasets({task_id for _, task_id in model_rows})
+    if dataset is not None:
+        datasets = datasets.filter(pk=dataset.pk)
+    # An empty dataset is not evaluated (nothing to score); it is once it has items.
+    dataset_rows = list(
+        datasets.annotate(n_items=Count("items"))
+        .filter(n_items__gt=0)
+        .values_list("pk", "task_id", "n_items")
+    )
+    wanted = {
+        (m_pk, d_pk) for m_pk, m_task in model_rows for d_pk, d_task, _ in dataset_rows if m_task == d_task
+    }
+    if not wanted:
+        return []
+    item_counts = {d_pk: n for d_pk, _, n in dataset_rows}
+    with transaction.atomic():
+        existing = Score.objects.filter(
+            model_id__in={m for m, _ in wanted}, dataset_id__in={d for _, d in wanted}
+        ).values_list("pk", "model_id", "dataset_id", "status", "metrics")
+        have = set()
+        stale = []
+        for pk, m_pk, d_pk, status, metrics in existing:
+            have.add((m_pk, d_pk))
+            n = (metrics or {}).get("n")
+            if status == Score.Status.DONE and (m_pk, d_pk) in wanted and n != item_counts.get(d_pk):
+                stale.append(pk)
+        missing = sorted(wanted - have)
+        Score.objects.bulk_create(
+            [Score(model_id=m, dataset_id=d) for m, d in missing], ignore_conflicts=True
+        )
+        # Only the rows still done are reset: a concurrent call resets each once.
+        reset = list(
+            Score.objects.filter(pk__in=stale, status=Score.Status.DONE).values_list("pk", flat=True)
+        )
+        Score.objects.filter(pk__in=reset, status=Score.Status.DONE).update(status=Score.Status.PENDING)
+        missing_set = set(missing)
+        created = [
+            pk
+            for pk, m_pk, d_pk in Score.objects.filter(
+                model_id__in={m for m, _ in missing},
+                dataset_id__in={d for _, d in missing},
+                status=Score.Status.PENDING,
+            ).values_list("pk", "model_id", "dataset_id")
+            if (m_pk, d_pk) in missing_set
+        ]
+        score_ids = sorted(set(created) | set(reset))
+        if queue:
+            _queue_after_commit(score_ids)
+    return score_ids
+
+
+def retry_evaluations(score_ids: Sequence[int], *, queue: bool = True) -> list[int]:
+    """Set failed Scores back to ``pending`` (their ``error_message`` stays until a run succeeds) and
+    queue them after commit. Scores that are not failed are left alone.
+
+    Returns:
+        The primary keys set back to pending.
+    """
+    from .models import Score
+
+    with transaction.atomic():
+        ids = list(
+            Score.objects.select_for_update()
+            .filter(pk__in=list(score_ids), status=Score.Status.FAILED)
+            .values_list("pk", flat=True)
+        )
+        Score.objects.filter(pk__in=ids, status=Score.Status.FAILED).update(status=Score.Status.PENDING)
+        if queue:
+            _queue_after_commit(ids)
+    return ids
+
+
+def run_evaluation_job(score_id: int, progress=None) -> str:
+    """Evaluate Score ``score_id``'s model on its dataset and store the figures on the Score.
+
+    Safe to run twice: the Score is claimed with a conditional ``UPDATE ... WHERE status = 'pending'``,
+    so one worker moves it to ``running``; a Score that is running, done or failed is left as it is.
+    Every exception ends as status ``failed`` with its message in ``error_message`` (shown in the
+    admin, retried with "Retry failed evaluations" or ``manage.py evaluate --retry-failed``).
+
+    Returns:
+        ``done`` or ``failed``, or the Score's current status when it was not claimed.
+    """
+    from .evaluation import EvaluationError, InferenceError, evaluate_model_on_dataset
+    from .models import Score
+
+    # Two workers (or a retried delivery) racing on one Score: this UPDATE succeeds for one only.
+    claimed = Score.objects.filter(pk=score_id, status=Score.Status.PENDING).update(
+        status=Score.Status.RUNNING, updated_at=timezone.now()
+    )
+    if not claimed:
+        current = Score.objects.filter(pk=score_id).values_list("status", flat=True).first()
+        logger.info("evaluation %s not started: it is %s", score_id, current or "missing")
+        return current or "missing"
+    score = Score.objects.select_related("model__task", "dataset__task").get(pk=score_id)
+    try:
+        result = evaluate_model_on_dataset(score.model, score.dataset, progress=progress)
+    except (EvaluationError, InferenceError) as exc:
+        error = str(exc)
+    except Exception as exc:  # noqa: BLE001 - the owner must see every failure in the admin
+        logger.exception("evaluation %s failed", score_id)
+        error = f"{type(exc).__name__}: {exc}"
+    else:
+        Score.objects.filter(pk=score_id).update(
+            status=Score.Status.DONE,
+            perf=result.perf,
+            metrics=result.metrics,
+            per_tag=result.per_tag,
+            error_message="",
+            updated_at=timezone.now(),
+        )
+        return Score.Status.DONE
+    Score.objects.filter(pk=score_id).update(
+        status=Score.Status.FAILED, error_message=error[:EVALUATION_ERROR_MAX], updated_at=timezone.now()
+    )
+    return Score.Status.FAILED
+
+
+def pending_evaluations(*, task=None, model=None, retry_failed: bool = False) -> list[int]:
+    """Request the missing evaluations (without queueing) and return every pending Score's pk.
+
+    Narrowed to ``task`` (a Task) and/or ``model`` (a RegisteredModel) when given; with
+    ``retry_failed`` the failed Scores of that selection are set back to pending first. The caller
+    runs them with ``run_evaluation_job`` (``manage.py evaluate``, the demo); a job cluster that picks
+    up a copy queued earlier finds them claimed or done and does nothing.
+    """
+    from .models import Score
+
+    if model is not None:
+        request_evaluations(model=model, queue=False)
+    else:
+        datasets = evaluable_datasets([task.pk] if task is not None else None)
+        for dataset in datasets:
+            request_evaluations(dataset=dataset, queue=False)
+    scores = Score.objects.exclude(dataset__kind="perturbed")
+    if task is not None:
+        scores = scores.filter(dataset__task=task)
+    if model is not None:
+        scores = scores.filter(model=model)
+    if retry_failed:
+        retry_evaluations(
+            list(scores.filter(status=Score.Status.FAILED).values_list("pk", flat=True)), queue=False
+        )
+    return list(
+        scores.filter(status=Score.Status.PENDING)
+        .order_by("dataset_id", "model_id")
+        .values_list("pk", flat=True)
+    )

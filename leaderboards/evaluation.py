@@ -1,0 +1,250 @@
+"""Evaluate one registered model on one dataset: perf, per-tag accuracy, throughput, memory, fairness,
+robustness (Dynaboard, Ma et al. 2021; DOMAIN.md "Fairness and robustness").
+
+``evaluate_model_on_dataset(model, dataset)`` returns an ``Evaluation``; the job in
+``leaderboards.jobs`` stores it on the ``Score``. torch is never imported here: predictions come from
+``models_registry.inference``.
+
+How each figure is measured:
+
+* **perf**: the task's perf metric (``leaderboards.metrics``) of the predictions against the items'
+  targets; ``accuracy`` and ``macro_f1`` are both kept for classification.
+* **per_tag**: accuracy per item tag (``metrics.per_tag_breakdown``): ``{tag: {n, correct, accuracy}}``.
+* **throughput**: items per second of ``predict_batch(texts, batch_size)`` over the whole dataset,
+  wall-clock. Model loading happens before and is not counted; one warm-up batch (the first
+  ``batch_size`` items) runs untimed before it. Preprocessing and tokenisation are counted (they are
+  part of serving the model).
+* **memory** (GiB): the model's weights (bytes of its parameters and buffers) plus the growth of the
+  process's resident memory during the warm-up and the timed run (peak minus the resident size just
+  before). The peak is Linux's ``VmHWM`` after resetting it by writing ``5`` to
+  ``/proc/self/clear_refs``; where that is not possible we fall back to ``ru_maxrss``, whose growth is
+  0 when the process peaked earlier (``metrics["memory_method"]`` says which). It measures the model
+  and its inference working memory, not the Python interpreter and Django around it (about 0.3 GiB;
+  ``metrics["peak_rss"]`` keeps the whole process's peak). Resident memory is process-wide: other
+  threads of the same process (a web server running evaluations inline) can add to it; the job
+  cluster runs one evaluation per worker process. When the same model ran earlier in the process, the
+  allocator may reuse pages it kept, so the growth is then a lower bound.
+* **fairness** / **robustness**: for the ``fairness`` / ``robustness`` perturbed copy of the dataset
+  (``services.ensure_perturbed_dataset``), the perf metric of the model's predictions on the perturbed
+  items scored against its own predictions on the matching original items
+  (``metrics.consistency``); ``None`` when the task does not list the metric in ``delta_metrics`` or
+  the perturbed copy has no items. ``fairness_n`` / ``robustness_n`` count the items used.
+"""
+
+from __future__ import annotations
+
+import re
+import resource
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from models_registry.inference import InferenceError, get_classifier, predict, texts_for_inputs
+from models_registry.models import RegisteredModel
+
+from .metrics import accuracy, consistency, macro_f1, per_tag_breakdown, perf_function
+from .models import Dataset
+from .perturbations import KINDS
+from .services import ensure_perturbed_dataset
+
+DEFAULT_BATCH_SIZE = 64
+GIB = 1024**3
+
+Progress = Callable[[str], None]
+
+
+class EvaluationError(Exception):
+    """The model cannot be evaluated on the dataset; the message says why (kept on the Score)."""
+
+
+@dataclass
+class Evaluation:
+    """The figures of one evaluation; ``metrics`` is what ``Score.metrics`` stores."""
+
+    perf: float
+    metrics: dict = field(default_factory=dict)
+    per_tag: dict = field(default_factory=dict)
+
+
+# --- memory -----------------------------------------------------------------------------------------
+
+
+def _status_kib(name: str) -> int | None:
+    try:
+        text = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    match = re.search(rf"^{name}:\s+(\d+) kB", text, re.MULTILINE)
+    return int(match.group(1)) if match else None
+
+
+def _maxrss_bytes() -> int:
+    # ru_maxrss is in KiB on Linux and in bytes on macOS.
+    value = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return value if sys.platform == "darwin" else value * 1024
+
+
+class PeakMemory:
+    """Peak resident-memory growth of this process between ``start()`` and ``stop()``, in bytes."""
+
+    def __init__(self) -> None:
+        self.method = ""
+        self.baseline = 0
+        self.peak = 0
+
+    def start(self) -> None:
+        rss = _status_kib("VmRSS")
+        try:
+            with open("/proc/self/clear_refs", "w") as handle:  # noqa: PTH123 - a /proc control file
+                handle.write("5")  # resets VmHWM to the current VmRSS (Linux >= 4.0)
+            reset = _status_kib("VmHWM") is not None and rss is not None
+        except OSError:
+            reset = False
+        if reset:
+            self.method = "VmHWM after clear_refs"
+            self.baseline = (_status_kib("VmRSS") or rss or 0) * 1024
+        else:
+            self.method = "ru_maxrss growth"
+            self.baseline = _maxrss_bytes()
+
+    def stop(self) -> int:
+        """The growth in bytes (never negative); ``self.peak`` is the process's peak in bytes."""
+        if self.method.startswith("VmHWM"):
+            self.peak = (_status_kib("VmHWM") or 0) * 1024
+        else:
+            self.peak = _maxrss_bytes()
+        return max(0, self.peak - self.baseline)
+
+
+def _weight_bytes(classifier) -> int:
+    module = classifier.model
+    tensors = list(module.parameters()) + list(module.buffers())
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+# --- predictions ------------------------------------------------------------------------------------
+
+
+class _Predictor:
+    """Predict labels for texts with a registered model; loads it on construction (not timed)."""
+
+    def __init__(self, model: RegisteredModel, batch_size: int) -> None:
+        self.model = model
+        self.batch_size = batch_size
+        self.classifier = None
+        if model.source != RegisteredModel.Source.ENDPOINT:  # weights on disk: local, upload, hub
+            self.classifier = get_classifier(model.path, allow_pickle=model.allow_pickle)
+
+    def labels(self, texts: list, inputs: list[dict]) -> list[str]:
+        if self.classifier is not None:
+            outputs = self.classifier.predict_batch(texts, batch_size=self.batch_size)
+        else:  # a remote endpoint: through the registry's predict, a batch at a time
+            outputs = []
+            for start in range(0, len(inputs), self.batch_size):
+                outputs += predict(self.model, inputs[start : start + self.batch_size])
+        if len(outputs) != len(texts):
+            raise EvaluationError(f"the model answered {len(outputs)} outputs for {len(texts)} inputs")
+        return [str(o["label"]) for o in outputs]
+
+
+def _items(dataset: Dataset) -> list[tuple[int, dict, object, list]]:
+    return list(dataset.items.order_by("pk").values_list("pk", "inputs", "target", "tags"))
+
+
+def evaluate_model_on_dataset(
+    model: RegisteredModel,
+    dataset: Dataset,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    progress: Progress | None = None,
+) -> Evaluation:
+    """Evaluate ``model`` on ``dataset`` (see the module docstring for how each figure is measured).
+
+    Returns:
+        ``Evaluation(perf, metrics, per_tag)`` where ``metrics`` has ``accuracy``, ``macro_f1``
+        (fractions in [0, 1]), ``throughput`` (items/s), ``memory`` (GiB), ``fairness`` and
+        ``robustness`` (consistencies in [0, 1] or ``None``), ``n`` (items), plus ``perf_metric``,
+        ``seconds``, ``batch_size``, ``memory_method``, ``peak_rss`` (GiB), ``fairness_n``,
+        ``robustness_n``.
+
+    Raises:
+        EvaluationError: the dataset is of another task, has no items, or has a target the task's
+            perf metric cannot score.
+        InferenceError: the model cannot be loaded or fails to predict.
+    """
+    if model.task_id != dataset.task_id:
+        raise EvaluationError(f"model {model.name} and dataset {dataset.slug} belong to different tasks")
+    task = dataset.task
+    cfg = task.cfg
+    try:
+        perf_of = perf_function(cfg.perf_metric, cfg.labels)
+    except ValueError as exc:
+        raise EvaluationError(str(exc)) from exc
+    items = _items(dataset)
+    if not items:
+        raise EvaluationError(f"dataset {dataset.slug} has no items")
+    inputs = [inp for _, inp, _, _ in items]
+    gold = [target for _, _, target, _ in items]
+    if not all(isinstance(g, str) for g in gold):
+        raise EvaluationError(f"dataset {dataset.slug} has targets that are not labels")
+    texts = texts_for_inputs(cfg.model_input_fields, inputs)
+
+    predictor = _Predictor(model, batch_size)  # loading: not measured
+    memory = PeakMemory()
+    memory.start()
+    predictor.labels(texts[:batch_size], inputs[:batch_size])  # warm-up, untimed
+    started = time.perf_counter()
+    predicted = predictor.labels(texts, inputs)
+    seconds = time.perf_counter() - started
+    growth = memory.stop()
+    if progress is not None:
+        progress(f"{model.name} on {dataset.slug}: {len(items)} items in {seconds:.1f} s")
+
+    weights = _weight_bytes(predictor.classifier) if predictor.classifier is not None else None
+    metrics: dict = {
+        "perf_metric": cfg.perf_metric,
+        "accuracy": accuracy(gold, predicted),
+        "macro_f1": macro_f1(gold, predicted, cfg.labels),
+        "n": len(items),
+        "seconds": round(seconds, 4),
+        "throughput": len(items) / seconds if seconds > 0 else None,
+        "batch_size": batch_size,
+        "memory": (weights + growth) / GIB if weights is not None else None,
+        "memory_method": memory.method if weights is not None else "not measured (remote model)",
+        "peak_rss": memory.peak / GIB if weights is not None else None,
+    }
+    perf = perf_of(gold, predicted)
+
+    by_item = {pk: label for (pk, _, _, _), label in zip(items, predicted, strict=True)}
+    delta = set(cfg.raw.get("delta_metrics", []))
+    for kind in KINDS:
+        metrics[kind], metrics[f"{kind}_n"] = None, 0
+        if kind not in delta:
+            continue
+        perturbed = ensure_perturbed_dataset(dataset, kind)
+        p_items = list(perturbed.items.order_by("pk").values_list("inputs", "metadata"))
+        p_items = [(inp, meta) for inp, meta in p_items if meta.get("source_item_id") in by_item]
+        if not p_items:
+            continue
+        p_inputs = [inp for inp, _ in p_items]
+        original = [by_item[meta["source_item_id"]] for _, meta in p_items]
+        after = predictor.labels(texts_for_inputs(cfg.model_input_fields, p_inputs), p_inputs)
+        metrics[kind] = consistency(original, after, perf_of)
+        metrics[f"{kind}_n"] = len(p_items)
+        if progress is not None:
+            progress(f"{model.name} on {dataset.slug}: {kind} {metrics[kind]:.4f} on {len(p_items)} items")
+
+    return Evaluation(
+        perf=perf, metrics=metrics, per_tag=per_tag_breakdown([t for *_, t in items], gold, predicted)
+    )
+
+
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "Evaluation",
+    "EvaluationError",
+    "InferenceError",
+    "evaluate_model_on_dataset",
+]
