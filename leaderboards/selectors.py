@@ -19,7 +19,7 @@ from django.db.models import Q, QuerySet
 from django.urls import reverse
 
 from models_registry.models import RegisteredModel
-from tasks.models import Round, Task
+from tasks.models import Task
 
 from .dynascore import DEFAULT_MEMORY_CEILING_GIB, DEFAULT_METRIC_WEIGHTS, PERF, compute_dynascore
 from .models import Dataset, LeaderboardFork, LeaderboardSnapshot, Score
@@ -32,7 +32,6 @@ METRIC_LABELS = {
     "fairness": "Fairness",
     "robustness": "Robustness",
 }
-SORT_FIXED = ("dynascore", "model")
 
 
 @dataclass
@@ -258,11 +257,6 @@ def build_leaderboard(
     return table
 
 
-def sort_keys(table_or_metrics, datasets=None) -> list[str]:
-    """Every column the table can be sorted by: dynascore, model, each metric, ``d<dataset id>``."""
-    return list(SORT_FIXED) + list(table_or_metrics) + [f"d{d.pk}" for d in datasets or []]
-
-
 def sort_rows(rows: list[dict], column: str, direction: str) -> list[dict]:
     """Rows sorted by ``column`` (``dynascore``, ``model``, a metric name or ``d<dataset id>``).
 
@@ -308,11 +302,6 @@ def snapshot_of(task: Task, pk) -> LeaderboardSnapshot:
     except (TypeError, ValueError):
         raise LeaderboardSnapshot.DoesNotExist from None
     return LeaderboardSnapshot.objects.get(task=task, pk=pk)
-
-
-def round_of(task: Task, number: int) -> Round | None:
-    """Round ``number`` of ``task`` or None."""
-    return Round.objects.filter(task=task, number=number).first()
 
 
 def model_scores(user, model: RegisteredModel) -> list[Score]:

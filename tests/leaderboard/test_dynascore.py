@@ -182,8 +182,16 @@ def test_200_models_10_datasets_well_under_100_ms():
     rng = random.Random(0)
     datasets = [f"d{i}" for i in range(10)]
     scores = {
-        m: {d: {"perf": rng.random(), "throughput": rng.uniform(10, 1000), "memory": rng.uniform(0.1, 8),
-                "fairness": rng.random(), "robustness": rng.random()} for d in datasets}
+        m: {
+            d: {
+                "perf": rng.random(),
+                "throughput": rng.uniform(10, 1000),
+                "memory": rng.uniform(0.1, 8),
+                "fairness": rng.random(),
+                "robustness": rng.random(),
+            }
+            for d in datasets
+        }
         for m in range(200)
     }
     best = float("inf")

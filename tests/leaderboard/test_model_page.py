@@ -1,0 +1,133 @@
+"""A model's page: card, scores, per-tag table and plot, and the interact box."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from leaderboards.models import Dataset
+
+
+@pytest.fixture
+def carded(make_model, make_dataset, score, annotator, hate_round):
+    model = make_model(
+        "minilm-quick",
+        owner=annotator,
+        backbone="all-MiniLM-L6-v2",
+        parameter_count=22_713_216,
+        card={
+            "description": "Frozen MiniLM with a logistic-regression head.",
+            "licence": "CC BY 4.0",
+            "paper_url": "https://example.org/paper",
+            "training": {"rounds": [1, 2], "n_train": 1234},
+            "dev_accuracy": 0.646,
+            "test_accuracy": {"round 1": 0.645},
+        },
+    )
+    hc = make_dataset("hatecheck")
+    r1 = make_dataset("r1", round_=hate_round)
+    hidden = make_dataset("secret-test", access=Dataset.Access.HIDDEN)
+    score(
+        model,
+        hc,
+        0.651,
+        per_tag={
+            "functionality:derog_neg_emote_h": {"n": 140, "correct": 98, "accuracy": 0.7},
+            "functionality:slur_h": {"n": 144, "correct": 36, "accuracy": 0.25},
+            "target:women": {"n": 500, "correct": 400, "accuracy": 0.8},
+        },
+    )
+    score(model, r1, 0.6)
+    score(model, hidden, 0.42)
+    return model
+
+
+def test_card_scores_and_per_tag_plot(client, carded, outsider):
+    client.force_login(outsider)
+    response = client.get(reverse("leaderboards:model", args=[carded.pk]))
+    assert response.status_code == 200
+    html = response.content.decode()
+    for text in (
+        "minilm-quick",
+        "all-MiniLM-L6-v2",
+        "22713216",
+        "CC BY 4.0",
+        "https://example.org/paper",
+        "round(s) 1, 2, 1234 training examples",
+        "Frozen MiniLM",
+        "dev accuracy",
+        "HATECHECK",
+        "0.651",
+        "throughput",
+    ):
+        assert text in html, text
+    assert "SECRET-TEST" not in html  # hidden dataset: owners only
+    # The per-tag table lists every tag; the plot draws the functionality group.
+    assert "target:women" not in html and "women" in html
+    chart = response.context["tag_sections"][0]["chart"]
+    assert [b.label for b in chart.bars] == ["derog_neg_emote_h", "slur_h"]
+    assert chart.bars[0].width == pytest.approx(0.7 * (640 - 260 - 56))
+    assert "<svg" in html and 'class="bar"' in html
+
+
+def test_task_owner_sees_hidden_scores(client, carded, owner):
+    client.force_login(owner)
+    assert "SECRET-TEST" in client.get(reverse("leaderboards:model", args=[carded.pk])).content.decode()
+
+
+def test_unknown_model_is_404(client, db):
+    assert client.get("/models/987654/").status_code == 404
+
+
+def test_interact_with_the_tiny_model(client, tiny_registered_model, outsider):
+    url = reverse("leaderboards:model", args=[tiny_registered_model.pk])
+    client.force_login(outsider)
+    response = client.post(url, {"statement": "i love you all"})
+    assert response.status_code == 200
+    prediction = response.context["prediction"]
+    assert prediction["label"] in ("hateful", "not-hateful")
+    assert {label for label, _ in prediction["probabilities"]} == {"hateful", "not-hateful"}
+    assert sum(p for _, p in prediction["probabilities"]) == pytest.approx(1.0, abs=1e-5)
+    assert 'class="predicted-label"' in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [("", "Type some text"), ("   \n ", "Type some text"), ("x" * 2001, "at most 2000"), ("a\x00b", "Null")],
+)
+def test_interact_validates_the_text(client, tiny_registered_model, outsider, text, message):
+    client.force_login(outsider)
+    response = client.post(
+        reverse("leaderboards:model", args=[tiny_registered_model.pk]), {"statement": text}
+    )
+    assert response.status_code == 200
+    assert response.context["prediction"] is None
+    assert message in response.content.decode()
+
+
+def test_interact_needs_login(client, tiny_registered_model):
+    url = reverse("leaderboards:model", args=[tiny_registered_model.pk])
+    response = client.post(url, {"statement": "hello"})
+    assert response.status_code == 200
+    assert response.context["prediction"] is None
+    assert "Log in" in response.content.decode()
+
+
+def test_crashing_model_shows_a_message(client, crashing_model, outsider):
+    client.force_login(outsider)
+    response = client.post(reverse("leaderboards:model", args=[crashing_model.pk]), {"statement": "hello"})
+    assert response.status_code == 200
+    assert "could not answer" in response.content.decode()
+    assert "simulated crash" in response.content.decode()
+
+
+def test_interact_with_a_model_that_is_not_ready(client, make_model, outsider):
+    from models_registry.models import RegisteredModel
+
+    model = make_model("broken")
+    model.status = RegisteredModel.Status.FAILED
+    model.save()
+    client.force_login(outsider)
+    response = client.post(reverse("leaderboards:model", args=[model.pk]), {"statement": "hello"})
+    assert response.status_code == 200
+    assert "not ready" in response.content.decode()
