@@ -3,6 +3,10 @@
 Two actions close the loop from a model's row: make the selected model(s) the target of the task's
 current round, or start the task's next round with them as its target (after a confirmation page;
 ``tasks.services.start_next_round`` opens it and closes the current round).
+
+"Register a model" (``upload/``) takes a zip of a ``save_pretrained`` directory, a hub id or an endpoint
+URL with the model card, creates the model and queues its check; the change page shows the status and
+a failure's message at the top. "Check again" re-queues the check of the selected models.
 """
 
 from __future__ import annotations
@@ -10,17 +14,29 @@ from __future__ import annotations
 import json
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.urls import path
 from django.utils.html import format_html
 
 from tasks.admin import TaskOwnedAdmin
-from tasks.models import Round
+from tasks.models import Round, Task
 from tasks.services import TaskError, start_next_round
 
+from .forms import RegisterModelForm
 from .models import RegisteredModel, RoundTarget
-from .services import ModelRegistryError, set_round_targets
+from .services import (
+    ModelRegistryError,
+    register_endpoint_model,
+    register_hub_model,
+    register_uploaded_model,
+    request_check,
+    set_round_targets,
+)
 
 
 class RoundTargetInline(admin.TabularInline):
@@ -55,10 +71,105 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
         "created_at",
         "updated_at",
     ]
-    exclude = ["card"]
+    exclude = ["card", "endpoint_secret"]
     raw_id_fields = ["owner"]
     inlines = [RoundTargetInline]
-    actions = ["make_target_of_current_round", "start_next_round_with_models"]
+    actions = ["make_target_of_current_round", "start_next_round_with_models", "check_again"]
+    change_form_template = "models_registry/admin/change_form.html"
+    change_list_template = "models_registry/admin/change_list.html"
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if not request.user.is_superuser:
+            # Where the weights come from (and whether pickles may load) is decided at registration.
+            fields += ["source", "path", "endpoint_url", "allow_pickle"]
+        return fields
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.register_view)
+        name = f"{self.opts.app_label}_{self.opts.model_name}_register"
+        return [path("upload/", view, name=name), *super().get_urls()]
+
+    def _registrable_tasks(self, request):
+        """Tasks the user may register models for: all for superusers, else the ones they own."""
+        if request.user.is_superuser:
+            return Task.objects.order_by("name")
+        return Task.objects.filter(owners=request.user).order_by("name")
+
+    def register_view(self, request):
+        """Register a model (zip, hub id or endpoint) with its card; the check runs as a job."""
+        tasks = self._registrable_tasks(request)
+        if not tasks.exists():
+            raise PermissionDenied
+        if request.method == "POST":
+            form = RegisterModelForm(request.POST, request.FILES, tasks=tasks)
+            if form.is_valid():
+                try:
+                    model = self._register(request, form)
+                except ModelRegistryError as exc:
+                    form.add_error(None, str(exc))
+                else:
+                    self.log_addition(request, model, [{"added": {}}])
+                    return redirect("admin:models_registry_registeredmodel_change", model.pk)
+        else:
+            form = RegisterModelForm(tasks=tasks)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "form": form,
+            "title": "Register a model",
+            "max_upload_bytes": settings.DYNABENCH_MODEL_UPLOAD_MAX_BYTES,
+        }
+        return TemplateResponse(request, "models_registry/admin/register.html", context)
+
+    def _register(self, request, form: RegisterModelForm) -> RegisteredModel:
+        data = form.cleaned_data
+        common = {"task": data["task"], "name": data["name"], "owner": request.user, "card": form.card()}
+        source = data["source"]
+        if source == RegisteredModel.Source.ENDPOINT:
+            model, secret = register_endpoint_model(url=data["endpoint_url"], **common)
+            self.message_user(
+                request,
+                format_html(
+                    "Signing secret of {}: <code>{}</code>. It is shown only now: copy it to your endpoint, "
+                    "which must check the X-Dynabench-Signature header of each request.",
+                    model.name,
+                    secret,
+                ),
+                messages.WARNING,
+            )
+        elif source == RegisteredModel.Source.HUB:
+            model = register_hub_model(hub_id=data["hub_id"], allow_pickle=data["allow_pickle"], **common)
+        else:
+            model = register_uploaded_model(
+                fileobj=data["zip_file"], allow_pickle=data["allow_pickle"], **common
+            )
+        model.refresh_from_db()
+        self._report_status(request, model)
+        return model
+
+    def _report_status(self, request, model: RegisteredModel) -> None:
+        if model.status == RegisteredModel.Status.FAILED:
+            self.message_user(request, f"{model.name} failed: {model.error_message}", messages.ERROR)
+        elif model.status == RegisteredModel.Status.READY:
+            self.message_user(request, f"{model.name} is registered and ready.", messages.SUCCESS)
+        else:
+            self.message_user(request, f"{model.name} is registered; its check is queued ({model.status}).")
+
+    @admin.action(description="Check the selected model(s) again (download, load, probe)")
+    def check_again(self, request, queryset):
+        """Queue the check job again, e.g. after a failed hub download or a fixed endpoint."""
+        models = [m for m in queryset if m.task.is_owner(request.user)]
+        busy = [m.name for m in models if m.status == RegisteredModel.Status.CHECKING]
+        for model in models:
+            if model.status != RegisteredModel.Status.CHECKING:
+                request_check(model)
+        count = len(models) - len(busy)
+        self.message_user(request, f"Check queued for {count} model(s).")
+        if busy:
+            self.message_user(request, f"Already being checked: {', '.join(busy)}.", messages.WARNING)
+        if len(models) < queryset.count():
+            self.message_user(request, "Only the task's owners can re-check its models.", messages.ERROR)
 
     def _models_of_one_task(self, request, queryset) -> list[RegisteredModel] | None:
         """The selected models, if they belong to one task the user owns (else a message and None)."""

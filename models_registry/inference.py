@@ -11,6 +11,8 @@ CONTRACT (other apps rely on exactly this; the implementation may change underne
     predict(model: RegisteredModel, inputs: list[dict]) -> list[dict]
         Same outputs; builds the model's text(s) from each input dict using the task config's
         ``model_input_fields``. Raises InferenceError on any failure (missing files, crash...).
+        An endpoint model (``source == "endpoint"``) is called over HTTP (``endpoints.py``) instead of
+        loading weights; its answers are checked to the same shape.
 
 Also ``clear_cache(path=None)`` forgets cached classifiers (all, or one directory), for tests and for
 a model retrained into the same directory.

@@ -1,0 +1,96 @@
+"""Forms of the model registry: the model card, and registering a model (zip, hub id or endpoint)."""
+
+from __future__ import annotations
+
+from django import forms
+from django.db.models import QuerySet
+
+from tasks.models import Task
+
+from .hub import is_valid_hub_id
+from .models import RegisteredModel
+
+
+class ModelCardForm(forms.Form):
+    """Name, task and the typed part of a model card. The parameter count is counted, never typed."""
+
+    name = forms.CharField(max_length=200)
+    task = forms.ModelChoiceField(queryset=Task.objects.none())
+    backbone = forms.CharField(max_length=200, required=False, help_text="e.g. all-MiniLM-L6-v2")
+    licence = forms.CharField(max_length=200, required=False, help_text="e.g. MIT, CC-BY-4.0")
+    training_data = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 80, "dir": "auto"})
+    )
+    paper_link = forms.URLField(required=False, assume_scheme="https")
+    description = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 4, "cols": 80, "dir": "auto"})
+    )
+
+    def __init__(self, *args, tasks: QuerySet[Task], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["task"].queryset = tasks
+
+    def clean(self):
+        cleaned = super().clean()
+        name, task = (cleaned.get("name") or "").strip(), cleaned.get("task")
+        if name and task and RegisteredModel.objects.filter(task=task, name=name).exists():
+            self.add_error("name", f"{task} already has a model named {name!r}.")
+        cleaned["name"] = name
+        return cleaned
+
+    def card(self) -> dict:
+        """The card fields as the ``card`` JSON of ``RegisteredModel`` (empty ones left out)."""
+        keys = ("backbone", "licence", "training_data", "paper_link", "description")
+        return {key: self.cleaned_data[key] for key in keys if self.cleaned_data.get(key)}
+
+
+class RegisterModelForm(ModelCardForm):
+    """Register a model: from a zip of a ``save_pretrained`` directory, a hub id, or an endpoint URL."""
+
+    SOURCES = [
+        (RegisteredModel.Source.UPLOAD, "Zip of a save_pretrained directory"),
+        (RegisteredModel.Source.HUB, "Model hub id (needs a reachable hub)"),
+        (RegisteredModel.Source.ENDPOINT, "Remote inference endpoint (URL)"),
+    ]
+
+    source = forms.ChoiceField(
+        choices=SOURCES, initial=RegisteredModel.Source.UPLOAD, widget=forms.RadioSelect
+    )
+    zip_file = forms.FileField(
+        required=False,
+        label="Zip file",
+        help_text="The files of model.save_pretrained() and tokenizer.save_pretrained(), at the top of the "
+        "zip or in one folder. Safetensors weights.",
+    )
+    hub_id = forms.CharField(max_length=200, required=False, label="Hub id", help_text="owner/name")
+    endpoint_url = forms.URLField(
+        required=False,
+        label="Endpoint URL",
+        assume_scheme="https",
+        help_text="Receives signed POST requests; the signing secret is shown once, after registering.",
+    )
+    allow_pickle = forms.BooleanField(
+        required=False,
+        label="Allow pickle checkpoints",
+        help_text="Loading a pickle (pytorch_model.bin) can run arbitrary code on this server. "
+        "Tick only for a model you trust.",
+    )
+
+    field_order = ["source", "zip_file", "hub_id", "endpoint_url", "name", "task"]
+
+    def clean(self):
+        cleaned = super().clean()
+        source = cleaned.get("source")
+        needed = {
+            RegisteredModel.Source.UPLOAD: ("zip_file", "Choose the zip file."),
+            RegisteredModel.Source.HUB: ("hub_id", "Enter the hub id (owner/name)."),
+            RegisteredModel.Source.ENDPOINT: ("endpoint_url", "Enter the endpoint URL."),
+        }
+        if source in needed:
+            field, message = needed[source]
+            if not cleaned.get(field) and field not in self.errors:
+                self.add_error(field, message)
+        hub_id = (cleaned.get("hub_id") or "").strip()
+        if source == RegisteredModel.Source.HUB and hub_id and not is_valid_hub_id(hub_id):
+            self.add_error("hub_id", "A hub id looks like owner/name.")
+        return cleaned
