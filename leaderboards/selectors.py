@@ -114,13 +114,18 @@ def model_visible_to(user, pk) -> RegisteredModel:
     return models_visible_to(user).get(pk=pk)
 
 
-def sees_real_identity(user, model: RegisteredModel) -> bool:
-    """Whether ``user`` sees an anonymous model's name and owner (its owner, task owners, superusers)."""
+def sees_real_identity(user, model: RegisteredModel, task_owner: bool | None = None) -> bool:
+    """Whether ``user`` sees an anonymous model's name and owner (its owner, task owners, superusers).
+
+    ``task_owner``: whether ``user`` owns the model's task, when the caller already knows (saves a query).
+    """
     if not model.is_anonymous:
         return True
     if not user.is_authenticated:
         return False
-    return model.owner_id == user.pk or model.task.is_owner(user)
+    if model.owner_id == user.pk:
+        return True
+    return model.task.is_owner(user) if task_owner is None else task_owner
 
 
 def anonymous_numbers(task: Task) -> dict[int, int]:
@@ -133,9 +138,11 @@ def anonymous_numbers(task: Task) -> dict[int, int]:
     return {pk: n for n, pk in enumerate(ids, start=1)}
 
 
-def display_name(user, model: RegisteredModel, numbers: dict[int, int] | None = None) -> str:
+def display_name(
+    user, model: RegisteredModel, numbers: dict[int, int] | None = None, task_owner: bool | None = None
+) -> str:
     """The name ``user`` is shown: the model's name, or "Anonymous model N"."""
-    if sees_real_identity(user, model):
+    if sees_real_identity(user, model, task_owner):
         return model.name
     numbers = anonymous_numbers(model.task) if numbers is None else numbers
     return f"Anonymous model {numbers.get(model.pk, '?')}"
@@ -171,6 +178,7 @@ def build_leaderboard(
     datasets = scoring_datasets(task, params.round_number)
     models = list(models_visible_to(user, task).filter(status=RegisteredModel.Status.READY).order_by("pk"))
     numbers = anonymous_numbers(task)
+    owns_task = task.is_owner(user)
     scores = Score.objects.filter(model__in=models, dataset__in=datasets)
     values: dict[int, dict[Hashable, dict[str, float | None]]] = {m.pk: {} for m in models}
     statuses: dict[int, dict[str, str]] = {m.pk: {} for m in models}
@@ -238,9 +246,9 @@ def build_leaderboard(
         rows.append(
             {
                 "model_id": m.pk,
-                "name": display_name(user, m, numbers),
+                "name": display_name(user, m, numbers, owns_task),
                 "anonymous": m.is_anonymous,
-                "masked": not sees_real_identity(user, m),
+                "masked": not sees_real_identity(user, m, owns_task),
                 "published": m.is_published,
                 "url": reverse("leaderboards:model", args=[m.pk]),
                 "dynascore": r.dynascore if r else None,

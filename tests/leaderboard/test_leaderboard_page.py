@@ -216,3 +216,14 @@ def test_anonymous_models_are_masked_for_others(client, board, owner, annotator,
 def test_task_page_links_the_leaderboard(client, hate_task):
     html = client.get(reverse("tasks:detail", args=[hate_task.slug])).content.decode()
     assert reverse("leaderboards:leaderboard", args=[hate_task.slug]) in html
+
+
+def test_query_count_does_not_grow_with_models(
+    client, board, make_model, score, django_assert_max_num_queries
+):
+    for i in range(30):
+        m = make_model(f"extra-{i}", anonymous=i % 2 == 0)
+        score(m, board["d"], i / 40)
+    with django_assert_max_num_queries(15):
+        response = client.get(board["url"])
+    assert len(order(response)) == 33
