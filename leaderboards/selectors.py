@@ -77,16 +77,23 @@ def rounds_with_scoring_datasets(task: Task) -> list[int]:
     """Round numbers that have at least one scoring dataset, ascending."""
     return sorted(
         set(
-            Dataset.objects.filter(task=task, access=Dataset.Access.SCORING, round__isnull=False).values_list(
-                "round__number", flat=True
-            )
+            Dataset.objects.filter(task=task, access=Dataset.Access.SCORING, round__isnull=False)
+            .exclude(kind=Dataset.Kind.PERTURBED)
+            .values_list("round__number", flat=True)
         )
     )
 
 
 def scoring_datasets(task: Task, round_number: int | None = None) -> list[Dataset]:
-    """The task's scoring datasets (all, or only round ``round_number``'s), by round then name."""
-    qs = Dataset.objects.filter(task=task, access=Dataset.Access.SCORING).select_related("round")
+    """The task's scoring datasets (all, or only round ``round_number``'s), by round then name.
+
+    Perturbed copies are never ranked (their consistency is already the fairness / robustness metric).
+    """
+    qs = (
+        Dataset.objects.filter(task=task, access=Dataset.Access.SCORING)
+        .exclude(kind=Dataset.Kind.PERTURBED)
+        .select_related("round")
+    )
     if round_number is not None:
         qs = qs.filter(round__number=round_number)
     return list(qs.order_by("round__number", "name", "id"))
