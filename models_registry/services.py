@@ -279,6 +279,10 @@ def register_uploaded_model(
     except OSError as exc:
         shutil.rmtree(target, ignore_errors=True)
         return _fail(model, f"upload could not be stored: {exc}")
+    except Exception as exc:  # noqa: BLE001 - a model left "uploaded" forever would hide the failure
+        logger.exception("extracting the upload of model %s failed", model.pk)
+        shutil.rmtree(target, ignore_errors=True)
+        return _fail(model, f"upload could not be unpacked: {type(exc).__name__}: {exc}")
     if report.skipped_pickles:
         model.card = {**model.card, "skipped_files": report.skipped_pickles}
         model.save(update_fields=["card", "updated_at"])
