@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
-from django.http import HttpResponseBadRequest
+from django.http import HttpResponseBadRequest, HttpResponseNotAllowed
 from django.template.loader import render_to_string
 
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -36,3 +36,19 @@ class RejectUnreadableFormBodyMiddleware:
                 body = render_to_string("400.html", {"message": message})
                 return HttpResponseBadRequest(body)
         return self.get_response(request)
+
+
+class ExplainMethodNotAllowedMiddleware:
+    """Give Django's empty 405 responses (``require_POST`` views opened by a link) a short page."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if isinstance(response, HttpResponseNotAllowed) and not response.content:
+            response.content = render_to_string(
+                "405.html", {"allowed": response.get("Allow", ""), "method": request.method}
+            )
+            response["Content-Type"] = "text/html; charset=utf-8"
+        return response

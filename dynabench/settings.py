@@ -77,6 +77,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "dynabench.middleware.RejectUnreadableFormBodyMiddleware",
+    "dynabench.middleware.ExplainMethodNotAllowedMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -109,8 +110,10 @@ WSGI_APPLICATION = "dynabench.wsgi.application"
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # Without a busy timeout the dev server and a job worker trip over each other's write locks.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+    # Without a busy timeout the dev server and a job worker trip over each other's write locks, and
+    # without IMMEDIATE a transaction that reads then writes (a validation claim) fails at once with
+    # "database is locked" when another writer is active, instead of waiting its turn.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"

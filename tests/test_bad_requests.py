@@ -43,3 +43,11 @@ def test_a_body_over_the_upload_limit_is_a_400_page(csrf_client, settings):
     response = client.post("/accounts/login/", {"csrfmiddlewaretoken": token, "login": "x" * 5000})
     assert response.status_code == 400
     assert b"too large" in response.content
+
+
+def test_get_on_a_post_only_address_explains_itself(client, annotator):
+    client.force_login(annotator)
+    response = client.get("/examples/1/retract/")
+    assert response.status_code == 405
+    assert b"only takes a form" in response.content
+    assert response["Allow"] == "POST"
