@@ -47,8 +47,29 @@ class Task(models.Model):
 
     def clean(self) -> None:
         validate_config(self.config)
+        self._check_labels_unchanged()
         if self.current_round_id and self.current_round.task_id != self.pk:
             raise ValidationError({"current_round": "The current round must be one of this task's rounds."})
+
+    def _check_labels_unchanged(self) -> None:
+        """Labels are what examples' targets and models' outputs mean: they cannot change under them."""
+        if self.pk is None:
+            return
+        stored = Task.objects.filter(pk=self.pk).values_list("config", flat=True).first() or {}
+        before = TaskConfig(stored).labels if stored.get("target_field") else []
+        after = TaskConfig(self.config).labels
+        if before == after:
+            return
+        has_examples = self.rounds.filter(examples__isnull=False).exists()
+        if has_examples or self.models.exists():
+            raise ValidationError(
+                {
+                    "config": (
+                        f"The labels cannot change from {before} to {after}: this task already has "
+                        "examples or models that use them. Create a new task for a new label set."
+                    )
+                }
+            )
 
     @property
     def cfg(self) -> TaskConfig:

@@ -205,6 +205,10 @@ def load_contexts(
     Round.objects.select_for_update().filter(pk=round_.pk).first()
     task = round_.task
     cfg = task.cfg
+    if not cfg.context_fields:
+        raise ContextFileError(
+            f"Task {task.slug} has no context fields, so annotators are shown no context: nothing to load."
+        )
     known = {spec["name"] for spec in cfg.context_fields} | _RESERVED_KEYS
     existing = set(
         Context.objects.filter(round=round_).exclude(external_id="").values_list("external_id", flat=True)

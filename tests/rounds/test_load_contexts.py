@@ -141,3 +141,10 @@ def test_progress_is_reported_per_thousand(prompt_task):
         round_=_round(prompt_task), fileobj=io.BytesIO(data), fmt="jsonl", progress=seen.append
     )
     assert report.loaded == 2500 and seen == [1000, 2000]
+
+
+def test_a_task_without_context_fields_refuses_contexts(hate_round):
+    data = io.BytesIO(b'{"id": "c1", "prompt": "never shown"}\n')
+    with pytest.raises(ContextFileError, match="has no context fields"):
+        load_contexts(round_=hate_round, fileobj=data, fmt="jsonl")
+    assert Context.objects.count() == 0
