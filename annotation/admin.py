@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import admin, messages
 from django.utils.text import Truncator
 
@@ -37,9 +38,35 @@ class PredictionInline(admin.TabularInline):
 EXAMPLE_EDITABLE_FIELDS = ("split", "tags", "metadata")
 
 
+class ExampleAdminForm(forms.ModelForm):
+    """Tags are a list of strings and metadata an object (the export format promises both); empty means none."""
+
+    class Meta:
+        model = Example
+        fields = ["split", "tags", "metadata"]
+
+    def clean_tags(self):
+        tags = self.cleaned_data.get("tags")
+        if tags in (None, ""):
+            return []
+        if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() for t in tags):
+            raise forms.ValidationError('Tags must be a JSON list of non-empty strings, e.g. ["sarcasm"].')
+        return tags
+
+    def clean_metadata(self):
+        metadata = self.cleaned_data.get("metadata")
+        if metadata in (None, ""):
+            return {}
+        if not isinstance(metadata, dict):
+            raise forms.ValidationError('Metadata must be a JSON object, e.g. {"source": "pilot"}.')
+        return metadata
+
+
 @admin.register(Example)
 class ExampleAdmin(TaskOwnedAdmin):
     """Examples: what the annotator wrote and what the model said are read-only; split and tags are editable."""
+
+    form = ExampleAdminForm
 
     task_path = "round__task"
     list_display = [

@@ -47,3 +47,36 @@ def test_examples_cannot_be_added_by_hand(client, owner, django_user_model):
         assert client.get("/admin/annotation/example/add/").status_code == 403
         assert client.post("/admin/annotation/example/add/", {"split": "train"}).status_code == 403
     assert Example.objects.count() == 0
+
+
+def _change(client, example, **data):
+    inline = {
+        f"predictions-{k}": "0" for k in ("TOTAL_FORMS", "INITIAL_FORMS", "MIN_NUM_FORMS", "MAX_NUM_FORMS")
+    }
+    return client.post(f"/admin/annotation/example/{example.pk}/change/", {"split": "", **inline, **data})
+
+
+def test_empty_tags_and_metadata_mean_none(client, owner, examples):
+    client.force_login(owner)
+    response = _change(client, examples[0], tags="", metadata="")
+    assert response.status_code == 302
+    examples[0].refresh_from_db()
+    assert (examples[0].tags, examples[0].metadata) == ([], {})
+
+
+@pytest.mark.parametrize(
+    ("tags", "metadata", "error"),
+    [
+        ("[1, 2]", "{}", "Tags must be a JSON list of non-empty strings"),
+        ('{"a": 1}', "{}", "Tags must be a JSON list of non-empty strings"),
+        ('["ok"]', "[1]", "Metadata must be a JSON object"),
+        ('["ok"]', '"text"', "Metadata must be a JSON object"),
+    ],
+)
+def test_tags_and_metadata_keep_their_shape(client, owner, examples, tags, metadata, error):
+    client.force_login(owner)
+    response = _change(client, examples[0], tags=tags, metadata=metadata)
+    assert response.status_code == 200
+    assert error in response.content.decode()
+    examples[0].refresh_from_db()
+    assert (examples[0].tags, examples[0].metadata) == ([], {})
