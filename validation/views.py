@@ -57,7 +57,7 @@ def _shown(example, task: Task) -> dict:
             (spec.get("label", spec["name"]), example.inputs.get(spec["name"], ""))
             for spec in cfg.input_fields
         ],
-        "target_label": cfg.target_field.get("label", "Target"),
+        "target_name": cfg.target_field["name"],
         "target": example.target.get("answer", example.target)
         if isinstance(example.target, dict)
         else example.target,
