@@ -21,6 +21,9 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import transaction
 
+from leaderboards.jobs import pending_evaluations, run_evaluation_job
+from leaderboards.models import Score
+from leaderboards.services import build_round_datasets
 from leaderboards.services_training import train_target_for_rounds
 from models_registry.models import RegisteredModel
 from models_registry.services import set_round_targets
@@ -44,6 +47,8 @@ class DemoReport:
     reused: list[str] = field(default_factory=list)
     password: str = ""
     password_source: str = ""
+    evaluated: int = 0
+    evaluation_failures: list[str] = field(default_factory=list)
 
 
 def model_name(training_rounds: tuple[int, ...], recipe: str) -> str:
@@ -107,10 +112,34 @@ def ensure_demo_users(task: Task, password: str, *, reset_password: bool) -> Non
             task.owners.add(user)
 
 
+def evaluate_demo(task: Task, report: DemoReport, *, log: Callable[[str], None] = print) -> None:
+    """Build each round's datasets and run every missing evaluation inline, so the leaderboard is full.
+
+    A second run finds every (model, dataset) pair scored and evaluates nothing.
+    """
+    for round_ in task.rounds.order_by("number"):
+        build_round_datasets(round_, progress=log)
+    score_ids = pending_evaluations(task=task)
+    if score_ids:
+        log(f"Evaluating: {len(score_ids)} (model, dataset) pairs...")
+    for n, score_id in enumerate(score_ids, start=1):
+        score = Score.objects.select_related("model", "dataset").get(pk=score_id)
+        status = run_evaluation_job(score_id)
+        report.evaluated += 1
+        score.refresh_from_db()
+        if status == Score.Status.FAILED:
+            report.evaluation_failures.append(
+                f"{score.model.name} on {score.dataset.slug}: {score.error_message}"
+            )
+        figures = f"perf {score.perf:.3f}" if score.perf is not None else status
+        log(f"  [{n}/{len(score_ids)}] {score.model.name} on {score.dataset.slug}: {figures}")
+
+
 def setup_demo(
     *, recipe: str = "quick", password: str | None = None, log: Callable[[str], None] = print
 ) -> DemoReport:
-    """Import the data, train the round targets, open round 4, create the demo accounts and schedules.
+    """Import the data, train the round targets, open round 4, build the round datasets, evaluate every
+    model on every dataset (inline), create the demo accounts and schedules.
 
     Args:
         recipe: ``quick`` (frozen MiniLM + logistic regression, about a minute each) or ``finetune``.
@@ -152,6 +181,7 @@ def setup_demo(
         if round_number < OPEN_ROUND:
             close_round(round_=round_)
     set_current_round(task=task, round_=ensure_round(task=task, number=OPEN_ROUND))
+    evaluate_demo(task, report, log=log)
 
     report.password, report.password_source = demo_password(password)
     ensure_demo_users(task, report.password, reset_password=bool(password))
