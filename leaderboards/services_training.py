@@ -8,6 +8,7 @@ torch is only imported, lazily, through ``models_registry.training`` and ``model
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Callable, Sequence
@@ -110,6 +111,50 @@ def default_model_name(rounds: Sequence[int], recipe: str) -> str:
     return f"minilm-{recipe}-r{'-'.join(str(n) for n in sorted(rounds))}"
 
 
+#: A registered model name that is also a safe directory name: no path separator, no leading dot or dash.
+MODEL_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", re.ASCII)
+MODEL_NAME_RULE = (
+    "1 to 100 characters: ASCII letters, digits, '.', '_' and '-', starting with a letter or digit"
+)
+
+
+def check_model_name_syntax(name: str) -> str:
+    """Return ``name`` when it may be a trained model's name (and its directory name), else raise.
+
+    Raises:
+        TargetTrainingError: ``invalid model name '../x': use 1 to 100 characters: ...``.
+    """
+    if not isinstance(name, str) or not MODEL_NAME_RE.fullmatch(name):
+        raise TargetTrainingError(f"invalid model name {name!r}: use {MODEL_NAME_RULE}")
+    return name
+
+
+def model_dir(task: Task, name: str) -> Path:
+    """Where the trained model ``name`` of ``task`` lives: ``DYNABENCH_MODEL_DIR/<task slug>/<name>``."""
+    return Path(settings.DYNABENCH_MODEL_DIR) / task.slug / check_model_name_syntax(name)
+
+
+def check_model_name_free(task: Task, name: str) -> str:
+    """Return ``name`` when it is valid and neither a registered model of ``task`` nor an existing
+    directory under the task's model folder; else raise.
+
+    Raises:
+        TargetTrainingError: an invalid name (``check_model_name_syntax``), or
+            ``a model named X already exists for task T; choose another name``.
+    """
+    folder = model_dir(task, name)
+    if RegisteredModel.objects.filter(task=task, name=name).exists() or os.path.lexists(folder):
+        raise TargetTrainingError(
+            f"a model named {name} already exists for task {task.slug}; choose another name"
+        )
+    return name
+
+
+def work_dir_pattern(name: str) -> str:
+    """The glob of ``train_target_for_rounds``' work directories of model ``name`` (next to the model)."""
+    return f".{check_model_name_syntax(name)}.training-*"
+
+
 def _swap_into_place(new_dir: Path, final_dir: Path) -> None:
     """Replace ``final_dir`` by ``new_dir`` so that a failed training never leaves a half-written model."""
     if final_dir.exists():
@@ -134,6 +179,7 @@ def train_target_for_rounds(
     eval_datasets: Sequence[str] = DEFAULT_EVAL_DATASETS,
     owner=None,
     progress: Progress | None = None,
+    replace: bool = False,
 ) -> RegisteredModel:
     """Train a model on the rounds' training splits, measure it, register it and optionally make it a target.
 
@@ -141,8 +187,10 @@ def train_target_for_rounds(
     (``split="dev"``); test accuracy on each round's test split and on each dataset of ``eval_datasets``
     that exists for the task (HateCheck by default). Only settled ``validated_correct`` examples count.
 
-    The model is written to ``settings.DYNABENCH_MODEL_DIR / task.slug / name`` (replaced atomically
-    when it exists), registered with ``register_local_model`` (idempotent on the name) with a model card
+    The model is written to ``settings.DYNABENCH_MODEL_DIR / task.slug / name``. A name that is already
+    taken (a registered model of the task, or an existing directory) is refused unless ``replace``; with
+    ``replace`` the directory is replaced atomically and this process's cached classifier of that path is
+    dropped. It is registered with ``register_local_model`` (idempotent on the name) with a model card
     holding backbone, preprocessing, rounds and sizes, parameter count, dev and test accuracies, recipe
     and seed. With ``target_round`` it becomes that round's only target model. A target trained on its
     own round's training split (the case of round 1, which has no earlier round) is marked as such in
@@ -151,22 +199,33 @@ def train_target_for_rounds(
     Args:
         rounds: round numbers whose examples to train on.
         recipe: "quick" or "finetune" (see ``models_registry.training``).
-        name: registered model name; default ``default_model_name(rounds, recipe)``.
+        name: registered model name; default ``default_model_name(rounds, recipe)``. It must match
+            ``MODEL_NAME_RE`` (it is also the directory name).
         backbone_path: encoder directory; default the offline all-MiniLM-L6-v2.
+        progress: called with one line before each long step and after each result.
+        replace: re-train a model whose name is taken, replacing its directory and updating its
+            registry row (the demo re-training a model whose directory was deleted). Other processes
+            that already loaded the old weights keep them until they restart.
 
     Returns:
         The registered model (status ``ready``, or ``failed`` with its error message).
 
     Raises:
-        TargetTrainingError: a round that does not exist, no training examples, a single class, or a
-            training failure.
+        TargetTrainingError: an invalid name, a name already taken (without ``replace``), a round that
+            does not exist, no training examples, a single class, or a training failure.
     """
-    from models_registry.inference import InferenceError, get_classifier
+    from models_registry.inference import InferenceError, clear_cache, get_classifier
     from models_registry.training import TrainingError, train_classifier
 
     if not rounds:
         raise TargetTrainingError("give at least one round to train on")
     numbers = sorted(set(rounds))
+    # The name first: nothing is read, trained or created for a name that is refused.
+    name = name or default_model_name(numbers, recipe)
+    if replace:
+        check_model_name_syntax(name)
+    else:
+        check_model_name_free(task, name)
     round_objs = list(Round.objects.filter(task=task, number__in=numbers).order_by("number"))
     missing = sorted(set(numbers) - {r.number for r in round_objs})
     if missing:
@@ -201,8 +260,7 @@ def train_target_for_rounds(
     }
     _say(progress, f"training on rounds {numbers}: {len(train)} train, {len(dev)} dev examples ({recipe})")
 
-    name = name or default_model_name(numbers, recipe)
-    final_dir = Path(settings.DYNABENCH_MODEL_DIR) / task.slug / name
+    final_dir = model_dir(task, name)
     final_dir.parent.mkdir(parents=True, exist_ok=True)
     work_dir = final_dir.with_name(f".{name}.training-{uuid.uuid4().hex[:8]}")
     try:
@@ -219,21 +277,26 @@ def train_target_for_rounds(
             backbone_path=backbone_path,
             progress=progress,
         )
+        if not replace:
+            # Training takes minutes: another job may have taken the name meanwhile.
+            check_model_name_free(task, name)
         _swap_into_place(work_dir, final_dir)
     except TrainingError as exc:
         raise TargetTrainingError(str(exc)) from exc
     finally:
         shutil.rmtree(work_dir, ignore_errors=True)
+    # This process must not serve a classifier cached from the replaced directory
+    # (register_local_model clears it again before its check).
+    clear_cache(final_dir)
 
     test_accuracy: dict[str, dict] = {}
     try:
-        from models_registry.inference import clear_cache
-
-        clear_cache(final_dir)
+        _say(progress, "loading the trained model to measure it…")
         classifier = get_classifier(final_dir)
         for r in round_objs:
             data = _texts_of(task, _rows(split_examples(task, [r], Example.Split.TEST)))
             if len(data):
+                _say(progress, f"evaluating on round {r.number}'s test split ({len(data):,} examples)…")
                 acc = _accuracy(classifier, data)
                 test_accuracy[f"round-{r.number}-test"] = {"accuracy": acc, "n": len(data)}
                 _say(progress, f"round {r.number} test: {acc:.4f} ({len(data)} examples)")
@@ -243,6 +306,7 @@ def train_target_for_rounds(
                 continue
             data = _texts_of(task, list(dataset.items.order_by("id").values_list("inputs", "target")))
             if len(data):
+                _say(progress, f"evaluating on {dataset.name} ({len(data):,} items)…")
                 acc = _accuracy(classifier, data)
                 test_accuracy[slug] = {"accuracy": acc, "n": len(data), "dataset": dataset.name}
                 _say(progress, f"{dataset.name}: {acc:.4f} ({len(data)} items)")
@@ -285,6 +349,7 @@ def train_target_for_rounds(
                 + " Its error rate on that round is not an adversarial measure."
             )
 
+    _say(progress, f"registering {name} (loading and checking it)…")
     model = register_local_model(task=task, name=name, path=str(final_dir), card=card, owner=owner)
     if model.status != RegisteredModel.Status.READY:
         _say(progress, f"registration failed: {model.error_message}")

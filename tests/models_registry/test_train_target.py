@@ -91,6 +91,16 @@ def test_train_register_and_measure(hate_task, hate_data, tiny_backbone_dir, set
     assert "target_round" not in card
     assert target_models_for_round(round1) == []
     assert any("round 1 test" in m for m in messages)
+    # Each long evaluation step says what it is doing before it starts (the job page shows the last line).
+    for before, after in (
+        ("evaluating on round 1's test split (10 examples)…", "round 1 test: "),
+        ("evaluating on HateCheck (20 items)…", "HateCheck: "),
+        ("registering minilm-quick-r1-2 (loading and checking it)…", None),
+    ):
+        assert before in messages, messages
+        if after is not None:
+            assert messages.index(before) < next(i for i, m in enumerate(messages) if m.startswith(after))
+    assert "loading the trained model to measure it…" in messages
     # No leftover work directories.
     assert sorted(p.name for p in Path(model.path).parent.iterdir()) == ["minilm-quick-r1-2"]
 
@@ -110,12 +120,88 @@ def test_round_one_target_is_trained_on_its_own_round_and_marked(hate_task, hate
     assert "round 1's own training split" in model.card["note"]
 
 
-def test_retraining_replaces_the_model(hate_task, hate_data, tiny_backbone_dir):
+def test_an_existing_name_is_refused_and_the_model_left_alone(hate_task, hate_data, tiny_backbone_dir):
     first = train_target_for_rounds(task=hate_task, rounds=[1], name="m", backbone_path=tiny_backbone_dir)
-    second = train_target_for_rounds(task=hate_task, rounds=[1, 2], name="m", backbone_path=tiny_backbone_dir)
+    weights = Path(first.path) / "model.safetensors"
+    before = (weights.read_bytes(), weights.stat().st_mtime_ns)
+    with pytest.raises(
+        TargetTrainingError,
+        match=r"^a model named m already exists for task hate-speech; choose another name$",
+    ):
+        train_target_for_rounds(task=hate_task, rounds=[1, 2], name="m", backbone_path=tiny_backbone_dir)
+    first_again = RegisteredModel.objects.get(pk=first.pk)
+    assert first_again.card == first.card  # dev accuracy and the rest unchanged
+    assert (weights.read_bytes(), weights.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in Path(first.path).parent.iterdir()) == ["m"]  # no work directory
+
+
+def test_the_default_name_is_refused_when_taken(hate_task, hate_data, tiny_backbone_dir):
+    train_target_for_rounds(task=hate_task, rounds=[1], backbone_path=tiny_backbone_dir)
+    with pytest.raises(TargetTrainingError, match="a model named minilm-quick-r1 already exists"):
+        train_target_for_rounds(task=hate_task, rounds=[1], backbone_path=tiny_backbone_dir)
+
+
+def test_an_unregistered_directory_of_that_name_is_not_overwritten(
+    hate_task, hate_data, tiny_backbone_dir, settings
+):
+    folder = Path(settings.DYNABENCH_MODEL_DIR) / "hate-speech" / "someone-elses"
+    folder.mkdir(parents=True)
+    (folder / "keep.txt").write_text("mine")
+    with pytest.raises(TargetTrainingError, match="already exists"):
+        train_target_for_rounds(
+            task=hate_task, rounds=[1], name="someone-elses", backbone_path=tiny_backbone_dir
+        )
+    assert (folder / "keep.txt").read_text() == "mine"
+    assert not RegisteredModel.objects.exists()
+
+
+def test_replace_retrains_the_model_and_forgets_the_cached_weights(hate_task, hate_data, tiny_backbone_dir):
+    from models_registry.inference import get_classifier
+
+    first = train_target_for_rounds(task=hate_task, rounds=[1], name="m", backbone_path=tiny_backbone_dir)
+    cached = get_classifier(first.path)
+    second = train_target_for_rounds(
+        task=hate_task, rounds=[1, 2], name="m", backbone_path=tiny_backbone_dir, replace=True
+    )
     assert second.pk == first.pk
     assert second.card["training"]["rounds"] == [1, 2]
     assert second.status == RegisteredModel.Status.READY
+    assert get_classifier(second.path) is not cached  # the new weights are served, not the old ones
+    assert sorted(p.name for p in Path(second.path).parent.iterdir()) == ["m"]
+
+
+def test_replace_rebuilds_a_deleted_model_directory(hate_task, hate_data, tiny_backbone_dir):
+    """The demo's case: the model is registered but its directory is gone."""
+    import shutil
+
+    first = train_target_for_rounds(task=hate_task, rounds=[1], name="m", backbone_path=tiny_backbone_dir)
+    shutil.rmtree(first.path)
+    second = train_target_for_rounds(
+        task=hate_task, rounds=[1], name="m", backbone_path=tiny_backbone_dir, replace=True
+    )
+    assert second.pk == first.pk and second.status == RegisteredModel.Status.READY
+    assert (Path(second.path) / "config.json").is_file()
+
+
+BAD_NAMES = ["../../evil", "/etc/passwd", "a/b", ".hidden", "😀 model", "-dash", "x" * 101, "a\\b", "ok\n"]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_invalid_names_are_refused_before_anything_is_written(
+    hate_task, hate_data, tiny_backbone_dir, settings, tmp_path, name
+):
+    with pytest.raises(TargetTrainingError, match="invalid model name"):
+        train_target_for_rounds(task=hate_task, rounds=[1], name=name, backbone_path=tiny_backbone_dir)
+    assert not Path(settings.DYNABENCH_MODEL_DIR).exists()
+    assert not (tmp_path / "evil").exists()
+    assert not RegisteredModel.objects.exists()
+
+
+@pytest.mark.parametrize("name", ["m", "minilm-quick-r1-2", "A.b_c-9", "9" * 100])
+def test_valid_names(name):
+    from leaderboards.services_training import check_model_name_syntax
+
+    assert check_model_name_syntax(name) == name
 
 
 def test_created_examples_count_once_settled(hate_task, hate_round, tiny_backbone_dir):
@@ -165,6 +251,28 @@ def test_command(hate_task, hate_data, tiny_backbone_dir, monkeypatch):
     assert model.card["recipe"] == "finetune"
     assert model.card["trained_on_target_round"] is False
     assert target_models_for_round(hate_data[1]) == [model]
+
+
+def test_command_refuses_invalid_and_taken_names(hate_task, hate_data, settings):
+    RegisteredModel.objects.create(task=hate_task, name="taken", path="/nowhere", status="ready")
+    for name, message in (
+        ("../../evil", "invalid model name"),
+        ("taken", "a model named taken already exists"),
+    ):
+        for extra in ([], ["--queue"]):
+            with pytest.raises(CommandError, match=message):
+                call_command(
+                    "train_target_model",
+                    "--task",
+                    "hate-speech",
+                    "--rounds",
+                    "1",
+                    "--name",
+                    name,
+                    *extra,
+                    stdout=StringIO(),
+                )
+    assert not Path(settings.DYNABENCH_MODEL_DIR).exists()
 
 
 def test_command_unknown_task(db):

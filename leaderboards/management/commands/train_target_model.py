@@ -6,7 +6,14 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboards.services_training import RECIPES, TargetTrainingError, train_target_for_rounds
+from leaderboards.services_training import (
+    MODEL_NAME_RULE,
+    RECIPES,
+    TargetTrainingError,
+    check_model_name_free,
+    default_model_name,
+    train_target_for_rounds,
+)
 from tasks.models import Task
 
 
@@ -22,7 +29,10 @@ class Command(BaseCommand):
         parser.add_argument("--rounds", type=int, nargs="+", required=True, help="Round numbers to train on.")
         parser.add_argument("--recipe", choices=RECIPES, default="quick")
         parser.add_argument(
-            "--name", default=None, help="Registered model name (default minilm-<recipe>-r<rounds>)."
+            "--name",
+            default=None,
+            help=f"Registered model name, not taken yet ({MODEL_NAME_RULE}); default "
+            "minilm-{recipe}-r{rounds}.",
         )
         parser.add_argument(
             "--target-round", type=int, default=None, help="Also make the model the target of this round."
@@ -46,6 +56,11 @@ class Command(BaseCommand):
             raise CommandError(
                 f"No task {task!r}. Known: {', '.join(Task.objects.values_list('slug', flat=True))}"
             )
+        try:
+            # Before anything is queued, trained or created: a valid name that no model holds yet.
+            check_model_name_free(task_obj, name or default_model_name(rounds, recipe))
+        except TargetTrainingError as exc:
+            raise CommandError(str(exc)) from exc
         if queue:
             self._queue(task_obj, rounds, recipe, name, target_round, seed, epochs)
             return
