@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from io import StringIO
+from pathlib import Path
 from unittest import mock
 
 import pytest
 from django.core.management import call_command
 from django.db import transaction
+from django.utils import timezone
 
 from leaderboards import jobs
 from leaderboards.jobs import request_training, run_training_job
@@ -144,3 +147,110 @@ def test_command_queue_flag(hate_task, hate_round, django_capture_on_commit_call
     enqueue.assert_called_once_with(job.pk)
     assert f"Queued training job {job.pk}" in out.getvalue()
     assert job.rounds == [1] and job.recipe == "quick"
+
+
+def test_request_refuses_taken_and_invalid_names(hate_task, hate_round, settings):
+    RegisteredModel.objects.create(task=hate_task, name="minilm-quick-r1-2", path="/nowhere", status="ready")
+    RegisteredModel.objects.create(task=hate_task, name="minilm-quick-r1", path="/nowhere", status="failed")
+    ensure_round(task=hate_task, number=2)
+    with pytest.raises(
+        TargetTrainingError,
+        match=r"^a model named minilm-quick-r1-2 already exists for task hate-speech; choose another name$",
+    ):
+        request_training(task=hate_task, rounds=[1], name="minilm-quick-r1-2")
+    with pytest.raises(TargetTrainingError, match="a model named minilm-quick-r1 already exists"):
+        request_training(task=hate_task, rounds=[1])  # the default name is taken too
+    for bad in ("../../evil", "/etc/passwd", "a/b", ".hidden", "😀 model"):
+        with pytest.raises(TargetTrainingError, match="invalid model name"):
+            request_training(task=hate_task, rounds=[1], name=bad)
+    assert not TrainingJob.objects.exists()
+    assert not Path(settings.DYNABENCH_MODEL_DIR).exists()
+
+
+def test_request_refuses_a_name_a_pending_job_will_register(hate_task, hate_round):
+    with mock.patch.object(jobs, "_enqueue"):
+        first = request_training(task=hate_task, rounds=[1], name="next")
+        with pytest.raises(TargetTrainingError, match=rf"training job #{first.pk} .*next"):
+            request_training(task=hate_task, rounds=[1], name="next")
+        TrainingJob.objects.filter(pk=first.pk).update(status=TrainingJob.Status.FAILED)
+        request_training(task=hate_task, rounds=[1], name="next")  # a failed job does not hold the name
+    assert TrainingJob.objects.count() == 2
+
+
+def _running(task, name, *, seconds_ago, **extra):
+    return TrainingJob.objects.create(
+        task=task,
+        rounds=[1],
+        name=name,
+        status=TrainingJob.Status.RUNNING,
+        started_at=timezone.now() - timedelta(seconds=seconds_ago),
+        **extra,
+    )
+
+
+def test_fail_interrupted_training_jobs(hate_task, hate_round, settings):
+    task_dir = Path(settings.DYNABENCH_MODEL_DIR) / "hate-speech"
+    old = _running(hate_task, "old", seconds_ago=7200)
+    recent = _running(hate_task, "recent", seconds_ago=10)
+    default_named = _running(hate_task, "", seconds_ago=7200)
+    legacy = _running(hate_task, "../evil", seconds_ago=7200)  # queued before names were checked
+    queued = TrainingJob.objects.create(task=hate_task, rounds=[1], name="queued")
+    done = TrainingJob.objects.create(task=hate_task, rounds=[1], status=TrainingJob.Status.DONE)
+    for folder in (
+        ".old.training-1a2b3c4d",
+        ".recent.training-5e6f7a8b",
+        ".minilm-quick-r1.training-0000aaaa",
+        "old",  # a registered model of that name stays
+        ".oldish.training-99999999",  # another name that merely starts alike stays
+    ):
+        (task_dir / folder).mkdir(parents=True)
+        (task_dir / folder / "config.json").write_text("{}")
+    (task_dir.parent / "evil").mkdir()
+
+    assert jobs.fail_interrupted_training_jobs(older_than_seconds=3600) == 3
+    for job in (old, default_named, legacy):
+        job.refresh_from_db()
+        assert job.status == TrainingJob.Status.FAILED
+        assert job.error_message == (
+            "interrupted: the job worker stopped before the job finished; run it again"
+        )
+        assert job.finished_at is not None
+    for job, status in ((recent, "running"), (queued, "queued"), (done, "done")):
+        job.refresh_from_db()
+        assert job.status == status
+    assert sorted(p.name for p in task_dir.iterdir()) == [
+        ".oldish.training-99999999",
+        ".recent.training-5e6f7a8b",
+        "old",
+    ]
+    assert (task_dir.parent / "evil").is_dir()
+
+    # At start-up no worker runs: every running job was interrupted.
+    assert jobs.fail_interrupted_training_jobs() == 1
+    recent.refresh_from_db()
+    assert recent.status == TrainingJob.Status.FAILED
+    assert sorted(p.name for p in task_dir.iterdir()) == [".oldish.training-99999999", "old"]
+    assert jobs.fail_interrupted_training_jobs() == 0
+
+
+def test_a_live_jobs_work_directory_is_kept(hate_task, hate_round, settings):
+    """Two jobs of one name (the old one stuck): the stale one is failed, the live one's files stay."""
+    task_dir = Path(settings.DYNABENCH_MODEL_DIR) / "hate-speech"
+    stale = _running(hate_task, "same", seconds_ago=7200)
+    _running(hate_task, "same", seconds_ago=5)
+    (task_dir / ".same.training-12345678").mkdir(parents=True)
+    assert jobs.fail_interrupted_training_jobs(older_than_seconds=3600) == 1
+    stale.refresh_from_db()
+    assert stale.status == TrainingJob.Status.FAILED
+    assert (task_dir / ".same.training-12345678").is_dir()
+
+
+def test_jobs_stuck_longer_than_the_worker_timeout_are_failed_when_a_new_job_starts(
+    hate_task, hate_round, settings
+):
+    stuck = _running(hate_task, "stuck", seconds_ago=settings.Q_CLUSTER["timeout"] + 60)
+    job = TrainingJob.objects.create(task=hate_task, rounds=[1])
+    assert run_training_job(job.pk) == TrainingJob.Status.FAILED  # no examples
+    stuck.refresh_from_db()
+    assert stuck.status == TrainingJob.Status.FAILED
+    assert stuck.error_message.startswith("interrupted:")
