@@ -21,9 +21,12 @@ from tasks.admin import TaskOwnedAdmin
 from tasks.models import Round, Task
 
 from .exports import CONTENT_TYPES, export_filename, iter_export
-from .jobs import request_training, retry_evaluations
+from .jobs import check_training_name, request_training, retry_evaluations
 from .models import Dataset, DatasetItem, Score, TrainingJob
-from .services_training import RECIPES, TargetTrainingError
+from .services_training import RECIPES, TargetTrainingError, check_model_name_syntax, default_model_name
+
+#: The name help text, without angle brackets: the admin renders model help texts as HTML.
+NAME_HELP = "Registered model name; blank: minilm-{recipe}-r{rounds}, e.g. minilm-quick-r1-2."
 
 
 @admin.register(Dataset)
@@ -111,9 +114,20 @@ class ScoreAdmin(TaskOwnedAdmin):
 # --- The adversarial loop: training jobs, "train the next round's target", exports -------------------
 
 
+class TrainingJobAdminForm(forms.ModelForm):
+    """Only overrides help texts that the admin would otherwise render as HTML (``<recipe>`` vanished)."""
+
+    class Meta:
+        model = TrainingJob
+        fields = ["name"]  # the admin's own field list (all read-only) applies
+        help_texts = {"name": NAME_HELP}
+
+
 @admin.register(TrainingJob)
 class TrainingJobAdmin(TaskOwnedAdmin):
     """Training jobs with their progress and failure message; written by the job only, so read-only."""
+
+    form = TrainingJobAdminForm
 
     list_display = [
         "id",
@@ -174,24 +188,36 @@ class TrainingJobAdmin(TaskOwnedAdmin):
 
     @admin.action(description="Run the selected finished or failed jobs again (as new jobs)")
     def run_again(self, request, queryset):
+        """Queue a new job with the same settings for each selected done or failed job of an owned task.
+
+        A job whose model name is taken by now (a done job's model, usually) is refused with the reason.
+        """
         queued = 0
-        for job in queryset.select_related("task").exclude(status=TrainingJob.Status.RUNNING):
+        refused = []
+        finished = (TrainingJob.Status.DONE, TrainingJob.Status.FAILED)
+        for job in queryset.select_related("task").filter(status__in=finished).order_by("pk"):
             if not job.task.is_owner(request.user):
                 continue
-            with transaction.atomic():
-                request_training(
-                    task=job.task,
-                    rounds=job.rounds,
-                    recipe=job.recipe,
-                    name=job.name,
-                    target_round=job.target_round,
-                    seed=job.seed,
-                    epochs=job.epochs,
-                    backbone_path=job.backbone_path,
-                    requested_by=request.user,
-                )
+            try:
+                with transaction.atomic():
+                    request_training(
+                        task=job.task,
+                        rounds=job.rounds,
+                        recipe=job.recipe,
+                        name=job.name,
+                        target_round=job.target_round,
+                        seed=job.seed,
+                        epochs=job.epochs,
+                        backbone_path=job.backbone_path,
+                        requested_by=request.user,
+                    )
+            except TargetTrainingError as exc:
+                refused.append(f"#{job.pk}: {exc}")
+                continue
             queued += 1
         self.message_user(request, f"{queued} training job(s) queued.")
+        if refused:
+            self.message_user(request, "Not queued: " + "; ".join(refused), level=messages.ERROR)
 
 
 class TrainNextTargetForm(forms.Form):
@@ -206,13 +232,12 @@ class TrainNextTargetForm(forms.Form):
         help_text="Their settled (validated correct) examples and imported training data train the model.",
     )
     recipe = forms.ChoiceField(choices=[(r, r) for r in RECIPES], initial="quick")
-    name = forms.CharField(
-        required=False, max_length=200, help_text="Registered model name; blank: minilm-<recipe>-r<rounds>."
-    )
+    name = forms.CharField(required=False, max_length=200, help_text=NAME_HELP)
     promote = forms.ChoiceField(widget=forms.RadioSelect, initial=PROMOTE_NONE, label="When trained")
 
     def __init__(self, task: Task, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.task = task
         numbers = list(Round.objects.filter(task=task).order_by("number").values_list("number", flat=True))
         self.fields["rounds"].choices = [(n, f"Round {n}") for n in numbers]
         self.fields["rounds"].initial = numbers
@@ -228,6 +253,27 @@ class TrainNextTargetForm(forms.Form):
                 (self.PROMOTE_CURRENT, f"Make it the target of the current round {task.current_round.number}")
             )
         self.fields["promote"].choices = choices
+
+    def clean_name(self) -> str:
+        """A valid model name, or blank for the default one."""
+        name = self.cleaned_data["name"].strip()
+        if name:
+            try:
+                check_model_name_syntax(name)
+            except TargetTrainingError as exc:
+                raise forms.ValidationError(str(exc)) from exc
+        return name
+
+    def clean(self):
+        """Refuse a name (typed, or the default one) that a model, a directory or a pending job holds."""
+        data = super().clean()
+        if "name" in data and data.get("rounds") and data.get("recipe"):
+            name = data["name"] or default_model_name(data["rounds"], data["recipe"])
+            try:
+                check_training_name(self.task, name)
+            except TargetTrainingError as exc:
+                self.add_error("name", str(exc))
+        return data
 
 
 def _only_one_task(modeladmin, request, tasks: list[Task]) -> Task | None:
@@ -258,7 +304,7 @@ def train_next_round_target(modeladmin, request, queryset):
                         task=task,
                         rounds=data["rounds"],
                         recipe=data["recipe"],
-                        name=data["name"].strip(),
+                        name=data["name"],
                         target_round=target_round,
                         requested_by=request.user,
                     )

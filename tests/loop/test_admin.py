@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 from django.contrib.admin import helpers
@@ -175,3 +176,85 @@ def test_export_is_for_owners_only(
     # An owner selecting another task's round gets nothing from it (the changelist hides it).
     response = _action(owner_client, "tasks_round", "export_rounds_csv", [other_task.current_round.pk])
     assert not getattr(response, "streaming", False)
+
+
+@pytest.mark.parametrize(
+    ("name", "error"),
+    [
+        ("minilm-quick-r1-2", "a model named minilm-quick-r1-2 already exists for task hate-speech"),
+        ("../../evil", "invalid model name"),
+        ("a/b", "invalid model name"),
+        (".hidden", "invalid model name"),
+        ("😀 model", "invalid model name"),
+    ],
+)
+def test_train_form_refuses_taken_and_invalid_names(
+    owner_client, hate_task, hate_round, settings, name, error
+):
+    _ready_model(hate_task, "minilm-quick-r1-2")
+    response = _action(
+        owner_client,
+        "tasks_task",
+        "train_next_round_target",
+        [hate_task.pk],
+        apply="1",
+        rounds=["1"],
+        recipe="quick",
+        name=name,
+        promote="none",
+    )
+    assert response.status_code == 200  # the form again, with the error at the name
+    assert error in " ".join(response.context["form"].errors["name"])
+    assert error.replace("'", "&#x27;") in response.content.decode()
+    assert not TrainingJob.objects.exists()
+    assert not Path(settings.DYNABENCH_MODEL_DIR).exists()
+
+
+def test_train_form_refuses_a_taken_default_name(owner_client, hate_task, hate_round):
+    _ready_model(hate_task, "minilm-quick-r1")
+    response = _action(
+        owner_client,
+        "tasks_task",
+        "train_next_round_target",
+        [hate_task.pk],
+        apply="1",
+        rounds=["1"],
+        recipe="quick",
+        name="",
+        promote="none",
+    )
+    assert response.status_code == 200
+    assert "a model named minilm-quick-r1 already exists" in " ".join(response.context["form"].errors["name"])
+    assert not TrainingJob.objects.exists()
+
+
+def test_name_help_texts_show_their_placeholders(owner_client, hate_task, hate_round):
+    job = TrainingJob.objects.create(task=hate_task, rounds=[1], status="failed")
+    page = owner_client.get(reverse("admin:leaderboards_trainingjob_change", args=[job.pk])).content.decode()
+    assert "minilm--r." not in page.replace("<recipe>", "").replace("<rounds>", "")
+    assert "blank: minilm-{recipe}-r{rounds}" in page
+    form = _action(owner_client, "tasks_task", "train_next_round_target", [hate_task.pk]).content.decode()
+    assert "blank: minilm-{recipe}-r{rounds}" in form
+
+
+def test_run_again_requeues_failed_jobs_and_explains_refusals(
+    owner_client, hate_task, hate_round, django_capture_on_commit_callbacks
+):
+    interrupted = TrainingJob.objects.create(
+        task=hate_task, rounds=[1], name="again", status="failed", error_message="interrupted: ..."
+    )
+    _ready_model(hate_task, "taken")
+    done = TrainingJob.objects.create(task=hate_task, rounds=[1], name="taken", status="done")
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = owner_client.post(
+            reverse("admin:leaderboards_trainingjob_changelist"),
+            {"action": "run_again", helpers.ACTION_CHECKBOX_NAME: [interrupted.pk, done.pk]},
+            follow=True,
+        )
+    assert response.status_code == 200
+    new = TrainingJob.objects.exclude(pk__in=[interrupted.pk, done.pk]).get()
+    assert (new.status, new.name, new.rounds) == ("queued", "again", [1])
+    assert len(callbacks) == 1
+    text = " ".join(str(m) for m in response.context["messages"])
+    assert "1 training job(s) queued." in text
+    assert "a model named taken already exists" in text
