@@ -21,11 +21,11 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import transaction
 
-from leaderboards.jobs import pending_evaluations, run_evaluation_job
+from leaderboards.jobs import fail_interrupted_training_jobs, pending_evaluations, run_evaluation_job
 from leaderboards.models import Score
 from leaderboards.services import build_round_datasets
 from leaderboards.services_training import train_target_for_rounds
-from models_registry.models import RegisteredModel
+from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.services import set_round_targets
 from tasks.models import Task
 from tasks.services import close_round, ensure_builtin_task, ensure_round, set_current_round
@@ -135,6 +135,36 @@ def evaluate_demo(task: Task, report: DemoReport, *, log: Callable[[str], None] 
         log(f"  [{n}/{len(score_ids)}] {score.model.name} on {score.dataset.slug}: {figures}")
 
 
+def _target_model(
+    task: Task,
+    training_rounds: tuple[int, ...],
+    recipe: str,
+    *,
+    target_round: int,
+    report: DemoReport,
+    log: Callable[[str], None],
+) -> RegisteredModel:
+    """The demo's model trained on ``training_rounds``: reused when ready on disk, else (re)trained."""
+    name = model_name(training_rounds, recipe)
+    existing = RegisteredModel.objects.filter(task=task, name=name).first()
+    if existing and existing.status == RegisteredModel.Status.READY and Path(existing.path).is_dir():
+        report.reused.append(name)
+        return existing
+    log(f"Training {name} on rounds {list(training_rounds)} ({recipe} recipe)...")
+    model = train_target_for_rounds(
+        task=task,
+        rounds=list(training_rounds),
+        recipe=recipe,
+        name=name,
+        target_round=target_round,
+        progress=log,
+        # Only this demo model's own name is replaced: its row exists but its weights are gone.
+        replace=True,
+    )
+    report.trained.append(name)
+    return model
+
+
 def setup_demo(
     *, recipe: str = "quick", password: str | None = None, log: Callable[[str], None] = print
 ) -> DemoReport:
@@ -152,35 +182,30 @@ def setup_demo(
     report = DemoReport()
     call_command("import_hate_data")
     task = ensure_builtin_task(TASK_SLUG)
+    # No job worker runs yet (demo.sh starts it after this command): a job still marked running was
+    # cut off by the last stop.
+    fail_interrupted_training_jobs()
+    # The round lifecycle is laid out once. After that it is the owner's: they may close round 4,
+    # start round 5 or change targets in the admin, and a later run must leave that as it is.
+    first_run = task.current_round_id is None
 
     trained: dict[tuple[int, ...], RegisteredModel] = {}
     for round_number, training_rounds in TARGET_TRAINING_ROUNDS.items():
         round_ = ensure_round(task=task, number=round_number)
         if training_rounds not in trained:
-            name = model_name(training_rounds, recipe)
-            existing = RegisteredModel.objects.filter(
-                task=task, name=name, status=RegisteredModel.Status.READY
-            ).first()
-            if existing and Path(existing.path).is_dir():
-                report.reused.append(name)
-                trained[training_rounds] = existing
-            else:
-                log(f"Training {name} on rounds {list(training_rounds)} ({recipe} recipe)...")
-                trained[training_rounds] = train_target_for_rounds(
-                    task=task,
-                    rounds=list(training_rounds),
-                    recipe=recipe,
-                    name=name,
-                    target_round=round_number,
-                    progress=log,
-                )
-                report.trained.append(name)
+            trained[training_rounds] = _target_model(
+                task, training_rounds, recipe, target_round=round_number, report=report, log=log
+            )
         model = trained[training_rounds]
-        set_round_targets(round=round_, models=[model])
-        report.models[round_number] = model.name
-        if round_number < OPEN_ROUND:
+        if not RoundTarget.objects.filter(round=round_).exists():
+            set_round_targets(round=round_, models=[model])
+        report.models[round_number] = ", ".join(
+            RoundTarget.objects.filter(round=round_).values_list("model__name", flat=True)
+        )
+        if first_run and round_number < OPEN_ROUND:
             close_round(round_=round_)
-    set_current_round(task=task, round_=ensure_round(task=task, number=OPEN_ROUND))
+    if first_run:
+        set_current_round(task=task, round_=ensure_round(task=task, number=OPEN_ROUND))
     evaluate_demo(task, report, log=log)
 
     report.password, report.password_source = demo_password(password)

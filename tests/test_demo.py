@@ -52,3 +52,43 @@ def test_retry_schedule_is_created_once():
     schedule = Schedule.objects.get(name=demo.RETRY_SCHEDULE)
     assert Schedule.objects.count() == 1
     assert (schedule.func, schedule.minutes) == ("annotation.jobs.retry_failed_predictions_job", 2)
+
+
+@pytest.fixture
+def demo_models(hate_task, tmp_path, settings):
+    """The three demo targets, already 'trained' (tiny real models), so setup_demo only lays out rounds."""
+    from models_registry.services import register_local_model
+    from tests.tiny_models import build_tiny_classifier
+
+    settings.VAR_DIR = tmp_path
+    for rounds in ((1,), (1, 2), (1, 2, 3)):
+        name = demo.model_name(rounds, "quick")
+        path = build_tiny_classifier(tmp_path / name)
+        register_local_model(task=hate_task, name=name, path=str(path), card={})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_second_run_keeps_the_owners_rounds_and_targets(hate_task, demo_models, settings):
+    from models_registry.models import RegisteredModel, RoundTarget
+    from tasks.services import close_round, ensure_round, set_current_round
+
+    if not (settings.DYNABENCH_DATA_DIR / "hatemoji_build").is_dir():
+        pytest.skip(f"the shared data is not at {settings.DYNABENCH_DATA_DIR}")
+    first = demo.setup_demo(password="pw-one-1234", log=lambda _: None)
+    hate_task.refresh_from_db()
+    assert hate_task.current_round.number == 4
+    assert first.trained == [] and first.models[4] == "minilm-quick-r1-2-3"
+    assert [r.is_closed for r in hate_task.rounds.order_by("number")] == [True, True, True, False]
+
+    # The owner closes round 4, opens round 5 and gives round 4 another target.
+    close_round(round_=hate_task.current_round)
+    round5 = ensure_round(task=hate_task, number=5)
+    set_current_round(task=hate_task, round_=round5)
+    other = RegisteredModel.objects.get(name="minilm-quick-r1")
+    RoundTarget.objects.filter(round__number=4, round__task=hate_task).update(model=other)
+
+    second = demo.setup_demo(log=lambda _: None)
+    hate_task.refresh_from_db()
+    assert hate_task.current_round == round5
+    assert second.models[4] == "minilm-quick-r1"
+    assert second.evaluated == 0
