@@ -65,6 +65,10 @@ INSTALLED_APPS = [
     "allauth",
     "allauth.account",
     "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_q",
     "dynabench",
     "accounts",
@@ -155,6 +159,37 @@ MEDIA_ROOT = VAR_DIR / "media"
 
 # Request bodies: a statement is at most a few thousand characters; nothing legitimate needs more.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+
+# The JSON API (issue 5): token auth for tools, session auth for the browser; page-number pagination;
+# errors as JSON with field messages; a throttle on example creation set by DYNABENCH_CREATE_RATE.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_PAGINATION_CLASS": "dynabench.api.pagination.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "EXCEPTION_HANDLER": "dynabench.api.errors.exception_handler",
+    "DEFAULT_THROTTLE_RATES": {"example_create": env.str("DYNABENCH_CREATE_RATE", default="120/min")},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Dynabench API",
+    "DESCRIPTION": "Dynamic adversarial data collection and benchmarking: tasks, rounds, examples, "
+    "validations, models, datasets and leaderboards.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
 
 Q_CLUSTER = {
     "name": "dynabench",

@@ -1,4 +1,4 @@
-"""URL routes: the annotator pages, allauth, the admin."""
+"""URL routes: the annotator pages, allauth, the admin, the JSON API."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -6,6 +6,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
+    path("api/", include("dynabench.api.urls")),
     path("", include("tasks.urls")),
     path("", include("annotation.urls")),
     path("", include("validation.urls")),

@@ -1,0 +1,23 @@
+"""One JSON error shape for the API: ``{"detail": ...}`` or ``{field: [messages]}`` with a 4xx status.
+
+DRF already renders its own exceptions this way; this handler adds Django's ``ValidationError`` (raised
+by services and model ``full_clean``), which DRF would otherwise let escape as a 500.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import exceptions
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+def exception_handler(exc, context):
+    """DRF's handler, after turning a Django ``ValidationError`` into a 400 with field messages."""
+    if isinstance(exc, DjangoValidationError):
+        if hasattr(exc, "error_dict"):
+            exc = exceptions.ValidationError(
+                {k: [str(m) for m in v.messages] for k, v in exc.message_dict.items()}
+            )
+        else:
+            exc = exceptions.ValidationError({"non_field_errors": list(exc.messages)})
+    return drf_exception_handler(exc, context)
