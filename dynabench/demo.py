@@ -21,7 +21,12 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import transaction
 
-from leaderboards.jobs import fail_interrupted_training_jobs, pending_evaluations, run_evaluation_job
+from leaderboards.jobs import (
+    fail_interrupted_evaluations,
+    fail_interrupted_training_jobs,
+    pending_evaluations,
+    run_evaluation_job,
+)
 from leaderboards.models import Score
 from leaderboards.services import build_round_datasets
 from leaderboards.services_training import train_target_for_rounds
@@ -113,7 +118,7 @@ def ensure_demo_users(task: Task, password: str, *, reset_password: bool) -> Non
 
 
 def evaluate_demo(task: Task, report: DemoReport, *, log: Callable[[str], None] = print) -> None:
-    """Build each round's datasets and run every missing evaluation inline, so the leaderboard is full.
+    """Build each round's datasets and run every missing evaluation (scoring and standard datasets) inline.
 
     A second run finds every (model, dataset) pair scored and evaluates nothing.
     """
@@ -183,8 +188,9 @@ def setup_demo(
     call_command("import_hate_data")
     task = ensure_builtin_task(TASK_SLUG)
     # No job worker runs yet (demo.sh starts it after this command): a job still marked running was
-    # cut off by the last stop.
+    # cut off by the last stop; so was an evaluation still marked running.
     fail_interrupted_training_jobs()
+    fail_interrupted_evaluations()
     # The round lifecycle is laid out once. After that it is the owner's: they may close round 4,
     # start round 5 or change targets in the admin, and a later run must leave that as it is.
     first_run = task.current_round_id is None

@@ -289,20 +289,32 @@ def _queue_after_commit(score_ids: Sequence[int]) -> None:
         transaction.on_commit(lambda score_id=score_id: _enqueue_evaluation(score_id))
 
 
-def evaluable_datasets(task_ids: Sequence[int] | None = None):
-    """Datasets models are evaluated on: scoring, standard and hidden ones, not the perturbed copies
-    (those are read while evaluating their source dataset)."""
+def evaluable_datasets(task_ids: Sequence[int] | None = None, *, include_hidden: bool = False):
+    """Datasets models are evaluated on automatically: scoring and standard ones (issue 4: "every
+    ready model on every scoring and standard dataset"), never the perturbed copies (read while
+    evaluating their source dataset).
+
+    Hidden datasets (the round train splits: most of the examples, ranked nowhere) are left out of the
+    automatic evaluations; they cost the demo a third of its evaluation time for figures only owners
+    would see. ``include_hidden=True`` is for an owner's explicit request (``manage.py evaluate
+    --dataset SLUG``).
+    """
     from .models import Dataset
 
     datasets = Dataset.objects.exclude(kind=Dataset.Kind.PERTURBED)
+    if not include_hidden:
+        datasets = datasets.exclude(access=Dataset.Access.HIDDEN)
     return datasets if task_ids is None else datasets.filter(task_id__in=list(task_ids))
 
 
-def request_evaluations(*, model=None, dataset=None, queue: bool = True) -> list[int]:
+def request_evaluations(
+    *, model=None, dataset=None, queue: bool = True, include_hidden: bool = False
+) -> list[int]:
     """Create the missing ``Score`` rows and queue one evaluation job per new row after commit.
 
-    Pairs considered: every ``ready`` model × every evaluable dataset (``evaluable_datasets``) with at
-    least one item, of the same task, narrowed to ``model`` and/or ``dataset`` when given. A pair is missing when it has no
+    Pairs considered: every ``ready`` model × every evaluable dataset (``evaluable_datasets``: scoring
+    and standard; hidden ones too only with ``include_hidden``) with at least one item, of the same
+    task, narrowed to ``model`` and/or ``dataset`` when given. A pair is missing when it has no
     Score; a ``done`` Score is also redone (set back to ``pending``) when its dataset's item count
     differs from the ``n`` it was computed on (a round dataset that grew). Pending, running and failed
     Scores are left alone (failed ones are retried by ``retry_evaluations``). Safe to call twice: the
@@ -329,7 +341,7 @@ def request_evaluations(*, model=None, dataset=None, queue: bool = True) -> list
     model_rows = list(models.values_list("pk", "task_id"))
     if not model_rows:
         return []
-    datasets = evaluable_datasets({task_id for _, task_id in model_rows})
+    datasets = evaluable_datasets({task_id for _, task_id in model_rows}, include_hidden=include_hidden)
     if dataset is not None:
         datasets = datasets.filter(pk=dataset.pk)
     # An empty dataset is not evaluated (nothing to score); it is once it has items.
@@ -389,6 +401,8 @@ def retry_evaluations(score_ids: Sequence[int], *, queue: bool = True) -> list[i
     """
     from .models import Score
 
+    # A Score stuck "running" past the worker timeout was interrupted: it becomes failed, so retriable.
+    _fail_stale_evaluations()
     with transaction.atomic():
         ids = list(
             Score.objects.select_for_update()
@@ -415,6 +429,8 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
     from .evaluation import EvaluationError, InferenceError, evaluate_model_on_dataset
     from .models import Score
 
+    # Scores a killed worker left "running" (django-q stops a job after its timeout) end as failed.
+    _fail_stale_evaluations()
     # Two workers (or a retried delivery) racing on one Score: this UPDATE succeeds for one only.
     claimed = Score.objects.filter(pk=score_id, status=Score.Status.PENDING).update(
         status=Score.Status.RUNNING, updated_at=timezone.now()
@@ -447,23 +463,32 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
     return Score.Status.FAILED
 
 
-def pending_evaluations(*, task=None, model=None, retry_failed: bool = False) -> list[int]:
+def pending_evaluations(*, task=None, model=None, dataset=None, retry_failed: bool = False) -> list[int]:
     """Request the missing evaluations (without queueing) and return every pending Score's pk.
 
-    Narrowed to ``task`` (a Task) and/or ``model`` (a RegisteredModel) when given; with
-    ``retry_failed`` the failed Scores of that selection are set back to pending first. The caller
-    runs them with ``run_evaluation_job`` (``manage.py evaluate``, the demo); a job cluster that picks
-    up a copy queued earlier finds them claimed or done and does nothing.
+    Narrowed to ``task`` (a Task), ``model`` (a RegisteredModel) and/or ``dataset`` (a Dataset) when
+    given. Without ``dataset`` only scoring and standard datasets are concerned (``evaluable_datasets``);
+    naming a ``dataset`` is an owner's explicit request and evaluates it even when it is hidden. Scores
+    stuck ``running`` past the worker timeout are first marked failed (``fail_interrupted_evaluations``);
+    with ``retry_failed`` the failed Scores of that selection are set back to pending. The caller runs
+    them with ``run_evaluation_job`` (``manage.py evaluate``, the demo); a job cluster that picks up a
+    copy queued earlier finds them claimed or done and does nothing.
     """
-    from .models import Score
+    from .models import Dataset, Score
 
-    if model is not None:
+    _fail_stale_evaluations()
+    if dataset is not None:
+        request_evaluations(model=model, dataset=dataset, queue=False, include_hidden=True)
+    elif model is not None:
         request_evaluations(model=model, queue=False)
     else:
-        datasets = evaluable_datasets([task.pk] if task is not None else None)
-        for dataset in datasets:
-            request_evaluations(dataset=dataset, queue=False)
-    scores = Score.objects.exclude(dataset__kind="perturbed")
+        for each in evaluable_datasets([task.pk] if task is not None else None):
+            request_evaluations(dataset=each, queue=False)
+    scores = Score.objects.exclude(dataset__kind=Dataset.Kind.PERTURBED)
+    if dataset is not None:
+        scores = scores.filter(dataset=dataset)
+    else:
+        scores = scores.exclude(dataset__access=Dataset.Access.HIDDEN)
     if task is not None:
         scores = scores.filter(dataset__task=task)
     if model is not None:
@@ -477,3 +502,43 @@ def pending_evaluations(*, task=None, model=None, retry_failed: bool = False) ->
         .order_by("dataset_id", "model_id")
         .values_list("pk", flat=True)
     )
+
+
+EVALUATION_INTERRUPTED = "interrupted: the evaluation worker stopped before the evaluation finished; retry it"
+
+
+def fail_interrupted_evaluations(*, older_than_seconds: float | None = None) -> int:
+    """Mark Scores left ``running`` by a worker that is gone as ``failed`` with ``EVALUATION_INTERRUPTED``.
+
+    The evaluation twin of ``fail_interrupted_training_jobs``. Which Scores: with
+    ``older_than_seconds=None`` every running one, right only when no worker runs (the demo's start-up,
+    before ``qcluster``); otherwise those claimed more than ``older_than_seconds`` ago (a running
+    Score's ``updated_at`` is the moment it was claimed; ``worker_timeout_seconds()`` is the safe
+    bound, since django-q kills a job that runs longer). A failed Score is retried like any other
+    (the admin's "Retry failed evaluations", ``manage.py evaluate --retry-failed``). Each is updated
+    with a conditional ``UPDATE ... WHERE status = 'running'``, so an evaluation that finished in the
+    meantime keeps its result.
+
+    Returns:
+        How many Scores were marked failed.
+    """
+    from .models import Score
+
+    stale = Score.objects.filter(status=Score.Status.RUNNING)
+    if older_than_seconds is not None:
+        stale = stale.filter(updated_at__lt=timezone.now() - timedelta(seconds=older_than_seconds))
+    ids = list(stale.values_list("pk", flat=True))
+    if not ids:
+        return 0
+    count = Score.objects.filter(pk__in=ids, status=Score.Status.RUNNING).update(
+        status=Score.Status.FAILED, error_message=EVALUATION_INTERRUPTED, updated_at=timezone.now()
+    )
+    if count:
+        logger.warning("%s evaluation(s) were interrupted; marked failed: %s", count, ids)
+    return count
+
+
+def _fail_stale_evaluations() -> int:
+    """``fail_interrupted_evaluations`` bounded by the worker timeout (nothing when there is none)."""
+    timeout = worker_timeout_seconds()
+    return fail_interrupted_evaluations(older_than_seconds=timeout) if timeout is not None else 0

@@ -31,8 +31,12 @@ def model_saved(sender, instance, **kwargs) -> None:
 
 
 def dataset_saved(sender, instance, created: bool = False, **kwargs) -> None:
-    """A new dataset (not a perturbed copy): request every ready model's evaluation on it."""
-    if not created or instance.kind == instance.Kind.PERTURBED:
+    """A new scoring or standard dataset: request every ready model's evaluation on it.
+
+    Perturbed copies are evaluated with their source dataset; hidden datasets (round train splits) are
+    not evaluated automatically (``jobs.evaluable_datasets``), only on an owner's explicit request.
+    """
+    if not created or instance.kind == instance.Kind.PERTURBED or instance.access == instance.Access.HIDDEN:
         return
     dataset_id = instance.pk
 

@@ -27,9 +27,14 @@ def test_demo_evaluates_everything_once(hate_task, hate_round, tiny_registered_m
     lines = []
     report = DemoReport()
     evaluate_demo(hate_task, report, log=lines.append)
-    # toy + round-1-train/dev/test
-    assert report.evaluated == 4 and not report.evaluation_failures
+    # toy + round-1-dev (standard) + round-1-test (scoring); round-1-train is hidden: not evaluated
+    assert report.evaluated == 3 and not report.evaluation_failures
     assert set(Score.objects.values_list("status", flat=True)) == {Score.Status.DONE}
+    assert sorted(Score.objects.values_list("dataset__slug", flat=True)) == [
+        "round-1-dev",
+        "round-1-test",
+        "toy",
+    ]
     assert any("round-1-test" in line for line in lines)
     again = DemoReport()
     evaluate_demo(hate_task, again, log=lines.append)

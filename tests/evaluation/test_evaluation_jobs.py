@@ -65,13 +65,15 @@ def test_only_missing_evaluations_are_created(hate_task, tiny_registered_model, 
     first = request_evaluations(queue=False)
     assert len(first) == 1
     assert request_evaluations(queue=False) == []  # nothing new
-    second_dataset = make_dataset(hate_task, "toy-2", access=Dataset.Access.HIDDEN, n=4)
+    second_dataset = make_dataset(hate_task, "toy-2", access=Dataset.Access.SCORING, n=4)
     make_dataset(hate_task, "toy-3", access=Dataset.Access.STANDARD, n=3)
+    make_dataset(hate_task, "toy-hidden", access=Dataset.Access.HIDDEN, n=3)
     Dataset.objects.create(task=hate_task, slug="empty", name="Empty", kind=Dataset.Kind.IMPORTED)
     new = request_evaluations(dataset=second_dataset, queue=False)
     assert [Score.objects.get(pk=pk).dataset.slug for pk in new] == ["toy-2"]
     rest = request_evaluations(queue=False)
-    assert [Score.objects.get(pk=pk).dataset.slug for pk in rest] == ["toy-3"]  # empty one skipped
+    # The empty one is skipped; the hidden one is not evaluated automatically.
+    assert [Score.objects.get(pk=pk).dataset.slug for pk in rest] == ["toy-3"]
     assert Score.objects.count() == 3
 
 

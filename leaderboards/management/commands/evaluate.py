@@ -9,16 +9,19 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from leaderboards.jobs import pending_evaluations, run_evaluation_job
-from leaderboards.models import Score
+from leaderboards.models import Dataset, Score
 from models_registry.models import RegisteredModel
 from tasks.models import Task
 
 
 class Command(BaseCommand):
     help = (
-        "Evaluate every ready model on every dataset of its task that it has no score on yet (scoring, "
-        "standard and hidden datasets), inline, with a progress bar. Pending evaluations queued for the "
-        "job cluster are run here too (each runs once). Example: python manage.py evaluate --task hate-speech"
+        "Evaluate every ready model on every scoring and standard dataset of its task that it has no "
+        "score on yet, inline, with a progress bar. Hidden datasets (round train splits) are evaluated "
+        "only when named with --dataset. Evaluations left running by a worker that is gone (older than "
+        "the job timeout) are marked failed first; --retry-failed runs them again. Pending evaluations "
+        "queued for the job cluster are run here too (each runs once). "
+        "Example: python manage.py evaluate --task hate-speech"
     )
 
     def add_arguments(self, parser):
@@ -26,9 +29,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--model", default=None, help="Registered model name (needs --task if ambiguous)."
         )
+        parser.add_argument(
+            "--dataset",
+            default=None,
+            help="Dataset slug (needs --task if ambiguous): evaluate on this dataset only, even a hidden one.",
+        )
         parser.add_argument("--retry-failed", action="store_true", help="Run failed evaluations again.")
 
-    def handle(self, *args, task, model, retry_failed, verbosity, **options):
+    def handle(self, *args, task, model, dataset, retry_failed, verbosity, **options):
         task_obj = None
         if task is not None:
             task_obj = Task.objects.filter(slug=task).first()
@@ -51,9 +59,26 @@ class Command(BaseCommand):
                     f"Model {model} is {model_obj.status}, not ready: {model_obj.error_message}"
                 )
 
-        score_ids = pending_evaluations(task=task_obj, model=model_obj, retry_failed=retry_failed)
+        dataset_obj = None
+        if dataset is not None:
+            candidates = Dataset.objects.filter(slug=dataset).exclude(kind=Dataset.Kind.PERTURBED)
+            if task_obj is not None:
+                candidates = candidates.filter(task=task_obj)
+            found = list(candidates[:2])
+            if not found:
+                raise CommandError(f"No dataset {dataset!r}" + (f" in task {task}" if task else ""))
+            if len(found) > 1:
+                raise CommandError(f"Several tasks have a dataset {dataset!r}; add --task.")
+            dataset_obj = found[0]
+            if model_obj is not None and model_obj.task_id != dataset_obj.task_id:
+                raise CommandError(f"Model {model} and dataset {dataset} belong to different tasks.")
+
+        score_ids = pending_evaluations(
+            task=task_obj, model=model_obj, dataset=dataset_obj, retry_failed=retry_failed
+        )
         if not score_ids:
-            self.stdout.write("Nothing to evaluate: every ready model has a score on every dataset.")
+            where = f"dataset {dataset_obj.slug}" if dataset_obj else "every scoring and standard dataset"
+            self.stdout.write(f"Nothing to evaluate: every ready model has a score on {where}.")
             return
         started = time.monotonic()
         outcomes: dict[str, int] = {}
