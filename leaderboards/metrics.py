@@ -21,12 +21,20 @@ Formulas:
   - a gold or predicted value outside the label list is never a class of its own, but it still counts
     against the listed class it was confused with (an FN of the gold class, an FP of the predicted one).
 
-SQuAD F1 / exact match for span tasks arrive with the QA task.
+SQuAD F1 and exact match (span / QA tasks) follow the official SQuAD v1.1 evaluation script
+(Rajpurkar et al. 2016, ``evaluate-v1.1.py``) exactly: ``normalize_answer`` lower-cases, removes ASCII
+punctuation (``string.punctuation``), removes the articles a/an/the as whole words, and collapses white
+space; F1 is the bag-of-tokens overlap F1 of the normalised answers (0 when they share no token, also when
+both are empty, as v1.1 does); EM is 1 when the normalised strings are equal; each prediction takes the
+maximum over the item's gold answers, and the dataset figure is the mean over items. The official script
+prints percentages; here they are fractions in [0, 1] like every other metric.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import re
+import string
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 
 __all__ = [
@@ -37,6 +45,12 @@ __all__ = [
     "per_class_f1",
     "per_tag_breakdown",
     "perf_function",
+    "squad_answer_texts",
+    "squad_exact_match",
+    "squad_exact_match_score",
+    "squad_f1",
+    "squad_f1_score",
+    "squad_normalize_answer",
 ]
 
 
@@ -102,21 +116,27 @@ def perf_function(perf_metric: str, labels: Sequence[str]) -> Callable[[Sequence
     """The task's perf metric as ``f(gold, predicted) -> float | None``.
 
     Args:
-        perf_metric: the task config's ``perf_metric`` (``accuracy`` or ``macro_f1``).
+        perf_metric: the task config's ``perf_metric``: ``accuracy``, ``macro_f1`` (labels), or
+            ``squad_f1`` / ``exact_match`` (spans: gold targets as ``squad_answer_texts`` reads them,
+            predictions as answer strings).
         labels: the task's labels (used by macro-F1).
 
     Raises:
-        ValueError: for a perf metric this module does not compute yet (``squad_f1``, ``exact_match``).
+        ValueError: for an unknown perf metric.
     """
     if perf_metric == "accuracy":
         return accuracy
     if perf_metric == "macro_f1":
         label_list = list(labels)
         return lambda gold, predicted: macro_f1(gold, predicted, label_list)
+    if perf_metric == "squad_f1":
+        return squad_f1
+    if perf_metric == "exact_match":
+        return squad_exact_match
     raise ValueError(f"perf metric {perf_metric!r} is not supported for evaluation yet")
 
 
-PERF_METRICS = ("accuracy", "macro_f1")
+PERF_METRICS = ("accuracy", "macro_f1", "squad_f1", "exact_match")
 
 
 def consistency(
@@ -155,3 +175,95 @@ def per_tag_breakdown(
         tag: {"n": total, "correct": correct, "accuracy": correct / total}
         for tag, (total, correct) in sorted(counts.items())
     }
+
+
+# --- SQuAD (extractive QA) ----------------------------------------------------------------------------
+
+_SQUAD_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_SQUAD_PUNCTUATION = frozenset(string.punctuation)
+
+
+def squad_normalize_answer(text: str) -> str:
+    """SQuAD v1.1 ``normalize_answer``: lower case, drop ASCII punctuation, drop a/an/the, fix spaces.
+
+    The steps run in the official order (lower, punctuation, articles, white space), so
+    ``"The  Broncos!"`` becomes ``"broncos"`` and ``"an-apple"`` becomes ``"anapple"``.
+    """
+    text = "".join(ch for ch in text.lower() if ch not in _SQUAD_PUNCTUATION)
+    text = _SQUAD_ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def squad_f1_score(prediction: str, gold: str) -> float:
+    """SQuAD v1.1 ``f1_score`` of one prediction against one gold answer, in [0, 1].
+
+    Tokens are the white-space-separated words of the normalised strings; with ``c`` tokens in common
+    (multiset intersection), precision ``c / len(pred)``, recall ``c / len(gold)``, F1 their harmonic
+    mean; 0 when ``c == 0`` (also when both normalise to nothing, as in v1.1).
+    """
+    predicted_tokens = squad_normalize_answer(prediction).split()
+    gold_tokens = squad_normalize_answer(gold).split()
+    common = sum((Counter(predicted_tokens) & Counter(gold_tokens)).values())
+    if common == 0:
+        return 0.0
+    precision = common / len(predicted_tokens)
+    recall = common / len(gold_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def squad_exact_match_score(prediction: str, gold: str) -> float:
+    """1.0 when the normalised prediction equals the normalised gold answer, else 0.0 (SQuAD v1.1)."""
+    return float(squad_normalize_answer(prediction) == squad_normalize_answer(gold))
+
+
+def squad_answer_texts(target) -> list[str]:
+    """The gold answer strings of a span target.
+
+    Accepts a string, a list of strings, or the stored span target ``{"answer": str, "answer_start":
+    int}``, optionally with ``"answers"`` (every reference answer of the source dataset, e.g. SQuAD's
+    1-6 per question; the list is used when present, else the single ``answer``).
+
+    Raises:
+        ValueError: for a target with no answer string.
+    """
+    if isinstance(target, str):
+        return [target]
+    if isinstance(target, dict):
+        answers = target.get("answers")
+        if isinstance(answers, list) and answers:
+            texts = [a["text"] if isinstance(a, dict) else a for a in answers]
+            if all(isinstance(t, str) for t in texts):
+                return texts
+        if isinstance(target.get("answer"), str):
+            return [target["answer"]]
+    if isinstance(target, list) and target and all(isinstance(t, str) for t in target):
+        return list(target)
+    raise ValueError(f"not a span target: {target!r:.200}")
+
+
+def _squad_mean(
+    metric: Callable[[str, str], float], gold: Sequence, predicted: Sequence[str]
+) -> float | None:
+    n = _check(gold, predicted)
+    if n == 0:
+        return None
+    total = 0.0
+    for target, prediction in zip(gold, predicted, strict=True):
+        total += max(metric(prediction, answer) for answer in squad_answer_texts(target))
+    return total / n
+
+
+def squad_f1(gold: Sequence, predicted: Sequence[str]) -> float | None:
+    """Mean over items of the best ``squad_f1_score`` against the item's gold answers; None for no items.
+
+    ``gold[i]`` is a span target (see ``squad_answer_texts``); ``predicted[i]`` the model's answer text.
+
+    Raises:
+        ValueError: if the sequences differ in length or a target has no answer.
+    """
+    return _squad_mean(squad_f1_score, gold, predicted)
+
+
+def squad_exact_match(gold: Sequence, predicted: Sequence[str]) -> float | None:
+    """Mean over items of the best ``squad_exact_match_score``; None for no items (see ``squad_f1``)."""
+    return _squad_mean(squad_exact_match_score, gold, predicted)

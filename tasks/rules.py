@@ -12,23 +12,45 @@ def label_model_wrong(*, intended_label: str, model_label: str) -> bool:
     return model_label != intended_label
 
 
+def span_model_wrong(*, target, output: dict, threshold: float) -> bool:
+    """``string_f1``: the model is wrong when the SQuAD F1 (v1.1 normalisation, word overlap) of its
+    answer against the annotator's answer is below ``threshold`` (default 0.4; DOMAIN.md).
+
+    With several reference answers (an imported item's ``answers``) the best F1 counts, as in SQuAD.
+
+    Raises:
+        ValueError: if ``output`` has no answer string or ``target`` no answer.
+    """
+    from leaderboards.metrics import squad_answer_texts, squad_f1_score  # pure Python, no Django
+
+    answer = output.get("answer") if isinstance(output, dict) else None
+    if not isinstance(answer, str):
+        raise ValueError("a span model's output needs an 'answer' string")
+    best = max(squad_f1_score(answer, gold) for gold in squad_answer_texts(target))
+    return best < threshold
+
+
 def model_wrong(cfg: TaskConfig, *, target, output: dict) -> bool | None:
     """Whether one model's ``output`` is wrong for the annotator's ``target`` under the task's rule.
 
     Args:
         cfg: the task config.
-        target: the target field's value (a label string for multiclass targets).
-        output: the model's output, ``{"label": str, "probabilities": {label: float}}``.
+        target: the target field's value (a label string for multiclass targets, the span target
+            ``{"answer": str, "answer_start": int}`` for ``string_f1``).
+        output: the model's output, ``{"label": str, "probabilities": {label: float}}``, or for spans
+            ``{"answer": str, "answer_start": int, "score": float}``.
 
     Returns:
         True or False; None for ``ask_user`` (the annotator decides) .
 
     Raises:
-        ValueError: for a rule this function cannot decide (span rules arrive with the QA task).
+        ValueError: for a rule this function cannot decide, or a span output without an answer.
     """
     rule = cfg.model_wrong_rule
     if rule == "exact_match":
         return label_model_wrong(intended_label=target, model_label=output["label"])
+    if rule == "string_f1":
+        return span_model_wrong(target=target, output=output, threshold=cfg.string_f1_threshold)
     if rule == "ask_user":
         return None
     raise ValueError(f"model-wrong rule {rule!r} is not supported for this target")
