@@ -1,24 +1,20 @@
 """Set up the local demo: real data, real targets, two accounts. Safe to run again: it only adds.
 
-Rounds of the hate-speech task in the demo (HatemojiBuild's rounds 5-7 are our rounds 1-3):
-
-    round  target trained on                       state
-    1      round 1's own training split (marked)   closed
-    2      round 1                                 closed
-    3      rounds 1-2                              closed
-    4      rounds 1-3                              open, current: annotators write here
+The orchestrator: for each task in ``dynabench.demo_tasks`` (one module per task: hate speech,
+sentiment, NLI, ...) it imports the data, trains the round targets and lays out the rounds
+(``demo_tasks.base.lay_out_task``), then builds every round's datasets and evaluates every model on
+every dataset; last, the demo accounts (owners of every demo task) and the retry schedule.
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
 from django.db import transaction
 
 from leaderboards.jobs import (
@@ -29,36 +25,35 @@ from leaderboards.jobs import (
 )
 from leaderboards.models import Score
 from leaderboards.services import build_round_datasets
-from leaderboards.services_training import train_target_for_rounds
-from models_registry.models import RegisteredModel, RoundTarget
-from models_registry.services import set_round_targets
 from tasks.models import Task
-from tasks.services import close_round, ensure_builtin_task, ensure_round, set_current_round
 
-TASK_SLUG = "hate-speech"
-OPEN_ROUND = 4
-# target round -> the rounds whose training split trains its target
-TARGET_TRAINING_ROUNDS: dict[int, tuple[int, ...]] = {1: (1,), 2: (1,), 3: (1, 2), 4: (1, 2, 3)}
+from .demo_tasks import demo_tasks
+from .demo_tasks.base import TaskReport, lay_out_task
+from .demo_tasks.base import model_name as model_name
+
 PASSWORD_FILE = "demo_password"
 RETRY_SCHEDULE = "retry failed predictions"
 
 
 @dataclass
 class DemoReport:
-    """What ``setup_demo`` did; printed by the command."""
+    """What ``setup_demo`` did; printed by the command. ``tasks`` maps a task slug to its report."""
 
-    models: dict[int, str] = field(default_factory=dict)
-    trained: list[str] = field(default_factory=list)
-    reused: list[str] = field(default_factory=list)
+    tasks: dict[str, TaskReport] = field(default_factory=dict)
     password: str = ""
     password_source: str = ""
     evaluated: int = 0
     evaluation_failures: list[str] = field(default_factory=list)
 
+    @property
+    def trained(self) -> list[str]:
+        """``slug/model`` of every model trained in this run."""
+        return [f"{slug}/{name}" for slug, report in self.tasks.items() for name in report.trained]
 
-def model_name(training_rounds: tuple[int, ...], recipe: str) -> str:
-    """The demo's name for a target: ``minilm-quick-r1-2`` is the quick recipe on rounds 1 and 2."""
-    return f"minilm-{recipe}-r" + "-".join(str(r) for r in training_rounds)
+    @property
+    def reused(self) -> list[str]:
+        """``slug/model`` of every model found trained on disk and reused."""
+        return [f"{slug}/{name}" for slug, report in self.tasks.items() for name in report.reused]
 
 
 def demo_password(password: str | None) -> tuple[str, str]:
@@ -102,8 +97,12 @@ def ensure_retry_schedule() -> None:
 
 
 @transaction.atomic
-def ensure_demo_users(task: Task, password: str, *, reset_password: bool) -> None:
-    """``demo-owner`` (superuser, owner of the task) and ``demo-annotator``. Passwords set when new or asked."""
+def ensure_demo_users(tasks: Task | Iterable[Task], password: str, *, reset_password: bool) -> None:
+    """``demo-owner`` (superuser, owner of every given task) and ``demo-annotator``.
+
+    Passwords are set when the account is new or ``reset_password`` asks for it.
+    """
+    tasks = [tasks] if isinstance(tasks, Task) else list(tasks)
     User = get_user_model()
     for username, is_owner in (("demo-owner", True), ("demo-annotator", False)):
         user, created = User.objects.get_or_create(
@@ -114,7 +113,8 @@ def ensure_demo_users(task: Task, password: str, *, reset_password: bool) -> Non
             user.set_password(password)
             user.save(update_fields=["password"])
         if is_owner:
-            task.owners.add(user)
+            for task in tasks:
+                task.owners.add(user)
 
 
 def evaluate_demo(task: Task, report: DemoReport, *, log: Callable[[str], None] = print) -> None:
@@ -126,7 +126,7 @@ def evaluate_demo(task: Task, report: DemoReport, *, log: Callable[[str], None] 
         build_round_datasets(round_, progress=log)
     score_ids = pending_evaluations(task=task)
     if score_ids:
-        log(f"Evaluating: {len(score_ids)} (model, dataset) pairs...")
+        log(f"[{task.slug}] Evaluating: {len(score_ids)} (model, dataset) pairs...")
     for n, score_id in enumerate(score_ids, start=1):
         score = Score.objects.select_related("model", "dataset").get(pk=score_id)
         status = run_evaluation_job(score_id)
@@ -140,81 +140,40 @@ def evaluate_demo(task: Task, report: DemoReport, *, log: Callable[[str], None] 
         log(f"  [{n}/{len(score_ids)}] {score.model.name} on {score.dataset.slug}: {figures}")
 
 
-def _target_model(
-    task: Task,
-    training_rounds: tuple[int, ...],
-    recipe: str,
-    *,
-    target_round: int,
-    report: DemoReport,
-    log: Callable[[str], None],
-) -> RegisteredModel:
-    """The demo's model trained on ``training_rounds``: reused when ready on disk, else (re)trained."""
-    name = model_name(training_rounds, recipe)
-    existing = RegisteredModel.objects.filter(task=task, name=name).first()
-    if existing and existing.status == RegisteredModel.Status.READY and Path(existing.path).is_dir():
-        report.reused.append(name)
-        return existing
-    log(f"Training {name} on rounds {list(training_rounds)} ({recipe} recipe)...")
-    model = train_target_for_rounds(
-        task=task,
-        rounds=list(training_rounds),
-        recipe=recipe,
-        name=name,
-        target_round=target_round,
-        progress=log,
-        # Only this demo model's own name is replaced: its row exists but its weights are gone.
-        replace=True,
-    )
-    report.trained.append(name)
-    return model
-
-
 def setup_demo(
-    *, recipe: str = "quick", password: str | None = None, log: Callable[[str], None] = print
+    *,
+    recipe: str = "quick",
+    password: str | None = None,
+    tasks: Sequence[str] | None = None,
+    log: Callable[[str], None] = print,
 ) -> DemoReport:
-    """Import the data, train the round targets, open round 4, build the round datasets, evaluate every
-    model on every dataset (inline), create the demo accounts and schedules.
+    """Set up every demo task (import, train the round targets, lay out the rounds, build the round
+    datasets, evaluate every model on every dataset, inline), then the demo accounts and schedules.
 
     Args:
         recipe: ``quick`` (frozen MiniLM + logistic regression, about a minute each) or ``finetune``.
         password: the demo accounts' password; default: generated once and kept in ``var/demo_password``.
+        tasks: slugs of the demo tasks to set up (default: all of ``dynabench.demo_tasks``).
         log: where progress lines go.
 
     Raises:
-        django.core.management.CommandError: when the data folder is missing (from ``import_hate_data``).
+        django.core.management.CommandError: when the data folder is missing (from an importer).
+        KeyError: for a slug in ``tasks`` that is not a demo task.
     """
+    specs = {spec.slug: spec for spec in demo_tasks()}
+    chosen = [specs[slug] for slug in tasks] if tasks is not None else list(specs.values())
     report = DemoReport()
-    call_command("import_hate_data")
-    task = ensure_builtin_task(TASK_SLUG)
     # No job worker runs yet (demo.sh starts it after this command): a job still marked running was
     # cut off by the last stop; so was an evaluation still marked running.
     fail_interrupted_training_jobs()
     fail_interrupted_evaluations()
-    # The round lifecycle is laid out once. After that it is the owner's: they may close round 4,
-    # start round 5 or change targets in the admin, and a later run must leave that as it is.
-    first_run = task.current_round_id is None
-
-    trained: dict[tuple[int, ...], RegisteredModel] = {}
-    for round_number, training_rounds in TARGET_TRAINING_ROUNDS.items():
-        round_ = ensure_round(task=task, number=round_number)
-        if training_rounds not in trained:
-            trained[training_rounds] = _target_model(
-                task, training_rounds, recipe, target_round=round_number, report=report, log=log
-            )
-        model = trained[training_rounds]
-        if not RoundTarget.objects.filter(round=round_).exists():
-            set_round_targets(round=round_, models=[model])
-        report.models[round_number] = ", ".join(
-            RoundTarget.objects.filter(round=round_).values_list("model__name", flat=True)
-        )
-        if first_run and round_number < OPEN_ROUND:
-            close_round(round_=round_)
-    if first_run:
-        set_current_round(task=task, round_=ensure_round(task=task, number=OPEN_ROUND))
-    evaluate_demo(task, report, log=log)
+    set_up: list[Task] = []
+    for spec in chosen:
+        task, report.tasks[spec.slug] = lay_out_task(spec, recipe=recipe, log=log)
+        evaluate_demo(task, report, log=log)
+        set_up.append(task)
 
     report.password, report.password_source = demo_password(password)
-    ensure_demo_users(task, report.password, reset_password=bool(password))
+    ensure_demo_users(set_up, report.password, reset_password=bool(password))
     ensure_retry_schedule()
     return report

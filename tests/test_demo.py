@@ -74,10 +74,10 @@ def test_second_run_keeps_the_owners_rounds_and_targets(hate_task, demo_models, 
 
     if not (settings.DYNABENCH_DATA_DIR / "hatemoji_build").is_dir():
         pytest.skip(f"the shared data is not at {settings.DYNABENCH_DATA_DIR}")
-    first = demo.setup_demo(password="pw-one-1234", log=lambda _: None)
+    first = demo.setup_demo(password="pw-one-1234", tasks=["hate-speech"], log=lambda _: None)
     hate_task.refresh_from_db()
     assert hate_task.current_round.number == 4
-    assert first.trained == [] and first.models[4] == "minilm-quick-r1-2-3"
+    assert first.trained == [] and first.tasks["hate-speech"].models[4] == "minilm-quick-r1-2-3"
     assert [r.is_closed for r in hate_task.rounds.order_by("number")] == [True, True, True, False]
 
     # The owner closes round 4, opens round 5 and gives round 4 another target.
@@ -87,8 +87,19 @@ def test_second_run_keeps_the_owners_rounds_and_targets(hate_task, demo_models, 
     other = RegisteredModel.objects.get(name="minilm-quick-r1")
     RoundTarget.objects.filter(round__number=4, round__task=hate_task).update(model=other)
 
-    second = demo.setup_demo(log=lambda _: None)
+    second = demo.setup_demo(tasks=["hate-speech"], log=lambda _: None)
     hate_task.refresh_from_db()
     assert hate_task.current_round == round5
-    assert second.models[4] == "minilm-quick-r1"
+    assert second.tasks["hate-speech"].models[4] == "minilm-quick-r1"
     assert second.evaluated == 0
+
+
+def test_every_demo_task_module_names_a_builtin_task():
+    from dynabench.demo_tasks import demo_tasks
+    from tasks.services import BUILTIN_TASKS
+
+    specs = demo_tasks()
+    assert [spec.slug for spec in specs][0] == "hate-speech"
+    for spec in specs:
+        assert spec.slug in BUILTIN_TASKS
+        assert spec.open_round in spec.target_training_rounds

@@ -11,15 +11,26 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--recipe", choices=["quick", "finetune"], default="quick")
         parser.add_argument("--password", default=None, help="Default: $DEMO_PASSWORD, else generated once.")
-
-    def handle(self, *args, recipe, password, **options):
-        report = setup_demo(
-            recipe=recipe, password=password or os.environ.get("DEMO_PASSWORD"), log=self.stdout.write
+        parser.add_argument(
+            "--tasks", nargs="+", default=None, metavar="SLUG", help="Only these demo tasks (default: all)."
         )
-        for number, name in report.models.items():
-            self.stdout.write(f"  round {number}: target {name}")
+
+    def handle(self, *args, recipe, password, tasks, **options):
+        report = setup_demo(
+            recipe=recipe,
+            password=password or os.environ.get("DEMO_PASSWORD"),
+            tasks=tasks,
+            log=self.stdout.write,
+        )
+        for slug, task_report in report.tasks.items():
+            for number, name in task_report.models.items():
+                self.stdout.write(f"  {slug} round {number}: target {name}")
         if report.reused:
             self.stdout.write(f"Reused trained models: {', '.join(report.reused)}")
+        if report.evaluation_failures:
+            self.stdout.write(self.style.WARNING("Evaluations that failed:"))
+            for failure in report.evaluation_failures:
+                self.stdout.write(f"  {failure}")
         self.stdout.write(self.style.SUCCESS("Demo ready."))
-        self.stdout.write("  accounts: demo-owner (task owner, admin) and demo-annotator")
+        self.stdout.write("  accounts: demo-owner (owner of every demo task, admin) and demo-annotator")
         self.stdout.write(f"  password: {report.password}   ({report.password_source})")

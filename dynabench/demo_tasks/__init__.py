@@ -1,0 +1,21 @@
+"""The tasks the demo sets up, one module per task; ``dynabench.demo.setup_demo`` runs them in order.
+
+To add a task to the demo, write a module here that defines ``DEMO_TASK`` (a ``DemoTask``) and add
+its dotted path to ``DEMO_TASK_MODULES`` (one line).
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .base import DemoTask
+
+DEMO_TASK_MODULES: tuple[str, ...] = ("dynabench.demo_tasks.hate_speech",)
+
+
+def demo_tasks() -> list[DemoTask]:
+    """Every registered ``DemoTask``, in ``DEMO_TASK_MODULES`` order."""
+    return [import_module(path).DEMO_TASK for path in DEMO_TASK_MODULES]
+
+
+__all__ = ["DEMO_TASK_MODULES", "DemoTask", "demo_tasks"]
