@@ -234,6 +234,8 @@ def register_uploaded_model(
     fileobj: BinaryIO,
     card: dict | None = None,
     allow_pickle: bool = False,
+    is_published: bool = True,
+    is_anonymous: bool = False,
 ) -> RegisteredModel:
     """Register a zipped ``save_pretrained`` directory as model ``name`` of ``task`` and queue its check.
 
@@ -243,6 +245,7 @@ def register_uploaded_model(
         card: model card fields (``CARD_FIELDS``: backbone, licence, training_data, paper_link,
             description); a ``parameter_count`` in it is ignored (it is counted from the weights).
         allow_pickle: accept pickle checkpoints (``pytorch_model.bin``); only a task owner may set it.
+        is_published, is_anonymous: the model's visibility flags (the API lets an uploader choose them).
 
     The files go into ``DYNABENCH_MODEL_DIR/<task slug>/<uuid>/`` (``archives.extract_model_zip``, which
     refuses escaping paths, links, nesting, too many files and zip bombs). A refused upload leaves a
@@ -266,6 +269,8 @@ def register_uploaded_model(
         card=card,
         path=str(target),
         allow_pickle=allow_pickle,
+        is_published=is_published,
+        is_anonymous=is_anonymous,
     )
     limit = int(settings.DYNABENCH_MODEL_UPLOAD_MAX_BYTES)
     try:

@@ -1,0 +1,214 @@
+"""The model API (issue 5): list and read model cards, upload a zipped model, ask a model to predict.
+
+Thin over ``models_registry.services`` (``register_uploaded_model``), ``models_registry.selectors``
+(``models_visible_to``) and ``models_registry.inference`` (``predict``).
+
+Visibility: published models are visible to everyone; an unpublished one only to its owner, its task's
+owners and superusers; to anyone else its id answers 404. Uploading needs a signed-in, unblocked user;
+``allow_pickle`` only the task's owners (403 otherwise).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnly
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from dynabench.api.idempotency import idempotent
+
+from . import inference
+from .filters import RegisteredModelFilter
+from .models import RegisteredModel
+from .selectors import models_visible_to
+from .serializers import (
+    ModelCardSerializer,
+    ModelErrorSerializer,
+    ModelUploadSerializer,
+    PredictRequestSerializer,
+    PredictResponseSerializer,
+    upload_limit,
+)
+from .services import ModelRegistryError, register_uploaded_model
+
+logger = logging.getLogger(__name__)
+
+ERROR = ModelErrorSerializer
+FIELD_ERRORS = OpenApiResponse(
+    response={"type": "object", "additionalProperties": {}},
+    description="Bad input: `{parameter or field: [messages]}` (nested for list items), or `{detail}`.",
+)
+
+
+def _visible_model(request, pk) -> RegisteredModel:
+    try:
+        return models_visible_to(request.user).get(pk=int(pk))
+    except (RegisteredModel.DoesNotExist, ValueError, TypeError, OverflowError):
+        raise NotFound("No such model.") from None
+
+
+class ModelListCreateView(generics.ListCreateAPIView):
+    """``GET /api/models/``: the model cards the caller may see; ``POST``: upload a zipped model."""
+
+    serializer_class = ModelCardSerializer
+    filterset_class = RegisteredModelFilter
+    permission_classes = [IsAuthenticatedOrReadOnly]
+    parser_classes = [MultiPartParser, FormParser]
+
+    def get_queryset(self):
+        return (
+            models_visible_to(self.request.user)
+            .select_related("task", "owner")
+            .order_by("task__slug", "name")
+        )
+
+    @extend_schema(
+        summary="List models",
+        description="Model cards the caller may see (published ones, plus the caller's own and those of "
+        "tasks the caller owns), by task and name.",
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(
+        summary="Upload a model (zip)",
+        description=(
+            "A zip of a `save_pretrained` directory (safetensors weights unless `allow_pickle`, which only "
+            "the task's owners may set). The zip is checked and unpacked at once (unsafe paths, links, "
+            "zip bombs and too many files are refused: the model is then `failed` with the reason); the "
+            "check job (load, label set, probe input) runs in the background. Answers 202 while the check "
+            "is queued (`uploaded` or `checking`), 201 once the status is decided (`ready` or `failed`). "
+            "A zip larger than the server's limit answers 413 and stores nothing."
+        ),
+        request={"multipart/form-data": ModelUploadSerializer},
+        responses={
+            201: ModelCardSerializer,
+            202: ModelCardSerializer,
+            400: FIELD_ERRORS,
+            401: ERROR,
+            403: ERROR,
+            413: ERROR,
+        },
+    )
+    @idempotent
+    def post(self, request, *args, **kwargs):
+        if getattr(request.user, "is_blocked", False):
+            raise PermissionDenied("Blocked users cannot register models.")
+        form = ModelUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        task = data["task"]
+        if data["allow_pickle"] and not task.is_owner(request.user):
+            raise PermissionDenied("Only the task's owners may allow pickle checkpoints.")
+        limit = upload_limit()
+        if data["file"].size > limit:
+            return Response(
+                {"detail": f"The upload is {data['file'].size:,} bytes; the limit is {limit:,} bytes."},
+                status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+            )
+        try:
+            model = register_uploaded_model(
+                task=task,
+                name=data["name"],
+                owner=request.user,
+                fileobj=data["file"],
+                card=form.card(),
+                allow_pickle=data["allow_pickle"],
+                is_published=data["published"],
+                is_anonymous=data["anonymous"],
+            )
+        except ModelRegistryError as exc:
+            return Response({"name": [str(exc)]}, status=status.HTTP_400_BAD_REQUEST)
+        model.refresh_from_db()  # the check may already have run (jobs inline, or a fast worker)
+        decided = model.status in (RegisteredModel.Status.READY, RegisteredModel.Status.FAILED)
+        body = ModelCardSerializer(model, context=self.get_serializer_context()).data
+        return Response(body, status=status.HTTP_201_CREATED if decided else status.HTTP_202_ACCEPTED)
+
+
+class ModelDetailView(generics.RetrieveAPIView):
+    """``GET /api/models/{id}/``: one model's card (404 when the caller may not see it)."""
+
+    serializer_class = ModelCardSerializer
+
+    def get_object(self):
+        return _visible_model(self.request, self.kwargs["pk"])
+
+    @extend_schema(summary="Read a model's card", responses={200: ModelCardSerializer, 404: ERROR})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+def _clean_output(output: dict) -> dict:
+    """A model output as JSON: ``{label, probabilities}`` or ``{answer, score}``, floats finite.
+
+    Raises:
+        inference.InferenceError: an output of neither shape, or a score that is not a finite number.
+    """
+    if "label" in output:
+        probabilities = {}
+        for label, p in (output.get("probabilities") or {}).items():
+            value = float(p)
+            if not math.isfinite(value):
+                raise inference.InferenceError(f"the model gave a non-finite probability for {label!r}")
+            probabilities[str(label)] = value
+        return {"label": str(output["label"]), "probabilities": probabilities}
+    if "answer" in output:
+        score = float(output.get("score", 0.0))
+        if not math.isfinite(score):
+            raise inference.InferenceError("the model gave a non-finite score")
+        return {"answer": str(output["answer"]), "score": score}
+    raise inference.InferenceError(f"the model gave an output of an unknown shape: {sorted(output)[:5]}")
+
+
+class ModelPredictView(APIView):
+    """``POST /api/models/{id}/predict/``: the model's outputs for 1 to 64 input objects."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Ask a model to predict",
+        description=(
+            "`inputs`: a list of 1 to 64 objects keyed by the task's model input field names (for the "
+            "hate-speech task: `statement`). Answers one output per input, in order: "
+            "`{label, probabilities}` for a classifier, `{answer, score}` for extractive QA. "
+            "409 when the model is not ready; 502 when the model fails to answer (the message says why)."
+        ),
+        request=PredictRequestSerializer,
+        responses={
+            200: PredictResponseSerializer,
+            400: FIELD_ERRORS,
+            401: ERROR,
+            404: ERROR,
+            409: ERROR,
+            502: ERROR,
+        },
+    )
+    @idempotent
+    def post(self, request, pk):
+        model = _visible_model(request, pk)
+        form = PredictRequestSerializer(data=request.data, context={"task": model.task})
+        form.is_valid(raise_exception=True)
+        if model.status != RegisteredModel.Status.READY:
+            return Response(
+                {"detail": f"Model {model.pk} is not ready ({model.status}); it cannot answer."},
+                status=status.HTTP_409_CONFLICT,
+            )
+        try:
+            outputs = [_clean_output(o) for o in inference.predict(model, form.validated_data["inputs"])]
+        except inference.InferenceError as exc:
+            return Response(
+                {"detail": f"The model could not answer: {exc}"}, status=status.HTTP_502_BAD_GATEWAY
+            )
+        except Exception as exc:  # noqa: BLE001 - a model's crash is the model's failure, not a 500
+            logger.exception("prediction by model %s failed", model.pk)
+            return Response(
+                {"detail": f"The model could not answer ({type(exc).__name__})."},
+                status=status.HTTP_502_BAD_GATEWAY,
+            )
+        return Response({"model": model.pk, "outputs": outputs})

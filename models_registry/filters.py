@@ -1,0 +1,27 @@
+"""django-filter filters of ``GET /api/models/``: by task, status, and the caller's own models."""
+
+from __future__ import annotations
+
+import django_filters
+
+from .models import RegisteredModel
+
+
+class RegisteredModelFilter(django_filters.FilterSet):
+    """``?task=<slug>&status=ready&mine=true`` (all optional; combined with AND)."""
+
+    task = django_filters.CharFilter(field_name="task__slug", help_text="Task slug.")
+    status = django_filters.ChoiceFilter(choices=RegisteredModel.Status.choices)
+    mine = django_filters.BooleanFilter(method="filter_mine", help_text="true: only models you own.")
+
+    class Meta:
+        model = RegisteredModel
+        fields = ["task", "status", "mine"]
+
+    def filter_mine(self, queryset, name, value):
+        user = self.request.user if self.request is not None else None
+        if value is None:
+            return queryset
+        if not (user is not None and user.is_authenticated):
+            return queryset.none() if value else queryset
+        return queryset.filter(owner=user) if value else queryset.exclude(owner=user)

@@ -1,0 +1,272 @@
+"""Serializers of the model API (``models_registry.api``): model cards, uploads and predictions.
+
+The card follows the model page (``leaderboards.views._card``): an anonymous model is shown to anyone
+but its owner, the task's owners and superusers as "Anonymous model N", with no owner and no paper
+link. A failure message is shown to those who manage the model only (it names server paths).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework import serializers
+
+from leaderboards.selectors import anonymous_numbers, sees_real_identity
+from tasks.models import Task
+
+from .models import RegisteredModel
+
+#: How many input objects one predict call may carry (a bound on the server's work per request).
+MAX_PREDICT_INPUTS = 64
+
+
+class ViewerContext:
+    """What the card serializer needs to know about the caller, computed once per request.
+
+    ``owned_task_ids``: the tasks the caller owns (every task for a superuser is handled by
+    ``is_task_owner``); ``numbers``: per task id, model id -> N of "Anonymous model N", filled lazily.
+    """
+
+    def __init__(self, user) -> None:
+        self.user = user
+        self.superuser = bool(user.is_authenticated and user.is_superuser)
+        self.owned_task_ids: set[int] = (
+            set(Task.objects.filter(owners=user).values_list("pk", flat=True))
+            if user.is_authenticated
+            else set()
+        )
+        self._numbers: dict[int, dict[int, int]] = {}
+
+    def is_task_owner(self, task_id: int) -> bool:
+        return self.superuser or task_id in self.owned_task_ids
+
+    def manages(self, model: RegisteredModel) -> bool:
+        """The model's owner, its task's owners and superusers manage it (and see its failure message)."""
+        user = self.user
+        return bool(
+            user.is_authenticated and (model.owner_id == user.pk or self.is_task_owner(model.task_id))
+        )
+
+    def sees_identity(self, model: RegisteredModel) -> bool:
+        return sees_real_identity(self.user, model, self.is_task_owner(model.task_id))
+
+    def anonymous_number(self, model: RegisteredModel) -> int | None:
+        if model.task_id not in self._numbers:
+            self._numbers[model.task_id] = anonymous_numbers(model.task)
+        return self._numbers[model.task_id].get(model.pk)
+
+
+def viewer_context(request) -> ViewerContext:
+    """The request's ``ViewerContext``, built on first use and kept on the request."""
+    viewer = getattr(request, "_dynabench_viewer", None)
+    if viewer is None:
+        viewer = ViewerContext(request.user)
+        request._dynabench_viewer = viewer
+    return viewer
+
+
+class ModelCardSerializer(serializers.ModelSerializer):
+    """A registered model's card as the caller may see it (read only)."""
+
+    name = serializers.SerializerMethodField(help_text='The model\'s name, or "Anonymous model N".')
+    task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    owner = serializers.SerializerMethodField(help_text="The owner's username; null when hidden or none.")
+    licence = serializers.SerializerMethodField()
+    training_data = serializers.SerializerMethodField()
+    paper = serializers.SerializerMethodField(help_text="A http(s) link; empty when hidden or none.")
+    description = serializers.SerializerMethodField()
+    failure_message = serializers.SerializerMethodField(
+        help_text="Why the check failed; shown to the model's and the task's owners only (else null)."
+    )
+    published = serializers.BooleanField(source="is_published", read_only=True)
+    anonymous = serializers.BooleanField(source="is_anonymous", read_only=True)
+
+    class Meta:
+        model = RegisteredModel
+        fields = [
+            "id",
+            "name",
+            "task",
+            "owner",
+            "source",
+            "backbone",
+            "parameter_count",
+            "licence",
+            "training_data",
+            "paper",
+            "description",
+            "status",
+            "failure_message",
+            "published",
+            "anonymous",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    def _viewer(self) -> ViewerContext:
+        return viewer_context(self.context["request"])
+
+    def get_name(self, model: RegisteredModel) -> str:
+        viewer = self._viewer()
+        if viewer.sees_identity(model):
+            return model.name
+        return f"Anonymous model {viewer.anonymous_number(model) or '?'}"
+
+    def get_owner(self, model: RegisteredModel) -> str | None:
+        if model.owner_id is None or not self._viewer().sees_identity(model):
+            return None
+        return model.owner.get_username()
+
+    def _card_text(self, model: RegisteredModel, key: str) -> str:
+        value = (model.card or {}).get(key, "")
+        return value if isinstance(value, str) else ""
+
+    def get_licence(self, model: RegisteredModel) -> str:
+        return self._card_text(model, "licence")
+
+    def get_training_data(self, model: RegisteredModel) -> str:
+        text = self._card_text(model, "training_data")
+        training = (model.card or {}).get("training")
+        if not text and isinstance(training, dict) and isinstance(training.get("rounds"), list):
+            rounds = ", ".join(str(r) for r in training["rounds"])
+            text = f"{model.task.name} round(s) {rounds}" if rounds else ""
+        return text
+
+    def get_paper(self, model: RegisteredModel) -> str:
+        if not self._viewer().sees_identity(model):
+            return ""
+        card = model.card or {}
+        paper = next((card.get(k) for k in ("paper_url", "paper_link", "paper") if card.get(k)), "")
+        return paper if isinstance(paper, str) and paper.startswith(("https://", "http://")) else ""
+
+    def get_description(self, model: RegisteredModel) -> str:
+        return self._card_text(model, "description")
+
+    def get_failure_message(self, model: RegisteredModel) -> str | None:
+        return model.error_message if self._viewer().manages(model) else None
+
+
+class ModelUploadSerializer(serializers.Serializer):
+    """``POST /api/models/`` (multipart): a zip of a ``save_pretrained`` directory and its card."""
+
+    task = serializers.SlugField(max_length=60, help_text="Slug of the task the model answers.")
+    name = serializers.CharField(max_length=200, help_text="Unique within the task.")
+    file = serializers.FileField(
+        help_text="Zip of the files of model.save_pretrained() and tokenizer.save_pretrained() (safetensors)."
+    )
+    backbone = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    licence = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    training_data = serializers.CharField(max_length=5000, required=False, allow_blank=True)
+    paper_link = serializers.URLField(max_length=500, required=False, allow_blank=True)
+    description = serializers.CharField(max_length=5000, required=False, allow_blank=True)
+    allow_pickle = serializers.BooleanField(
+        default=False, help_text="Accept pickle checkpoints (pytorch_model.bin); task owners only."
+    )
+    published = serializers.BooleanField(
+        default=False, help_text="Show the model on the leaderboard to everyone (default: only to you)."
+    )
+    anonymous = serializers.BooleanField(default=False, help_text='Show it as "Anonymous model N" to others.')
+
+    def validate_task(self, slug: str) -> Task:
+        task = Task.objects.filter(slug=slug, is_active=True).first()
+        if task is None:
+            raise serializers.ValidationError(f"There is no active task {slug!r}.")
+        return task
+
+    def validate_name(self, name: str) -> str:
+        name = name.strip()
+        if not name:
+            raise serializers.ValidationError("A model needs a name.")
+        return name
+
+    def validate_file(self, upload):
+        if not (upload.name or "").lower().endswith(".zip"):
+            raise serializers.ValidationError("Upload a .zip file.")
+        return upload
+
+    def card(self) -> dict:
+        """The card fields as ``RegisteredModel.card`` (empty ones left out)."""
+        keys = ("backbone", "licence", "training_data", "paper_link", "description")
+        return {key: self.validated_data[key] for key in keys if self.validated_data.get(key)}
+
+
+def upload_limit() -> int:
+    """``DYNABENCH_MODEL_UPLOAD_MAX_BYTES``: the largest zip accepted (and the largest unpacked size)."""
+    return int(settings.DYNABENCH_MODEL_UPLOAD_MAX_BYTES)
+
+
+class TextField(serializers.CharField):
+    """A string as sent: a number or a boolean is refused rather than turned into text."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class PredictRequestSerializer(serializers.Serializer):
+    """``{"inputs": [{field: text, ...}, ...]}``: 1 to ``MAX_PREDICT_INPUTS`` input objects.
+
+    Each object is keyed by the task's model input field names (``config.model_input_fields``, e.g.
+    ``statement``); other keys are ignored. Texts are non-blank strings within the field's length limit.
+    """
+
+    inputs = serializers.ListField(
+        child=serializers.DictField(child=TextField(allow_blank=True, trim_whitespace=False)),
+        min_length=1,
+        max_length=MAX_PREDICT_INPUTS,
+    )
+
+    def validate_inputs(self, inputs: list[dict]) -> list[dict]:
+        cfg = self.context["task"].cfg
+        specs = {f["name"]: f for f in cfg.context_fields + cfg.input_fields}
+        fields = cfg.model_input_fields
+        errors: dict[str, dict[str, list[str]]] = {}
+        cleaned = []
+        for n, item in enumerate(inputs):
+            problems: dict[str, list[str]] = {}
+            row = {}
+            for name in fields:
+                value = item.get(name)
+                limit = cfg.max_length_of(specs.get(name, {}))
+                if value is None:
+                    problems[name] = [f"This field is required (the model reads {fields})."]
+                elif not value.strip():
+                    problems[name] = ["Type some text for the model."]
+                elif len(value) > limit:
+                    problems[name] = [f"At most {limit:,} characters (this has {len(value):,})."]
+                else:
+                    row[name] = value.replace("\r\n", "\n")
+            if problems:
+                errors[str(n)] = problems
+            cleaned.append(row)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return cleaned
+
+
+class ClassificationOutputSerializer(serializers.Serializer):
+    """A classifier's answer: the label and the probability of every label (they sum to 1)."""
+
+    label = serializers.CharField()
+    probabilities = serializers.DictField(child=serializers.FloatField())
+
+
+class SpanOutputSerializer(serializers.Serializer):
+    """An extractive QA model's answer: the answer text and its score."""
+
+    answer = serializers.CharField()
+    score = serializers.FloatField()
+
+
+class PredictResponseSerializer(serializers.Serializer):
+    """``{"model": id, "outputs": [...]}``: one output per input, in order."""
+
+    model = serializers.IntegerField()
+    outputs = serializers.ListField(child=serializers.DictField())
+
+
+class ModelErrorSerializer(serializers.Serializer):
+    """An error answer: ``{"detail": "..."}``."""
+
+    detail = serializers.CharField()
