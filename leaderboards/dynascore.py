@@ -32,9 +32,21 @@ Decisions (where DOMAIN.md leaves a choice):
   float noise in the weighted means does not reorder exact ties), so pass models in a fixed order
   (the leaderboard passes them by id). Pairs of neighbours closer than 1e-4 * max perf are skipped, as
   step 3 says; which member of a tie neighbours the next model therefore follows input order.
+* **Measurement resolution (noise guard).** Throughput and memory are measurements with noise, not
+  exact counts: three models of one architecture differ in memory by a few MiB that come from the
+  allocator, not the model. Such a difference over a small Δperf gives an AMRS close to 0, so
+  x'/AMRS explodes and one noisy metric dominates the sum (the demo reached a Dynascore of about 474,
+  almost all of it memory). So in step 3 a neighbour pair's |Δx_j| smaller than metric j's
+  resolution counts as 0 (``RESOLUTIONS``): **memory 0.01 GiB** (absolute: the precision the
+  leaderboard shows, about 10 MiB, well above the page-level noise of resident memory), **throughput
+  5% of the larger of the two values** (relative: repeated runs of one model on this machine vary by a
+  few percent); perf, fairness and robustness are exact (computed from predictions, resolution 0).
+  A metric whose ratios are then all 0 has AMRS 0, so it is left out (below) and named on the page,
+  instead of a noise-driven term. Only the AMRS estimation is guarded: x and x' keep the measured
+  values.
 * **Metrics left out.** A metric whose AMRS is undefined (fewer than two eligible models with
-  distinct perf) or zero (all eligible models have the same value) is left out of the sum and
-  reported in ``left_out`` with the reason. The remaining weights are not renormalised: ω̃ is
+  distinct perf) or zero (all eligible models have the same value, up to its resolution) is left out
+  of the sum and reported in ``left_out`` with the reason. The remaining weights are not renormalised: ω̃ is
   normalised over all metrics in step 4, and a left-out term is simply absent (the ranking is the same
   either way; the numbers stay comparable between views that differ only in which metrics are left out).
 * **Ranks**: by Dynascore, highest first, equal scores (to a relative 1e-9) share a rank (1, 2, 2, 4); models whose
@@ -56,6 +68,41 @@ TIE_TOLERANCE = 1e-4  # neighbours with |Δperf| <= TIE_TOLERANCE * max perf are
 SORT_DECIMALS = 9  # perf is compared to 9 decimals when sorting, so float noise does not reorder ties
 
 Scores = Mapping[Hashable, Mapping[Hashable, Mapping[str, float | None]]]
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """The smallest difference a metric's measurement can tell apart (module docstring, noise guard).
+
+    Attributes:
+        absolute: in the metric's unit (memory: GiB).
+        relative: a fraction of the larger of the two values compared (throughput: 0.05 is 5%).
+    """
+
+    absolute: float = 0.0
+    relative: float = 0.0
+
+    def threshold(self, a: float, b: float) -> float:
+        """Differences between ``a`` and ``b`` smaller than this are noise."""
+        return max(self.absolute, self.relative * max(abs(a), abs(b)))
+
+    def describe(self, metric: str) -> str:
+        """E.g. ``0.01 GiB`` or ``5% of the value``."""
+        parts = []
+        if self.absolute:
+            parts.append(f"{self.absolute:g}" + (" GiB" if metric == MEMORY else ""))
+        if self.relative:
+            parts.append(f"{self.relative:.0%} of the value")
+        return " or ".join(parts) or "exact"
+
+
+#: Measurement resolution per metric; metrics not listed are exact. Reasons in the module docstring.
+RESOLUTIONS: dict[str, Resolution] = {
+    MEMORY: Resolution(absolute=0.01),
+    "throughput": Resolution(relative=0.05),
+}
+# Float noise in a difference must not push a value equal to the resolution below it.
+_RESOLUTION_SLACK = 1e-9
 
 
 class DynascoreError(ValueError):
@@ -134,6 +181,7 @@ def compute_dynascore(
     metric_weights: Mapping[str, float] | None = None,
     memory_ceiling: float = DEFAULT_MEMORY_CEILING_GIB,
     metrics: Sequence[str] | None = None,
+    resolutions: Mapping[str, Resolution] | None = None,
 ) -> DynascoreResult:
     """Compute x, x', AMRS and the Dynascore of every model (module docstring: formula and decisions).
 
@@ -146,6 +194,8 @@ def compute_dynascore(
             from ``metric_weights`` but listed in ``metrics`` has weight 0.
         memory_ceiling: M in GiB (step 2).
         metrics: metric names to compute (default: the keys of ``metric_weights``); must include perf.
+        resolutions: measurement resolution per metric (default ``RESOLUTIONS``; a metric absent is
+            exact): neighbour differences below it count as 0 when the AMRS is estimated.
 
     Returns:
         A ``DynascoreResult``.
@@ -154,6 +204,7 @@ def compute_dynascore(
         DynascoreError: bad weights (see ``normalise_weights``), or ``perf`` not among the metrics.
     """
     metric_weights = dict(DEFAULT_METRIC_WEIGHTS if metric_weights is None else metric_weights)
+    resolutions = RESOLUTIONS if resolutions is None else resolutions
     metrics = list(metrics if metrics is not None else metric_weights)
     if PERF not in metrics:
         raise DynascoreError("metrics: perf is required (models are sorted by it)")
@@ -210,18 +261,31 @@ def compute_dynascore(
             pairs_used[j] = 0
             continue
         threshold = TIE_TOLERANCE * max(abs(flipped[m][PERF]) for m in eligible)
+        resolution = resolutions.get(j)
         ratios = []
+        below_resolution = 0
         for a, b in zip(eligible, eligible[1:], strict=False):
             d_perf = abs(flipped[b][PERF] - flipped[a][PERF])
             if d_perf > threshold:
-                ratios.append(abs(flipped[b][j] - flipped[a][j]) / d_perf)
+                d_j = abs(flipped[b][j] - flipped[a][j])
+                if resolution is not None and 0 < d_j < resolution.threshold(raw[a][j], raw[b][j]) * (
+                    1 - _RESOLUTION_SLACK
+                ):
+                    d_j = 0.0  # noise: below what the measurement can tell apart
+                    below_resolution += 1
+                ratios.append(d_j / d_perf)
         pairs_used[j] = len(ratios)
         if not ratios:
             amrs[j] = None
             left_out[j] = f"AMRS undefined: fewer than two models with distinct {PERF}"
         else:
             amrs[j] = sum(ratios) / len(ratios)
-            if amrs[j] == 0:
+            if amrs[j] == 0 and below_resolution:
+                left_out[j] = (
+                    f"AMRS is zero: every difference in {j} between neighbours is below its "
+                    f"measurement resolution ({resolution.describe(j)})"
+                )
+            elif amrs[j] == 0:
                 left_out[j] = f"AMRS is zero: every model has the same {j}"
 
     # Step 5: Dynascore; steps 4 (ω̃) done above.
