@@ -284,6 +284,7 @@ def create_example(
     explanation: str = "",
     time_taken_ms: int | None = None,
     source: str = Example.Source.CREATED,
+    metadata: dict | None = None,
 ) -> tuple[Example, bool]:
     """Store an annotator's example in the task's current round, scored by the round's target models.
 
@@ -294,6 +295,8 @@ def create_example(
     Idempotent per ``(annotator, client_token)``: a resubmission (double click, retried POST, or a
     concurrent duplicate) with the same inputs, target and context returns the example already stored;
     the same token with other ones raises ``TokenAlreadyUsed`` (nothing is stored).
+
+    ``metadata`` (a JSON object the caller checked, e.g. the API's serializer) is stored as given.
 
     Returns:
         ``(example, created)``.
@@ -361,6 +364,7 @@ def create_example(
                 source=source,
                 client_token=client_token,
                 time_taken_ms=time_taken_ms,
+                metadata=metadata or {},
             )
             Prediction.objects.bulk_create(
                 [

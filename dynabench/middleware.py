@@ -2,15 +2,49 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
-from django.http import HttpResponseBadRequest, HttpResponseNotAllowed
+from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, JsonResponse
 from django.template.loader import render_to_string
 
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+API_PREFIX = "/api/"
+TOO_LARGE = "The request body is too large or has too many fields."
+
+
+def _content_length(request) -> int | None:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return None
+
+
+def _api_body_problem(request) -> JsonResponse | None:
+    """413 for an API body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``; 400 for an unreadable Content-Length.
+
+    Why: DRF's parsers read the request stream directly, so Django's own size check (made when
+    ``request.body`` is read) never runs for JSON bodies. Multipart bodies are left to Django, which
+    counts their non-file fields only (uploads have their own limits).
+    """
+    if request.content_type == "multipart/form-data":
+        return None
+    length = _content_length(request)
+    if length is None:
+        return JsonResponse({"detail": "The Content-Length header is not a number."}, status=400)
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if limit is not None and length > limit:
+        return JsonResponse(
+            {"detail": f"The request body is too large: {length:,} bytes, at most {limit:,} allowed."},
+            status=413,
+        )
+    return None
 
 
 class RejectUnreadableFormBodyMiddleware:
     """Answer 400 to a form body Django cannot read, before anything else tries to read it.
+
+    Under ``/api/`` it also answers 413 (JSON) to a body larger than ``DATA_UPLOAD_MAX_MEMORY_SIZE``
+    (``_api_body_problem``), and its 400s are JSON there.
 
     Why: Django raises ``BadRequest`` for a urlencoded body with a charset other than exactly
     ``utf-8`` (e.g. ``charset=utf8``) every time ``request.POST`` is touched. The CSRF check touches it,
@@ -23,16 +57,20 @@ class RejectUnreadableFormBodyMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        is_api = request.path.startswith(API_PREFIX)
+        if is_api and request.method not in ("GET", "HEAD", "OPTIONS"):
+            problem = _api_body_problem(request)
+            if problem is not None:
+                return problem
         if request.method == "POST" and request.content_type in FORM_CONTENT_TYPES:
             try:
                 request.POST  # noqa: B018 - parse now, on our terms
             except (BadRequest, RequestDataTooBig, TooManyFieldsSent) as exc:
                 request._mark_post_parse_error()
-                message = (
-                    "The request body is too large or has too many fields."
-                    if isinstance(exc, RequestDataTooBig | TooManyFieldsSent)
-                    else str(exc)
-                )
+                too_large = isinstance(exc, RequestDataTooBig | TooManyFieldsSent)
+                message = TOO_LARGE if too_large else str(exc)
+                if is_api:  # the API speaks JSON, also about bodies it cannot read
+                    return JsonResponse({"detail": message}, status=413 if too_large else 400)
                 body = render_to_string("400.html", {"message": message})
                 return HttpResponseBadRequest(body)
         return self.get_response(request)

@@ -41,6 +41,7 @@ def next_context(
     strategy: str = "least_used",
     tag: str | None = None,
     rng: random.Random | None = None,
+    tags: list[str] | None = None,
 ) -> Context | None:
     """The context to show the next annotator of ``round_`` (DOMAIN.md, "Context serving").
 
@@ -60,6 +61,7 @@ def next_context(
         round_: the round whose contexts to serve.
         strategy: one of ``STRATEGIES``.
         tag: serve only contexts with this tag (None or "" for any).
+        tags: serve only contexts with one of these tags (None or empty for any); combines with ``tag``.
         rng: an optional ``random.Random`` for the random choices.
 
     Returns:
@@ -73,6 +75,8 @@ def next_context(
     qs = Context.objects.filter(round=round_)
     if tag:
         qs = qs.filter(tag=tag)
+    if tags:
+        qs = qs.filter(tag__in=list(tags))
     if strategy == "uniform":
         return _pick(qs, rng)
     # Counting through the reverse relation of annotation's Example (a read of its table by the

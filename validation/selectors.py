@@ -282,3 +282,8 @@ def round_of(task: Task, number: int | str | None) -> Round | None:
         return Round.objects.select_related("task").get(task=task, number=int(number))
     except (ValueError, Round.DoesNotExist):
         return None
+
+
+def examples_of_active_tasks() -> QuerySet[Example]:
+    """Every example of an active task (the API's verdict endpoint looks the example up here)."""
+    return Example.objects.filter(round__task__is_active=True).select_related("round__task")

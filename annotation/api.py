@@ -1,0 +1,208 @@
+"""API views of examples (issue 5): write one (server-side model verdict), list, read, retract, flag.
+
+Thin: writes go through ``annotation.services`` and reads through ``annotation.selectors``. The create
+body is derived from the task config (``serializers.example_create_serializer``).
+"""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework import exceptions, generics, status
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from dynabench.api.idempotency import idempotent
+from dynabench.api.lookups import positive_int_or_404
+from dynabench.api.permissions import IsContributorForWrites
+from dynabench.api.throttling import ExampleCreateThrottle
+from tasks.api import SLUG, task_or_404
+
+from . import selectors, services
+from .filters import ExampleFilter
+from .models import Example, Prediction
+from .serializers import (
+    CREATE_BODY_SCHEMA,
+    ExampleSerializer,
+    FlagSerializer,
+    example_create_serializer,
+    input_names,
+)
+
+EXAMPLE_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The example's id.")
+
+
+class RoundNotOpen(exceptions.APIException):
+    """409: the task has no open current round."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "This task has no open round; it is not collecting examples."
+    default_code = "round_not_open"
+
+
+def service_errors(exc: services.ExampleError) -> exceptions.ValidationError:
+    """A service ``ExampleError`` as a DRF 400, its ``__all__`` key renamed ``non_field_errors``."""
+    return exceptions.ValidationError(
+        {("non_field_errors" if k == services.NON_FIELD else k): v for k, v in exc.errors.items()}
+    )
+
+
+def with_outputs(qs):
+    """Examples with what the serializer reads joined or prefetched (round, task, predictions, models)."""
+    return qs.select_related("round__task").prefetch_related(
+        Prefetch("predictions", queryset=Prediction.objects.select_related("model").order_by("id"))
+    )
+
+
+@extend_schema(parameters=[SLUG])
+class ExampleListCreate(generics.ListAPIView):
+    """GET: the task's examples the caller may see (their own; every one for task owners), newest first.
+    POST: write an example in the current round; the server runs the target model(s) and decides
+    ``model_wrong``. Signed-in callers; writing needs an unblocked account; POSTs are throttled
+    (``DYNABENCH_CREATE_RATE``) and honour ``Idempotency-Key``."""
+
+    serializer_class = ExampleSerializer
+    permission_classes = [IsContributorForWrites]
+    filterset_class = ExampleFilter
+
+    def get_throttles(self):
+        return [ExampleCreateThrottle()] if self.request.method == "POST" else []
+
+    def get_queryset(self):
+        task = task_or_404(self.kwargs["slug"])
+        return with_outputs(
+            selectors.examples_visible_to(self.request.user).filter(round__task=task)
+        ).order_by("-created_at", "-id")
+
+    @extend_schema(
+        request={"application/json": CREATE_BODY_SCHEMA},
+        responses={201: ExampleSerializer},
+        examples=[
+            OpenApiExample(
+                "hate-speech",
+                value={
+                    "statement": "I love all people 🌈",
+                    "label": "not-hateful",
+                    "explanation": "",
+                    "metadata": {},
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "QA (context_span target)",
+                value={
+                    "context": 12,
+                    "question": "Who wrote it?",
+                    "answer": {"answer": "Ada", "answer_start": 31},
+                },
+                request_only=True,
+            ),
+        ],
+    )
+    @idempotent
+    def post(self, request, slug: str):
+        task = task_or_404(slug)
+        if task.current_round is None or task.current_round.is_closed:
+            raise RoundNotOpen()
+        body = example_create_serializer(task)(data=request.data, context={"task": task, "request": request})
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        target_name = task.cfg.target_field["name"]
+        try:
+            example, _created = services.create_example(
+                task=task,
+                annotator=request.user,
+                inputs={name: data[name] for name in input_names(task) if name in data},
+                target=data[target_name],
+                context=data["context_obj"],
+                explanation=data.get("explanation", ""),
+                metadata=data.get("metadata") or {},
+            )
+        except services.ExampleError as exc:
+            raise service_errors(exc) from None
+        example = with_outputs(Example.objects.filter(pk=example.pk)).get()
+        return Response(
+            ExampleSerializer(example, context={"request": request}).data,
+            status=status.HTTP_201_CREATED,
+            headers={"Location": f"/api/examples/{example.pk}/"},
+        )
+
+
+def visible_example_or_404(request, pk) -> Example:
+    """The example ``pk`` if the caller may see it (author, task owner, superuser); else 404."""
+    pk = positive_int_or_404(pk, what="example")
+    example = with_outputs(selectors.examples_visible_to(request.user)).filter(pk=pk).first()
+    if example is None:
+        raise exceptions.NotFound("No such example.")
+    return example
+
+
+def own_example_or_403(request, pk) -> Example:
+    """The caller's own example ``pk``: 404 if they cannot see it, 403 if they can but did not write it."""
+    example = visible_example_or_404(request, pk)
+    if example.annotator_id != request.user.pk:
+        raise exceptions.PermissionDenied("Only the author of an example can change it.")
+    return example
+
+
+@extend_schema(parameters=[EXAMPLE_ID])
+class ExampleDetail(generics.RetrieveAPIView):
+    """One example, for its author and the task's owners (404 for anyone else)."""
+
+    serializer_class = ExampleSerializer
+    permission_classes = [IsAuthenticated]
+
+    def get_object(self):
+        return visible_example_or_404(self.request, self.kwargs["pk"])
+
+
+def _refreshed(request, example: Example) -> Response:
+    example = with_outputs(Example.objects.filter(pk=example.pk)).get()
+    return Response(ExampleSerializer(example, context={"request": request}).data)
+
+
+class ExampleRetract(APIView):
+    """The author withdraws their example: it leaves every count and queue (idempotent). 403 for a task
+    owner who is not the author; 404 for anyone who cannot see it."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[EXAMPLE_ID], request=None, responses={200: ExampleSerializer})
+    @idempotent
+    def post(self, request, pk):
+        example = own_example_or_403(request, pk)
+        try:
+            services.retract_example(example=example, user=request.user)
+        except services.ExampleError as exc:
+            raise service_errors(exc) from None
+        return _refreshed(request, example)
+
+
+class AlreadyDone(exceptions.APIException):
+    """409: the example's state does not allow this change (retracted, already flagged)."""
+
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+
+
+class ExampleFlag(APIView):
+    """The author flags their own example for the task owners, once, with an optional ``reason``.
+    409 when it is retracted or already flagged; 403/404 as for retract."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[EXAMPLE_ID], request=FlagSerializer, responses={200: ExampleSerializer})
+    @idempotent
+    def post(self, request, pk):
+        example = own_example_or_403(request, pk)
+        body = FlagSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            services.flag_example(example=example, user=request.user, reason=body.validated_data["reason"])
+        except services.ExampleError as exc:
+            if "reason" in exc.errors:
+                raise service_errors(exc) from None
+            raise AlreadyDone(" ".join(exc.errors.get(services.NON_FIELD, [str(exc)]))) from None
+        return _refreshed(request, example)

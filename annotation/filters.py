@@ -1,0 +1,32 @@
+"""django-filter filter set of the examples list (``GET /api/tasks/{slug}/examples/``)."""
+
+from __future__ import annotations
+
+import django_filters
+
+from .models import Example
+
+
+class ExampleFilter(django_filters.FilterSet):
+    """``?round=N&status=pending|validated_correct|validated_incorrect|flagged&model_wrong=true|false&mine=true``."""
+
+    round = django_filters.NumberFilter(
+        field_name="round__number",
+        min_value=1,
+        max_value=2**31 - 1,
+        decimal_places=0,
+        help_text="Round number.",
+    )
+    status = django_filters.ChoiceFilter(choices=Example.Status.choices)
+    model_wrong = django_filters.BooleanFilter()
+    mine = django_filters.BooleanFilter(method="filter_mine", help_text="true: only the caller's examples.")
+
+    class Meta:
+        model = Example
+        fields = ["round", "status", "model_wrong", "mine"]
+
+    def filter_mine(self, queryset, name, value):
+        user = getattr(self.request, "user", None)
+        if value is None or user is None or not user.is_authenticated:
+            return queryset
+        return queryset.filter(annotator=user) if value else queryset.exclude(annotator=user)

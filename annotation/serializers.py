@@ -1,0 +1,293 @@
+"""JSON shapes of examples for the API, and the create body DERIVED FROM THE TASK CONFIG.
+
+``example_create_serializer(task)`` builds a serializer class from ``TaskConfig``: one text field per
+input field, the target field by name (a label for ``multiclass`` targets, ``{"answer", "answer_start"}``
+for ``context_span`` targets), ``context`` (required when the task has context fields) and optional
+``explanation`` and ``metadata``. A task defined only by its config therefore gets a working endpoint.
+The service (``annotation.services.create_example``) still makes every content check (lengths after
+CRLF->LF, control characters, visible characters, span offsets) with its own messages.
+"""
+
+from __future__ import annotations
+
+import json
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from dynabench.api.lookups import MAX_ID
+from leaderboards.exports import pseudonym
+from tasks import selectors as task_selectors
+from tasks.models import Task
+
+from .models import Example, Prediction
+from .services import normalise_text
+
+MAX_METADATA_CHARS = 10_000
+MAX_METADATA_DEPTH = 10
+
+MODEL_OUTPUT_SCHEMA = {
+    "type": "object",
+    "description": (
+        "One target model's output. Label tasks: model, model_name, status, label, probabilities "
+        "(label -> probability). Span (QA) tasks: model, model_name, status, answer, score. "
+        "A failed model has status 'failed' and null outputs."
+    ),
+    "properties": {
+        "model": {"type": "integer"},
+        "model_name": {"type": "string"},
+        "status": {"type": "string", "enum": ["ok", "failed"]},
+        "label": {"type": "string", "nullable": True},
+        "probabilities": {"type": "object", "additionalProperties": {"type": "number"}},
+        "answer": {"type": "string", "nullable": True},
+        "score": {"type": "number", "nullable": True},
+    },
+    "required": ["model", "model_name", "status"],
+}
+
+
+def model_outputs(example: Example) -> list[dict]:
+    """The target models' outputs on ``example`` in the API's shape (see ``MODEL_OUTPUT_SCHEMA``)."""
+    is_span = example.round.task.cfg.target_field["type"] == "context_span"
+    rows = []
+    for p in example.predictions.all():
+        ok = p.status == Prediction.Status.OK
+        row = {"model": p.model_id, "model_name": p.model.name, "status": p.status}
+        if is_span:
+            row["answer"] = p.output.get("answer", p.label or None) if ok else None
+            score = p.output.get("score") if ok else None
+            row["score"] = float(score) if isinstance(score, int | float) else None
+        else:
+            row["label"] = p.label if ok else None
+            probabilities = p.output.get("probabilities", {}) if ok else {}
+            row["probabilities"] = {
+                str(k): float(v) for k, v in probabilities.items() if isinstance(v, int | float)
+            }
+        rows.append(row)
+    return rows
+
+
+class ExampleSerializer(serializers.ModelSerializer):
+    """An example as its author or a task owner sees it; the annotator only as a per-round pseudonym.
+
+    ``annotator`` is ``leaderboards.exports.pseudonym`` (the id exports use), never a username;
+    ``mine`` says whether the caller wrote it.
+    """
+
+    task = serializers.CharField(source="round.task.slug", read_only=True)
+    round = serializers.IntegerField(source="round.number", read_only=True)
+    context = serializers.IntegerField(source="context_id", read_only=True, allow_null=True)
+    inputs = serializers.JSONField(read_only=True, help_text="Input field name -> text.")
+    target = serializers.JSONField(
+        read_only=True, help_text='The intended label, or {"answer": str, "answer_start": int}.'
+    )
+    metadata = serializers.JSONField(read_only=True)
+    tags = serializers.JSONField(read_only=True)
+    model_outputs = serializers.SerializerMethodField()
+    annotator = serializers.SerializerMethodField(help_text="Pseudonymous annotator id within the round.")
+    mine = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Example
+        fields = [
+            "id",
+            "task",
+            "round",
+            "context",
+            "inputs",
+            "target",
+            "explanation",
+            "metadata",
+            "tags",
+            "status",
+            "model_wrong",
+            "prediction_status",
+            "model_outputs",
+            "is_retracted",
+            "is_flagged_by_annotator",
+            "flag_reason",
+            "source",
+            "annotator",
+            "mine",
+            "created_at",
+        ]
+        read_only_fields = fields
+
+    @extend_schema_field({"type": "array", "items": MODEL_OUTPUT_SCHEMA})
+    def get_model_outputs(self, example: Example) -> list[dict]:
+        return model_outputs(example)
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_annotator(self, example: Example) -> str | None:
+        return pseudonym(example.round_id, example.annotator_id)
+
+    def get_mine(self, example: Example) -> bool:
+        request = self.context.get("request")
+        return bool(request and request.user.is_authenticated and example.annotator_id == request.user.pk)
+
+
+class TextField(serializers.CharField):
+    """A JSON string, kept exactly (no trimming); numbers and other types are refused, not converted."""
+
+    default_error_messages = {"invalid": "Must be text (a JSON string)."}
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        kwargs.setdefault("allow_blank", True)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def _metadata_problem(value, depth: int = 0) -> str | None:
+    if depth > MAX_METADATA_DEPTH:
+        return f"Nested deeper than {MAX_METADATA_DEPTH} levels."
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if "\x00" in k:
+                return "Keys cannot contain the NUL character (U+0000)."
+            problem = _metadata_problem(v, depth + 1)
+            if problem:
+                return problem
+    elif isinstance(value, list):
+        for v in value:
+            problem = _metadata_problem(v, depth + 1)
+            if problem:
+                return problem
+    elif isinstance(value, str) and "\x00" in value:
+        return "Text cannot contain the NUL character (U+0000)."
+    return None
+
+
+class MetadataField(serializers.JSONField):
+    """A JSON object of at most ``MAX_METADATA_CHARS`` characters (as compact JSON), without NUL."""
+
+    def to_internal_value(self, data):
+        data = super().to_internal_value(data)
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        problem = _metadata_problem(data)
+        if problem:
+            raise serializers.ValidationError(problem)
+        size = len(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        if size > MAX_METADATA_CHARS:
+            raise serializers.ValidationError(
+                f"Too large: {size:,} characters as JSON, at most {MAX_METADATA_CHARS:,} allowed."
+            )
+        return data
+
+
+class SpanTargetSerializer(serializers.Serializer):
+    """A span (QA) target: the answer text and its character offset in the context field.
+
+    ``answer_start`` may be left out when the answer occurs exactly once in the passage.
+    """
+
+    answer = TextField(allow_blank=False)
+    answer_start = serializers.IntegerField(min_value=0, max_value=MAX_ID, required=False, allow_null=True)
+
+
+class ExampleCreateBase(serializers.Serializer):
+    """Fields every task's create body has; ``example_create_serializer`` adds the config's fields.
+
+    ``context["task"]`` is the task; validated data gains ``context_obj`` (a ``Context`` or None).
+    """
+
+    context = serializers.IntegerField(min_value=1, max_value=MAX_ID, required=False, allow_null=True)
+    explanation = TextField(required=False, default="")
+    metadata = MetadataField(required=False, default=dict)
+
+    def validate(self, attrs):
+        task: Task = self.context["task"]
+        cfg = task.cfg
+        unknown = sorted(set(self.initial_data) - set(self.fields))
+        if unknown:
+            known = ", ".join(self.fields)
+            raise serializers.ValidationError(
+                {name: [f"Unknown field; this task takes: {known}."] for name in unknown}
+            )
+        context_id = attrs.get("context")
+        context = None
+        if cfg.context_fields:
+            if context_id is None:
+                raise serializers.ValidationError(
+                    {"context": ["This task needs a context: send the id from contexts/next."]}
+                )
+            context = task_selectors.context_of_round(task.current_round, context_id)
+            if context is None:
+                raise serializers.ValidationError({"context": ["No such context in the current round."]})
+        elif context_id is not None:
+            raise serializers.ValidationError({"context": ["This task has no contexts; leave context out."]})
+        attrs["context_obj"] = context
+        target = cfg.target_field
+        if target["type"] == "context_span" and context is not None:
+            attrs[target["name"]] = _locate_answer(attrs[target["name"]], target, context)
+        return attrs
+
+
+def _locate_answer(span: dict, spec: dict, context) -> dict:
+    """Fill in ``answer_start`` when left out and the answer occurs exactly once in the passage."""
+    if span.get("answer_start") is not None:
+        return {"answer": span["answer"], "answer_start": span["answer_start"]}
+    passage = normalise_text(str(context.data.get(spec["context_field"], "")))
+    answer = normalise_text(span["answer"])
+    found = passage.count(answer) if answer else 0
+    if found == 0:
+        raise serializers.ValidationError({spec["name"]: ["The answer does not occur in the passage."]})
+    if found > 1:
+        raise serializers.ValidationError(
+            {spec["name"]: [f"The answer occurs {found} times in the passage; give its answer_start."]}
+        )
+    return {"answer": answer, "answer_start": passage.index(answer)}
+
+
+def example_create_serializer(task: Task) -> type[ExampleCreateBase]:
+    """A serializer class for ``POST /api/tasks/{slug}/examples/`` built from ``task``'s config."""
+    cfg = task.cfg
+    attrs: dict = {}
+    for spec in cfg.input_fields:
+        attrs[spec["name"]] = TextField(
+            required=not spec.get("optional", False), help_text=spec.get("help", spec.get("label", ""))
+        )
+    target = cfg.target_field
+    if target["type"] == "multiclass":
+        labels = cfg.labels
+        attrs[target["name"]] = serializers.ChoiceField(
+            choices=labels, error_messages={"invalid_choice": f"Choose one of: {', '.join(labels)}."}
+        )
+    else:
+        attrs[target["name"]] = SpanTargetSerializer()
+    return type(f"ExampleCreate_{task.pk}", (ExampleCreateBase,), attrs)
+
+
+def input_names(task: Task) -> list[str]:
+    """The names of the task's input fields, in config order."""
+    return [spec["name"] for spec in task.cfg.input_fields]
+
+
+CREATE_BODY_SCHEMA = {
+    "type": "object",
+    "additionalProperties": True,
+    "description": (
+        "Derived from the task config (GET /api/tasks/{slug}/): one string per input field (by name), "
+        "the target field by name (a label of the task for multiclass targets, or "
+        '{"answer": str, "answer_start": int (optional if the answer occurs once)} for span targets), '
+        "`context` (the id from contexts/next; required when the task has context fields, left out "
+        "otherwise), and optional `explanation` (text) and `metadata` (a JSON object). Unknown "
+        "fields are refused."
+    ),
+    "properties": {
+        "context": {"type": "integer", "minimum": 1, "nullable": True},
+        "explanation": {"type": "string"},
+        "metadata": {"type": "object", "additionalProperties": True},
+    },
+}
+
+
+class FlagSerializer(serializers.Serializer):
+    """The body of ``POST /api/examples/{id}/flag/``: an optional reason for the task owners."""
+
+    reason = TextField(required=False, default="")

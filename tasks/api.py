@@ -1,0 +1,133 @@
+"""API views of tasks, rounds and contexts (issue 5). Thin: reads go through ``tasks.selectors`` and
+``annotation.selectors`` (round statistics, as the task page shows them)."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics
+from rest_framework.exceptions import NotFound
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.selectors import round_counts, round_counts_for_task
+from dynabench.api.lookups import positive_int_or_404
+from dynabench.api.permissions import IsContributor
+
+from . import selectors
+from .filters import RoundFilter
+from .models import Task
+from .serializers import (
+    ContextQuerySerializer,
+    ContextSerializer,
+    RoundSerializer,
+    TaskDetailSerializer,
+    TaskSerializer,
+)
+
+SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="The task's slug.")
+NUMBER = OpenApiParameter(
+    "number", OpenApiTypes.INT, OpenApiParameter.PATH, description="Round number (1, 2, ...)."
+)
+
+
+def task_or_404(slug: str) -> Task:
+    """The active task ``slug``; ``NotFound`` (404) for an unknown or inactive one."""
+    try:
+        return selectors.task_by_slug(slug)
+    except Task.DoesNotExist:
+        raise NotFound("No such task.") from None
+
+
+class TaskList(generics.ListAPIView):
+    """Active tasks, by name, with their labels, current round and quorum. Public."""
+
+    serializer_class = TaskSerializer
+    permission_classes = [AllowAny]
+    filter_backends: list = []
+
+    def get_queryset(self):
+        return selectors.active_tasks().order_by("name", "pk")
+
+
+@extend_schema(parameters=[SLUG])
+class TaskDetail(generics.RetrieveAPIView):
+    """One active task with its instructions and config (fields, labels, rules). Public."""
+
+    serializer_class = TaskDetailSerializer
+    permission_classes = [AllowAny]
+
+    def get_object(self):
+        return task_or_404(self.kwargs["slug"])
+
+
+@extend_schema(parameters=[SLUG])
+class RoundList(generics.ListAPIView):
+    """A task's rounds, lowest number first, each with its statistics (examples, fooling, MER, vMER...)."""
+
+    serializer_class = RoundSerializer
+    permission_classes = [AllowAny]
+    filterset_class = RoundFilter
+
+    def get_queryset(self):
+        self.task = task_or_404(self.kwargs["slug"])
+        return selectors.rounds_of(self.task).select_related("task")
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if hasattr(self, "task"):
+            context["counts"] = {c.round.pk: c for c in round_counts_for_task(self.task)}
+        return context
+
+
+@extend_schema(parameters=[SLUG, NUMBER])
+class RoundDetail(generics.RetrieveAPIView):
+    """One round of a task with its statistics, the same figures as the task page."""
+
+    serializer_class = RoundSerializer
+    permission_classes = [AllowAny]
+
+    def get_object(self):
+        task = task_or_404(self.kwargs["slug"])
+        number = positive_int_or_404(self.kwargs["number"], what="round")
+        round_ = selectors.rounds_of(task).select_related("task").filter(number=number).first()
+        if round_ is None:
+            raise NotFound("No such round.")
+        self.counts = {round_.pk: round_counts(round_)}
+        return round_
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "counts": getattr(self, "counts", {})}
+
+
+class NextContext(APIView):
+    """The context the caller should write their next example on, in the task's current round.
+
+    Strategies (DOMAIN.md, "Context serving"): ``least_used`` (default; fewest examples written on it,
+    random among equals), ``uniform`` (random), ``least_fooled`` (fewest model-fooling examples).
+    ``tags`` (comma-separated) serves only contexts with one of those tags. 404 when the task has no
+    context fields, no open current round, or no (matching) context. Signed-in, unblocked callers.
+    """
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(
+        parameters=[SLUG, ContextQuerySerializer],
+        responses={200: ContextSerializer},
+    )
+    def get(self, request, slug: str):
+        task = task_or_404(slug)
+        query = ContextQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        round_ = task.current_round
+        if not task.cfg.context_fields:
+            raise NotFound("This task has no context fields: write examples without a context.")
+        if round_ is None or round_.is_closed:
+            raise NotFound("This task has no open round; it is not collecting examples.")
+        context = selectors.next_context(
+            round_=round_, strategy=query.validated_data["strategy"], tags=query.validated_data.get("tags")
+        )
+        if context is None:
+            raise NotFound("No context is available in the current round (for these tags).")
+        return Response(ContextSerializer(context).data)

@@ -1,0 +1,136 @@
+"""JSON shapes of tasks, rounds (with their statistics) and contexts for the API."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from tasks.selectors import STRATEGIES
+
+from .models import Context, Round, Task
+
+
+class TaskSerializer(serializers.ModelSerializer):
+    """A task in the task list: slug, name, labels, current round, quorum, whether it collects examples."""
+
+    current_round = serializers.SerializerMethodField(help_text="Number of the current round, or null.")
+    collecting = serializers.SerializerMethodField(help_text="True when the current round is open.")
+    labels = serializers.SerializerMethodField(help_text="Target labels; empty for span (QA) tasks.")
+    quorum = serializers.IntegerField(source="validation_quorum", read_only=True)
+
+    class Meta:
+        model = Task
+        fields = ["slug", "name", "labels", "current_round", "collecting", "quorum"]
+
+    def get_current_round(self, task: Task) -> int | None:
+        return task.current_round.number if task.current_round_id else None
+
+    def get_collecting(self, task: Task) -> bool:
+        return bool(task.current_round_id and not task.current_round.is_closed)
+
+    def get_labels(self, task: Task) -> list[str]:
+        return task.cfg.labels
+
+
+class TaskDetailSerializer(TaskSerializer):
+    """A task with its instructions and config (context, input and target fields, rules, metrics)."""
+
+    config = serializers.JSONField(read_only=True, help_text="The task config (Dynatask), as stored.")
+    context_fields = serializers.SerializerMethodField()
+    input_fields = serializers.SerializerMethodField()
+    target_field = serializers.SerializerMethodField()
+    content_warning = serializers.SerializerMethodField()
+    is_owner = serializers.SerializerMethodField(help_text="True when the caller owns this task.")
+
+    class Meta(TaskSerializer.Meta):
+        fields = [
+            *TaskSerializer.Meta.fields,
+            "instructions",
+            "content_warning",
+            "context_fields",
+            "input_fields",
+            "target_field",
+            "config",
+            "is_owner",
+        ]
+
+    @extend_schema_field({"type": "array", "items": {"type": "object", "additionalProperties": True}})
+    def get_context_fields(self, task: Task) -> list[dict]:
+        return task.cfg.context_fields
+
+    @extend_schema_field({"type": "array", "items": {"type": "object", "additionalProperties": True}})
+    def get_input_fields(self, task: Task) -> list[dict]:
+        return task.cfg.input_fields
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_target_field(self, task: Task) -> dict:
+        return task.cfg.target_field
+
+    def get_content_warning(self, task: Task) -> str:
+        return task.cfg.content_warning
+
+    def get_is_owner(self, task: Task) -> bool:
+        request = self.context.get("request")
+        return bool(request and task.is_owner(request.user))
+
+
+class RoundStatisticsSerializer(serializers.Serializer):
+    """A round's figures, as on the task page (``annotation.selectors.RoundCounts``).
+
+    ``examples`` are those written on the platform and not retracted; MER = fooling / examples;
+    vMER = validated_fooling / examples (DOMAIN.md); both null when no example was collected.
+    """
+
+    examples = serializers.IntegerField(source="collected")
+    fooling = serializers.IntegerField(help_text="Model-fooling examples (model_wrong true).")
+    validated_fooling = serializers.IntegerField(
+        source="verified", help_text="Model-fooling examples settled validated_correct."
+    )
+    mer = serializers.FloatField(allow_null=True)
+    vmer = serializers.FloatField(allow_null=True)
+    unscored = serializers.IntegerField(help_text="Examples whose target model failed (to be retried).")
+    imported = serializers.IntegerField(help_text="Examples imported from datasets (outside MER).")
+    retracted = serializers.IntegerField()
+    flagged = serializers.IntegerField()
+    median_time_s = serializers.FloatField(allow_null=True)
+
+
+class RoundSerializer(serializers.ModelSerializer):
+    """A round with its statistics; ``context["counts"]`` maps round id to ``RoundCounts``."""
+
+    is_current = serializers.SerializerMethodField()
+    statistics = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Round
+        fields = ["number", "description", "is_current", "is_closed", "started_at", "closed_at", "statistics"]
+
+    def get_is_current(self, round_: Round) -> bool:
+        return round_.task.current_round_id == round_.pk
+
+    @extend_schema_field(RoundStatisticsSerializer)
+    def get_statistics(self, round_: Round) -> dict:
+        return RoundStatisticsSerializer(self.context["counts"][round_.pk]).data
+
+
+class ContextSerializer(serializers.ModelSerializer):
+    """A context to write an example on: its id (send it back as ``context``), round, data and tag."""
+
+    round = serializers.IntegerField(source="round.number", read_only=True)
+    data = serializers.JSONField(read_only=True, help_text="Values of the task's context fields by name.")
+    metadata = serializers.JSONField(read_only=True)
+
+    class Meta:
+        model = Context
+        fields = ["id", "round", "data", "tag", "metadata"]
+
+
+class ContextQuerySerializer(serializers.Serializer):
+    """Query parameters of ``contexts/next``: a serving strategy and an optional comma-separated tag list."""
+
+    strategy = serializers.ChoiceField(choices=STRATEGIES, default="least_used", required=False)
+    tags = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+
+    def validate_tags(self, value: str) -> list[str]:
+        return [tag.strip() for tag in value.split(",") if tag.strip()]

@@ -1,0 +1,131 @@
+"""API views of validation (issue 5): the next example to validate (claimed like the validate page)
+and a verdict on an example. Thin: ``validation.services`` and ``validation.selectors``."""
+
+from __future__ import annotations
+
+from django.db.models import Prefetch
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.api import EXAMPLE_ID
+from annotation.models import Example, Prediction
+from dynabench.api.idempotency import idempotent
+from dynabench.api.lookups import positive_int_or_404
+from dynabench.api.permissions import IsContributor
+from tasks.api import SLUG, task_or_404
+
+from . import selectors, services
+from .models import ValidationClaim
+from .serializers import (
+    NextValidationQuerySerializer,
+    NextValidationSerializer,
+    ValidationResultSerializer,
+    VerdictSerializer,
+)
+
+# HTTP status of each refusal of ``services.submit_validation`` (``VerdictError.code``).
+STATUS_OF_CODE = {
+    "invalid": status.HTTP_400_BAD_REQUEST,
+    "blocked": status.HTTP_403_FORBIDDEN,
+    "own_example": status.HTTP_403_FORBIDDEN,
+    "not_owner": status.HTTP_403_FORBIDDEN,
+    "already_validated": status.HTTP_409_CONFLICT,
+    "settled": status.HTTP_409_CONFLICT,
+    "retracted": status.HTTP_409_CONFLICT,
+    "not_open": status.HTTP_409_CONFLICT,
+}
+
+
+class VerdictRefused(exceptions.APIException):
+    """A verdict the service refused, with the status of its code and ``code`` in the body."""
+
+    def __init__(self, exc: services.VerdictError):
+        self.status_code = STATUS_OF_CODE.get(exc.code, status.HTTP_400_BAD_REQUEST)
+        messages = exc.errors.get(services.NON_FIELD) or [str(exc)]
+        super().__init__(detail=" ".join(messages), code=exc.code)
+
+
+def _served(pk: int) -> Example:
+    return (
+        Example.objects.select_related("round__task", "context")
+        .prefetch_related(
+            Prefetch("predictions", queryset=Prediction.objects.select_related("model").order_by("id"))
+        )
+        .get(pk=pk)
+    )
+
+
+class NextValidation(APIView):
+    """Serve the caller the next example of the round to validate (``?round=N``, default the current
+    round), reserved for them for ``DYNABENCH_VALIDATION_CLAIM_SECONDS`` like the validate page: asking
+    again while the claim is live returns the same example. ``example`` is null when nothing is left,
+    with ``queue`` saying why. Signed-in, unblocked callers."""
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(
+        parameters=[SLUG, NextValidationQuerySerializer], responses={200: NextValidationSerializer}
+    )
+    def get(self, request, slug: str):
+        task = task_or_404(slug)
+        query = NextValidationQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        round_ = selectors.round_of(task, query.validated_data.get("round"))
+        if round_ is None:
+            raise exceptions.NotFound("No such round.")
+        try:
+            example = services.next_example(round_=round_, validator=request.user)
+        except services.VerdictError as exc:
+            raise VerdictRefused(exc) from None
+        body = {"round": round_.number, "example": None, "claim_expires_at": None, "queue": None}
+        if example is None:
+            body["queue"] = selectors.queue_summary(round_, request.user).__dict__
+        else:
+            body["example"] = _served(example.pk)
+            claim = ValidationClaim.objects.filter(example_id=example.pk, validator=request.user).first()
+            body["claim_expires_at"] = claim.expires_at if claim else None
+        return Response(NextValidationSerializer(body).data)
+
+
+class ExampleValidations(APIView):
+    """Record the caller's verdict (``correct``, ``incorrect``, ``flagged``; optional ``corrected_label``
+    with ``incorrect``, and ``reason``) on an example of an active task; the task's quorum of matching
+    verdicts settles it. 403 for one's own example or a blocked account; 409 when already validated by
+    the caller, settled, retracted or not open for validation; 404 for an unknown example."""
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(
+        parameters=[EXAMPLE_ID], request=VerdictSerializer, responses={201: ValidationResultSerializer}
+    )
+    @idempotent
+    def post(self, request, pk):
+        pk = positive_int_or_404(pk, what="example")
+        example = selectors.examples_of_active_tasks().filter(pk=pk).first()
+        if example is None:
+            raise exceptions.NotFound("No such example.")
+        body = VerdictSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        try:
+            outcome = services.submit_validation(
+                example=example, validator=request.user, **body.validated_data
+            )
+        except services.VerdictError as exc:
+            if exc.code == "invalid":
+                raise exceptions.ValidationError(
+                    {("non_field_errors" if k == services.NON_FIELD else k): v for k, v in exc.errors.items()}
+                ) from None
+            raise VerdictRefused(exc) from None
+        v = outcome.validation
+        result = {
+            "id": v.pk,
+            "example": example.pk,
+            "verdict": v.verdict,
+            "corrected_label": v.corrected_label,
+            "reason": v.reason,
+            "settled": outcome.settled,
+            "example_status": outcome.status,
+        }
+        return Response(ValidationResultSerializer(result).data, status=status.HTTP_201_CREATED)

@@ -1,0 +1,92 @@
+"""JSON shapes of the validation API: the example served to a validator, and a verdict."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from annotation.models import Example
+from annotation.serializers import MODEL_OUTPUT_SCHEMA, TextField, model_outputs
+
+from .models import Validation
+
+
+class ServedExampleSerializer(serializers.ModelSerializer):
+    """What a validator sees of an example: context, inputs, the author's intended target, the model
+    outputs and how many validations it has. Never the author."""
+
+    round = serializers.IntegerField(source="round.number", read_only=True)
+    context = serializers.SerializerMethodField(help_text="The context's id and data, or null.")
+    inputs = serializers.JSONField(read_only=True)
+    target = serializers.JSONField(read_only=True)
+    model_outputs = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Example
+        fields = ["id", "round", "context", "inputs", "target", "explanation", "model_wrong", "model_outputs"]
+        read_only_fields = fields
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "id": {"type": "integer"},
+                "data": {"type": "object", "additionalProperties": True},
+            },
+        }
+    )
+    def get_context(self, example: Example) -> dict | None:
+        if example.context_id is None:
+            return None
+        return {"id": example.context_id, "data": example.context.data}
+
+    @extend_schema_field({"type": "array", "items": MODEL_OUTPUT_SCHEMA})
+    def get_model_outputs(self, example: Example) -> list[dict]:
+        return model_outputs(example)
+
+
+class QueueSummarySerializer(serializers.Serializer):
+    """Why the queue is empty: open examples of the round, and those the caller wrote, already judged,
+    or that others hold right now."""
+
+    open = serializers.IntegerField()
+    own = serializers.IntegerField()
+    judged = serializers.IntegerField()
+    claimed = serializers.IntegerField()
+
+
+class NextValidationSerializer(serializers.Serializer):
+    """``example`` (reserved for the caller until ``claim_expires_at``), or null with ``queue`` saying why."""
+
+    round = serializers.IntegerField()
+    example = ServedExampleSerializer(allow_null=True)
+    claim_expires_at = serializers.DateTimeField(allow_null=True)
+    queue = QueueSummarySerializer(allow_null=True)
+
+
+class NextValidationQuerySerializer(serializers.Serializer):
+    """``?round=N`` (default: the task's current round)."""
+
+    round = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
+
+
+class VerdictSerializer(serializers.Serializer):
+    """The body of ``POST /api/examples/{id}/validations/``."""
+
+    verdict = serializers.ChoiceField(choices=Validation.Verdict.values)
+    corrected_label = TextField(required=False, default="", max_length=100)
+    reason = TextField(required=False, default="")
+
+
+class ValidationResultSerializer(serializers.Serializer):
+    """A recorded verdict: ``settled`` is true when this verdict settled the example (quorum reached);
+    ``example_status`` is the example's status afterwards."""
+
+    id = serializers.IntegerField()
+    example = serializers.IntegerField()
+    verdict = serializers.CharField()
+    corrected_label = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField(allow_blank=True)
+    settled = serializers.BooleanField()
+    example_status = serializers.CharField()
