@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import io
+import zipfile
+from pathlib import Path
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
@@ -11,10 +15,25 @@ from models_registry import inference
 from models_registry.models import RegisteredModel
 from models_registry.serializers import MAX_PREDICT_INPUTS
 from models_registry.weights import count_parameters
-from tests.registry.conftest import zip_bytes, zip_dir
-from tests.tiny_models import tiny_model_dir, tiny_registered_model  # noqa: F401 - fixtures
+
+pytest_plugins = ["tests.tiny_models"]  # tiny_model_dir, tiny_registered_model
 
 MODELS = "/api/models/"
+
+
+def zip_bytes(entries: list[tuple[str, bytes]]) -> io.BytesIO:
+    """A zip in memory from (name, content) pairs, names written exactly as given."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in entries:
+            archive.writestr(name, content)
+    buffer.seek(0)
+    return buffer
+
+
+def zip_dir(directory: Path) -> io.BytesIO:
+    """The files of ``directory`` (flat) at the top of a zip."""
+    return zip_bytes([(p.name, p.read_bytes()) for p in sorted(directory.iterdir()) if p.is_file()])
 
 
 def api(user=None) -> APIClient:
