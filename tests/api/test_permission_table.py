@@ -1,0 +1,183 @@
+"""THE PERMISSION TABLE of the API (issue 5, "Permissions"): role x endpoint x method -> status.
+
+One parametrised test over ``ROWS``. Each row runs in a fresh database built by ``build_world``:
+
+* the hate-speech task (round 1 current, a stand-in target that answers by ``rule_label``), with one
+  model-fooling pending example ``{example}`` written by ``annotator``;
+* ``ctx-task``, a task with a context field (``premise``), round 1 current, two contexts;
+* ``retired``, an inactive task (404 everywhere).
+
+Roles: ``anonymous`` (no credentials), ``annotator`` (author of ``{example}``), ``validator`` and
+``outsider`` (signed in, own nothing), ``blocked`` (``is_blocked``), ``owner`` (owner of both active
+tasks, staff), ``model_owner`` (owns a registered model of hate-speech), ``superuser``.
+
+Statuses: 401 no credentials; 403 a write the caller may not make (blocked, not the author, their own
+example); 404 objects the caller may not see. To add rows (other endpoints), append tuples to ``ROWS``
+``(role, method, path, body, expected_status)``; ``path`` may use the ``{placeholders}`` of
+``build_world`` and ``body`` names an entry of ``BODIES`` (or is None).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.models import Context, Task
+from tasks.services import ensure_round, set_current_round
+from tests.annotation.fakes import make_stand_in, rule_predict
+from tests.api.conftest import client_for
+from tests.validation.conftest import make_example
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "annotator", "validator", "outsider", "blocked", "owner", "model_owner", "superuser")
+CONTRIBUTORS = ("annotator", "validator", "outsider", "owner", "model_owner", "superuser")
+
+CTX_CONFIG = {
+    "context_fields": [{"name": "premise", "type": "string"}],
+    "input_fields": [{"name": "hypothesis", "type": "string"}],
+    "target_field": {
+        "name": "label",
+        "type": "multiclass",
+        "labels": ["entailment", "neutral", "contradiction"],
+    },
+    "model_input_fields": ["premise", "hypothesis"],
+    "model_wrong_rule": {"type": "exact_match"},
+    "perf_metric": "accuracy",
+}
+
+BODIES = {
+    "example": {"statement": "I hate rainy mondays 🌧", "label": "not-hateful"},
+    "ctx_example": lambda w: {"context": w["context"], "hypothesis": "It rained.", "label": "neutral"},
+    "verdict": {"verdict": "correct"},
+    "flag": {"reason": "sent by mistake"},
+}
+
+
+def _each(roles, method, path, body, status):
+    return [(role, method, path, body, status) for role in roles]
+
+
+def _split(method, path, body, **by_role):
+    """One row per role: ``by_role`` maps role -> status; ``default`` covers the roles not named."""
+    default = by_role.pop("default")
+    return [(role, method, path, body, by_role.get(role, default)) for role in ROLES]
+
+
+EX = "/api/examples/{example}/"
+ROWS: list[tuple[str, str, str, str | None, int]] = [
+    # tasks and rounds: public reads
+    *_each(ROLES, "GET", "/api/tasks/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/retired/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/no-such-task/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/1/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/7/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/retired/rounds/", None, 404),
+    *_split("DELETE", "/api/tasks/hate-speech/", None, default=405),
+    *_split("POST", "/api/tasks/", None, default=405),
+    # contexts: contributors only
+    *_split("GET", "/api/tasks/ctx-task/contexts/next/", None, anonymous=401, blocked=403, default=200),
+    *_split("GET", "/api/tasks/hate-speech/contexts/next/", None, anonymous=401, blocked=403, default=404),
+    # examples
+    *_split("POST", "/api/tasks/hate-speech/examples/", "example", anonymous=401, blocked=403, default=201),
+    *_split("POST", "/api/tasks/ctx-task/examples/", "ctx_example", anonymous=401, blocked=403, default=201),
+    *_split("POST", "/api/tasks/retired/examples/", "example", anonymous=401, blocked=403, default=404),
+    *_split("GET", "/api/tasks/hate-speech/examples/", None, anonymous=401, default=200),
+    *_split("GET", EX, None, anonymous=401, annotator=200, owner=200, superuser=200, default=404),
+    *_split("DELETE", EX, None, anonymous=401, default=405),
+    *_split(
+        "POST", EX + "retract/", None, anonymous=401, annotator=200, owner=403, superuser=403, default=404
+    ),
+    *_split(
+        "POST", EX + "flag/", "flag", anonymous=401, annotator=200, owner=403, superuser=403, default=404
+    ),
+    *_split("GET", EX + "retract/", None, anonymous=401, default=405),
+    *_split("POST", "/api/examples/999999/retract/", None, anonymous=401, default=404),
+    # validation
+    *_split("GET", "/api/tasks/hate-speech/validations/next/", None, anonymous=401, blocked=403, default=200),
+    *_split(
+        "GET",
+        "/api/tasks/hate-speech/validations/next/?round=5",
+        None,
+        anonymous=401,
+        blocked=403,
+        default=404,
+    ),
+    *_split("POST", EX + "validations/", "verdict", anonymous=401, blocked=403, annotator=403, default=201),
+    *_split("POST", "/api/examples/999999/validations/", "verdict", anonymous=401, blocked=403, default=404),
+    *_split("GET", EX + "validations/", None, anonymous=401, blocked=403, default=405),
+]
+
+
+def build_world(django_user_model, monkeypatch) -> dict:
+    """Users of every role and the objects the rows' paths refer to; returns ``{"users": ..., ids}``."""
+    from models_registry import inference
+    from tasks.services import ensure_builtin_task
+
+    def user(name, **extra):
+        return django_user_model.objects.create_user(username=name, password="pw-for-tests-only", **extra)
+
+    users = {
+        "anonymous": None,
+        "annotator": user("annotator"),
+        "validator": user("validator"),
+        "outsider": user("outsider"),
+        "blocked": user("blocked", is_blocked=True),
+        "owner": user("owner", is_staff=True),
+        "model_owner": user("model_owner"),
+        "superuser": user("root", is_staff=True, is_superuser=True),
+    }
+    hate = ensure_builtin_task("hate-speech")
+    round_ = ensure_round(task=hate, number=1)
+    set_current_round(task=hate, round_=round_)
+    hate.owners.add(users["owner"])
+    monkeypatch.setattr(inference, "predict", rule_predict)
+    model = make_stand_in(hate, round_)
+    model.owner = users["model_owner"]
+    model.save(update_fields=["owner"])
+    example = make_example(round_, users["annotator"], model_wrong=True)
+
+    ctx = Task.objects.create(slug="ctx-task", name="Context task", config=CTX_CONFIG)
+    ctx.owners.add(users["owner"])
+    ctx_round = ensure_round(task=ctx, number=1)
+    set_current_round(task=ctx, round_=ctx_round)
+    context = Context.objects.create(task=ctx, round=ctx_round, data={"premise": "It rained all day."})
+    Context.objects.create(task=ctx, round=ctx_round, data={"premise": "The sun shone."})
+
+    retired = Task.objects.create(slug="retired", name="Retired", config=hate.config, is_active=False)
+    retired_round = ensure_round(task=retired, number=1)
+    set_current_round(task=retired, round_=retired_round)
+    return {"users": users, "example": example.pk, "context": context.pk, "model": model.pk}
+
+
+def _row_id(row) -> str:
+    role, method, path, _body, status = row
+    return f"{role}-{method}-{path}-{status}"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[_row_id(r) for r in ROWS])
+def test_permission_table(row, django_user_model, monkeypatch):
+    role, method, path, body_name, expected = row
+    world = build_world(django_user_model, monkeypatch)
+    client = client_for(world["users"][role])
+    body = BODIES[body_name] if body_name else None
+    if callable(body):
+        body = body(world)
+    url = path.format(**world)
+    response = (
+        getattr(client, method.lower())(url, body, format="json")
+        if body is not None
+        else getattr(client, method.lower())(url)
+    )
+    assert response.status_code == expected, (role, method, url, response.content[:300])
+    assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
+
+
+def test_table_covers_every_role_for_every_endpoint_built_here():
+    """Each (method, path) of the rows above is listed for all roles, so no role is forgotten."""
+    by_endpoint: dict[tuple[str, str], set[str]] = {}
+    for role, method, path, _body, _status in ROWS:
+        by_endpoint.setdefault((method, path), set()).add(role)
+    missing = {k: set(ROLES) - v for k, v in by_endpoint.items() if set(ROLES) - v}
+    assert not missing
