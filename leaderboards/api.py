@@ -1,0 +1,206 @@
+"""The leaderboard, dataset and export API (issue 5).
+
+* ``GET /api/tasks/{slug}/leaderboard/``: the page's table (``selectors.build_leaderboard``) with
+  weights given as ``metric_weights=perf:4,throughput:1`` and ``dataset_weights=12:5``; a bad query
+  answers 400 with each parameter's messages (the page instead falls back to defaults and says so).
+* ``GET /api/datasets/``, ``GET /api/datasets/{id}/``: hidden datasets only for the task's owners
+  (404 for anyone else).
+* ``GET /api/tasks/{slug}/export/?round=&format=jsonl|csv``: the task's examples, streamed
+  (``exports.iter_export``, annotators pseudonymised per round); task owners only (403 otherwise).
+"""
+
+from __future__ import annotations
+
+from django.db.models import Count, Q
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from models_registry.serializers import ModelErrorSerializer
+from tasks.models import Round, Task
+from tasks.selectors import task_by_slug
+
+from . import selectors
+from .exports import CONTENT_TYPES, ExportError, export_filename, iter_export
+from .filters import DatasetFilter
+from .forms import parse_leaderboard_query
+from .models import Dataset
+from .serializers import (
+    DatasetSerializer,
+    ExportQuerySerializer,
+    LeaderboardQuerySerializer,
+    LeaderboardSerializer,
+    without_fallback,
+)
+
+ERROR = ModelErrorSerializer
+FIELD_ERRORS = OpenApiResponse(
+    response={"type": "object", "additionalProperties": {}},
+    description="Bad input: `{parameter or field: [messages]}` (nested for list items), or `{detail}`.",
+)
+
+
+def _task(slug: str) -> Task:
+    try:
+        return task_by_slug(slug)
+    except Task.DoesNotExist:
+        raise NotFound("No such task.") from None
+
+
+def visible_datasets(user):
+    """Datasets ``user`` may see, with ``n_items``: every non-hidden one, hidden ones of tasks they own."""
+    qs = Dataset.objects.select_related("task", "round").annotate(n_items=Count("items"))
+    if user.is_authenticated and user.is_superuser:
+        return qs
+    visible = ~Q(access=Dataset.Access.HIDDEN)
+    if user.is_authenticated:
+        visible |= Q(task__in=Task.objects.filter(owners=user))
+    return qs.filter(visible)
+
+
+class DatasetListView(generics.ListAPIView):
+    """``GET /api/datasets/``: the datasets the caller may see, by task, round and name."""
+
+    serializer_class = DatasetSerializer
+    filterset_class = DatasetFilter
+    permission_classes = [AllowAny]
+
+    def get_queryset(self):
+        return visible_datasets(self.request.user).order_by("task__slug", "round__number", "name", "id")
+
+    @extend_schema(summary="List datasets")
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class DatasetDetailView(generics.RetrieveAPIView):
+    """``GET /api/datasets/{id}/``: one dataset (404 for a hidden one unless the caller owns the task)."""
+
+    serializer_class = DatasetSerializer
+    permission_classes = [AllowAny]
+
+    def get_queryset(self):
+        return visible_datasets(self.request.user)
+
+    @extend_schema(summary="Read a dataset", responses={200: DatasetSerializer, 404: ERROR})
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+def leaderboard_params(task: Task, query) -> selectors.LeaderboardParams:
+    """The page's ``LeaderboardParams`` from the API's query (``LeaderboardQuerySerializer``).
+
+    The query is rewritten into the page's names (``w_<metric>``, ``d_<id>``) and read by the page's
+    parser in stages (round, metric weights, dataset weights, sort), so that each message the parser
+    gives is reported under the parameter that caused it.
+
+    Raises:
+        ValidationError: 400 with ``{parameter: [messages]}``.
+    """
+    ids = [d.pk for d in selectors.scoring_datasets(task)]
+    form = LeaderboardQuerySerializer(data=query, context={"task": task, "scoring_dataset_ids": ids})
+    form.is_valid(raise_exception=True)
+    data = form.validated_data
+    stages = [
+        ("round", {"round": data.get("round", "")}),
+        ("metric_weights", {f"w_{k}": v for k, v in (data.get("metric_weights") or {}).items()}),
+        ("dataset_weights", {f"d_{k}": v for k, v in (data.get("dataset_weights") or {}).items()}),
+        ("sort", {"sort": data.get("sort", ""), "dir": data.get("dir", "")}),
+    ]
+    page_query: dict[str, str] = {}
+    errors: dict[str, list[str]] = {}
+    seen = 0
+    params = None
+    for name, part in stages:
+        page_query.update(part)
+        params, _ = parse_leaderboard_query(
+            page_query, task=task, default_metric_weights=selectors.default_metric_weights(task)
+        )
+        # The parser reads round, metric weights, dataset weights, then sort, appending its messages
+        # in that order, so the new messages of this stage are this parameter's.
+        if len(params.messages) > seen:
+            errors[name] = [without_fallback(m) for m in params.messages[seen:]]
+            seen = len(params.messages)
+    if errors:
+        raise ValidationError(errors)
+    return params
+
+
+class LeaderboardView(APIView):
+    """``GET /api/tasks/{slug}/leaderboard/``: the task's leaderboard with the weights asked for."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        summary="Read a task's leaderboard",
+        description=(
+            "The same table as the leaderboard page: a row per ready model the caller may see, with "
+            "its per-metric values (weighted over the scoring datasets), per-dataset perf, Dynascore "
+            "(Ma et al. 2021), rank and completeness; the AMRS of each metric and the metrics left out "
+            "of the Dynascore. Metrics and datasets not named in the weights keep their defaults."
+        ),
+        parameters=[LeaderboardQuerySerializer],
+        responses={200: LeaderboardSerializer, 400: FIELD_ERRORS, 404: ERROR},
+    )
+    def get(self, request, slug: str):
+        task = _task(slug)
+        params = leaderboard_params(task, request.query_params)
+        table = selectors.build_leaderboard(task, request.user, params)
+        table.pop("fork", None)
+        return Response(table)
+
+
+class ExportView(APIView):
+    """``GET /api/tasks/{slug}/export/``: the task's (or one round's) examples, streamed; owners only."""
+
+    permission_classes = [IsAuthenticated]
+
+    def perform_content_negotiation(self, request, force=False):
+        # ``format`` is this endpoint's own parameter (jsonl or csv), not DRF's renderer override;
+        # errors are JSON and the export itself is a StreamingHttpResponse that skips rendering.
+        renderer = JSONRenderer()
+        return renderer, renderer.media_type
+
+    @extend_schema(
+        summary="Export a task's examples",
+        description=(
+            "JSONL (one record per line) or CSV, format 1.0 (`docs/export-format.md`), streamed. "
+            "Annotator and validator ids are pseudonyms, stable within a round. The task's owners only."
+        ),
+        parameters=[ExportQuerySerializer],
+        responses={
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "text/csv"): OpenApiTypes.STR,
+            (400, "application/json"): FIELD_ERRORS,
+            (401, "application/json"): ERROR,
+            (403, "application/json"): ERROR,
+            (404, "application/json"): ERROR,
+        },
+    )
+    def get(self, request, slug: str):
+        task = _task(slug)
+        if not task.is_owner(request.user):
+            raise PermissionDenied("Only the task's owners may export its examples.")
+        form = ExportQuerySerializer(data=request.query_params)
+        form.is_valid(raise_exception=True)
+        fmt = form.validated_data["format"]
+        rounds = None
+        if "round" in form.validated_data:
+            number = form.validated_data["round"]
+            round_ = Round.objects.filter(task=task, number=number).first()
+            if round_ is None:
+                raise ValidationError({"round": [f"{task.slug} has no round {number}."]})
+            rounds = [round_]
+        try:
+            pieces = iter_export(task, rounds, fmt=fmt)
+        except ExportError as exc:
+            raise ValidationError({"format": [str(exc)]}) from None
+        response = StreamingHttpResponse(pieces, content_type=CONTENT_TYPES[fmt])
+        response["Content-Disposition"] = f'attachment; filename="{export_filename(task, rounds, fmt)}"'
+        return response
