@@ -7,6 +7,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("api/", include("dynabench.api.urls")),
+    path("", include("accounts.urls")),
     path("", include("tasks.urls")),
     path("", include("annotation.urls")),
     path("", include("validation.urls")),

@@ -1,0 +1,33 @@
+"""The signed-in user's profile page: who they are and their API token."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import redirect, render
+from rest_framework.authtoken.models import Token
+
+from . import services
+
+
+@login_required
+def me(request):
+    """Show the profile and the API token; POST ``action=create`` makes one, ``action=regenerate`` replaces it.
+
+    The token is only ever shown to its owner, on this page (POST/redirect/GET after a change).
+    """
+    if request.method == "POST":
+        action = request.POST.get("action")
+        if action in ("create", "regenerate"):
+            services.api_token_for(request.user, regenerate=action == "regenerate")
+            messages.success(
+                request,
+                "A new API token was made; the old one no longer works."
+                if action == "regenerate"
+                else "API token created.",
+            )
+        else:
+            messages.error(request, "Unknown action.")
+        return redirect("accounts:me")
+    token = Token.objects.filter(user=request.user).first()
+    return render(request, "accounts/me.html", {"token": token})
