@@ -3,7 +3,8 @@
 CONTRACT (other apps rely on exactly this; the implementation may change underneath):
 
     get_classifier(path) -> Classifier
-        Loads a ``save_pretrained`` directory (safetensors) once per process and path; thread-safe.
+        Loads a ``save_pretrained`` directory (safetensors) once per process and path, and again
+        whenever its files change on disk (see "Cache" below); thread-safe.
     Classifier.labels -> list[str]
     Classifier.predict_batch(texts: list[str] | list[tuple[str, str]], batch_size=32) -> list[dict]
         Each dict: {"label": str, "probabilities": {label: float}} (probabilities sum to 1).
@@ -14,8 +15,14 @@ CONTRACT (other apps rely on exactly this; the implementation may change underne
         An endpoint model (``source == "endpoint"``) is called over HTTP (``endpoints.py``) instead of
         loading weights; its answers are checked to the same shape.
 
-Also ``clear_cache(path=None)`` forgets cached classifiers (all, or one directory), for tests and for
-a model retrained into the same directory.
+Cache: one classifier per directory and process, kept with the identity of the files it was loaded
+from (``files_identity``: device, inode, size and ``mtime_ns`` of the directory, ``config.json``, the
+weight files and the tokenizer files). Each ``get_classifier`` call compares that identity with the
+files' current one (a few ``stat`` calls, microseconds) and reloads when they differ. So a model
+retrained into the same directory (``train_target_for_rounds(..., replace=True)`` swaps a new
+directory into place) is picked up by every process: the web server and the job cluster, not only the
+process that trained it. ``clear_cache(path=None)`` still forgets cached classifiers (all, or one
+directory), for tests.
 
 torch and transformers are imported lazily, on the first load, so importing this module is cheap.
 """
@@ -42,7 +49,20 @@ class InferenceError(Exception):
 
 Text = str | tuple[str, str]
 
-_cache: dict[str, Classifier] = {}
+#: Files whose change means "load again": config (labels, preprocessing), weights, tokenizer.
+IDENTITY_FILES = (
+    "config.json",
+    *WEIGHT_FILES,
+    *PICKLE_WEIGHT_FILES,
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+)
+
+FileIdentity = tuple[tuple[str, int, int, int, int], ...]
+
+# key -> (identity of the files when loaded, classifier)
+_cache: dict[str, tuple[FileIdentity, Classifier]] = {}
 _cache_lock = threading.Lock()
 # One lock per path so that two different models can load at the same time, while concurrent first
 # calls for the same path wait for the one load instead of loading twice.
@@ -51,6 +71,26 @@ _path_locks: dict[str, threading.Lock] = {}
 
 def _key(path: str | Path) -> str:
     return str(Path(path).expanduser().resolve())
+
+
+def files_identity(path: str | Path) -> FileIdentity:
+    """What identifies a model directory's current contents: for the directory itself and each of
+    ``IDENTITY_FILES`` that exists, ``(name, st_dev, st_ino, st_size, st_mtime_ns)``.
+
+    A rewritten file changes its size or ``mtime_ns``; a directory or file replaced by a rename
+    changes its inode. An empty tuple when the directory does not exist.
+    """
+    directory = Path(path)
+    identity = []
+    for name, target in [(".", directory)] + [(n, directory / n) for n in IDENTITY_FILES]:
+        try:
+            st = target.stat()
+        except OSError:
+            if name == ".":
+                return ()
+            continue
+        identity.append((name, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(identity)
 
 
 def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> Path:
@@ -195,7 +235,8 @@ class Classifier:
 
 
 def get_classifier(path: str | Path, *, allow_pickle: bool = False) -> Classifier:
-    """The process-wide classifier for a ``save_pretrained`` directory, loading it on first use.
+    """The process-wide classifier for a ``save_pretrained`` directory, loading it on first use and
+    again whenever the directory's files changed since (``files_identity``; module docstring, "Cache").
 
     Thread-safe: concurrent first calls for one path load it once and all get the same instance.
 
@@ -204,17 +245,22 @@ def get_classifier(path: str | Path, *, allow_pickle: bool = False) -> Classifie
             fixed directory is picked up on the next call).
     """
     key = _key(path)
-    classifier = _cache.get(key)
-    if classifier is not None:
-        return classifier
+    identity = files_identity(key)
+    cached = _cache.get(key)
+    if cached is not None and cached[0] == identity:
+        return cached[1]
     with _cache_lock:
         path_lock = _path_locks.setdefault(key, threading.Lock())
     with path_lock:
-        classifier = _cache.get(key)
-        if classifier is None:
-            classifier = Classifier(key, allow_pickle=allow_pickle)
-            with _cache_lock:
-                _cache[key] = classifier
+        # Looked up again under the lock: another thread may have loaded these very files meanwhile.
+        identity = files_identity(key)
+        cached = _cache.get(key)
+        if cached is not None and cached[0] == identity:
+            return cached[1]
+        # The identity is taken before loading: files changed during the load are loaded again next time.
+        classifier = Classifier(key, allow_pickle=allow_pickle)
+        with _cache_lock:
+            _cache[key] = (identity, classifier)
     return classifier
 
 
