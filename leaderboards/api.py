@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -72,7 +72,9 @@ class DatasetListView(generics.ListAPIView):
     permission_classes = [AllowAny]
 
     def get_queryset(self):
-        return visible_datasets(self.request.user).order_by("task__slug", "round__number", "name", "id")
+        # Round datasets by round, then static sets (no round), on every database.
+        by_round = F("round__number").asc(nulls_last=True)
+        return visible_datasets(self.request.user).order_by("task__slug", by_round, "name", "id")
 
     @extend_schema(summary="List datasets")
     def get(self, request, *args, **kwargs):
