@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import pytest
 
+from leaderboards.models import Dataset
+from models_registry.models import RegisteredModel
 from tasks.models import Context, Task
 from tasks.services import ensure_round, set_current_round
 from tests.annotation.fakes import make_stand_in, rule_predict
@@ -50,6 +52,7 @@ BODIES = {
     "ctx_example": lambda w: {"context": w["context"], "hypothesis": "It rained.", "label": "neutral"},
     "verdict": {"verdict": "correct"},
     "flag": {"reason": "sent by mistake"},
+    "predict": {"inputs": [{"statement": "I hate rainy mondays"}]},
 }
 
 
@@ -107,6 +110,35 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     *_split("POST", EX + "validations/", "verdict", anonymous=401, blocked=403, annotator=403, default=201),
     *_split("POST", "/api/examples/999999/validations/", "verdict", anonymous=401, blocked=403, default=404),
     *_split("GET", EX + "validations/", None, anonymous=401, blocked=403, default=405),
+    # models (H4): published cards public; an unpublished one for its owner, task owners, superusers
+    *_each(ROLES, "GET", "/api/models/", None, 200),
+    *_each(ROLES, "GET", "/api/models/{model}/", None, 200),
+    *_split("GET", "/api/models/{draft}/", None, model_owner=200, owner=200, superuser=200, default=404),
+    *_split("GET", "/api/models/999999/", None, default=404),
+    *_split("POST", "/api/models/", None, anonymous=401, blocked=403, default=400),  # empty upload form
+    *_split("DELETE", "/api/models/{model}/", None, anonymous=401, default=405),
+    *_split("POST", "/api/models/{model}/predict/", "predict", anonymous=401, default=200),
+    *_split(
+        "POST",
+        "/api/models/{draft}/predict/",
+        "predict",
+        anonymous=401,
+        model_owner=200,
+        owner=200,
+        superuser=200,
+        default=404,
+    ),
+    # leaderboard, datasets, export (H4)
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/leaderboard/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/leaderboard/?metric_weights=perf:x", None, 400),
+    *_each(ROLES, "GET", "/api/tasks/retired/leaderboard/", None, 404),
+    *_each(ROLES, "GET", "/api/datasets/", None, 200),
+    *_each(ROLES, "GET", "/api/datasets/{scoring_dataset}/", None, 200),
+    *_split("GET", "/api/datasets/{hidden_dataset}/", None, owner=200, superuser=200, default=404),
+    *_split(
+        "GET", "/api/tasks/hate-speech/export/", None, anonymous=401, owner=200, superuser=200, default=403
+    ),
+    *_split("GET", "/api/tasks/retired/export/", None, anonymous=401, default=404),
 ]
 
 
@@ -145,10 +177,28 @@ def build_world(django_user_model, monkeypatch) -> dict:
     context = Context.objects.create(task=ctx, round=ctx_round, data={"premise": "It rained all day."})
     Context.objects.create(task=ctx, round=ctx_round, data={"premise": "The sun shone."})
 
+    draft = RegisteredModel.objects.create(
+        task=hate, name="draft", owner=users["model_owner"], status="ready", is_published=False
+    )
+    scoring = Dataset.objects.create(
+        task=hate, slug="r1-test", name="R1 test", kind="round", access="scoring"
+    )
+    hidden = Dataset.objects.create(
+        task=hate, slug="r1-train", name="R1 train", kind="round", access="hidden"
+    )
+
     retired = Task.objects.create(slug="retired", name="Retired", config=hate.config, is_active=False)
     retired_round = ensure_round(task=retired, number=1)
     set_current_round(task=retired, round_=retired_round)
-    return {"users": users, "example": example.pk, "context": context.pk, "model": model.pk}
+    return {
+        "users": users,
+        "example": example.pk,
+        "context": context.pk,
+        "model": model.pk,
+        "draft": draft.pk,
+        "scoring_dataset": scoring.pk,
+        "hidden_dataset": hidden.pk,
+    }
 
 
 def _row_id(row) -> str:
@@ -171,7 +221,8 @@ def test_permission_table(row, django_user_model, monkeypatch):
         else getattr(client, method.lower())(url)
     )
     assert response.status_code == expected, (role, method, url, response.content[:300])
-    assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
+    if not getattr(response, "streaming", False):  # the export streams JSONL; everything else is JSON
+        assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
 
 
 def test_table_covers_every_role_for_every_endpoint_built_here():
