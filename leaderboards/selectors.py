@@ -34,6 +34,21 @@ METRIC_LABELS = {
 }
 
 
+#: Metrics that cannot be measured for a kind of model (``RegisteredModel.source``), with the reason
+#: shown in its row. A remote endpoint's memory lives on a machine we cannot see: the evaluation stores
+#: ``memory = None`` for it, and no value is invented. Following DOMAIN.md ("a model missing a score is
+#: shown as incomplete, never silently dropped"; dynascore.py "Missing scores"), such a model has no
+#: Dynascore while memory counts (weight > 0 and AMRS defined); with the memory weight at 0 it has one.
+NOT_MEASURABLE = {
+    RegisteredModel.Source.ENDPOINT: {"memory": "memory not measurable for remote endpoints"},
+}
+
+
+def not_measurable(model: RegisteredModel) -> dict[str, str]:
+    """Metric -> why it cannot be measured for ``model`` (empty for models whose weights run here)."""
+    return NOT_MEASURABLE.get(model.source, {})
+
+
 @dataclass
 class LeaderboardParams:
     """What the viewer asked for, already validated (``leaderboards.forms.parse_leaderboard_query``).
@@ -176,7 +191,8 @@ def build_leaderboard(
     Returns a JSON-ready dict: ``metrics`` (names and labels), ``datasets`` (id, name, round, weight,
     normalised weight), ``rows`` (one per visible ready model, sorted as asked: name, model_id, url,
     dynascore, rank, complete, missing, per-metric aggregated value in the metric's unit ``metrics``,
-    x' ``x``, per-dataset perf ``datasets`` and Score status ``statuses``), ``amrs``, ``left_out``,
+    x' ``x``, per-dataset perf ``datasets``, Score status ``statuses``, ``not_measurable`` (metric ->
+    reason, ``NOT_MEASURABLE``) and ``notes`` (sentences shown under the model's name)), ``amrs``, ``left_out``,
     ``metric_weights`` (as given and normalised), ``sort``, ``dir``, ``round``, ``memory_ceiling``.
     A model with no score at all is still a row (incomplete, no Dynascore). With no scoring dataset
     the rows carry no figures and ``error`` says why.
@@ -250,6 +266,10 @@ def build_leaderboard(
     for m in models:
         r = by_key.get(m.pk)
         per_dataset = {str(d.pk): (values[m.pk].get(d.pk) or {}).get(PERF) for d in datasets}
+        unmeasurable = not_measurable(m)
+        # A metric that cannot be measured is not a missing score: the row says why instead.
+        missing = [(d, j) for d, j in r.missing if j not in unmeasurable] if r else []
+        notes = _not_measurable_notes(unmeasurable, r, table) if r else []
         rows.append(
             {
                 "model_id": m.pk,
@@ -260,8 +280,10 @@ def build_leaderboard(
                 "url": reverse("leaderboards:model", args=[m.pk]),
                 "dynascore": r.dynascore if r else None,
                 "rank": r.rank if r else None,
-                "complete": r.complete if r else False,
-                "missing": sorted({names.get(d, str(d)) for d, _ in r.missing}) if r else [],
+                "complete": not missing if r else False,
+                "missing": sorted({names.get(d, str(d)) for d, _ in missing}),
+                "not_measurable": unmeasurable,
+                "notes": notes,
                 "metrics": r.raw if r else {j: None for j in metrics},
                 "x": r.x if r else {j: None for j in metrics},
                 "datasets": per_dataset,
@@ -270,6 +292,23 @@ def build_leaderboard(
         )
     table["rows"] = sort_rows(rows, params.sort, params.direction)
     return table
+
+
+def _not_measurable_notes(unmeasurable: dict[str, str], result, table: dict) -> list[str]:
+    """One sentence per metric the model cannot have, saying what it does to its Dynascore."""
+    notes = []
+    for metric, reason in unmeasurable.items():
+        if result.x.get(metric) is not None:
+            continue  # measured after all (e.g. a figure stored by hand): nothing to explain
+        counts = table["metric_weights"].get(metric, 0) > 0 and metric not in table["left_out"]
+        if counts and result.dynascore is None:
+            notes.append(
+                f"{reason.capitalize()}: no Dynascore while {metric} counts; set the {metric} weight "
+                "to 0 to rank it."
+            )
+        else:
+            notes.append(f"{reason.capitalize()}; {metric} does not count in this view's Dynascore.")
+    return notes
 
 
 def sort_rows(rows: list[dict], column: str, direction: str) -> list[dict]:

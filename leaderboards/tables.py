@@ -76,10 +76,15 @@ def present(table: dict, base_url: str | None = None) -> dict:
         cells = [
             {"text": "–" if row["dynascore"] is None else f"{row['dynascore']:.4f}", "css": "num"},
         ]
-        cells += [
-            {"text": format_metric(m["name"], row["metrics"].get(m["name"])), "css": "num"}
-            for m in table["metrics"]
-        ]
+        unmeasurable = row.get("not_measurable") or {}
+        for m in table["metrics"]:
+            value = row["metrics"].get(m["name"])
+            if value is None and m["name"] in unmeasurable:
+                cells.append(
+                    {"text": "not measurable", "css": "num missing", "title": unmeasurable[m["name"]]}
+                )
+            else:
+                cells.append({"text": format_metric(m["name"], value), "css": "num"})
         for d in table["datasets"]:
             value = row["datasets"].get(str(d["id"]))
             status = row.get("statuses", {}).get(str(d["id"]))
