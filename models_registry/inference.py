@@ -15,6 +15,12 @@ CONTRACT (other apps rely on exactly this; the implementation may change underne
         An endpoint model (``source == "endpoint"``) is called over HTTP (``endpoints.py``) instead of
         loading weights; its answers are checked to the same shape.
 
+Span (extractive QA) models: a directory whose config names a ``*ForQuestionAnswering`` architecture
+loads as a ``qa_inference.SpanPredictor`` instead (same cache). Its ``labels`` is empty and
+``predict_batch`` takes ``(passage, question)`` pairs and returns
+``{"answer": str, "answer_start": int (code points into the passage), "score": float}`` per pair;
+``predict`` returns the same for a span task.
+
 Cache: one classifier per directory and process, kept with the identity of the files it was loaded
 from (``files_identity``: device, inode, size and ``mtime_ns`` of the directory, ``config.json``, the
 weight files and the tokenizer files). Each ``get_classifier`` call compares that identity with the
@@ -234,6 +240,17 @@ class Classifier:
         return out  # type: ignore[return-value]
 
 
+def _load(path: str, allow_pickle: bool):
+    """A ``Classifier``, or a ``qa_inference.SpanPredictor`` for a ``*ForQuestionAnswering`` directory."""
+    from .qa_modeling import is_qa_model_dir
+
+    if is_qa_model_dir(path):
+        from .qa_inference import SpanPredictor
+
+        return SpanPredictor(path, allow_pickle=allow_pickle)
+    return Classifier(path, allow_pickle=allow_pickle)
+
+
 def get_classifier(path: str | Path, *, allow_pickle: bool = False) -> Classifier:
     """The process-wide classifier for a ``save_pretrained`` directory, loading it on first use and
     again whenever the directory's files changed since (``files_identity``; module docstring, "Cache").
@@ -258,7 +275,7 @@ def get_classifier(path: str | Path, *, allow_pickle: bool = False) -> Classifie
         if cached is not None and cached[0] == identity:
             return cached[1]
         # The identity is taken before loading: files changed during the load are loaded again next time.
-        classifier = Classifier(key, allow_pickle=allow_pickle)
+        classifier = _load(key, allow_pickle)
         with _cache_lock:
             _cache[key] = (identity, classifier)
     return classifier

@@ -232,3 +232,43 @@ HATE_SPEECH_CONFIG: dict[str, Any] = {
     "licence": "CC BY 4.0 (HatemojiBuild, HateCheck, HatemojiCheck)",
     "limits": {"max_input_length": DEFAULT_MAX_INPUT_LENGTH},
 }
+
+
+QA_CONFIG: dict[str, Any] = {
+    # Extractive QA on SQuAD passages (Rajpurkar et al. 2016; Dynabench QA, Kiela et al. 2021): the
+    # annotator reads a passage, asks a question and selects its answer in the passage. The answer is
+    # stored with its code-point offset (tasks/spans.py); the model reads (passage, question), the
+    # annotator's text last as for NLI, and answers with a span of the passage.
+    "context_fields": [
+        {"name": "title", "type": "string", "label": "Article", "optional": True, "max_length": 300},
+        {"name": "context", "type": "string", "label": "Passage"},
+    ],
+    "input_fields": [
+        {
+            "name": "question",
+            "type": "string",
+            "label": "Question",
+            "placeholder": "Ask a question about the passage that the model answers wrongly.",
+            "max_length": 1000,
+        }
+    ],
+    "target_field": {
+        "name": "answer",
+        "type": "context_span",
+        "context_field": "context",
+        "label": "Answer",
+        "help": "Select the answer in the passage with the mouse, or type it exactly as it appears there.",
+    },
+    "model_input_fields": ["context", "question"],
+    # Fooled when the SQuAD word-overlap F1 of the model's answer against the annotator's is below 0.4.
+    "model_wrong_rule": {"type": "string_f1", "threshold": 0.4},
+    "ensemble_rule": "any",
+    "perf_metric": "squad_f1",
+    # Robustness only: the perturbations rewrite the question, and a fairness swap (he -> she) can
+    # change a question's true answer in the unchanged passage, so it would not measure consistency.
+    "delta_metrics": ["robustness"],
+    "default_metric_weights": {"perf": 4, "throughput": 1, "memory": 1, "robustness": 1},
+    "memory_ceiling_gib": 16,
+    "licence": "CC BY-SA 4.0 (SQuAD v1.1, Rajpurkar et al. 2016; share-alike)",
+    "limits": {"max_input_length": 1000},
+}

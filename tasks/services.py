@@ -9,7 +9,7 @@ from typing import IO
 from django.db import transaction
 from django.utils import timezone
 
-from .config import HATE_SPEECH_CONFIG, TaskConfig, validate_config
+from .config import HATE_SPEECH_CONFIG, QA_CONFIG, TaskConfig, validate_config
 
 # ContextFileError is re-exported: callers of load_contexts / start_next_round catch it from here.
 from .context_files import ContextFileError as ContextFileError
@@ -25,6 +25,16 @@ BUILTIN_TASKS: dict[str, dict] = {
             "then choose the label you intend. A statement is hateful when it expresses hatred towards a "
             "group, or a person for being part of that group, including with emoji. Use your own words; "
             "do not copy existing posts."
+        ),
+    },
+    "qa": {
+        "name": "Question answering",
+        "config": QA_CONFIG,
+        "instructions": (
+            "Read the passage, then ask a question about it whose answer is a span of the passage, and "
+            "select that answer in the passage with the mouse (or type it exactly as it appears). Aim for "
+            "a question a careful reader answers easily but the model gets wrong. The passages come from "
+            "SQuAD (Wikipedia), licensed CC BY-SA 4.0: what is collected here is shared alike."
         ),
     },
 }
