@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from models_registry import inference
-from tasks import rules
+from tasks import rules, spans
 from tasks.config import TaskConfig
 from tasks.models import Context, Round, Task
 
@@ -180,28 +180,28 @@ def clean_inputs(
 
 
 def _clean_span(target, spec: dict, context: Context | None, errors: dict) -> object:
-    """A span target is ``{"answer": str, "answer_start": int}`` that must occur at that offset."""
+    """A span target ``{"answer": str, "answer_start": int | None}`` resolved against the context's
+    stored (already normalised) passage by ``tasks.spans.resolve_answer``: with an offset the answer must
+    be there (code points), without one the first occurrence is taken; an answer not in the passage, or
+    one that cuts a character in two, is an error on the target field. A bare string is an answer
+    without offset. Returns ``{"answer", "answer_start"}``.
+    """
     name = spec["name"]
     if context is None:
         errors.setdefault("context", []).append("A span answer needs a context.")
         return target
+    if isinstance(target, str):
+        target = {"answer": target}
     if not isinstance(target, dict) or not isinstance(target.get("answer"), str):
         errors.setdefault(name, []).append("Select the answer in the passage.")
         return target
-    answer = normalise_text(target["answer"])
-    start = target.get("answer_start")
-    text = normalise_text(str(context.data.get(spec["context_field"], "")))
-    if (
-        not answer.strip()
-        or not isinstance(start, int)
-        or start < 0
-        or text[start : start + len(answer)] != answer
-    ):
-        errors.setdefault(name, []).append(
-            "The answer must be a non-empty span of the passage at its offset."
-        )
+    passage = str(context.data.get(spec["context_field"], ""))
+    try:
+        span = spans.resolve_answer(passage, target["answer"], target.get("answer_start"))
+    except spans.SpanError as exc:
+        errors.setdefault(name, []).append(str(exc))
         return target
-    return {"answer": answer, "answer_start": start}
+    return span.as_target()
 
 
 @dataclass
@@ -223,17 +223,38 @@ def _run_model(model, model_input: dict) -> _Outcome:
     started = time.perf_counter()
     try:
         outputs = inference.predict(model, [model_input])
-        if len(outputs) != 1 or not isinstance(outputs[0], dict) or "label" not in outputs[0]:
-            raise inference.InferenceError(f"expected one output with a label, got {outputs!r:.200}")
-        output = {
-            "label": str(outputs[0]["label"]),
-            "probabilities": dict(outputs[0].get("probabilities", {})),
-        }
+        if len(outputs) != 1 or not isinstance(outputs[0], dict):
+            raise inference.InferenceError(f"expected one output, got {outputs!r:.200}")
+        output = _clean_output(outputs[0])
         return _Outcome(model, output=output, latency_ms=(time.perf_counter() - started) * 1000)
     except Exception as exc:  # noqa: BLE001 - a crashing model must never lose the annotator's example
         logger.warning("target model %s failed on an example: %s", model.pk, exc, exc_info=True)
         message = f"{type(exc).__name__}: {exc}"[:2000]
         return _Outcome(model, error=message, latency_ms=(time.perf_counter() - started) * 1000)
+
+
+def _clean_output(raw: dict) -> dict:
+    """A model's output as stored: ``{"label", "probabilities"}``, or for a span (QA) model
+    ``{"answer", "answer_start", "score"}`` (the answer's code-point offset into the passage).
+
+    Raises:
+        InferenceError: for an output with neither a label nor a span answer.
+    """
+    if isinstance(raw.get("answer"), str) and isinstance(raw.get("answer_start"), int):
+        return {
+            "answer": raw["answer"],
+            "answer_start": raw["answer_start"],
+            "score": float(raw.get("score", 0.0)),
+        }
+    if "label" not in raw:
+        raise inference.InferenceError(f"expected an output with a label or an answer, got {raw!r:.200}")
+    return {"label": str(raw["label"]), "probabilities": dict(raw.get("probabilities", {}))}
+
+
+def _prediction_label(output: dict) -> str:
+    """What ``Prediction.label`` (100 characters) keeps: the label, or the start of a span answer."""
+    label = output.get("label", output.get("answer", ""))
+    return str(label)[: Prediction._meta.get_field("label").max_length]
 
 
 def _model_input(example_inputs: dict, context: Context | None) -> dict:
@@ -372,7 +393,7 @@ def create_example(
                         example=example,
                         model=o.model,
                         status=Prediction.Status.OK if o.ok else Prediction.Status.FAILED,
-                        label=o.output.get("label", ""),
+                        label=_prediction_label(o.output),
                         output=o.output,
                         model_wrong=_verdict(cfg, target, o.output) if o.ok else None,
                         error=o.error,
@@ -518,7 +539,7 @@ def _store_retry(example: Example, outcomes: dict[int, _Outcome]) -> str:
             continue
         if outcome.ok:
             p.status = Prediction.Status.OK
-            p.label = outcome.output["label"]
+            p.label = _prediction_label(outcome.output)
             p.output = outcome.output
             p.model_wrong = _verdict(cfg, locked.target, outcome.output)
             p.error = ""

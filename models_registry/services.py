@@ -77,6 +77,17 @@ def _check_model(task: Task, path: str, allow_pickle: bool) -> tuple[dict, int |
         [output] = classifier.predict_batch(texts)
     except InferenceError as exc:
         return facts, parameters, f"probe input failed: {exc}"
+    if task.cfg.target_field["type"] == "context_span":
+        # A span task needs a span (QA) model: its answer must lie in the probe passage at its offset.
+        passage = texts[0][0] if isinstance(texts[0], tuple) else texts[0]
+        answer, start = output.get("answer"), output.get("answer_start")
+        if not isinstance(answer, str) or not isinstance(start, int):
+            return facts, parameters, f"this task needs a question-answering (span) model; got {output}"
+        if passage[start : start + len(answer)] != answer:
+            return facts, parameters, f"probe input gave an answer that is not at its offset: {output}"
+        return facts, parameters, ""
+    if "label" not in output:
+        return facts, parameters, "this task needs a classifier; the model answers with spans"
     total = sum(output["probabilities"].values())
     if output["label"] not in task_labels or abs(total - 1.0) > 1e-3:
         return facts, parameters, f"probe input gave an invalid output: {output}"
