@@ -10,5 +10,6 @@ urlpatterns = [
     path("examples/<int:pk>/explain/", views.explain, name="explain"),
     path("examples/<int:pk>/retract/", views.retract, name="retract"),
     path("examples/<int:pk>/flag/", views.flag, name="flag"),
+    path("examples/<int:pk>/model-wrong/", views.model_wrong_verdict, name="model_wrong_verdict"),
     path("me/examples/", views.my_examples, name="my_examples"),
 ]

@@ -16,6 +16,7 @@ from tasks.models import Task
 from . import selectors, services
 from .forms import ExampleForm, ExplanationForm, FlagForm
 from .models import Prediction
+from .services_ask_user import awaits_user_verdict, record_user_verdict
 
 
 def _task_or_404(slug: str) -> Task:
@@ -121,6 +122,8 @@ def _render_outcome(request, example, *, explanation_form=None, flag_form=None):
             "explanation_form": explanation_form
             or ExplanationForm(initial={"explanation": example.explanation}),
             "flag_form": flag_form or FlagForm(),
+            "asks_user": example.annotator_id == request.user.pk and awaits_user_verdict(example),
+            "ask_user_rule": task.cfg.model_wrong_rule == "ask_user",
         },
     )
 
@@ -191,6 +194,25 @@ def flag(request, pk: int):
             return redirect("annotation:outcome", pk=example.pk)
     example.refresh_from_db()
     return _render_outcome(request, example, flag_form=form)
+
+
+@login_required
+@require_POST
+def model_wrong_verdict(request, pk: int):
+    """``ask_user`` tasks: the author says whether the model got the example wrong (``wrong=yes|no``)."""
+    example = _own_example(request, pk)
+    answer = request.POST.get("wrong", "")
+    if answer not in ("yes", "no"):
+        messages.error(request, "Answer yes (the model was wrong) or no (the model was right).")
+    else:
+        try:
+            record_user_verdict(example=example, user=request.user, model_wrong=answer == "yes")
+        except services.ExampleError as exc:
+            for message in exc.errors.get(services.NON_FIELD, []) or [str(exc)]:
+                messages.error(request, message)
+        else:
+            messages.success(request, "Thank you: your answer is saved.")
+    return redirect("annotation:outcome", pk=example.pk)
 
 
 MY_EXAMPLES_PER_PAGE = 50

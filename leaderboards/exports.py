@@ -26,7 +26,7 @@ from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
 from validation.models import Validation
 
-FORMAT_VERSION = "1.0"
+FORMAT_VERSION = "1.1"
 FORMATS = ("jsonl", "csv")
 CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
 DEFAULT_CHUNK_SIZE = 500  # examples per query; the working set of one chunk is ~10 MiB
@@ -38,6 +38,7 @@ PSEUDONYM_HEX_LENGTH = 16
 RECORD_KEYS = (
     "format_version",
     "task",
+    "licence",
     "example_id",
     "round",
     "external_id",
@@ -130,19 +131,20 @@ def _text(value: Any) -> str:
 
 
 class _Exporter:
-    """Turns examples of one task into format-1.0 records (dicts with a fixed set of keys and types)."""
+    """Turns examples of one task into format-1.1 records (dicts with a fixed set of keys and types)."""
 
     def __init__(self, task: Task, key: str | bytes | None = None):
         self.task = task
         cfg = task.cfg
         self.context_fields = [f["name"] for f in cfg.context_fields]
         self.input_fields = [f["name"] for f in cfg.input_fields]
+        self.licence = cfg.licence
         self.key = settings.DYNABENCH_EXPORT_KEY if key is None else key
         # The task's models are few; one query instead of a join per prediction.
         self.model_names = dict(RegisteredModel.objects.filter(task=task).values_list("id", "name"))
 
     def record(self, example: Example) -> dict[str, Any]:
-        """The format-1.0 record of one example. Every key has one type in every row (no nulls except
+        """The format-1.1 record of one example. Every key has one type in every row (no nulls except
         ``context`` for a task without context fields, where it is null in every row): nested lists are
         JSON strings, so ``datasets`` never meets a column that is null in its first block."""
         round_ = example.round
@@ -175,6 +177,8 @@ class _Exporter:
         return {
             "format_version": FORMAT_VERSION,
             "task": self.task.slug,
+            # The data's licence travels with every row (ANLI is CC BY-NC 4.0: non-commercial only).
+            "licence": self.licence,
             "example_id": example.pk,
             "round": round_.number,
             "external_id": example.external_id,
@@ -252,7 +256,7 @@ def iter_records(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     key: str | bytes | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield one format-1.0 record (a dict, see docs/export-format.md) per example, in round and id order."""
+    """Yield one format-1.1 record (a dict, see docs/export-format.md) per example, in round and id order."""
     exporter = _Exporter(task, key)
     for example in _iterate(examples_for_export(task, rounds), chunk_size):
         yield exporter.record(example)

@@ -66,6 +66,12 @@ def split_of(example: Example) -> str:
     return example.split if example.split in SPLITS else hash_split(example.pk)
 
 
+def model_input_of(example: Example) -> dict:
+    """What a model reads of an example: its context's fields (if any) and its input fields, by name."""
+    context = example.context.data if example.context_id and example.context else {}
+    return {**(context or {}), **example.inputs}
+
+
 def round_dataset_slug(round_: Round, split: str) -> str:
     """E.g. ``round-1-test``."""
     return f"round-{round_.number}-{split}"
@@ -131,7 +137,8 @@ def build_round_datasets(round_: Round, *, progress: Progress | None = None) -> 
             Example.objects.filter(round=round_, status=Example.Status.VALIDATED_CORRECT, is_retracted=False)
             .exclude(pk__in=present)
             .order_by("pk")
-            .only("pk", "inputs", "target", "tags", "split", "source", "external_id")
+            .select_related("context")
+            .only("pk", "inputs", "target", "tags", "split", "source", "external_id", "context__data")
         )
         by_split: dict[str, list[Example]] = {s: [] for s in SPLITS}
         for example in examples.iterator(chunk_size=BATCH_SIZE):
@@ -148,7 +155,8 @@ def build_round_datasets(round_: Round, *, progress: Progress | None = None) -> 
                         dataset=dataset,
                         example=example,
                         external_id=f"example-{example.pk}",
-                        inputs=example.inputs,
+                        # The model input: the context's fields (an NLI premise) with the example's.
+                        inputs=model_input_of(example),
                         target=example.target,
                         tags=list(example.tags or []),
                         metadata={

@@ -90,7 +90,12 @@ def split_examples(task: Task, rounds: Sequence[Round], split: str) -> QuerySet[
 
 
 def _rows(queryset: QuerySet[Example]) -> list[tuple[dict, object]]:
-    return list(queryset.order_by("round__number", "id").values_list("inputs", "target"))
+    """``(model input, target)`` per example; the model input holds the context's fields too (NLI premise)."""
+    rows = queryset.order_by("round__number", "id").values_list("context__data", "inputs", "target")
+    return [
+        ({**(context or {}), **inputs} if isinstance(inputs, dict) else inputs, target)
+        for context, inputs, target in rows
+    ]
 
 
 def _accuracy(classifier, data: LabelledTexts) -> float | None:

@@ -200,6 +200,17 @@ class TaskConfig:
     def validate_non_fooling(self) -> bool:
         return bool(self.raw.get("validate_non_fooling", False))
 
+    @property
+    def licence(self) -> str:
+        """The data licence shown on the task page and carried by exports (e.g. ``CC BY-NC 4.0 ...``)."""
+        return self.raw.get("licence", "")
+
+    @property
+    def is_non_commercial(self) -> bool:
+        """True when the licence restricts use to non-commercial purposes (a ``-NC`` Creative Commons licence)."""
+        text = self.licence.upper()
+        return "-NC" in text or "NON-COMMERCIAL" in text or "NONCOMMERCIAL" in text
+
 
 HATE_SPEECH_CONFIG: dict[str, Any] = {
     "context_fields": [],
@@ -231,6 +242,79 @@ HATE_SPEECH_CONFIG: dict[str, Any] = {
     ),
     "licence": "CC BY 4.0 (HatemojiBuild, HateCheck, HatemojiCheck)",
     "limits": {"max_input_length": DEFAULT_MAX_INPUT_LENGTH},
+}
+
+
+SENTIMENT_LABELS = ["positive", "negative", "neutral"]
+
+SENTIMENT_CONFIG: dict[str, Any] = {
+    # DynaSent round 2 (Potts et al. 2021): annotators were shown a sentence from a review (the
+    # prompt) and wrote a sentence of their own that the model should get wrong.
+    "context_fields": [
+        {
+            "name": "prompt",
+            "type": "string",
+            "label": "Prompt sentence",
+            "help": "A sentence from a review, for inspiration. Your sentence need not keep its sentiment.",
+            "optional": True,
+        }
+    ],
+    "input_fields": [
+        {
+            "name": "statement",
+            "type": "string",
+            "label": "Your sentence",
+            "placeholder": "Write a sentence whose sentiment the model gets wrong but a person would not.",
+            "max_length": DEFAULT_MAX_INPUT_LENGTH,
+        }
+    ],
+    "target_field": {
+        "name": "label",
+        "type": "multiclass",
+        "label": "The sentiment you intend",
+        "labels": SENTIMENT_LABELS,
+    },
+    "model_input_fields": ["statement"],
+    "model_wrong_rule": {"type": "exact_match"},
+    "ensemble_rule": "any",
+    "perf_metric": "macro_f1",
+    "delta_metrics": ["fairness", "robustness"],
+    "default_metric_weights": {"perf": 4, "throughput": 1, "memory": 1, "fairness": 1, "robustness": 1},
+    "memory_ceiling_gib": 16,
+    "licence": "CC BY 4.0 (DynaSent, Potts et al. 2021)",
+    "limits": {"max_input_length": DEFAULT_MAX_INPUT_LENGTH},
+}
+
+NLI_LABELS = ["entailment", "neutral", "contradiction"]
+
+NLI_CONFIG: dict[str, Any] = {
+    # ANLI (Nie et al. 2020): a premise is the context; the annotator writes a hypothesis and the
+    # relation they intend; the model reads the pair (premise, hypothesis).
+    "context_fields": [{"name": "premise", "type": "string", "label": "Premise"}],
+    "input_fields": [
+        {
+            "name": "hypothesis",
+            "type": "string",
+            "label": "Hypothesis",
+            "placeholder": "Write a hypothesis about the premise that the model will get wrong.",
+            "max_length": 1000,
+        }
+    ],
+    "target_field": {
+        "name": "label",
+        "type": "multiclass",
+        "label": "The relation you intend (premise to hypothesis)",
+        "labels": NLI_LABELS,
+    },
+    "model_input_fields": ["premise", "hypothesis"],
+    "model_wrong_rule": {"type": "exact_match"},
+    "ensemble_rule": "any",
+    "perf_metric": "accuracy",
+    "delta_metrics": ["fairness", "robustness"],
+    "default_metric_weights": {"perf": 4, "throughput": 1, "memory": 1, "fairness": 1, "robustness": 1},
+    "memory_ceiling_gib": 16,
+    "licence": "CC BY-NC 4.0 (ANLI, Nie et al. 2020): non-commercial use only",
+    "limits": {"max_input_length": 1000},
 }
 
 

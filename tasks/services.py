@@ -9,7 +9,7 @@ from typing import IO
 from django.db import transaction
 from django.utils import timezone
 
-from .config import HATE_SPEECH_CONFIG, QA_CONFIG, TaskConfig, validate_config
+from .config import HATE_SPEECH_CONFIG, NLI_CONFIG, QA_CONFIG, SENTIMENT_CONFIG, TaskConfig, validate_config
 
 # ContextFileError is re-exported: callers of load_contexts / start_next_round catch it from here.
 from .context_files import ContextFileError as ContextFileError
@@ -25,6 +25,26 @@ BUILTIN_TASKS: dict[str, dict] = {
             "then choose the label you intend. A statement is hateful when it expresses hatred towards a "
             "group, or a person for being part of that group, including with emoji. Use your own words; "
             "do not copy existing posts."
+        ),
+    },
+    "sentiment": {
+        "name": "Sentiment",
+        "config": SENTIMENT_CONFIG,
+        "instructions": (
+            "Read the prompt sentence (from a real review), then write a sentence of your own whose "
+            "sentiment the model gets wrong but a person would not, and choose the sentiment you intend: "
+            "positive, negative or neutral. Your sentence need not keep the prompt's sentiment; a "
+            "sentence with both a positive and a negative side is not a good example here."
+        ),
+    },
+    "nli": {
+        "name": "Natural language inference",
+        "config": NLI_CONFIG,
+        "instructions": (
+            "Read the premise, then write a hypothesis and choose how it relates to the premise: "
+            "entailment (the premise makes it true), contradiction (the premise makes it false) or "
+            "neutral (neither). Write one that the model gets wrong but a careful person would not. "
+            "The ANLI data of this task is licensed CC BY-NC 4.0: non-commercial use only."
         ),
     },
     "qa": {

@@ -113,3 +113,32 @@ def lay_out_task(spec: DemoTask, *, recipe: str, log: Log) -> tuple[Task, TaskRe
     if first_run:
         set_current_round(task=task, round_=open_round)
     return task, report
+
+
+def copy_contexts(task: Task, *, from_round: int, to_round: int, log: Log, tag: str = "") -> int:
+    """Give round ``to_round`` the contexts of round ``from_round`` (same data, tag and external id).
+
+    Idempotent: contexts whose external id the target round already has are not added again (the
+    round's unique ``(round, external_id)`` constraint). Returns the number added.
+    """
+    from tasks.models import Context
+
+    source = ensure_round(task=task, number=from_round)
+    target = ensure_round(task=task, number=to_round)
+    have = set(Context.objects.filter(round=target).values_list("external_id", flat=True))
+    new = [
+        Context(
+            task=task,
+            round=target,
+            data=c.data,
+            tag=tag or c.tag,
+            metadata=c.metadata,
+            external_id=c.external_id,
+        )
+        for c in Context.objects.filter(round=source).exclude(external_id="").order_by("id")
+        if c.external_id not in have
+    ]
+    Context.objects.bulk_create(new, ignore_conflicts=True)
+    if new:
+        log(f"[{task.slug}] Round {to_round}: {len(new)} contexts from round {from_round}")
+    return len(new)

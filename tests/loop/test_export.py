@@ -84,6 +84,7 @@ def test_jsonl_fields_by_hand(hate_task, hate_round, small_round, annotator, val
     assert emoji == {
         "format_version": FORMAT_VERSION,
         "task": "hate-speech",
+        "licence": "CC BY 4.0 (HatemojiBuild, HateCheck, HatemojiCheck)",
         "example_id": small_round["emoji"].pk,
         "round": 1,
         "external_id": "",
