@@ -14,7 +14,7 @@ from __future__ import annotations
 from django.db.models import Count, F, Q
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
 from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
@@ -147,7 +147,23 @@ class LeaderboardView(APIView):
             "(Ma et al. 2021), rank and completeness; the AMRS of each metric and the metrics left out "
             "of the Dynascore. Metrics and datasets not named in the weights keep their defaults."
         ),
-        parameters=[LeaderboardQuerySerializer],
+        parameters=[
+            LeaderboardQuerySerializer,
+            OpenApiParameter(
+                "metric_weights",
+                str,
+                description=LeaderboardQuerySerializer().fields["metric_weights"].help_text,
+                examples=[
+                    OpenApiExample(
+                        "Perf and throughput only",
+                        value="perf:1,throughput:1,memory:0,fairness:0,robustness:0",
+                    ),
+                    OpenApiExample(
+                        "The default weights", value="perf:4,throughput:1,memory:1,fairness:1,robustness:1"
+                    ),
+                ],
+            ),
+        ],
         responses={200: LeaderboardSerializer, 400: FIELD_ERRORS, 404: ERROR},
     )
     def get(self, request, slug: str):

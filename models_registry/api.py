@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import math
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import generics, status
 from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -180,6 +180,24 @@ class ModelPredictView(APIView):
             "409 when the model is not ready; 502 when the model fails to answer (the message says why)."
         ),
         request=PredictRequestSerializer,
+        examples=[
+            OpenApiExample(
+                "Two hate-speech statements",
+                value={"inputs": [{"statement": "I love my neighbours 🌈"}, {"statement": "They are rats."}]},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "A classifier's outputs",
+                value={
+                    "model": 3,
+                    "outputs": [
+                        {"label": "not-hateful", "probabilities": {"hateful": 0.08, "not-hateful": 0.92}},
+                        {"label": "hateful", "probabilities": {"hateful": 0.97, "not-hateful": 0.03}},
+                    ],
+                },
+                response_only=True,
+            ),
+        ],
         responses={
             200: PredictResponseSerializer,
             400: FIELD_ERRORS,

@@ -1,7 +1,14 @@
 """``/api/``: every app's API routes, the OpenAPI schema and the interactive docs."""
 
-from django.urls import include, path
+from django.http import JsonResponse
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+
+def not_found(request, *args, **kwargs):
+    """An ``/api/`` URL no route matches (e.g. ``/api/models/-1/``): a JSON 404, not the site's HTML page."""
+    return JsonResponse({"detail": "Not found."}, status=404)
+
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
@@ -11,4 +18,5 @@ urlpatterns = [
     path("", include("validation.api_urls")),
     path("", include("models_registry.api_urls")),
     path("", include("leaderboards.api_urls")),
+    re_path(r"^", not_found),  # last: only what no API route matched
 ]
