@@ -10,6 +10,10 @@ How each figure is measured:
 * **perf**: the task's perf metric (``leaderboards.metrics``) of the predictions against the items'
   targets; ``accuracy`` and ``macro_f1`` are both kept for classification.
 * **per_tag**: accuracy per item tag (``metrics.per_tag_breakdown``): ``{tag: {n, correct, accuracy}}``.
+* **span (QA) tasks**: the model's answer text stands for the label; ``metrics`` keeps SQuAD ``f1`` and
+  ``exact_match`` (max over each item's reference answers, ``metrics.squad_f1``) instead of accuracy and
+  macro-F1, the perf is the task's (``squad_f1`` or ``exact_match``), and per-tag "correct" means an
+  exact match. Robustness compares the answers on perturbed questions with the original answers by F1.
 * **throughput**: items per second of ``predict_batch(texts, batch_size)`` over the whole dataset,
   wall-clock. Model loading happens before and is not counted; one warm-up batch (the first
   ``batch_size`` items) runs untimed before it. Preprocessing and tokenisation are counted (they are
@@ -44,7 +48,16 @@ from pathlib import Path
 from models_registry.inference import InferenceError, get_classifier, predict, texts_for_inputs
 from models_registry.models import RegisteredModel
 
-from .metrics import accuracy, consistency, macro_f1, per_tag_breakdown, perf_function
+from .metrics import (
+    accuracy,
+    consistency,
+    macro_f1,
+    per_tag_breakdown,
+    perf_function,
+    squad_answer_texts,
+    squad_exact_match,
+    squad_f1,
+)
 from .models import Dataset
 from .perturbations import KINDS
 from .services import ensure_perturbed_dataset
@@ -146,7 +159,17 @@ class _Predictor:
                 outputs += predict(self.model, inputs[start : start + self.batch_size])
         if len(outputs) != len(texts):
             raise EvaluationError(f"the model answered {len(outputs)} outputs for {len(texts)} inputs")
-        return [str(o["label"]) for o in outputs]
+        # A span (QA) model answers with text: its answer plays the part of the label.
+        return [str(o["label"]) if "label" in o else str(o.get("answer", "")) for o in outputs]
+
+
+def _per_tag(items: list, gold: list, predicted: list[str], spans: bool) -> dict:
+    """Accuracy per tag; for span tasks the per-item "correct" is SQuAD exact match."""
+    tags = [t for *_, t in items]
+    if not spans:
+        return per_tag_breakdown(tags, gold, predicted)
+    hits = ["1" if squad_exact_match([g], [p]) == 1.0 else "0" for g, p in zip(gold, predicted, strict=True)]
+    return per_tag_breakdown(tags, ["1"] * len(hits), hits)
 
 
 def _items(dataset: Dataset) -> list[tuple[int, dict, object, list]]:
@@ -187,8 +210,16 @@ def evaluate_model_on_dataset(
         raise EvaluationError(f"dataset {dataset.slug} has no items")
     inputs = [inp for _, inp, _, _ in items]
     gold = [target for _, _, target, _ in items]
-    if not all(isinstance(g, str) for g in gold):
-        raise EvaluationError(f"dataset {dataset.slug} has targets that are not labels")
+    spans = cfg.target_field["type"] == "context_span"
+    try:
+        for g in gold:
+            if spans:
+                squad_answer_texts(g)
+            elif not isinstance(g, str):
+                raise ValueError(g)
+    except ValueError:
+        kind = "span answers" if spans else "labels"
+        raise EvaluationError(f"dataset {dataset.slug} has targets that are not {kind}") from None
     texts = texts_for_inputs(cfg.model_input_fields, inputs)
 
     predictor = _Predictor(model, batch_size)  # loading: not measured
@@ -205,8 +236,11 @@ def evaluate_model_on_dataset(
     weights = _weight_bytes(predictor.classifier) if predictor.classifier is not None else None
     metrics: dict = {
         "perf_metric": cfg.perf_metric,
-        "accuracy": accuracy(gold, predicted),
-        "macro_f1": macro_f1(gold, predicted, cfg.labels),
+        **(
+            {"f1": squad_f1(gold, predicted), "exact_match": squad_exact_match(gold, predicted)}
+            if spans
+            else {"accuracy": accuracy(gold, predicted), "macro_f1": macro_f1(gold, predicted, cfg.labels)}
+        ),
         "n": len(items),
         "seconds": round(seconds, 4),
         "throughput": len(items) / seconds if seconds > 0 else None,
@@ -236,9 +270,7 @@ def evaluate_model_on_dataset(
         if progress is not None:
             progress(f"{model.name} on {dataset.slug}: {kind} {metrics[kind]:.4f} on {len(p_items)} items")
 
-    return Evaluation(
-        perf=perf, metrics=metrics, per_tag=per_tag_breakdown([t for *_, t in items], gold, predicted)
-    )
+    return Evaluation(perf=perf, metrics=metrics, per_tag=_per_tag(items, gold, predicted, spans))
 
 
 __all__ = [
