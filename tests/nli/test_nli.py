@@ -1,0 +1,163 @@
+"""The NLI task: rule and perf metric by hand, the ANLI importer on real slices, the (premise,
+hypothesis) pair through live prediction, round datasets and training, and its non-commercial licence
+on the task page and in exports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from annotation.importers.common import ImportReport
+from annotation.models import Example, Prediction
+from annotation.services import create_example
+from leaderboards.exports import iter_records
+from leaderboards.importers.anli import import_anli, read_anli
+from leaderboards.metrics import perf_function
+from leaderboards.services import build_round_datasets
+from models_registry.inference import get_classifier, predict
+from models_registry.models import RegisteredModel
+from models_registry.services import register_local_model, set_round_targets
+from tasks.config import NLI_CONFIG, TaskConfig
+from tasks.models import Context
+from tasks.rules import model_wrong
+from tasks.services import ensure_round, set_current_round
+from tests.tiny_models import build_tiny_classifier
+
+CFG = TaskConfig(NLI_CONFIG)
+LABELS = ("entailment", "neutral", "contradiction")
+
+
+def test_model_wrong_is_exact_match_and_perf_is_accuracy_by_hand():
+    assert model_wrong(CFG, target="entailment", output={"label": "contradiction"}) is True
+    assert model_wrong(CFG, target="neutral", output={"label": "neutral"}) is False
+    # 7 items, 4 right: accuracy 4/7 (macro-F1 would differ: it is not the NLI perf metric).
+    gold = [
+        "entailment",
+        "entailment",
+        "neutral",
+        "neutral",
+        "contradiction",
+        "contradiction",
+        "contradiction",
+    ]
+    pred = [
+        "entailment",
+        "neutral",
+        "neutral",
+        "contradiction",
+        "contradiction",
+        "contradiction",
+        "entailment",
+    ]
+    assert CFG.perf_metric == "accuracy"
+    assert perf_function(CFG.perf_metric, CFG.labels)(gold, pred) == pytest.approx(4 / 7)
+    assert CFG.model_input_fields == ["premise", "hypothesis"]
+
+
+def test_split_rule_on_the_whole_files(anli_dir):
+    report = ImportReport(source="ANLI")
+    rows = read_anli(anli_dir, report, limits=(100_000, 1000))
+    assert (report.read, report.skipped) == (5050, [])
+    counts: dict[tuple[int, str], int] = {}
+    for row in rows:
+        counts[(row.round_number, row.split)] = counts.get((row.round_number, row.split), 0) + 1
+    assert counts == {
+        (1, "train"): 913,
+        (1, "dev"): 87,
+        (1, "test"): 1000,
+        (2, "train"): 894,
+        (2, "dev"): 106,
+        (2, "test"): 1000,
+        (3, "train"): 644,
+        (3, "dev"): 99,
+        (3, "test"): 307,
+    }
+
+
+def test_import_a_real_slice(nli_task, anli_slice):
+    folder, records = anli_slice
+    report = import_anli(task=nli_task, data_dir=folder)
+    assert (report.read, report.created, report.skipped) == (150, 150, [])
+    first = records["anli_v0.1_R1_dev.jsonl.gz"][0]
+    example = Example.objects.get(round__number=1, external_id=first["uid"])
+    assert example.inputs == {"hypothesis": first["hypothesis"]}
+    assert example.target == {"e": "entailment", "n": "neutral", "c": "contradiction"}[first["label"]]
+    assert example.context.data == {"premise": first["context"]}
+    assert example.tags == ["genre:wikipedia"] and example.metadata["reason"] == first["reason"]
+    # One context per distinct premise of a round.
+    for number, names in ((1, ("R1_dev", "R1_test")), (2, ("R2_dev", "R2_test")), (3, ("R3_dev",))):
+        premises = {r["context"] for name in names for r in records[f"anli_v0.1_{name}.jsonl.gz"]}
+        assert Context.objects.filter(round__task=nli_task, round__number=number).count() == len(premises)
+    assert nli_task.rounds.get(number=3).metadata["licence"] == "CC BY-NC 4.0 (non-commercial)"
+    again = import_anli(task=nli_task, data_dir=folder)
+    assert (again.created, again.already_present) == (0, 150)
+
+
+def test_the_pair_reaches_the_model_live_in_datasets_and_in_training(
+    nli_task, anli_slice, annotator, tmp_path, tiny_backbone_dir
+):
+    folder, _ = anli_slice
+    import_anli(task=nli_task, data_dir=folder)
+    path = build_tiny_classifier(tmp_path / "tiny-nli", labels=LABELS, seed=1)
+    model = register_local_model(task=nli_task, name="tiny-nli", path=str(path), card={})
+    assert model.status == RegisteredModel.Status.READY, model.error_message
+    round4 = ensure_round(task=nli_task, number=4)
+    set_round_targets(round=round4, models=[model])
+    set_current_round(task=nli_task, round_=round4)
+    premise = "The cat sat on the mat all day.\nIt did not move."
+    context = Context.objects.create(task=nli_task, round=round4, data={"premise": premise})
+
+    example, _ = create_example(
+        task=nli_task,
+        annotator=annotator,
+        inputs={"hypothesis": "The cat moved."},
+        target="contradiction",
+        context=context,
+    )
+    classifier = get_classifier(path)
+    expected = classifier.predict_batch([(premise, "The cat moved.")])[0]
+    prediction = Prediction.objects.get(example=example)
+    assert prediction.output["probabilities"] == pytest.approx(expected["probabilities"])
+    assert example.model_wrong is (expected["label"] != "contradiction")
+    # The hypothesis alone is a different input: the pair really was sent.
+    alone = classifier.predict_batch(["The cat moved."])[0]
+    assert alone["probabilities"] != pytest.approx(expected["probabilities"])
+
+    # Round datasets carry the premise with the hypothesis, so evaluation reads the pair too.
+    built = build_round_datasets(nli_task.rounds.get(number=1))
+    item = built.datasets["test"].items.first()
+    assert set(item.inputs) == {"premise", "hypothesis"} and item.inputs["premise"].strip()
+    assert predict(model, [item.inputs])[0]["label"] in LABELS
+
+    # Training on rounds 1-2 reads pairs (a tiny backbone instead of MiniLM).
+    from leaderboards.services_training import train_target_for_rounds
+
+    trained = train_target_for_rounds(
+        task=nli_task, rounds=[1, 2], recipe="quick", name="pair-quick", backbone_path=tiny_backbone_dir
+    )
+    assert trained.status == RegisteredModel.Status.READY, trained.error_message
+    assert sorted(get_classifier(trained.path).labels) == sorted(LABELS)
+
+
+def test_non_commercial_licence_on_the_task_page_and_in_exports(nli_task, anli_slice, client):
+    folder, _ = anli_slice
+    import_anli(task=nli_task, data_dir=folder)
+    page = client.get(reverse("tasks:detail", args=[nli_task.slug])).content.decode()
+    assert "CC BY-NC 4.0" in page and "non-commercial purposes only" in page
+    records = list(iter_records(nli_task))
+    assert len(records) == 150
+    assert {r["licence"] for r in records} == {
+        "CC BY-NC 4.0 (ANLI, Nie et al. 2020): non-commercial use only"
+    }
+    first = json.loads(json.dumps(records[0]))
+    assert set(first["context"]) == {"premise"} and set(first["inputs"]) == {"hypothesis"}
+
+
+def test_sentiment_page_shows_its_licence_without_the_non_commercial_warning(client, db):
+    from tasks.services import ensure_builtin_task
+
+    task = ensure_builtin_task("sentiment")
+    page = client.get(reverse("tasks:detail", args=[task.slug])).content.decode()
+    assert "CC BY 4.0 (DynaSent" in page and "non-commercial" not in page
