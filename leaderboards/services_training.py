@@ -253,7 +253,7 @@ def train_target_for_rounds(
     if not len(train):
         raise TargetTrainingError(
             f"no validated training examples in round(s) {numbers} of {task.slug} "
-            "(import them with: python manage.py import_hate_data)"
+            "(import them with: python manage.py import_hate_data, import_sentiment_data or import_nli_data)"
         )
     per_round = {
         str(r.number): {
