@@ -56,6 +56,14 @@ def with_outputs(qs):
     )
 
 
+ROUND_FILTER = OpenApiParameter(
+    "round",
+    {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+    OpenApiParameter.QUERY,
+    description="Round number.",
+)
+
+
 @extend_schema(parameters=[SLUG])
 class ExampleListCreate(generics.ListAPIView):
     """GET: the task's examples the caller may see (their own; every one for task owners), newest first.
@@ -69,6 +77,10 @@ class ExampleListCreate(generics.ListAPIView):
 
     def get_throttles(self):
         return [ExampleCreateThrottle()] if self.request.method == "POST" else []
+
+    @extend_schema(parameters=[ROUND_FILTER])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation: no request, no task

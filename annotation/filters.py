@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import django_filters
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 
 from .models import Example
+
+# Booleans are exactly ``true`` or ``false``: anything else is a 400, not silently "no filter".
+BOOLEAN_CHOICES = [("true", "true"), ("false", "false")]
+
+
+def _as_bool(value: str) -> bool:
+    return value == "true"
 
 
 class ExampleFilter(django_filters.FilterSet):
@@ -18,15 +27,23 @@ class ExampleFilter(django_filters.FilterSet):
         help_text="Round number.",
     )
     status = django_filters.ChoiceFilter(choices=Example.Status.choices)
-    model_wrong = django_filters.BooleanFilter()
-    mine = django_filters.BooleanFilter(method="filter_mine", help_text="true: only the caller's examples.")
+    model_wrong = extend_schema_field(OpenApiTypes.BOOL)(
+        django_filters.TypedChoiceFilter(choices=BOOLEAN_CHOICES, coerce=_as_bool)
+    )
+    mine = django_filters.TypedChoiceFilter(
+        choices=BOOLEAN_CHOICES,
+        coerce=_as_bool,
+        method="filter_mine",
+        help_text="true: only the caller's examples.",
+    )
 
     class Meta:
         model = Example
         fields = ["round", "status", "model_wrong", "mine"]
 
+    @extend_schema_field(OpenApiTypes.BOOL)
     def filter_mine(self, queryset, name, value):
         user = getattr(self.request, "user", None)
-        if value is None or user is None or not user.is_authenticated:
+        if value in (None, "") or user is None or not user.is_authenticated:
             return queryset
         return queryset.filter(annotator=user) if value else queryset.exclude(annotator=user)

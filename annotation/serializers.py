@@ -16,6 +16,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dynabench.api.lookups import MAX_ID
+from dynabench.api.queries import NO_NUL_PATTERN
 from leaderboards.exports import pseudonym
 from tasks import selectors as task_selectors
 from tasks.models import Task
@@ -126,8 +127,12 @@ class ExampleSerializer(serializers.ModelSerializer):
         return bool(request and request.user.is_authenticated and example.annotator_id == request.user.pk)
 
 
+@extend_schema_field({"type": "string", "pattern": NO_NUL_PATTERN})
 class TextField(serializers.CharField):
-    """A JSON string, kept exactly (no trimming); numbers and other types are refused, not converted."""
+    """A JSON string, kept exactly (no trimming); numbers and other types are refused, not converted.
+
+    NUL (U+0000) is refused (DRF's validator; PostgreSQL cannot store it), and the schema says so.
+    """
 
     default_error_messages = {"invalid": "Must be text (a JSON string)."}
 

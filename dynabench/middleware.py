@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
@@ -65,7 +66,7 @@ class RejectUnreadableFormBodyMiddleware:
         if request.method == "POST" and request.content_type in FORM_CONTENT_TYPES:
             try:
                 request.POST  # noqa: B018 - parse now, on our terms
-            except (BadRequest, RequestDataTooBig, TooManyFieldsSent) as exc:
+            except (BadRequest, MultiPartParserError, RequestDataTooBig, TooManyFieldsSent) as exc:
                 request._mark_post_parse_error()
                 too_large = isinstance(exc, RequestDataTooBig | TooManyFieldsSent)
                 message = TOO_LARGE if too_large else str(exc)

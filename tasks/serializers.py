@@ -6,6 +6,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from dynabench.api.queries import QueryTextField, StrictQuerySerializer
 from tasks.selectors import STRATEGIES
 
 from .models import Context, Round, Task
@@ -126,11 +127,13 @@ class ContextSerializer(serializers.ModelSerializer):
         fields = ["id", "round", "data", "tag", "metadata"]
 
 
-class ContextQuerySerializer(serializers.Serializer):
+class ContextQuerySerializer(StrictQuerySerializer):
     """Query parameters of ``contexts/next``: a serving strategy and an optional comma-separated tag list."""
 
     strategy = serializers.ChoiceField(choices=STRATEGIES, default="least_used", required=False)
-    tags = serializers.CharField(required=False, allow_blank=True, max_length=2000)
+    tags = QueryTextField(
+        required=False, allow_blank=True, max_length=2000, help_text="Comma-separated tags (any of them)."
+    )
 
     def validate_tags(self, value: str) -> list[str]:
         return [tag.strip() for tag in value.split(",") if tag.strip()]

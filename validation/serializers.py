@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from annotation.models import Example
 from annotation.serializers import MODEL_OUTPUT_SCHEMA, TextField, model_outputs
+from dynabench.api.queries import StrictQuerySerializer
 
 from .models import Validation
 
@@ -65,7 +66,7 @@ class NextValidationSerializer(serializers.Serializer):
     queue = QueueSummarySerializer(allow_null=True)
 
 
-class NextValidationQuerySerializer(serializers.Serializer):
+class NextValidationQuerySerializer(StrictQuerySerializer):
     """``?round=N`` (default: the task's current round)."""
 
     round = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False)

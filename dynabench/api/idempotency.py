@@ -40,7 +40,6 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.datastructures import MultiValueDict
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -53,7 +52,7 @@ MAX_KEY_LENGTH = 255
 
 KEY_PARAMETER = OpenApiParameter(
     name=HEADER,
-    type=OpenApiTypes.STR,
+    type={"type": "string", "minLength": 1, "maxLength": MAX_KEY_LENGTH, "pattern": "^[ -~]+$"},
     location=OpenApiParameter.HEADER,
     required=False,
     description=(

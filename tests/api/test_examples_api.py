@@ -220,7 +220,7 @@ def test_span_task_body_from_config(api, annotator, qa_task):
         url,
         {"context": context.pk, "question": "Q", "answer": {"answer": "Ada", "answer_start": 3}},
     )
-    assert wrong_offset.status_code == 400 and "span of the passage" in wrong_offset.json()["answer"][0]
+    assert wrong_offset.status_code == 400 and "answer" in wrong_offset.json()
     as_text = post(api(annotator), url, {"context": context.pk, "question": "Q", "answer": "Ada"})
     assert as_text.status_code == 400 and "answer" in as_text.json()
 

@@ -108,3 +108,30 @@ def test_example_creation_is_throttled(api, annotator, validator, rule_model, se
         api(validator).post(CREATE, {"statement": "mine", "label": "hateful"}, format="json").status_code
         == 201
     )
+
+
+@pytest.mark.parametrize(
+    ("url", "field"),
+    [
+        ("/api/tasks/?page_size=0", "page_size"),
+        ("/api/tasks/?page_size=201", "page_size"),
+        ("/api/tasks/?page_size=abc", "page_size"),
+        ("/api/tasks/hate-speech/examples/?model_wrong=maybe", "model_wrong"),
+        ("/api/tasks/hate-speech/examples/?mine=1", "mine"),
+        ("/api/tasks/hate-speech/validations/next/?round=", "round"),
+        ("/api/tasks/hate-speech/contexts/next/?strategy=", "strategy"),
+    ],
+)
+def test_malformed_query_parameters_are_400_not_ignored(api, annotator, hate_round, url, field):
+    response = api(annotator).get(url)
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+def test_page_size_within_bounds_is_used(api, hate_round):
+    assert api(None).get("/api/tasks/?page_size=200").status_code == 200
+
+
+def test_multipart_without_boundary_is_400_json(api, annotator, rule_model):
+    response = api(annotator).post(CREATE, b"--x\r\n", content_type="multipart/form-data")
+    assert response.status_code == 400 and response["Content-Type"] == "application/json"
