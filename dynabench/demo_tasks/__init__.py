@@ -10,7 +10,11 @@ from importlib import import_module
 
 from .base import DemoTask
 
-DEMO_TASK_MODULES: tuple[str, ...] = ("dynabench.demo_tasks.hate_speech",)
+DEMO_TASK_MODULES: tuple[str, ...] = (
+    "dynabench.demo_tasks.hate_speech",
+    "dynabench.demo_tasks.sentiment",
+    "dynabench.demo_tasks.nli",
+)
 
 
 def demo_tasks() -> list[DemoTask]:
