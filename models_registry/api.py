@@ -31,8 +31,8 @@ from .serializers import (
     ModelCardSerializer,
     ModelErrorSerializer,
     ModelUploadSerializer,
-    PredictRequestSerializer,
     PredictResponseSerializer,
+    PredictSerializer,
     upload_limit,
 )
 from .services import ModelRegistryError, register_uploaded_model
@@ -179,7 +179,7 @@ class ModelPredictView(APIView):
             "`{label, probabilities}` for a classifier, `{answer, score}` for extractive QA. "
             "409 when the model is not ready; 502 when the model fails to answer (the message says why)."
         ),
-        request=PredictRequestSerializer,
+        request=PredictSerializer,
         examples=[
             OpenApiExample(
                 "Two hate-speech statements",
@@ -210,7 +210,7 @@ class ModelPredictView(APIView):
     @idempotent
     def post(self, request, pk):
         model = _visible_model(request, pk)
-        form = PredictRequestSerializer(data=request.data, context={"task": model.task})
+        form = PredictSerializer(data=request.data, context={"task": model.task})
         form.is_valid(raise_exception=True)
         if model.status != RegisteredModel.Status.READY:
             return Response(

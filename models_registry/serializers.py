@@ -204,7 +204,7 @@ class TextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-class PredictRequestSerializer(serializers.Serializer):
+class PredictSerializer(serializers.Serializer):
     """``{"inputs": [{field: text, ...}, ...]}``: 1 to ``MAX_PREDICT_INPUTS`` input objects.
 
     Each object is keyed by the task's model input field names (``config.model_input_fields``, e.g.
