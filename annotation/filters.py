@@ -6,14 +6,9 @@ import django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
+from dynabench.api.filters import strict_boolean_filter
+
 from .models import Example
-
-# Booleans are exactly ``true`` or ``false``: anything else is a 400, not silently "no filter".
-BOOLEAN_CHOICES = [("true", "true"), ("false", "false")]
-
-
-def _as_bool(value: str) -> bool:
-    return value == "true"
 
 
 class ExampleFilter(django_filters.FilterSet):
@@ -27,15 +22,8 @@ class ExampleFilter(django_filters.FilterSet):
         help_text="Round number.",
     )
     status = django_filters.ChoiceFilter(choices=Example.Status.choices)
-    model_wrong = extend_schema_field(OpenApiTypes.BOOL)(
-        django_filters.TypedChoiceFilter(choices=BOOLEAN_CHOICES, coerce=_as_bool)
-    )
-    mine = django_filters.TypedChoiceFilter(
-        choices=BOOLEAN_CHOICES,
-        coerce=_as_bool,
-        method="filter_mine",
-        help_text="true: only the caller's examples.",
-    )
+    model_wrong = strict_boolean_filter()
+    mine = strict_boolean_filter(method="filter_mine", help_text="true: only the caller's examples.")
 
     class Meta:
         model = Example

@@ -118,6 +118,7 @@ def test_example_creation_is_throttled(api, annotator, validator, rule_model, se
         ("/api/tasks/?page_size=abc", "page_size"),
         ("/api/tasks/hate-speech/examples/?model_wrong=maybe", "model_wrong"),
         ("/api/tasks/hate-speech/examples/?mine=1", "mine"),
+        ("/api/tasks/hate-speech/rounds/?is_closed=yes", "is_closed"),
         ("/api/tasks/hate-speech/validations/next/?round=", "round"),
         ("/api/tasks/hate-speech/contexts/next/?strategy=", "strategy"),
     ],
