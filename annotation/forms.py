@@ -17,6 +17,8 @@ _START_SALT = "annotation.example-form.started"
 # Longer than any real writing session; beyond it "time taken" means the tab was left open.
 _MAX_TIME_TAKEN_MS = 24 * 3600 * 1000
 EXPIRED_FORM = "The form had expired; check your text and send it again."
+# The hidden field holding a span answer's code-point offset into the passage.
+SPAN_START_FIELD = "answer_start"
 
 
 def _now_ms() -> int:
@@ -128,8 +130,39 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
                     "invalid_choice": f"Choose one of: {', '.join(cfg.labels)}.",
                 },
             )
+        self.span_target = target["type"] == "context_span"
+        self.span_context_index = next(
+            (i for i, spec in enumerate(cfg.context_fields) if spec["name"] == target.get("context_field")),
+            -1,
+        )
+        if self.span_target:
+            self._add_span_fields(target)
         # Field order: inputs, then the target, then the hidden fields.
         self.order_fields([*self.input_names, self.target_name])
+
+    def _add_span_fields(self, target: dict) -> None:
+        """A span target: the answer text (selected in the passage or typed) and its hidden code-point
+        offset, which the page's script fills from the selection (``annotation/_span_select.html``) and
+        clears when the answer is typed. No offset: the server finds the answer in the passage."""
+        help_text = target.get("help", "Select the answer in the passage, or type it exactly as it appears.")
+        self.fields[target["name"]] = _without_null_validator(
+            forms.CharField(
+                label=target.get("label", target["name"]),
+                required=False,  # the service says what is wrong with a missing answer
+                strip=False,
+                help_text=help_text,
+                widget=forms.TextInput(attrs={"dir": "auto", "class": "span-answer", "autocomplete": "off"}),
+            )
+        )
+        self.fields[SPAN_START_FIELD] = _without_null_validator(
+            forms.CharField(required=False, widget=HiddenInput(attrs={"class": "span-answer-start"}))
+        )
+
+    def clean_answer_start(self) -> int | None:
+        """The selection's code-point offset; a missing or malformed one is None (the server then
+        finds the answer in the passage)."""
+        value = (self.cleaned_data.get(SPAN_START_FIELD) or "").strip()
+        return int(value) if value.isascii() and value.isdigit() else None
 
     def clean_client_token(self) -> uuid.UUID | None:
         """The submitted token as a UUID; None when it is missing or malformed."""
@@ -141,11 +174,18 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
         if data.get("client_token") is None:
             self.add_error(None, EXPIRED_FORM)
             self.renew_token()
+        target = data.get(self.target_name)
+        if self.span_target:
+            # The passage is not known here: the service resolves the span against it when storing.
+            target = {"answer": target or "", "answer_start": data.get(SPAN_START_FIELD)}
         try:
-            inputs, target = clean_inputs(
-                self.cfg, {n: data.get(n, "") for n in self.input_names}, data.get(self.target_name)
-            )
+            inputs, target = clean_inputs(self.cfg, {n: data.get(n, "") for n in self.input_names}, target)
         except ExampleError as exc:
+            if self.span_target:
+                exc.errors.pop("context", None)  # checked with the served passage by the service
+                if not exc.errors:
+                    data[self.target_name] = target
+                    return data
             self.add_service_errors(exc)  # skips the fields that already have an error
             return data
         data.update(inputs)

@@ -1,0 +1,84 @@
+"""The QA create page: the passage to select from, a typed answer found by the server, field errors."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.contrib.staticfiles import finders
+from django.urls import reverse
+
+from annotation.models import Example
+
+pytestmark = pytest.mark.django_db
+URL = reverse("annotation:create", args=["qa"])
+
+
+@pytest.fixture
+def logged_in(client, annotator, password):
+    client.login(username=annotator.username, password=password)
+    return client
+
+
+def _post(client, context, question, answer, answer_start=""):
+    return client.post(
+        URL,
+        {
+            "context": context.pk,
+            "question": question,
+            "answer": answer,
+            "answer_start": answer_start,
+            "client_token": str(uuid.uuid4()),
+        },
+    )
+
+
+def test_page_shows_the_passage_the_answer_box_and_the_selection_script(logged_in, tiny_qa_registered_model):
+    response = logged_in.get(URL)
+    assert response.status_code == 200
+    text = response.text
+    passage = response.context["served_context"].data["context"]
+    assert passage.split()[1] in text
+    assert 'name="question"' in text and 'name="answer"' in text
+    assert 'type="hidden" name="answer_start"' in text
+    assert 'id="span-select" data-context-index="1"' in text
+    assert "annotation/span_select.js" in text
+    assert finders.find("annotation/span_select.js")
+
+
+def test_typed_answer_is_found_and_the_outcome_shows_both_answers(
+    logged_in, tiny_qa_registered_model, qa_contexts
+):
+    response = _post(logged_in, qa_contexts[0], "Who won Super Bowl 50?", "Denver Broncos")
+    assert response.status_code == 302
+    example = Example.objects.get()
+    assert example.target == {"answer": "Denver Broncos", "answer_start": 49}
+    outcome = logged_in.get(response["Location"]).text
+    assert "Denver Broncos</strong>" in outcome and "from character 49 of the passage" in outcome
+    assert example.predictions.get().output["answer"] in outcome
+
+
+def test_selected_answer_offset_in_code_points_is_kept(logged_in, tiny_qa_registered_model, qa_contexts):
+    # the script sends code points: 38 here (a browser selection says 42 UTF-16 units)
+    response = _post(logged_in, qa_contexts[1], "Where did they meet?", "מרכז העיר", "38")
+    assert response.status_code == 302
+    assert Example.objects.get().target == {"answer": "מרכז העיר", "answer_start": 38}
+
+
+def test_answer_not_in_the_passage_is_a_field_error_and_text_is_kept(
+    logged_in, tiny_qa_registered_model, qa_contexts
+):
+    response = _post(logged_in, qa_contexts[0], "Who lost?", "New England Patriots")
+    assert response.status_code == 200
+    form = response.context["form"]
+    assert "does not occur in the passage" in " ".join(form.errors["answer"])
+    assert "Who lost?" in response.text and 'value="New England Patriots"' in response.text
+    assert Example.objects.count() == 0
+
+
+def test_a_malformed_offset_falls_back_to_finding_the_answer(
+    logged_in, tiny_qa_registered_model, qa_contexts
+):
+    response = _post(logged_in, qa_contexts[0], "Who won?", "Denver Broncos", "forty")
+    assert response.status_code == 302
+    assert Example.objects.get().target["answer_start"] == 49
