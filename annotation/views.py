@@ -46,6 +46,8 @@ def create(request, slug: str):
     cfg = task.cfg
     collecting = _collecting(task)
     needs_context = bool(cfg.context_fields) and collecting
+    # A task whose context fields are all optional (sentiment's prompt) can be written without one.
+    context_required = any(not spec.get("optional", False) for spec in cfg.context_fields)
     context = None
     if request.method == "POST":
         form = ExampleForm(cfg, request.POST)
@@ -55,7 +57,9 @@ def create(request, slug: str):
         if not collecting:
             for name in form.input_names:
                 form.fields[name].widget.attrs["readonly"] = True
-        elif valid and needs_context and context is None:
+        elif (
+            valid and needs_context and context is None and (context_required or request.POST.get("context"))
+        ):
             form.add_error(None, "That context is no longer available; here is another one.")
         elif valid:
             try:
@@ -88,6 +92,7 @@ def create(request, slug: str):
             "collecting": collecting,
             "blocked": request.user.is_blocked,
             "needs_context": needs_context,
+            "context_missing": needs_context and context is None and context_required,
             "served_context": context,
             "context_fields": [
                 (spec.get("label", spec["name"]), context.data.get(spec["name"], ""))
