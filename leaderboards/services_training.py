@@ -188,6 +188,10 @@ def train_target_for_rounds(
 ) -> RegisteredModel:
     """Train a model on the rounds' training splits, measure it, register it and optionally make it a target.
 
+    A task with a span target (extractive QA) trains a span model instead
+    (``services_qa_training.train_qa_target_for_rounds``, same arguments but ``epochs`` and
+    ``eval_datasets``).
+
     Data: training = ``training_examples`` of the rounds; model selection on their dev split
     (``split="dev"``); test accuracy on each round's test split and on each dataset of ``eval_datasets``
     that exists for the task (HateCheck by default). Only settled ``validated_correct`` examples count.
@@ -222,6 +226,21 @@ def train_target_for_rounds(
     from models_registry.inference import InferenceError, clear_cache, get_classifier
     from models_registry.training import TrainingError, train_classifier
 
+    if task.cfg.target_field["type"] == "context_span":  # extractive QA: a span model, not a classifier
+        from .services_qa_training import train_qa_target_for_rounds
+
+        return train_qa_target_for_rounds(
+            task=task,
+            rounds=rounds,
+            recipe=recipe,
+            name=name,
+            target_round=target_round,
+            seed=seed,
+            backbone_path=backbone_path,
+            owner=owner,
+            progress=progress,
+            replace=replace,
+        )
     if not rounds:
         raise TargetTrainingError("give at least one round to train on")
     numbers = sorted(set(rounds))

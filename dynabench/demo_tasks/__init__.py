@@ -14,6 +14,7 @@ DEMO_TASK_MODULES: tuple[str, ...] = (
     "dynabench.demo_tasks.hate_speech",
     "dynabench.demo_tasks.sentiment",
     "dynabench.demo_tasks.nli",
+    "dynabench.demo_tasks.qa",
 )
 
 

@@ -1,0 +1,221 @@
+"""Train, measure and register a span (extractive QA) target on a task's rounds: the QA counterpart of
+``services_training.train_target_for_rounds``, which hands span tasks over to ``train_qa_target_for_rounds``.
+
+Data: the rounds' settled ``validated_correct`` examples (``services_training.training_examples`` /
+``split_examples``): each gives the passage (its context's ``context_field``), the question (the task's
+input field) and the answer span; an imported SQuAD example also has every reference answer
+(``target["answers"]``), used when scoring. Dev F1/EM choose nothing (one run); they are measured on at
+most ``MAX_DEV_QUESTIONS`` dev questions (a seeded sample) to keep the quick recipe quick. Test F1/EM are
+measured on every question of each round's test split: for SQuAD, the held-apart articles.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from django.utils import timezone
+
+from annotation.models import Example
+from models_registry.models import RegisteredModel
+from models_registry.services import register_local_model, set_round_targets
+from tasks.models import Round, Task
+
+from .services_training import (
+    Progress,
+    TargetTrainingError,
+    _say,
+    _swap_into_place,
+    check_model_name_free,
+    check_model_name_syntax,
+    default_model_name,
+    model_dir,
+    split_examples,
+    training_examples,
+)
+
+MAX_DEV_QUESTIONS = 300
+
+
+def qa_items(task: Task, examples) -> tuple[list, list[str]]:
+    """``(QAItem list, skipped reasons)`` for span examples: passage from the context, question, answer.
+
+    An example without a context, a question or an answer at its offset is skipped with its id.
+    """
+    from models_registry.qa_training import QAItem
+
+    cfg = task.cfg
+    passage_field = cfg.target_field["context_field"]
+    question_field = cfg.input_fields[0]["name"]
+    items, skipped = [], []
+    for example in examples.select_related("context").order_by("pk"):
+        passage = (example.context.data if example.context_id else {}).get(passage_field)
+        question = example.inputs.get(question_field)
+        target = example.target if isinstance(example.target, dict) else {}
+        answer, start = target.get("answer"), target.get("answer_start")
+        if (
+            not isinstance(passage, str)
+            or not isinstance(question, str)
+            or not isinstance(answer, str)
+            or not isinstance(start, int)
+            or passage[start : start + len(answer)] != answer
+        ):
+            skipped.append(f"example {example.pk}: no passage, question or answer at its offset")
+            continue
+        references = tuple(
+            a["text"] if isinstance(a, dict) else str(a) for a in target.get("answers") or [] if a
+        )
+        items.append(QAItem(question, passage, answer, start, references or (answer,)))
+    return items, skipped
+
+
+def _score(predictor, items) -> dict:
+    from models_registry.qa_training import score_predictions
+
+    outputs = predictor.predict_batch([(i.passage, i.question) for i in items])
+    f1, em = score_predictions(items, [o["answer"] for o in outputs])
+    return {"f1": round(f1, 4), "exact_match": round(em, 4), "n": len(items)}
+
+
+def train_qa_target_for_rounds(
+    *,
+    task: Task,
+    rounds: Sequence[int],
+    recipe: str = "quick",
+    name: str | None = None,
+    target_round: int | None = None,
+    seed: int = 0,
+    backbone_path: str | Path | None = None,
+    owner=None,
+    progress: Progress | None = None,
+    replace: bool = False,
+    overrides: dict | None = None,
+) -> RegisteredModel:
+    """Train a span model on the rounds' training splits, measure it, register it, optionally make it a
+    round's target. Same naming, directory, replacement and card rules as ``train_target_for_rounds``.
+
+    The card holds dev and test SQuAD F1 / EM (fractions) per round, the recipe and its settings, sizes
+    and training time.
+
+    Raises:
+        TargetTrainingError: a bad or taken name, a missing round, no usable training example, a span
+            task without a context field, or a training failure.
+    """
+    from models_registry.inference import InferenceError, clear_cache, get_classifier
+    from models_registry.qa_training import RECIPES, train_qa_model
+    from models_registry.training import TrainingError
+
+    if task.cfg.target_field["type"] != "context_span":
+        raise TargetTrainingError(f"task {task.slug} has no span target: train a classifier instead")
+    if recipe not in RECIPES:
+        raise TargetTrainingError(f"unknown recipe {recipe!r}; choose one of {list(RECIPES)}")
+    if not rounds:
+        raise TargetTrainingError("give at least one round to train on")
+    numbers = sorted(set(rounds))
+    name = name or default_model_name(numbers, recipe)
+    if replace:
+        check_model_name_syntax(name)
+    else:
+        check_model_name_free(task, name)
+    round_objs = list(Round.objects.filter(task=task, number__in=numbers).order_by("number"))
+    missing = sorted(set(numbers) - {r.number for r in round_objs})
+    if missing:
+        raise TargetTrainingError(f"task {task.slug} has no round(s) {missing}")
+    target = None
+    if target_round is not None:
+        target = Round.objects.filter(task=task, number=target_round).first()
+        if target is None:
+            raise TargetTrainingError(f"task {task.slug} has no round {target_round}")
+
+    train, skipped = qa_items(task, training_examples(task, round_objs))
+    dev, dev_skipped = qa_items(task, split_examples(task, round_objs, Example.Split.DEV))
+    if not train:
+        raise TargetTrainingError(
+            f"no validated training examples in round(s) {numbers} of {task.slug} "
+            "(import them with: python manage.py import_qa_data)"
+        )
+    if len(dev) > MAX_DEV_QUESTIONS:
+        dev = random.Random(seed).sample(dev, MAX_DEV_QUESTIONS)
+    _say(
+        progress, f"training a span model on rounds {numbers}: {len(train)} train, {len(dev)} dev ({recipe})"
+    )
+
+    final_dir = model_dir(task, name)
+    final_dir.parent.mkdir(parents=True, exist_ok=True)
+    work_dir = final_dir.with_name(f".{name}.training-{uuid.uuid4().hex[:8]}")
+    try:
+        result = train_qa_model(
+            train_items=train,
+            dev_items=dev,
+            output_dir=work_dir,
+            recipe=recipe,
+            seed=seed,
+            backbone_path=backbone_path,
+            overrides=overrides,
+            progress=progress,
+        )
+        if not replace:
+            check_model_name_free(task, name)
+        _swap_into_place(work_dir, final_dir)
+    except TrainingError as exc:
+        raise TargetTrainingError(str(exc)) from exc
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    clear_cache(final_dir)
+
+    test: dict[str, dict] = {}
+    try:
+        predictor = get_classifier(final_dir)
+        for r in round_objs:
+            items, _ = qa_items(task, split_examples(task, [r], Example.Split.TEST))
+            if items:
+                _say(progress, f"scoring round {r.number}'s test split ({len(items):,} questions)…")
+                test[f"round-{r.number}-test"] = _score(predictor, items)
+                _say(progress, f"round {r.number} test: {test[f'round-{r.number}-test']}")
+    except InferenceError as exc:
+        test["error"] = {"message": str(exc)}
+
+    on_own_round = target_round is not None and target_round in numbers
+    card = {
+        "description": (
+            f"{result.details['backbone']} with a start/end span head (BertForQuestionAnswering), "
+            f"{recipe} recipe, trained on {task.name} round(s) {', '.join(map(str, numbers))}. "
+            "Answers are decoded from the tokenizer's offset mapping, in code points of the passage."
+        ),
+        "backbone": result.details["backbone"],
+        "recipe": recipe,
+        "seed": seed,
+        "training": {
+            "rounds": numbers,
+            "n_train": result.n_train,
+            "n_train_windows": result.n_features,
+            "n_dev": result.n_dev,
+            "skipped": skipped + dev_skipped,
+            "seconds": result.seconds,
+            **{k: v for k, v in result.details.items() if k not in ("backbone", "seed")},
+        },
+        "parameter_count": result.parameter_count,
+        "dev": {"f1": result.dev_f1, "exact_match": result.dev_exact_match, "n": result.n_dev},
+        "test": test,
+        "trained_at": timezone.now().isoformat(timespec="seconds"),
+        "licence": task.config.get("licence", ""),
+    }
+    if target_round is not None:
+        card["target_round"] = target_round
+        card["trained_on_target_round"] = on_own_round
+        if on_own_round:
+            card["note"] = (
+                f"Target of round {target_round} trained on round {target_round}'s own training split "
+                "(its test split is other articles, never seen in training)."
+            )
+    _say(progress, f"registering {name} (loading and checking it)…")
+    model = register_local_model(task=task, name=name, path=str(final_dir), card=card, owner=owner)
+    if model.status != RegisteredModel.Status.READY:
+        _say(progress, f"registration failed: {model.error_message}")
+        return model
+    if target is not None:
+        set_round_targets(round=target, models=[model])
+    return model
