@@ -14,7 +14,11 @@ operation that breaks the contract.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 
 import hypothesis
 import pytest
@@ -161,3 +165,57 @@ def test_a_response_that_breaks_the_schema_is_reported(live_server, world):
     failures: list[str] = []
     run_operation(operation, live_server.url, world, failures)
     assert failures and "promised_but_missing" in failures[0]
+
+
+def readme_client() -> str:
+    """The Python client example of the README's API section (the first ```python block after it)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("\n## API\n") :]
+    start = section.index("```python\n") + len("```python\n")
+    return section[start : section.index("```", start)]
+
+
+def nli_predict(model, inputs: list[dict]) -> list[dict]:
+    """A stand-in NLI target that always answers 'entailment' (so the README's example fools it)."""
+    probabilities = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
+    return [{"label": "entailment", "probabilities": dict(probabilities)} for _ in inputs]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_readme_client_runs_against_a_live_server(
+    live_server, monkeypatch, annotator, validator, tmp_path
+):
+    """The README's client: a context, a model-fooling example, its validation by another user, a leaderboard."""
+    from rest_framework.authtoken.models import Token
+
+    from models_registry import inference
+    from tasks.models import Context
+    from tasks.services import ensure_builtin_task, ensure_round, set_current_round
+    from tests.annotation.fakes import make_stand_in
+
+    task = ensure_builtin_task("nli")
+    round_ = ensure_round(task=task, number=1)
+    set_current_round(task=task, round_=round_)
+    Context.objects.create(task=task, round=round_, data={"premise": "Ships sail at dawn. 🚢"})
+    monkeypatch.setattr(inference, "predict", nli_predict)
+    make_stand_in(task, round_, name="nli-stand-in")
+    script = tmp_path / "client.py"
+    script.write_text(readme_client(), encoding="utf-8")
+    env = {
+        **os.environ,
+        "DYNABENCH_URL": live_server.url,
+        "DYNABENCH_TOKEN": Token.objects.create(user=annotator).key,
+        "DYNABENCH_VALIDATOR_TOKEN": Token.objects.create(user=validator).key,
+    }
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert (
+        lines[0] == "Natural language inference: round 1, labels ['entailment', 'neutral', 'contradiction']"
+    ), lines
+    assert "premise: Ships sail at dawn. 🚢" in lines
+    assert any(line.endswith("model fooled = True") for line in lines), lines
+    assert "  nli-stand-in said entailment" in lines
+    validated = [line for line in lines if line.startswith("validated example ")]
+    assert validated and validated[0].endswith(": now pending"), lines  # 1 of the quorum of 3
+    assert "left out of the Dynascore: none" in lines
