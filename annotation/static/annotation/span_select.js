@@ -6,9 +6,75 @@
  * its text nodes, with "\n" for each <br>, exactly the stored (newline-normalised) passage.
  * Typing in the answer box clears the offset: the server then finds the answer (first occurrence).
  * Without this script the form works the same way, by typing.
+ *
+ * The helpers are pure functions of DOM-like nodes (nodeType, data, nodeName, childNodes), exported
+ * for tests under Node (tests/qa/test_span_select_js.py).
  */
 (function () {
   "use strict";
+  var TEXT_NODE = 3;
+
+  function lengthOf(node) {
+    if (node.nodeType === TEXT_NODE) return node.data.length;
+    if (node.nodeName === "BR") return 1;
+    var total = 0;
+    for (var i = 0; i < node.childNodes.length; i++) total += lengthOf(node.childNodes[i]);
+    return total;
+  }
+
+  function textOf(node) {
+    if (node.nodeType === TEXT_NODE) return node.data;
+    if (node.nodeName === "BR") return "\n";
+    var parts = [];
+    for (var i = 0; i < node.childNodes.length; i++) parts.push(textOf(node.childNodes[i]));
+    return parts.join("");
+  }
+
+  // UTF-16 offset in `passage` of the DOM boundary point (container, offset), or -1 if outside it.
+  function offsetOf(passage, container, offset) {
+    var total = 0;
+    var result = -1;
+    function walk(node) {
+      if (result !== -1) return;
+      if (node === container) {
+        if (node.nodeType === TEXT_NODE) {
+          result = total + offset;
+        } else {
+          for (var i = 0; i < offset && i < node.childNodes.length; i++) total += lengthOf(node.childNodes[i]);
+          result = total;
+        }
+        return;
+      }
+      if (node.nodeType === TEXT_NODE || node.nodeName === "BR") {
+        total += lengthOf(node);
+        return;
+      }
+      for (var j = 0; j < node.childNodes.length && result === -1; j++) walk(node.childNodes[j]);
+    }
+    walk(passage);
+    return result;
+  }
+
+  // The answer a selection (start and end boundary points) means: trimmed text and its code-point
+  // offset into the passage, or null for an empty or blank selection.
+  function spanOf(passage, startContainer, startOffset, endContainer, endOffset) {
+    var text = textOf(passage);
+    var from = offsetOf(passage, startContainer, startOffset);
+    var to = offsetOf(passage, endContainer, endOffset);
+    if (from < 0 || to <= from) return null;
+    var picked = text.slice(from, to);
+    var lead = picked.length - picked.replace(/^\s+/, "").length;
+    picked = picked.trim();
+    if (!picked) return null;
+    return { answer: picked, start: Array.from(text.slice(0, from + lead)).length };
+  }
+
+  var helpers = { lengthOf: lengthOf, textOf: textOf, offsetOf: offsetOf, spanOf: spanOf };
+  if (typeof module !== "undefined" && module.exports) {
+    module.exports = helpers;
+    return;
+  }
+
   var hook = document.getElementById("span-select");
   var form = document.querySelector("form.example-form");
   if (!hook || !form) return;
@@ -21,51 +87,6 @@
   passage.classList.add("span-passage");
   passage.setAttribute("title", "Select the answer with the mouse");
 
-  function lengthOf(node) {
-    if (node.nodeType === Node.TEXT_NODE) return node.data.length;
-    if (node.nodeName === "BR") return 1;
-    var total = 0;
-    for (var i = 0; i < node.childNodes.length; i++) total += lengthOf(node.childNodes[i]);
-    return total;
-  }
-
-  function textOf(node) {
-    if (node.nodeType === Node.TEXT_NODE) return node.data;
-    if (node.nodeName === "BR") return "\n";
-    var parts = [];
-    for (var i = 0; i < node.childNodes.length; i++) parts.push(textOf(node.childNodes[i]));
-    return parts.join("");
-  }
-
-  // UTF-16 offset in the passage of a DOM boundary point (container, offset), or -1 if outside it.
-  function offsetOf(container, offset) {
-    var total = 0;
-    var result = -1;
-    function walk(node) {
-      if (result !== -1) return;
-      if (node === container) {
-        if (node.nodeType === Node.TEXT_NODE) {
-          result = total + offset;
-        } else {
-          for (var i = 0; i < offset && i < node.childNodes.length; i++) total += lengthOf(node.childNodes[i]);
-          result = total;
-        }
-        return;
-      }
-      if (node.nodeType === Node.TEXT_NODE || node.nodeName === "BR") {
-        total += lengthOf(node);
-        return;
-      }
-      for (var j = 0; j < node.childNodes.length && result === -1; j++) walk(node.childNodes[j]);
-    }
-    walk(passage);
-    return result;
-  }
-
-  function codePoints(text) {
-    return Array.from(text).length;
-  }
-
   function say(message) {
     if (status) status.textContent = message;
   }
@@ -75,17 +96,11 @@
     if (!selection || selection.rangeCount === 0 || selection.isCollapsed) return;
     var range = selection.getRangeAt(0);
     if (!passage.contains(range.startContainer) || !passage.contains(range.endContainer)) return;
-    var text = textOf(passage);
-    var from = offsetOf(range.startContainer, range.startOffset);
-    var to = offsetOf(range.endContainer, range.endOffset);
-    if (from < 0 || to <= from) return;
-    var picked = text.slice(from, to);
-    var lead = picked.length - picked.replace(/^\s+/, "").length;
-    picked = picked.trim();
-    if (!picked) return;
-    answer.value = picked;
-    start.value = String(codePoints(text.slice(0, from + lead)));
-    say("Answer selected in the passage (character " + start.value + ").");
+    var span = spanOf(passage, range.startContainer, range.startOffset, range.endContainer, range.endOffset);
+    if (!span) return;
+    answer.value = span.answer;
+    start.value = String(span.start);
+    say("Answer selected in the passage (character " + span.start + ").");
   }
 
   passage.addEventListener("mouseup", onSelect);
