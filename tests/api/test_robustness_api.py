@@ -136,3 +136,32 @@ def test_page_size_within_bounds_is_used(api, hate_round):
 def test_multipart_without_boundary_is_400_json(api, annotator, rule_model):
     response = api(annotator).post(CREATE, b"--x\r\n", content_type="multipart/form-data")
     assert response.status_code == 400 and response["Content-Type"] == "application/json"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/tasks/",
+        "/api/tasks/hate-speech/",
+        "/api/tasks/hate-speech/rounds/",
+        "/api/tasks/hate-speech/rounds/1/",
+        "/api/tasks/hate-speech/contexts/next/",
+        CREATE,
+        "/api/examples/{id}/",
+        "/api/examples/{id}/retract/",
+        "/api/examples/{id}/flag/",
+        "/api/examples/{id}/validations/",
+        "/api/tasks/hate-speech/validations/next/",
+    ],
+)
+@pytest.mark.parametrize("method", ["options", "head", "put", "patch", "delete"])
+def test_other_methods_never_500(api, annotator, hate_round, url, method):
+    from tests.validation.conftest import make_example
+
+    example = make_example(hate_round, annotator, model_wrong=True)
+    response = getattr(api(annotator), method)(url.format(id=example.pk))
+    assert response.status_code < 500
+    if method == "options":
+        assert response.status_code == 200
+    elif method != "head":
+        assert response.status_code in (404, 405)
