@@ -5,7 +5,7 @@
     2      round 1                                 open: the passages of the held-apart test articles
 
 The target is MiniLM with a start/end span head (``models_registry.qa_training``, quick recipe: the top
-two layers and the head, one epoch on 2,000 sampled training questions). The split is by article
+two layers and the head, one epoch on 1,200 sampled training questions). The split is by article
 (``docs/datasets.md``, "Extractive QA"): the target never saw a passage of the test articles, so round 2's
 annotators write on passages new to it, and its F1 / EM on round 1's test split are held-apart figures.
 """
