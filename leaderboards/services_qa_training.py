@@ -200,6 +200,9 @@ def train_qa_target_for_rounds(
         "parameter_count": result.parameter_count,
         "dev": {"f1": result.dev_f1, "exact_match": result.dev_exact_match, "n": result.n_dev},
         "test": test,
+        # Flat copies, one figure per test split, for the model page's figure table.
+        "test_f1": {k: v["f1"] for k, v in test.items() if "f1" in v},
+        "test_exact_match": {k: v["exact_match"] for k, v in test.items() if "exact_match" in v},
         "trained_at": timezone.now().isoformat(timespec="seconds"),
         "licence": task.config.get("licence", ""),
     }

@@ -192,6 +192,11 @@ def _predict(model: RegisteredModel, inputs: dict):
     """(prediction with probabilities sorted high to low, "") or (None, a message); never raises."""
     try:
         output = inference.predict(model, [inputs])[0]
+        if "answer" in output and "label" not in output:  # a span (QA) model: its answer and score
+            return {
+                "label": str(output["answer"]),
+                "probabilities": [("score", float(output.get("score", 0)))],
+            }, ""
         probabilities = sorted(
             ((label, float(p)) for label, p in (output.get("probabilities") or {}).items()),
             key=lambda item: -item[1],

@@ -82,3 +82,15 @@ def test_a_malformed_offset_falls_back_to_finding_the_answer(
     response = _post(logged_in, qa_contexts[0], "Who won?", "Denver Broncos", "forty")
     assert response.status_code == 302
     assert Example.objects.get().target["answer_start"] == 49
+
+
+def test_model_page_interact_box_answers_with_a_span(logged_in, tiny_qa_registered_model):
+    from tests.tiny_qa import PASSAGES
+
+    url = reverse("leaderboards:model", args=[tiny_qa_registered_model.pk])
+    response = logged_in.post(url, {"context": PASSAGES[0], "question": "Who won?"})
+    assert response.status_code == 200
+    prediction = response.context["prediction"]
+    assert prediction["label"] and prediction["label"] in PASSAGES[0]
+    assert prediction["probabilities"][0][0] == "score"
+    assert "could not answer" not in response.text
