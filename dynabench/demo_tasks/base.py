@@ -28,6 +28,8 @@ class DemoTask:
         open_round: the round left open (current) for annotators; every lower round is closed.
         prepare_open_round: optional; called with the task after the open round exists (e.g. to load
             its contexts). Idempotent.
+        card_note: optional; written as the ``note`` of the model card of each target trained here
+            (shown on the model page), e.g. where the training data came from.
     """
 
     slug: str
@@ -35,6 +37,7 @@ class DemoTask:
     target_training_rounds: dict[int, tuple[int, ...]]
     open_round: int
     prepare_open_round: Callable[[Task, Log], None] | None = None
+    card_note: str = ""
 
 
 @dataclass
@@ -59,6 +62,7 @@ def _target_model(
     target_round: int,
     report: TaskReport,
     log: Log,
+    card_note: str = "",
 ) -> RegisteredModel:
     """The demo's model trained on ``training_rounds``: reused when ready on disk, else (re)trained."""
     name = model_name(training_rounds, recipe)
@@ -78,6 +82,9 @@ def _target_model(
         replace=True,
     )
     report.trained.append(name)
+    if card_note:
+        model.card = {**(model.card or {}), "note": card_note}
+        model.save(update_fields=["card"])
     return model
 
 
@@ -97,7 +104,13 @@ def lay_out_task(spec: DemoTask, *, recipe: str, log: Log) -> tuple[Task, TaskRe
         round_ = ensure_round(task=task, number=round_number)
         if training_rounds not in trained:
             trained[training_rounds] = _target_model(
-                task, training_rounds, recipe, target_round=round_number, report=report, log=log
+                task,
+                training_rounds,
+                recipe,
+                target_round=round_number,
+                report=report,
+                log=log,
+                card_note=spec.card_note,
             )
         model = trained[training_rounds]
         if not RoundTarget.objects.filter(round=round_).exists():

@@ -35,4 +35,9 @@ DEMO_TASK = DemoTask(
     target_training_rounds={1: (1,), 2: (1,), 3: (1, 2), 4: (1, 2, 3)},
     open_round=4,
     prepare_open_round=prepare_open_round,
+    card_note=(
+        "Trained on ANLI dev data (CC BY-NC 4.0, non-commercial): no train file could be had, so each "
+        "round's dev file is cut into train and dev (and test for round 3) by a hash of uid "
+        "(docs/datasets.md). Rounds 1-2 test are the published test sets."
+    ),
 )

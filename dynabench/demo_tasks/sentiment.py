@@ -34,4 +34,9 @@ DEMO_TASK = DemoTask(
     target_training_rounds={1: (1,), 2: (1,), 3: (1, 2)},
     open_round=3,
     prepare_open_round=prepare_open_round,
+    card_note=(
+        "Trained on DynaSent dev data: no train file could be had, so each round's dev file is cut into "
+        "train and dev (and test for round 2) by a hash of text_id (docs/datasets.md). Round 1 test is "
+        "the published test set."
+    ),
 )
