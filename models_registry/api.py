@@ -145,7 +145,7 @@ class ModelDetailView(generics.RetrieveAPIView):
 
 
 def _clean_output(output: dict) -> dict:
-    """A model output as JSON: ``{label, probabilities}`` or ``{answer, score}``, floats finite.
+    """A model output as JSON: ``{label, probabilities}`` or ``{answer, answer_start, score}``, floats finite.
 
     Raises:
         inference.InferenceError: an output of neither shape, or a score that is not a finite number.
@@ -162,7 +162,10 @@ def _clean_output(output: dict) -> dict:
         score = float(output.get("score", 0.0))
         if not math.isfinite(score):
             raise inference.InferenceError("the model gave a non-finite score")
-        return {"answer": str(output["answer"]), "score": score}
+        span = {"answer": str(output["answer"]), "score": score}
+        if isinstance(output.get("answer_start"), int) and not isinstance(output["answer_start"], bool):
+            span["answer_start"] = output["answer_start"]  # code points into the passage
+        return span
     raise inference.InferenceError(f"the model gave an output of an unknown shape: {sorted(output)[:5]}")
 
 
@@ -176,7 +179,8 @@ class ModelPredictView(APIView):
         description=(
             "`inputs`: a list of 1 to 64 objects keyed by the task's model input field names (for the "
             "hate-speech task: `statement`). Answers one output per input, in order: "
-            "`{label, probabilities}` for a classifier, `{answer, score}` for extractive QA. "
+            "`{label, probabilities}` for a classifier, `{answer, answer_start, score}` for extractive QA "
+            "(`answer_start` in code points into the passage). "
             "409 when the model is not ready; 502 when the model fails to answer (the message says why)."
         ),
         request=PredictSerializer,

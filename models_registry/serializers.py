@@ -8,6 +8,7 @@ link. A failure message is shown to those who manage the model only (it names se
 from __future__ import annotations
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from leaderboards.selectors import anonymous_numbers, sees_real_identity
@@ -245,25 +246,42 @@ class PredictSerializer(serializers.Serializer):
         return cleaned
 
 
-class ClassificationOutputSerializer(serializers.Serializer):
-    """A classifier's answer: the label and the probability of every label (they sum to 1)."""
+OUTPUT_SCHEMA = {
+    "oneOf": [
+        {
+            "type": "object",
+            "description": "A classifier's answer: the label and every label's probability (they sum to 1).",
+            "required": ["label", "probabilities"],
+            "properties": {
+                "label": {"type": "string"},
+                "probabilities": {"type": "object", "additionalProperties": {"type": "number"}},
+            },
+        },
+        {
+            "type": "object",
+            "description": "An extractive QA model's answer: the text, where it starts (code points into "
+            "the passage) and its score.",
+            "required": ["answer", "score"],
+            "properties": {
+                "answer": {"type": "string"},
+                "answer_start": {"type": "integer"},
+                "score": {"type": "number"},
+            },
+        },
+    ]
+}
 
-    label = serializers.CharField()
-    probabilities = serializers.DictField(child=serializers.FloatField())
 
-
-class SpanOutputSerializer(serializers.Serializer):
-    """An extractive QA model's answer: the answer text and its score."""
-
-    answer = serializers.CharField()
-    score = serializers.FloatField()
+@extend_schema_field(OUTPUT_SCHEMA)
+class ModelOutputField(serializers.DictField):
+    """One model output: ``{label, probabilities}`` or ``{answer, answer_start, score}``."""
 
 
 class PredictResponseSerializer(serializers.Serializer):
     """``{"model": id, "outputs": [...]}``: one output per input, in order."""
 
     model = serializers.IntegerField()
-    outputs = serializers.ListField(child=serializers.DictField())
+    outputs = serializers.ListField(child=ModelOutputField())
 
 
 class ModelErrorSerializer(serializers.Serializer):

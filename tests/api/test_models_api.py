@@ -362,3 +362,22 @@ def test_predict_refusals(make_model, tiny_registered_model, annotator, outsider
     checking = make_model("checking", status=RegisteredModel.Status.CHECKING)
     response = api(outsider).post(predict_url(checking), body, format="json")
     assert response.status_code == 409 and "not ready" in response.json()["detail"]
+
+
+def test_span_outputs_keep_answer_start_and_bad_numbers_are_a_502(
+    tiny_registered_model, annotator, monkeypatch
+):
+    url = predict_url(tiny_registered_model)
+    body = {"inputs": [{"statement": "Ships sail at dawn."}]}
+    monkeypatch.setattr(
+        inference, "predict", lambda model, inputs: [{"answer": "dawn", "answer_start": 14, "score": 0.75}]
+    )
+    response = api(annotator).post(url, body, format="json")
+    assert response.status_code == 200
+    assert response.json()["outputs"] == [{"answer": "dawn", "answer_start": 14, "score": 0.75}]
+    nan = float("nan")
+    monkeypatch.setattr(
+        inference, "predict", lambda model, inputs: [{"label": "hateful", "probabilities": {"hateful": nan}}]
+    )
+    response = api(annotator).post(url, body, format="json")
+    assert response.status_code == 502 and "non-finite probability" in response.json()["detail"]
