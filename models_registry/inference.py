@@ -35,6 +35,8 @@ torch and transformers are imported lazily, on the first load, so importing this
 
 from __future__ import annotations
 
+import logging
+import re
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,13 +46,100 @@ from .preprocessing import preprocess_all
 if TYPE_CHECKING:  # pragma: no cover
     from .models import RegisteredModel
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_BATCH_SIZE = 32
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
 PICKLE_WEIGHT_FILES = ("pytorch_model.bin", "pytorch_model.bin.index.json")
 
 
 class InferenceError(Exception):
-    """A model could not produce an output; the message says why (shown to owners, stored on predictions)."""
+    """A model could not produce an output; the message says why (shown to owners, stored on predictions).
+
+    Messages never name a server path or the model's folder (a uuid): they are shown on model pages,
+    in the API and on stored predictions. The full detail goes to the server log.
+    """
+
+
+# An absolute POSIX path of at least two components ("/tmp/x/model.safetensors"); not the "//" of a URL.
+_ABSOLUTE_PATH = re.compile(r"(?<![\w:/.~-])/(?:[^\s/'\"`]+/)+([^\s/'\"`]*)")
+#: Unused checkpoint tensors that do not change a model's outputs: a BERT pooler the head does not read.
+HARMLESS_UNEXPECTED = re.compile(r"(^|\.)pooler\.")
+MAX_KEYS_NAMED = 5
+
+
+def without_server_paths(text: str, directory: str | Path | None = None) -> str:
+    """``text`` with server paths taken out, for messages shown to users.
+
+    The model folder ``directory`` (as given and resolved) becomes "the model folder" and a file in it
+    keeps only its name; any other absolute path keeps only its last component.
+    E.g. ``"no file /srv/models/hate/3cca.../model.safetensors"`` -> ``"no file model.safetensors"``.
+    """
+    if directory is not None and str(directory):
+        forms = {str(directory), str(Path(directory).expanduser().resolve())}
+        for form in sorted(forms, key=len, reverse=True):
+            text = re.sub(re.escape(form) + r"/(?=[\w.-])", "", text)  # a file in it: its name
+            text = re.sub(re.escape(form) + r"/?", "the model folder", text)
+    return _ABSOLUTE_PATH.sub(lambda m: m.group(1) or "a server folder", text)
+
+
+def _names(keys, limit: int = MAX_KEYS_NAMED) -> str:
+    keys = sorted(keys)
+    shown = ", ".join(keys[:limit])
+    return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
+def check_loading_info(info: dict, architecture: str) -> None:
+    """Refuse weights that do not fill the architecture ``config.json`` names.
+
+    ``info`` is the dict ``from_pretrained(..., output_loading_info=True)`` returns (transformers 5:
+    ``missing_keys``, ``unexpected_keys``, ``mismatched_keys``, ``error_msgs``). transformers fills a
+    missing weight with random numbers and only prints a report, so a checkpoint without its head (or
+    with no real tensor at all) would otherwise serve random predictions.
+
+    Raises:
+        InferenceError: naming the missing (random) weights, the unexpected ones (tensors the
+            architecture does not use: the checkpoint was saved from another architecture), weights of
+            the wrong shape, and loader errors. An unused pooler (``HARMLESS_UNEXPECTED``) is allowed.
+    """
+    missing = set(info.get("missing_keys") or ())
+    unexpected = {k for k in info.get("unexpected_keys") or () if not HARMLESS_UNEXPECTED.search(k)}
+    mismatched = {
+        str(k[0]) if isinstance(k, tuple | list) else str(k) for k in info.get("mismatched_keys") or ()
+    }
+    errors = [str(e) for e in info.get("error_msgs") or ()]
+    if not (missing or unexpected or mismatched or errors):
+        return
+    problems = []
+    if missing:
+        problems.append(f"missing {len(missing)} weight(s) (they would be random): {_names(missing)}")
+    if unexpected:
+        problems.append(f"unexpected weight(s) the architecture does not use: {_names(unexpected)}")
+    if mismatched:
+        problems.append(f"weight(s) of the wrong shape: {_names(mismatched)}")
+    if errors:
+        problems.append(f"loader errors: {'; '.join(errors[:2])}")
+    raise InferenceError(
+        f"model.safetensors does not match the architecture in config.json ({architecture}): "
+        + "; ".join(problems)
+    )
+
+
+def labels_from_id2label(id2label: dict) -> list[str]:
+    """The label strings in output-index order from a config's ``id2label``.
+
+    Raises:
+        InferenceError: the ids are not exactly 0..n-1 (e.g. ``{"0": "hateful", "5": "not-hateful"}``).
+    """
+    try:
+        ids = sorted(int(k) for k in id2label)
+    except (TypeError, ValueError):
+        ids = None
+    if ids is None or ids != list(range(len(ids))):
+        got = ", ".join(str(k) for k in (ids if ids is not None else id2label))
+        raise InferenceError(f"id2label must map 0..n-1 to the task's labels; got ids {got}")
+    by_id = {int(k): v for k, v in id2label.items()}
+    return [str(by_id[i]) for i in ids]
 
 
 Text = str | tuple[str, str]
@@ -109,24 +198,21 @@ def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> Path:
     if not str(path):
         raise InferenceError("the model has no directory (path is empty)")
     if not directory.is_dir():
-        raise InferenceError(f"model directory {directory} does not exist")
+        logger.warning("model directory %s does not exist", directory)
+        raise InferenceError("the model directory does not exist on the server (its files are gone)")
     present = {p.name for p in directory.iterdir()}
     if "config.json" not in present:
-        raise InferenceError(
-            f"model directory {directory} has no config.json (not a save_pretrained directory)"
-        )
+        raise InferenceError("the model directory has no config.json (not a save_pretrained directory)")
     allowed = WEIGHT_FILES + (PICKLE_WEIGHT_FILES if allow_pickle else ())
     if not present.intersection(allowed):
         if present.intersection(PICKLE_WEIGHT_FILES):
             raise InferenceError(
-                f"model directory {directory} has only pickle weights (pytorch_model.bin); "
+                "the model directory has only pickle weights (pytorch_model.bin); "
                 "save it with safetensors (save_pretrained(..., safe_serialization=True))"
             )
-        raise InferenceError(f"model directory {directory} has no weights (expected model.safetensors)")
+        raise InferenceError("the model directory has no weights (expected model.safetensors)")
     if not present.intersection({"tokenizer.json", "vocab.txt", "tokenizer_config.json"}):
-        raise InferenceError(
-            f"model directory {directory} has no tokenizer files (tokenizer.json or vocab.txt)"
-        )
+        raise InferenceError("the model directory has no tokenizer files (tokenizer.json or vocab.txt)")
     return directory
 
 
@@ -152,22 +238,23 @@ class Classifier:
             hf_logging.disable_progress_bar()
             config = AutoConfig.from_pretrained(str(directory), local_files_only=True)
             self.tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
-            self.model = AutoModelForSequenceClassification.from_pretrained(
+            self.model, loading_info = AutoModelForSequenceClassification.from_pretrained(
                 str(directory),
                 config=config,
                 local_files_only=True,
                 use_safetensors=None if allow_pickle else True,
+                output_loading_info=True,
             )
         except InferenceError:
             raise
         except Exception as exc:
-            raise InferenceError(
-                f"could not load the model in {directory}: {type(exc).__name__}: {exc}"
-            ) from exc
+            logger.warning("could not load the model in %s", directory, exc_info=True)
+            detail = without_server_paths(f"{type(exc).__name__}: {exc}", directory)
+            raise InferenceError(f"could not load the model: {detail}") from exc
+        check_loading_info(loading_info, type(self.model).__name__)
         self.model.eval()
         self.path = directory
-        id2label = {int(k): v for k, v in self.model.config.id2label.items()}
-        self.labels: list[str] = [id2label[i] for i in range(len(id2label))]
+        self.labels: list[str] = labels_from_id2label(self.model.config.id2label)
         self.preprocessing: dict[str, Any] = dict(getattr(self.model.config, "preprocessing", None) or {})
         self.max_length: int = int(getattr(self.model.config, "max_input_tokens", 128) or 128)
         self.max_length = min(self.max_length, 128)
@@ -198,9 +285,9 @@ class Classifier:
         except InferenceError:
             raise
         except Exception as exc:
-            raise InferenceError(
-                f"model {self.path.name} failed to predict: {type(exc).__name__}: {exc}"
-            ) from exc
+            logger.warning("the model in %s failed to predict", self.path, exc_info=True)
+            detail = without_server_paths(f"{type(exc).__name__}: {exc}", self.path)
+            raise InferenceError(f"the model failed to predict: {detail}") from exc
         results = []
         for row in probs:
             scores = {label: float(p) for label, p in zip(self.labels, row, strict=True)}
@@ -233,7 +320,7 @@ class Classifier:
                     )
                 logits = self.model(**encoded).logits
                 if not torch.isfinite(logits).all():
-                    raise InferenceError(f"model {self.path.name} produced non-finite scores")
+                    raise InferenceError("the model produced non-finite scores (NaN or infinity)")
                 probs = torch.softmax(logits.float(), dim=-1).tolist()
                 for i, row in zip(idx, probs, strict=True):
                     out[i] = row
@@ -362,4 +449,6 @@ def predict(model: RegisteredModel, inputs: list[dict]) -> list[dict]:
             raise
         raise InferenceError(f"model {model.name}: {exc}") from exc
     except Exception as exc:
-        raise InferenceError(f"model {model.name} failed: {type(exc).__name__}: {exc}") from exc
+        logger.warning("model %s (%s) failed", model.pk, model.path, exc_info=True)
+        detail = without_server_paths(f"{type(exc).__name__}: {exc}", model.path or None)
+        raise InferenceError(f"model {model.name} failed: {detail}") from exc

@@ -20,14 +20,17 @@ transformers 5 has no question-answering pipeline, so decoding is done here:
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from tasks.spans import snap_to_graphemes, strip_span
 
-from .inference import InferenceError, check_model_dir
+from .inference import InferenceError, check_loading_info, check_model_dir, without_server_paths
 from .qa_modeling import qa_settings
+
+logger = logging.getLogger(__name__)
 
 N_BEST = 20
 DEFAULT_BATCH_SIZE = 16
@@ -123,15 +126,20 @@ class SpanPredictor:
 
             hf_logging.disable_progress_bar()
             self.tokenizer = AutoTokenizer.from_pretrained(str(directory), local_files_only=True)
-            self.model = AutoModelForQuestionAnswering.from_pretrained(
-                str(directory), local_files_only=True, use_safetensors=None if allow_pickle else True
+            self.model, loading_info = AutoModelForQuestionAnswering.from_pretrained(
+                str(directory),
+                local_files_only=True,
+                use_safetensors=None if allow_pickle else True,
+                output_loading_info=True,
             )
         except Exception as exc:
-            raise InferenceError(
-                f"could not load the QA model in {directory}: {type(exc).__name__}: {exc}"
-            ) from exc
+            logger.warning("could not load the QA model in %s", directory, exc_info=True)
+            detail = without_server_paths(f"{type(exc).__name__}: {exc}", directory)
+            raise InferenceError(f"could not load the QA model: {detail}") from exc
+        # A checkpoint without its span head would answer with random spans: refuse it.
+        check_loading_info(loading_info, type(self.model).__name__)
         if not getattr(self.tokenizer, "is_fast", False):
-            raise InferenceError(f"the QA model in {directory} needs a fast tokenizer (tokenizer.json)")
+            raise InferenceError("the QA model needs a fast tokenizer (tokenizer.json)")
         self.model.eval()
         self.path = directory
         self.settings = qa_settings(self.model.config)
@@ -162,9 +170,9 @@ class SpanPredictor:
         except InferenceError:
             raise
         except Exception as exc:
-            raise InferenceError(
-                f"model {self.path.name} failed to predict: {type(exc).__name__}: {exc}"
-            ) from exc
+            logger.warning("the QA model in %s failed to predict", self.path, exc_info=True)
+            detail = without_server_paths(f"{type(exc).__name__}: {exc}", self.path)
+            raise InferenceError(f"the model failed to predict: {detail}") from exc
 
     def _predict(self, questions: list[str], passages: list[str], batch_size: int) -> list[dict]:
         import torch
@@ -185,7 +193,7 @@ class SpanPredictor:
                 )
                 out = self.model(**batch)
                 if not (torch.isfinite(out.start_logits).all() and torch.isfinite(out.end_logits).all()):
-                    raise InferenceError(f"model {self.path.name} produced non-finite scores")
+                    raise InferenceError("the model produced non-finite scores (NaN or infinity)")
                 start_log_probs = torch.log_softmax(out.start_logits.float(), dim=-1)
                 end_log_probs = torch.log_softmax(out.end_logits.float(), dim=-1)
                 for row, window in enumerate(idx):
