@@ -31,7 +31,7 @@ MODEL_OUTPUT_SCHEMA = {
     "type": "object",
     "description": (
         "One target model's output. Label tasks: model, model_name, status, label, probabilities "
-        "(label -> probability). Span (QA) tasks: model, model_name, status, answer, score. "
+        "(label -> probability). Span (QA) tasks: model, model_name, status, answer, answer_start, score. "
         "A failed model has status 'failed' and null outputs."
     ),
     "properties": {
@@ -41,6 +41,7 @@ MODEL_OUTPUT_SCHEMA = {
         "label": {"type": "string", "nullable": True},
         "probabilities": {"type": "object", "additionalProperties": {"type": "number"}},
         "answer": {"type": "string", "nullable": True},
+        "answer_start": {"type": "integer", "nullable": True},
         "score": {"type": "number", "nullable": True},
     },
     "required": ["model", "model_name", "status"],
@@ -56,6 +57,8 @@ def model_outputs(example: Example) -> list[dict]:
         row = {"model": p.model_id, "model_name": p.model.name, "status": p.status}
         if is_span:
             row["answer"] = p.output.get("answer", p.label or None) if ok else None
+            start = p.output.get("answer_start") if ok else None
+            row["answer_start"] = start if isinstance(start, int) and not isinstance(start, bool) else None
             score = p.output.get("score") if ok else None
             row["score"] = float(score) if isinstance(score, int | float) else None
         else:
