@@ -6,7 +6,9 @@ current round, or start the task's next round with them as its target (after a c
 
 "Register a model" (``upload/``) takes a zip of a ``save_pretrained`` directory, a hub id or an endpoint
 URL with the model card, creates the model and queues its check; the change page shows the status and
-a failure's message at the top. "Check again" re-queues the check of the selected models.
+a failure's message at the top. "Check again" re-queues the check of the selected models (not of a
+refused upload: it has no files, and its reason is kept). A new model is unpublished; "Publish" and
+"Unpublish" set the flag of the selected models (or tick "is published" on the change page).
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ from .forms import RegisterModelForm
 from .models import RegisteredModel, RoundTarget
 from .services import (
     ModelRegistryError,
+    check_again,
     register_endpoint_model,
     register_hub_model,
     register_uploaded_model,
-    request_check,
     set_round_targets,
 )
 
@@ -74,7 +76,13 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
     exclude = ["card", "endpoint_secret"]
     raw_id_fields = ["owner"]
     inlines = [RoundTargetInline]
-    actions = ["make_target_of_current_round", "start_next_round_with_models", "check_again"]
+    actions = [
+        "make_target_of_current_round",
+        "start_next_round_with_models",
+        "check_again",
+        "publish",
+        "unpublish",
+    ]
     change_form_template = "models_registry/admin/change_form.html"
     change_list_template = "models_registry/admin/change_list.html"
 
@@ -155,21 +163,52 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
             self.message_user(request, f"{model.name} is registered and ready.", messages.SUCCESS)
         else:
             self.message_user(request, f"{model.name} is registered; its check is queued ({model.status}).")
+        if not model.is_published:
+            self.message_user(
+                request,
+                f"{model.name} is unpublished: only you and the task's owners see it. Publish it (action "
+                '"Publish" or the "is published" box) when it is ready.',
+                messages.INFO,
+            )
 
     @admin.action(description="Check the selected model(s) again (download, load, probe)")
     def check_again(self, request, queryset):
-        """Queue the check job again, e.g. after a failed hub download or a fixed endpoint."""
-        models = [m for m in queryset if m.task.is_owner(request.user)]
-        busy = [m.name for m in models if m.status == RegisteredModel.Status.CHECKING]
+        """Queue the check job again, e.g. after a failed hub download or a fixed endpoint.
+
+        A model being checked, or an upload without files (refused), is left as it is, with a message.
+        """
+        models = [m for m in queryset.select_related("task") if m.task.is_owner(request.user)]
+        queued, refused = [], []
         for model in models:
-            if model.status != RegisteredModel.Status.CHECKING:
-                request_check(model)
-        count = len(models) - len(busy)
-        self.message_user(request, f"Check queued for {count} model(s).")
-        if busy:
-            self.message_user(request, f"Already being checked: {', '.join(busy)}.", messages.WARNING)
+            try:
+                check_again(model)
+            except ModelRegistryError as exc:
+                refused.append(str(exc))
+            else:
+                queued.append(model.name)
+        if queued:
+            self.message_user(request, f"Check queued for {len(queued)} model(s): {', '.join(queued)}.")
+        for message in refused:
+            self.message_user(request, f"Not checked again: {message}.", messages.WARNING)
         if len(models) < queryset.count():
             self.message_user(request, "Only the task's owners can re-check its models.", messages.ERROR)
+
+    def _set_published(self, request, queryset, published: bool) -> None:
+        """Set ``is_published`` on the selected models the user may change (owner, task owner, superuser)."""
+        allowed = [m.pk for m in queryset.select_related("task") if self.has_change_permission(request, m)]
+        changed = RegisteredModel.objects.filter(pk__in=allowed).update(is_published=published)
+        verb = "Published" if published else "Unpublished"
+        self.message_user(request, f"{verb} {changed} model(s).")
+        if len(allowed) < queryset.count():
+            self.message_user(request, "Only the task's owners can change its models.", messages.ERROR)
+
+    @admin.action(description="Publish the selected model(s) (visible to everyone)")
+    def publish(self, request, queryset):
+        self._set_published(request, queryset, True)
+
+    @admin.action(description="Unpublish the selected model(s) (visible to owners only)")
+    def unpublish(self, request, queryset):
+        self._set_published(request, queryset, False)
 
     def _models_of_one_task(self, request, queryset) -> list[RegisteredModel] | None:
         """The selected models, if they belong to one task the user owns (else a message and None)."""

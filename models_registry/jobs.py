@@ -35,11 +35,13 @@ def check_model(model_id: int) -> str:
 
     Safe to run twice: only the worker whose ``UPDATE ... WHERE status = 'uploaded'`` changes the row
     runs the check; others return the status they find. Nothing is raised to the worker: an
-    unexpected exception ends as ``failed`` with its type and message.
+    unexpected exception ends as ``failed`` with its type and message (server paths taken out; the
+    traceback is logged).
 
     Returns:
         The final status, or the current one when the job was not claimed ("missing" for no such model).
     """
+    from .inference import without_server_paths
     from .services import MAX_ERROR, run_check
 
     # Two deliveries of this job (or two workers) race here; one UPDATE wins.
@@ -54,11 +56,12 @@ def check_model(model_id: int) -> str:
     try:
         status, _ = run_check(model)
     except Exception as exc:  # noqa: BLE001 - the owner must see every failure on the model
-        logger.exception("model check %s failed", model_id)
+        logger.exception("model check %s failed", model_id)  # the full detail, paths included
+        message = without_server_paths(f"the check crashed: {type(exc).__name__}: {exc}", model.path or None)
         RegisteredModel.objects.filter(pk=model_id).update(
             status=RegisteredModel.Status.FAILED,
             updated_at=timezone.now(),
-            error_message=f"the check crashed: {type(exc).__name__}: {exc}"[:MAX_ERROR],
+            error_message=message[:MAX_ERROR],
         )
         return RegisteredModel.Status.FAILED
     return status

@@ -10,7 +10,15 @@ Registration paths and the status each leaves the model in:
   job downloads (hub) or probes (endpoint).
 
 The check job (``jobs.check_model``) moves ``uploaded`` -> ``checking`` -> ``ready`` or ``failed`` and
-keeps the failure's message in ``error_message``.
+keeps the failure's message in ``error_message``. A stored message never names a server path or the
+model's folder (``inference.without_server_paths``); the full detail is in the server log.
+
+Visibility: uploads, hub ids and endpoints are registered unpublished (their owner publishes them once
+they are happy with them); a local directory is the platform's own registration (a target trained by
+a training job or the demo) and is published when its check passes.
+
+A new registration may take the name of a ``failed`` model of the same owner: the failed one (and its
+folder) is replaced, so a fixed zip can be uploaded under the name that was refused.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from typing import BinaryIO
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import ProtectedError
 
 from tasks.models import Round, Task
 
@@ -44,7 +53,27 @@ class ModelRegistryError(Exception):
 
 
 def _check_model(task: Task, path: str, allow_pickle: bool) -> tuple[dict, int | None, str]:
-    """Load and probe a model directory; return (config facts, parameter count, error message or "")."""
+    """Load and probe a model directory; return (config facts, parameter count, error message or "").
+
+    The message is fit to show: no server path, no folder uuid (``_public_error``).
+    """
+    facts, parameters, error = _check_model_dir(task, path, allow_pickle)
+    return facts, parameters, _public_error(error, path)
+
+
+def _public_error(message: str, path: str | Path | None) -> str:
+    """``message`` without server paths (``inference.without_server_paths``); logged in full if changed."""
+    from .inference import without_server_paths
+
+    if not message:
+        return message
+    public = without_server_paths(message, path or None)
+    if public != message:
+        logger.info("model check failure in %s: %s", path, message)
+    return public
+
+
+def _check_model_dir(task: Task, path: str, allow_pickle: bool) -> tuple[dict, int | None, str]:
     from .inference import InferenceError, clear_cache, get_classifier, texts_for_inputs
 
     facts: dict = {}
@@ -102,17 +131,24 @@ def register_local_model(
     card: dict,
     owner=None,
     allow_pickle: bool = False,
+    is_published: bool | None = None,
 ) -> RegisteredModel:
     """Register (or re-register) the ``save_pretrained`` directory ``path`` as model ``name`` of ``task``.
 
-    Loads the model, checks that its label set equals the task's labels, counts the parameters from the
-    weights, and runs one probe input. Idempotent on (task, name): a second call updates path, card,
-    owner and the check results.
+    Loads the model, checks that its weights fill its architecture, that its label set equals the
+    task's labels, counts the parameters from the weights, and runs one probe input. Idempotent on
+    (task, name): a second call updates path, card, owner and the check results.
+
+    Args:
+        is_published: None (default) publishes a new model when its check passes (a local directory is
+            the platform's own registration: a trained round target, the demo) and keeps an existing
+            model's flag; True or False sets it.
 
     Returns:
         The model with status ``ready``, or ``failed`` with ``error_message`` saying why (e.g.
         ``"model labels ['a', 'b'] do not match task labels ['hateful', 'not-hateful']"`` or
-        ``"model directory /x does not exist"``). Never raises for a bad model.
+        ``"the model directory does not exist on the server (its files are gone)"``). Never raises
+        for a bad model.
     """
     path = str(path)
     facts, parameters, error = _check_model(task, path, allow_pickle)
@@ -134,9 +170,12 @@ def register_local_model(
     }
     if owner is not None:
         defaults["owner"] = owner
+    if is_published is not None:
+        defaults["is_published"] = is_published
+    create_defaults = {**defaults, "is_published": not error if is_published is None else is_published}
     with transaction.atomic():
         model, _ = RegisteredModel.objects.select_for_update().update_or_create(
-            task=task, name=name, defaults=defaults
+            task=task, name=name, defaults=defaults, create_defaults=create_defaults
         )
     return model
 
@@ -194,17 +233,66 @@ def _clean_card(card: dict | None) -> dict:
     return card
 
 
+def _is_platform_folder(path: str) -> bool:
+    """True if ``path`` is a folder the registry made under ``DYNABENCH_MODEL_DIR`` (safe to delete)."""
+    if not path:
+        return False
+    root = Path(settings.DYNABENCH_MODEL_DIR).resolve()
+    return Path(path).resolve().is_relative_to(root) and Path(path).resolve() != root
+
+
+def _replace_failed(task: Task, name: str, owner) -> None:
+    """Delete ``owner``'s failed model ``name`` of ``task`` (in the caller's transaction) so the name is free.
+
+    Its folder (when the registry made it) is removed once the transaction commits.
+
+    Raises:
+        ModelRegistryError: the name belongs to another owner's model or to a model that is not failed,
+            or the failed model is still referenced (a round target, scores, predictions).
+    """
+    existing = RegisteredModel.objects.select_for_update().filter(task=task, name=name).first()
+    if existing is None:
+        return
+    taken = f"task {task.slug} already has a model named {name!r}"
+    if owner is None or existing.owner_id != owner.pk:
+        raise ModelRegistryError(f"{taken}; choose another name")
+    if existing.status != RegisteredModel.Status.FAILED:
+        raise ModelRegistryError(
+            f"{taken} ({existing.get_status_display().lower()}); choose another name, or delete that model "
+            "first"
+        )
+    folder = existing.path if existing.source != RegisteredModel.Source.LOCAL_DIR else ""
+    try:
+        with transaction.atomic():
+            existing.delete()
+    except ProtectedError as exc:
+        raise ModelRegistryError(
+            f"{taken}; it failed but still has scores, predictions or round targets, so it cannot be "
+            "replaced: choose another name"
+        ) from exc
+    logger.info("model %s (%s) of %s replaced by a new registration", existing.name, name, task.slug)
+    if _is_platform_folder(folder):
+        transaction.on_commit(lambda: shutil.rmtree(folder, ignore_errors=True))
+
+
 def _create_model(
     *, task: Task, name: str, owner, source: str, card: dict | None, **fields
 ) -> RegisteredModel:
+    """Create the model row (status ``uploaded``), replacing a failed model of the same name and owner.
+
+    The model is unpublished unless ``fields`` says ``is_published=True``.
+
+    Raises:
+        ModelRegistryError: no name, or the name is taken (see ``_replace_failed``).
+    """
     name = (name or "").strip()
     if not name:
         raise ModelRegistryError("a model needs a name")
     card = _clean_card(card)
-    if RegisteredModel.objects.filter(task=task, name=name).exists():
-        raise ModelRegistryError(f"task {task.slug} already has a model named {name!r}")
+    fields.setdefault("is_published", False)
     try:
         with transaction.atomic():
+            _replace_failed(task, name, owner)
             return RegisteredModel.objects.create(
                 task=task,
                 name=name,
@@ -245,7 +333,7 @@ def register_uploaded_model(
     fileobj: BinaryIO,
     card: dict | None = None,
     allow_pickle: bool = False,
-    is_published: bool = True,
+    is_published: bool = False,
     is_anonymous: bool = False,
 ) -> RegisteredModel:
     """Register a zipped ``save_pretrained`` directory as model ``name`` of ``task`` and queue its check.
@@ -256,7 +344,8 @@ def register_uploaded_model(
         card: model card fields (``CARD_FIELDS``: backbone, licence, training_data, paper_link,
             description); a ``parameter_count`` in it is ignored (it is counted from the weights).
         allow_pickle: accept pickle checkpoints (``pytorch_model.bin``); only a task owner may set it.
-        is_published, is_anonymous: the model's visibility flags (the API lets an uploader choose them).
+        is_published, is_anonymous: the model's visibility flags (the API lets an uploader choose them);
+            unpublished by default: the owner publishes it once it is ready.
 
     The files go into ``DYNABENCH_MODEL_DIR/<task slug>/<uuid>/`` (``archives.extract_model_zip``, which
     refuses escaping paths, links, nesting, too many files and zip bombs). A refused upload leaves a
@@ -266,8 +355,12 @@ def register_uploaded_model(
     Returns:
         The model (re-read it after the commit to see the check's outcome).
 
+    A ``failed`` model of the same name and owner is replaced (``_create_model``): upload a fixed zip
+    under the name that was refused.
+
     Raises:
-        ModelRegistryError: no name, or the task already has a model of that name (nothing created).
+        ModelRegistryError: no name, or the task already has a model of that name that is not this
+            owner's failed one (nothing created).
     """
     from .archives import ArchiveRefused, extract_model_zip
 
@@ -293,12 +386,15 @@ def register_uploaded_model(
     except ArchiveRefused as exc:
         return _fail(model, f"upload refused: {exc}")
     except OSError as exc:
+        logger.exception("storing the upload of model %s in %s failed", model.pk, target)
         shutil.rmtree(target, ignore_errors=True)
-        return _fail(model, f"upload could not be stored: {exc}")
+        return _fail(model, _public_error(f"upload could not be stored: {exc}", target))
     except Exception as exc:  # noqa: BLE001 - a model left "uploaded" forever would hide the failure
         logger.exception("extracting the upload of model %s failed", model.pk)
         shutil.rmtree(target, ignore_errors=True)
-        return _fail(model, f"upload could not be unpacked: {type(exc).__name__}: {exc}")
+        return _fail(
+            model, _public_error(f"upload could not be unpacked: {type(exc).__name__}: {exc}", target)
+        )
     if report.skipped_pickles:
         model.card = {**model.card, "skipped_files": report.skipped_pickles}
         model.save(update_fields=["card", "updated_at"])
@@ -386,6 +482,24 @@ def register_endpoint_model(
     return model, secret
 
 
+def check_again(model: RegisteredModel) -> None:
+    """Queue the check of ``model`` again (``request_check``), e.g. after a failed hub download.
+
+    Raises:
+        ModelRegistryError: the model is being checked now, or it is an upload whose folder does not
+            exist (a refused zip keeps no files): nothing could be checked, so its status and its
+            reason are kept; a fixed zip uploaded under the same name replaces it.
+    """
+    if model.status == RegisteredModel.Status.CHECKING:
+        raise ModelRegistryError(f"{model.name} is being checked now")
+    if model.source == RegisteredModel.Source.UPLOAD and not (model.path and Path(model.path).is_dir()):
+        raise ModelRegistryError(
+            f"{model.name} has no files to check (its upload was refused or its files are gone); upload "
+            "a fixed zip under the same name to replace it"
+        )
+    request_check(model)
+
+
 def request_check(model: RegisteredModel) -> None:
     """Set the model to ``uploaded`` and queue ``jobs.check_model`` once the transaction commits."""
     from .jobs import enqueue_check
@@ -445,6 +559,7 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
                 backbone=model.backbone or str(card.get("backbone", ""))[:200],
             )
     status = RegisteredModel.Status.FAILED if error else RegisteredModel.Status.READY
+    error = _public_error(error, model.path)
     updates.update(status=status, error_message=error[:MAX_ERROR])
     for key, value in updates.items():
         setattr(model, key, value)

@@ -85,6 +85,11 @@ def _target_model(
     if card_note:
         model.card = {**(model.card or {}), "note": card_note}
         model.save(update_fields=["card"])
+    if model.status == RegisteredModel.Status.READY and not model.is_published:
+        # The demo's own targets are on its leaderboards for everyone (new registrations start
+        # unpublished; a name that failed once keeps the flag it had).
+        model.is_published = True
+        model.save(update_fields=["is_published"])
     return model
 
 
