@@ -220,7 +220,7 @@ def _card(model: RegisteredModel, identity: bool) -> dict:
             training += f", {card['training']['n_train']} training examples"
     figures = []
     for key, value in card.items():
-        if key in ("parameter_count", "seed"):
+        if key in CARD_FACTS_NOT_FIGURES:
             continue
         if isinstance(value, int | float) and not isinstance(value, bool):
             figures.append((key.replace("_", " "), value))
@@ -238,8 +238,27 @@ def _card(model: RegisteredModel, identity: bool) -> dict:
         "paper": paper if identity else "",
         "description": card.get("description", ""),
         "note": card.get("note", ""),
+        "preprocessing": _preprocessing_text(card.get("preprocessing")),
+        "target_round": card.get("target_round") if isinstance(card.get("target_round"), int) else None,
         "figures": figures,
     }
+
+
+#: Numbers in a card that are facts, not measured figures: shown as card facts or not at all.
+CARD_FACTS_NOT_FIGURES = frozenset({"parameter_count", "seed", "preprocessing", "target_round"})
+
+
+def _preprocessing_text(spec) -> str:
+    """A preprocessing spec as one line, version first, then by key (jsonb does not keep key order):
+    ``{"emoji": "names", "version": 1}`` -> "version 1, emoji names"."""
+    if not isinstance(spec, dict):
+        return ""
+    words = {True: "yes", False: "no", "": "none"}
+    parts = []
+    for key, value in sorted(spec.items(), key=lambda item: (item[0] != "version", str(item[0]))):
+        shown = words.get(value, value) if isinstance(value, bool | str) else value
+        parts.append(f"{str(key).replace('_', ' ')} {shown}")
+    return ", ".join(parts)
 
 
 def _score_view(score) -> dict:
