@@ -92,8 +92,9 @@ class NextValidation(APIView):
 class ExampleValidations(APIView):
     """Record the caller's verdict (``correct``, ``incorrect``, ``flagged``; optional ``corrected_label``
     with ``incorrect``, and ``reason``) on an example of an active task; the task's quorum of matching
-    verdicts settles it. 403 for one's own example or a blocked account; 409 when already validated by
-    the caller, settled, retracted or not open for validation; 404 for an unknown example."""
+    verdicts settles it, or one verdict with ``owner_mode`` from a task owner. 403 for one's own example,
+    a blocked account, or ``owner_mode`` from a non-owner; 409 when already validated by the caller,
+    settled, retracted or not open for validation; 404 for an unknown example."""
 
     permission_classes = [IsContributor]
 

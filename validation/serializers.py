@@ -78,6 +78,12 @@ class VerdictSerializer(serializers.Serializer):
     verdict = serializers.ChoiceField(choices=Validation.Verdict.values)
     corrected_label = TextField(required=False, default="", max_length=100)
     reason = TextField(required=False, default="")
+    owner_mode = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Task owners only: settle the example with this one verdict, as the review page does "
+        "(403 for anyone else).",
+    )
 
 
 class ValidationResultSerializer(serializers.Serializer):

@@ -89,3 +89,16 @@ def test_verdict_refusals(api, hate_round, annotator, validator):
     retracted = make_example(hate_round, annotator, model_wrong=True, is_retracted=True)
     assert verdict(api(validator), retracted.pk, verdict="correct").status_code == 409
     assert verdict(api(validator), 2**80, verdict="correct").status_code == 404
+
+
+def test_owner_mode_settles_with_one_verdict_for_task_owners_only(
+    api, hate_round, annotator, validator, owner
+):
+    example = make_example(hate_round, annotator, model_wrong=True)
+    refused = verdict(api(validator), example.pk, verdict="incorrect", owner_mode=True)
+    assert refused.status_code == 403 and "owner" in refused.json()["detail"]
+    assert Example.objects.get(pk=example.pk).status == "pending"
+    settled = verdict(api(owner), example.pk, verdict="incorrect", owner_mode=True)
+    assert settled.status_code == 201
+    assert settled.json()["settled"] is True and settled.json()["example_status"] == "validated_incorrect"
+    assert Example.objects.get(pk=example.pk).status == "validated_incorrect"
