@@ -13,6 +13,7 @@ dataset id, all weights zero, an unknown column or round) is replaced by its def
 from __future__ import annotations
 
 import math
+import re
 
 from django import forms
 
@@ -22,10 +23,25 @@ from .models import Dataset
 from .selectors import LeaderboardParams, leaderboard_metrics, rounds_with_scoring_datasets, scoring_datasets
 
 MAX_WEIGHT = 1_000_000
+#: Longer than any float's shortest repr (at most 24 characters) with room for typed zeros.
+MAX_WEIGHT_CHARS = 100
+#: A round number or dataset id in the query: ASCII digits only, at most 9 of them. ``str.isdigit``
+#: is true for '²' or Arabic-Indic digits, which ``int()`` rejects or reads as another id.
+_ID_PATTERN = re.compile(r"[0-9]{1,9}")
+
+
+def ascii_id(raw: str | None) -> int | None:
+    """``raw`` as an int when it is 1 to 9 ASCII digits (``"12"`` -> 12), else None (never raises)."""
+    if isinstance(raw, str) and _ID_PATTERN.fullmatch(raw):
+        return int(raw)
+    return None
 
 
 def _weight(raw: str, label: str, messages: list[str]) -> float | None:
     try:
+        # ASCII only and not absurdly long: float() also reads '١٢' (Arabic-Indic) and '1_0'.
+        if not isinstance(raw, str) or not raw.isascii() or "_" in raw or len(raw) > MAX_WEIGHT_CHARS:
+            raise ValueError(raw)
         value = float(raw)
     except (TypeError, ValueError):
         messages.append(f"The weight of {label} ({raw[:40]!r}) is not a number; the default is used.")
@@ -65,8 +81,8 @@ def parse_leaderboard_query(
     raw_round = (query.get("round") or "").strip()
     if raw_round and raw_round != "all":
         available = rounds_with_scoring_datasets(task)
-        if raw_round.isdigit() and int(raw_round) in available:
-            round_number = int(raw_round)
+        if ascii_id(raw_round) in available:
+            round_number = ascii_id(raw_round)
         else:
             messages.append(f"Round {raw_round[:20]!r} has no scoring dataset; showing all rounds.")
     datasets = scoring_datasets(task, round_number)
@@ -94,7 +110,7 @@ def parse_leaderboard_query(
         if not key.startswith("d_"):
             continue
         suffix = key[2:]
-        pk = int(suffix) if suffix.isdigit() else None
+        pk = ascii_id(suffix)
         if pk is None or pk not in all_ids:
             unknown.append(suffix[:40])
             continue
@@ -143,6 +159,29 @@ class NameForm(forms.Form):
         if not name:
             raise forms.ValidationError("Give it a name.")
         return name
+
+
+class ForkForm(NameForm):
+    """A fork's name, and whether to replace the saved weight set of the same name (if any)."""
+
+    replace = forms.BooleanField(required=False)
+
+
+#: The query parameters that carry a leaderboard view (kept when a refused POST sends the owner back).
+VIEW_PARAMETER = re.compile(r"(w_|d_)[^\s]{1,60}|round|sort|dir")
+
+
+def view_query(query) -> dict[str, str]:
+    """The weights, round and sort of a posted form (``request.POST``), to show the same view again."""
+    return {k: str(query.get(k))[:100] for k in query if VIEW_PARAMETER.fullmatch(k)}
+
+
+def refusal(what: str, messages: list[str]) -> str:
+    """One message saying why ``what`` was not saved: each query message without its "default is used"
+    part (``"The weight of memory ('nan') is not a number; the default is used."`` -> ``"... number."``).
+    """
+    reasons = " ".join(m.split(";")[0].rstrip(".") + "." for m in messages)
+    return f"{what} was not saved. {reasons}"
 
 
 class InteractForm(forms.Form):

@@ -31,15 +31,19 @@ def format_amrs(value) -> str:
 
 def weights_query(table: dict) -> dict[str, str]:
     """The query parameters that reproduce the table's weights and round (no sort)."""
-    query = {f"w_{j}": _num(w) for j, w in table["metric_weights"].items()}
-    query.update({f"d_{d['id']}": _num(d["weight"]) for d in table["datasets"]})
+    query = {f"w_{j}": weight_text(w) for j, w in table["metric_weights"].items()}
+    query.update({f"d_{d['id']}": weight_text(d["weight"]) for d in table["datasets"]})
     if table.get("round") is not None:
         query["round"] = str(table["round"])
     return query
 
 
-def _num(value: float) -> str:
-    return f"{value:g}"
+def weight_text(value: float) -> str:
+    """A weight as the shortest text that reads back as the same float (``repr``), without a trailing
+    ``.0``: 0.1234567 -> "0.1234567", 1e-05 -> "1e-05", 4.0 -> "4". Used in links and form inputs, so
+    re-submitting or re-sorting a view never rounds its weights (``:g`` kept 6 digits)."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def present(table: dict, base_url: str | None = None) -> dict:
@@ -101,12 +105,14 @@ def present(table: dict, base_url: str | None = None) -> dict:
             "amrs": format_amrs(table["amrs"].get(m["name"])),
             "pairs": table.get("pairs_used", {}).get(m["name"]),
             "weight": table["metric_weights"].get(m["name"]),
+            "weight_text": weight_text(table["metric_weights"].get(m["name"], 0.0)),
             "normalised": table.get("normalised_metric_weights", {}).get(m["name"]),
             "left_out": table["left_out"].get(m["name"], ""),
         }
         for m in table["metrics"]
     ]
-    return {"header": header, "rows": rows, "amrs": amrs, "query": query}
+    dataset_inputs = [{**d, "weight_text": weight_text(d["weight"])} for d in table["datasets"]]
+    return {"header": header, "rows": rows, "amrs": amrs, "query": query, "datasets": dataset_inputs}
 
 
 def _default_dir(key: str) -> str:

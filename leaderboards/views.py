@@ -15,9 +15,9 @@ from tasks.selectors import task_by_slug
 
 from . import selectors
 from .charts import bar_chart
-from .forms import InteractForm, NameForm, parse_leaderboard_query
+from .forms import ForkForm, InteractForm, NameForm, parse_leaderboard_query, refusal, view_query
 from .models import LeaderboardFork, LeaderboardSnapshot
-from .services_leaderboard import LeaderboardPermissionError, freeze_snapshot, save_fork
+from .services_leaderboard import ForkNameTakenError, LeaderboardPermissionError, freeze_snapshot, save_fork
 from .tables import present
 
 
@@ -90,10 +90,12 @@ def fork_create(request, slug: str):
     task = _task(slug)
     if not selectors.is_task_owner(request.user, task):
         raise Http404("No such page.")
-    form = NameForm(request.POST)
+    form = ForkForm(request.POST)
     params, _ = _params(request, task, query=request.POST)
     if not form.is_valid():
         return _redirect_with_error(request, task, "A saved weight set needs a name (up to 200 characters).")
+    if params.messages:  # a bad weight is refused, not silently saved as the default
+        return _redirect_with_error(request, task, refusal("The weight set", params.messages), request.POST)
     try:
         fork = save_fork(
             task=task,
@@ -101,9 +103,12 @@ def fork_create(request, slug: str):
             metric_weights=params.metric_weights,
             dataset_weights=params.dataset_weights,
             user=request.user,
+            replace=form.cleaned_data["replace"],
         )
     except LeaderboardPermissionError:
         raise Http404("No such page.") from None
+    except ForkNameTakenError as exc:
+        return _redirect_with_error(request, task, str(exc), request.POST)
     return redirect("leaderboards:fork", task.slug, fork.slug)
 
 
@@ -117,6 +122,8 @@ def snapshot_create(request, slug: str):
     if not form.is_valid():
         return _redirect_with_error(request, task, "A snapshot needs a name (up to 200 characters).")
     params, _ = _params(request, task, query=request.POST)
+    if params.messages:
+        return _redirect_with_error(request, task, refusal("The snapshot", params.messages), request.POST)
     # Computed as the public sees it, so a snapshot never shows unpublished models or anonymous names.
     table = selectors.build_leaderboard(task, AnonymousUser(), params)
     try:
@@ -126,11 +133,16 @@ def snapshot_create(request, slug: str):
     return redirect("leaderboards:snapshot", task.slug, snapshot.pk)
 
 
-def _redirect_with_error(request, task, message):
+def _redirect_with_error(request, task, message, posted=None):
+    """Back to the leaderboard with ``message``; with ``posted``, showing the posted weights again."""
+    from urllib.parse import urlencode
+
     from django.contrib import messages
 
     messages.error(request, message)
-    return redirect("leaderboards:leaderboard", task.slug)
+    url = reverse("leaderboards:leaderboard", args=[task.slug])
+    query = view_query(posted) if posted is not None else {}
+    return redirect(f"{url}?{urlencode(query)}" if query else url)
 
 
 def snapshot_detail(request, slug: str, pk: int):

@@ -56,9 +56,9 @@ def test_owner_saves_a_fork_and_anyone_opens_it(client, board, owner):
     # Listed on the leaderboard page.
     page = client.get(reverse("leaderboards:leaderboard", args=[board["task"].slug])).content.decode()
     assert "/leaderboard/forks/speed-matters/" in page
-    # Saving the same name again replaces the weights, one fork per slug.
+    # Saving the same name again with "replace" ticked replaces the weights (test_tester_defects: unticked).
     client.force_login(owner)
-    client.post(url, {"name": "Speed matters", "w_perf": "1"})
+    client.post(url, {"name": "Speed matters", "w_perf": "1", "replace": "1"})
     assert LeaderboardFork.objects.count() == 1
     assert LeaderboardFork.objects.get().metric_weights["perf"] == 1
 
