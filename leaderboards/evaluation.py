@@ -2,8 +2,8 @@
 robustness (Dynaboard, Ma et al. 2021; DOMAIN.md "Fairness and robustness").
 
 ``evaluate_model_on_dataset(model, dataset)`` returns an ``Evaluation``; the job in
-``leaderboards.jobs`` stores it on the ``Score``. torch is never imported here: predictions come from
-``models_registry.inference``.
+``leaderboards.jobs`` stores it on the ``Score``. Predictions come from ``models_registry.inference``;
+torch is imported (through ``leaderboards.working_memory``) only to measure a local model's memory.
 
 How each figure is measured:
 
@@ -18,16 +18,17 @@ How each figure is measured:
   wall-clock. Model loading happens before and is not counted; one warm-up batch (the first
   ``batch_size`` items) runs untimed before it. Preprocessing and tokenisation are counted (they are
   part of serving the model).
-* **memory** (GiB): the model's weights (bytes of its parameters and buffers) plus the growth of the
-  process's resident memory during the warm-up and the timed run (peak minus the resident size just
-  before). The peak is Linux's ``VmHWM`` after resetting it by writing ``5`` to
-  ``/proc/self/clear_refs``; where that is not possible we fall back to ``ru_maxrss``, whose growth is
-  0 when the process peaked earlier (``metrics["memory_method"]`` says which). It measures the model
-  and its inference working memory, not the Python interpreter and Django around it (about 0.3 GiB;
-  ``metrics["peak_rss"]`` keeps the whole process's peak). Resident memory is process-wide: other
-  threads of the same process (a web server running evaluations inline) can add to it; the job
-  cluster runs one evaluation per worker process. When the same model ran earlier in the process, the
-  allocator may reuse pages it kept, so the growth is then a lower bound.
+* **memory** (GiB): the model's weights (bytes of its parameters and buffers) plus its inference
+  working memory: the peak of live tensor bytes during one ``predict_batch`` of the ``batch_size``
+  longest texts of the dataset (by characters; the whole dataset when smaller), tracked operator by
+  operator with a ``TorchDispatchMode`` (``leaderboards.working_memory``). It is deterministic: two
+  identical models on one dataset get the same figure, whatever ran before in the process. It runs
+  after the timed run, so it does not slow the throughput. Kernel scratch space freed within one
+  operator and the allocator's slack are not counted. ``metrics["working_memory"]`` keeps that peak
+  (GiB) and ``metrics["memory_method"]`` names the method. ``metrics["peak_rss"]`` keeps, as an
+  extra figure, the whole process's peak resident memory during the warm-up and timed run (Linux
+  ``VmHWM`` after resetting it through ``/proc/self/clear_refs``, else ``ru_maxrss``; it includes
+  the interpreter and Django and depends on the allocator's history, so it does not rank models).
 * **fairness** / **robustness**: for the ``fairness`` / ``robustness`` perturbed copy of the dataset
   (``services.ensure_perturbed_dataset``), the perf metric of the model's predictions on the perturbed
   items scored against its own predictions on the matching original items
@@ -100,7 +101,8 @@ def _maxrss_bytes() -> int:
 
 
 class PeakMemory:
-    """Peak resident-memory growth of this process between ``start()`` and ``stop()``, in bytes."""
+    """Peak resident memory of this process between ``start()`` and ``stop()`` (``peak``, bytes) and
+    its growth. Kept as the extra ``peak_rss`` figure: it is not reproducible (module docstring)."""
 
     def __init__(self) -> None:
         self.method = ""
@@ -135,6 +137,29 @@ def _weight_bytes(classifier) -> int:
     module = classifier.model
     tensors = list(module.parameters()) + list(module.buffers())
     return sum(t.numel() * t.element_size() for t in tensors)
+
+
+MEMORY_METHOD = "weights + peak live tensor bytes of the longest batch (TorchDispatchMode)"
+
+
+def longest_batch(texts: list, batch_size: int) -> list:
+    """The ``batch_size`` longest texts (characters of ``str(text)``; pairs count both parts), in their
+    dataset order; all of them when there are fewer. Ties keep the earlier text, so the choice is
+    deterministic."""
+    order = sorted(range(len(texts)), key=lambda i: (-len(str(texts[i])), i))[: max(1, batch_size)]
+    return [texts[i] for i in sorted(order)]
+
+
+def working_memory_bytes(classifier, texts: list, batch_size: int) -> int:
+    """Peak live tensor bytes of ``classifier.predict_batch`` on ``longest_batch(texts, batch_size)``.
+
+    Deterministic for a given model, texts and batch size (``leaderboards.working_memory``).
+    """
+    from .working_memory import peak_live_bytes
+
+    batch = longest_batch(texts, batch_size)
+    weights = [*classifier.model.parameters(), *classifier.model.buffers()]
+    return peak_live_bytes(lambda: classifier.predict_batch(batch, batch_size=batch_size), exclude=weights)
 
 
 # --- predictions ------------------------------------------------------------------------------------
@@ -189,8 +214,8 @@ def evaluate_model_on_dataset(
         ``Evaluation(perf, metrics, per_tag)`` where ``metrics`` has ``accuracy``, ``macro_f1``
         (fractions in [0, 1]), ``throughput`` (items/s), ``memory`` (GiB), ``fairness`` and
         ``robustness`` (consistencies in [0, 1] or ``None``), ``n`` (items), plus ``perf_metric``,
-        ``seconds``, ``batch_size``, ``memory_method``, ``peak_rss`` (GiB), ``fairness_n``,
-        ``robustness_n``.
+        ``seconds``, ``batch_size``, ``memory_method``, ``working_memory`` (GiB), ``peak_rss`` (GiB),
+        ``peak_rss_method``, ``fairness_n``, ``robustness_n``.
 
     Raises:
         EvaluationError: the dataset is of another task, has no items, or has a target the task's
@@ -229,11 +254,14 @@ def evaluate_model_on_dataset(
     started = time.perf_counter()
     predicted = predictor.labels(texts, inputs)
     seconds = time.perf_counter() - started
-    growth = memory.stop()
+    memory.stop()
     if progress is not None:
         progress(f"{model.name} on {dataset.slug}: {len(items)} items in {seconds:.1f} s")
 
-    weights = _weight_bytes(predictor.classifier) if predictor.classifier is not None else None
+    weights = working = None
+    if predictor.classifier is not None:  # after the timed run: the tracking slows the forward pass
+        weights = _weight_bytes(predictor.classifier)
+        working = working_memory_bytes(predictor.classifier, texts, batch_size)
     metrics: dict = {
         "perf_metric": cfg.perf_metric,
         **(
@@ -245,9 +273,11 @@ def evaluate_model_on_dataset(
         "seconds": round(seconds, 4),
         "throughput": len(items) / seconds if seconds > 0 else None,
         "batch_size": batch_size,
-        "memory": (weights + growth) / GIB if weights is not None else None,
-        "memory_method": memory.method if weights is not None else "not measured (remote model)",
+        "memory": (weights + working) / GIB if weights is not None else None,
+        "working_memory": working / GIB if working is not None else None,
+        "memory_method": MEMORY_METHOD if weights is not None else "not measured (remote model)",
         "peak_rss": memory.peak / GIB if weights is not None else None,
+        "peak_rss_method": memory.method if weights is not None else None,
     }
     perf = perf_of(gold, predicted)
 

@@ -35,7 +35,7 @@ def test_tiny_model_evaluated_end_to_end(tiny_registered_model, toy_dataset):
     assert 0 <= score.perf <= 1 and score.perf == m["accuracy"]
     assert 0 <= m["macro_f1"] <= 1
     assert m["throughput"] > 0
-    assert 0 < m["memory"] < 4  # GiB: the tiny model's weights plus its inference growth
+    assert 0 < m["memory"] < 4  # GiB: the tiny model's weights plus its working memory
     assert 0 <= m["fairness"] <= 1 and m["fairness_n"] > 0
     assert 0 <= m["robustness"] <= 1 and m["robustness_n"] == 20
     assert m["peak_rss"] > 0
