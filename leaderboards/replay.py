@@ -125,7 +125,10 @@ def read_replay_rows(
             continue
         values = row.values
         raw_round = values.get("round.base", "").strip()
-        source_round = int(raw_round) if raw_round.isdigit() else None
+        # ASCII digits only: '²'.isdigit() is true but int('²') raises, and would stop the replay.
+        source_round = (
+            int(raw_round) if raw_round.isascii() and raw_round.isdigit() and len(raw_round) < 10 else None
+        )
         split = SPLIT_ALIASES.get(values.get("split", "").strip().lower(), "")
         if wanted_rounds is not None and source_round not in wanted_rounds:
             continue

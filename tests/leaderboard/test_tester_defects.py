@@ -13,6 +13,7 @@ from django.urls import reverse
 from leaderboards.forms import ascii_id
 from leaderboards.models import LeaderboardFork, LeaderboardSnapshot
 from leaderboards.tables import weight_text
+from tests.annotation.fakes import rule_model  # noqa: F401 - fixture
 
 
 def order(response) -> list[int]:
@@ -226,3 +227,20 @@ def test_weights_survive_resubmit_and_resort_exactly(client, board):
     assert again.context["table"]["metric_weights"]["memory"] == 0.00001
     assert again.context["table"]["datasets"][0]["weight"] == 0.333333333333
     assert again.context["query_messages"] == []
+
+
+# --- Elsewhere in leaderboards/: the replay's source round from a CSV ------------------------------
+
+
+def test_replay_reads_odd_round_digits_as_no_round(hate_task, rule_model, tmp_path):  # noqa: F811
+    from leaderboards.replay import replay_file
+
+    path = tmp_path / "odd.csv"
+    path.write_text(
+        "entry_id,text,round.base,label_gold\n1,fine text,5,0\n2,other text,²,1\n3,more text,"
+        + "9" * 5000
+        + ",1\n",
+        encoding="utf-8",
+    )
+    report = replay_file(task=hate_task, round_number=1, path=path, source_rounds=[5])
+    assert (report.read, report.created) == (1, 1)  # rows 2 and 3 have no readable round: not round 5
