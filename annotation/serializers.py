@@ -22,7 +22,6 @@ from tasks import selectors as task_selectors
 from tasks.models import Task
 
 from .models import Example, Prediction
-from .services import normalise_text
 
 MAX_METADATA_CHARS = 10_000
 MAX_METADATA_DEPTH = 10
@@ -191,7 +190,8 @@ class MetadataField(serializers.JSONField):
 class SpanTargetSerializer(serializers.Serializer):
     """A span (QA) target: the answer text and its character offset in the context field.
 
-    ``answer_start`` may be left out when the answer occurs exactly once in the passage.
+    ``answer_start`` (code points) may be left out: the server then takes the answer's first
+    whole-character occurrence in the passage, and refuses an answer that is not there.
     """
 
     answer = TextField(allow_blank=False)
@@ -230,26 +230,9 @@ class ExampleCreateBase(serializers.Serializer):
         elif context_id is not None:
             raise serializers.ValidationError({"context": ["This task has no contexts; leave context out."]})
         attrs["context_obj"] = context
-        target = cfg.target_field
-        if target["type"] == "context_span" and context is not None:
-            attrs[target["name"]] = _locate_answer(attrs[target["name"]], target, context)
+        # A span target's offset is checked, or found when left out (first whole-character occurrence),
+        # by annotation.services.create_example through tasks.spans, as on the create page.
         return attrs
-
-
-def _locate_answer(span: dict, spec: dict, context) -> dict:
-    """Fill in ``answer_start`` when left out and the answer occurs exactly once in the passage."""
-    if span.get("answer_start") is not None:
-        return {"answer": span["answer"], "answer_start": span["answer_start"]}
-    passage = normalise_text(str(context.data.get(spec["context_field"], "")))
-    answer = normalise_text(span["answer"])
-    found = passage.count(answer) if answer else 0
-    if found == 0:
-        raise serializers.ValidationError({spec["name"]: ["The answer does not occur in the passage."]})
-    if found > 1:
-        raise serializers.ValidationError(
-            {spec["name"]: [f"The answer occurs {found} times in the passage; give its answer_start."]}
-        )
-    return {"answer": answer, "answer_start": passage.index(answer)}
 
 
 def example_create_serializer(task: Task) -> type[ExampleCreateBase]:
