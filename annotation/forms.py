@@ -162,7 +162,8 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
         """The selection's code-point offset; a missing or malformed one is None (the server then
         finds the answer in the passage)."""
         value = (self.cleaned_data.get(SPAN_START_FIELD) or "").strip()
-        return int(value) if value.isascii() and value.isdigit() else None
+        # At most 9 digits: a passage is far shorter, and int() of thousands of digits raises ValueError.
+        return int(value) if value.isascii() and value.isdigit() and len(value) <= 9 else None
 
     def clean_client_token(self) -> uuid.UUID | None:
         """The submitted token as a UUID; None when it is missing or malformed."""

@@ -77,9 +77,15 @@ _opener = urllib.request.build_opener(_NoRedirect)
 
 def _read_limited(response, deadline: float) -> bytes:
     length = response.headers.get("Content-Length")
-    if length and length.isdigit() and int(length) > MAX_RESPONSE_BYTES:
+    # ASCII digits only ('²'.isdigit() is true) and a bounded length: int() of thousands of digits raises.
+    if (
+        length
+        and length.isascii()
+        and length.isdigit()
+        and (len(length) > 15 or int(length) > MAX_RESPONSE_BYTES)
+    ):
         raise InferenceError(
-            f"the endpoint's answer is {int(length):,} bytes, larger than {MAX_RESPONSE_BYTES:,} bytes"
+            f"the endpoint's answer is {length[:20]} bytes, larger than {MAX_RESPONSE_BYTES:,} bytes"
         )
     chunks, size = [], 0
     while True:

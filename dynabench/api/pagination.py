@@ -17,7 +17,8 @@ class PageNumberPagination(pagination.PageNumberPagination):
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
-        if not (raw.isascii() and raw.isdigit() and 1 <= int(raw) <= self.max_page_size):
+        # The length check comes first: int() of a few thousand digits raises ValueError.
+        if not (raw.isascii() and raw.isdigit() and len(raw) <= 3 and 1 <= int(raw) <= self.max_page_size):
             raise exceptions.ValidationError(
                 {self.page_size_query_param: [f"A whole number from 1 to {self.max_page_size}."]}
             )

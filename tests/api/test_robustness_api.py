@@ -116,6 +116,8 @@ def test_example_creation_is_throttled(api, annotator, validator, rule_model, se
         ("/api/tasks/?page_size=0", "page_size"),
         ("/api/tasks/?page_size=201", "page_size"),
         ("/api/tasks/?page_size=abc", "page_size"),
+        ("/api/tasks/?page_size=" + "9" * 5000, "page_size"),  # int() would raise past 4,300 digits
+        ("/api/tasks/?page_size=²", "page_size"),
         ("/api/tasks/hate-speech/examples/?model_wrong=maybe", "model_wrong"),
         ("/api/tasks/hate-speech/examples/?mine=1", "mine"),
         ("/api/tasks/hate-speech/rounds/?is_closed=yes", "is_closed"),

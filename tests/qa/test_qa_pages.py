@@ -76,10 +76,11 @@ def test_answer_not_in_the_passage_is_a_field_error_and_text_is_kept(
     assert Example.objects.count() == 0
 
 
+@pytest.mark.parametrize("offset", ["forty", "²", "4" * 5000])
 def test_a_malformed_offset_falls_back_to_finding_the_answer(
-    logged_in, tiny_qa_registered_model, qa_contexts
+    logged_in, tiny_qa_registered_model, qa_contexts, offset
 ):
-    response = _post(logged_in, qa_contexts[0], "Who won?", "Denver Broncos", "forty")
+    response = _post(logged_in, qa_contexts[0], "Who won?", "Denver Broncos", offset)
     assert response.status_code == 302
     assert Example.objects.get().target["answer_start"] == 49
 
