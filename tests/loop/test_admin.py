@@ -161,7 +161,7 @@ def test_export_actions_stream_downloads(owner_client, hate_task, hate_round, ru
     response = _action(owner_client, "tasks_task", "export_task_csv", [hate_task.pk])
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response["Content-Disposition"] == 'attachment; filename="hate-speech.csv"'
-    assert b"".join(response.streaming_content).decode().startswith("format_version,task,example_id")
+    assert b"".join(response.streaming_content).decode().startswith("format_version,task,licence,example_id")
 
 
 def test_export_is_for_owners_only(
