@@ -167,3 +167,18 @@ def test_other_methods_never_500(api, annotator, hate_round, url, method):
         assert response.status_code == 200
     elif method != "head":
         assert response.status_code in (404, 405)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"statement": "x", "label": "hateful", "metadata": ' + '{"a": ' * 5_000 + "1" + "}" * 5_001,
+    ],
+)
+def test_json_nested_too_deeply_is_a_400_not_a_500(api, annotator, hate_round, body):
+    response = api(annotator).generic(
+        "POST", CREATE, body.encode(), content_type="application/json", HTTP_IDEMPOTENCY_KEY="deep-1"
+    )
+    assert response.status_code == 400
+    assert "nested too deeply" in response.json()["detail"]
