@@ -220,13 +220,17 @@ class ExampleCreateBase(serializers.Serializer):
         context_id = attrs.get("context")
         context = None
         if cfg.context_fields:
-            if context_id is None:
+            # A task whose context fields are all optional (sentiment's prompt) may be written without one,
+            # as on the create page.
+            context_optional = all(f.get("optional", False) for f in cfg.context_fields)
+            if context_id is None and not context_optional:
                 raise serializers.ValidationError(
                     {"context": ["This task needs a context: send the id from contexts/next."]}
                 )
-            context = task_selectors.context_of_round(task.current_round, context_id)
-            if context is None:
-                raise serializers.ValidationError({"context": ["No such context in the current round."]})
+            if context_id is not None:
+                context = task_selectors.context_of_round(task.current_round, context_id)
+                if context is None:
+                    raise serializers.ValidationError({"context": ["No such context in the current round."]})
         elif context_id is not None:
             raise serializers.ValidationError({"context": ["This task has no contexts; leave context out."]})
         attrs["context_obj"] = context

@@ -276,3 +276,31 @@ def test_retract_and_flag(api, hate_round, annotator, owner):
     assert too_long.status_code == 400 and "too long" in too_long.json()["reason"][0]
     assert api(owner).post(f"/api/examples/{other.pk}/retract/").status_code == 403
     assert not Example.objects.get(pk=other.pk).is_retracted
+
+
+def test_optional_context_may_be_left_out_as_on_the_create_page(api, annotator):
+    """Sentiment-like config: the prompt context is optional, so an example may come without one."""
+    config = {
+        "context_fields": [{"name": "prompt", "type": "string", "optional": True}],
+        "input_fields": [{"name": "statement", "type": "string"}],
+        "target_field": {
+            "name": "label",
+            "type": "multiclass",
+            "labels": ["positive", "negative", "neutral"],
+        },
+        "model_wrong_rule": {"type": "exact_match"},
+        "perf_metric": "macro_f1",
+    }
+    task = Task.objects.create(slug="senti-mini", name="Senti", config=config)
+    round_ = ensure_round(task=task, number=1)
+    set_current_round(task=task, round_=round_)
+    context = Context.objects.create(task=task, round=round_, data={"prompt": "The food was fine."})
+    url = "/api/tasks/senti-mini/examples/"
+    without = post(api(annotator), url, {"statement": "Meh. Fine I guess", "label": "neutral"})
+    assert without.status_code == 201 and without.json()["context"] is None
+    as_null = post(api(annotator), url, {"context": None, "statement": "Meh again", "label": "neutral"})
+    assert as_null.status_code == 201 and as_null.json()["context"] is None
+    given = post(api(annotator), url, {"context": context.pk, "statement": "Loved it", "label": "positive"})
+    assert given.status_code == 201 and given.json()["context"] == context.pk
+    unknown = post(api(annotator), url, {"context": 10**9, "statement": "x", "label": "neutral"})
+    assert unknown.status_code == 400 and "No such context" in unknown.json()["context"][0]
