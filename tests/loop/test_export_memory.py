@@ -13,10 +13,11 @@ from models_registry.models import RegisteredModel
 from validation.models import Validation
 
 N_EXAMPLES = 50_000
-# Run alone, the export peaks at 24.9 MiB. After tests/loop/test_admin.py has run in the same process the
-# same export peaks at 44-48 MiB, and at 53-55 MiB in the full suite: state left by earlier tests, not rows
-# piling up (the peak is the same for JSONL and CSV, and the cyclic collector makes no difference). Until
-# that is explained the bound sits above it; a loaded export of 50,000 rows would need several hundred MiB.
+# Run alone, the export peaks at 24.9 MiB. After an in-process training run (e.g. test_admin.py's
+# test_train_next_round_target_form_then_job) the same export peaks at 43-45 MiB, and at 53-55 MiB in the
+# full suite: state left by training, not rows piling up (the peak is the same for JSONL and CSV, and the
+# cyclic collector makes no difference). Until that is explained the bound sits above it; an export that
+# loaded its 50,000 rows would need several hundred MiB.
 MEMORY_BOUND_MB = 64
 BATCH = 5_000
 
