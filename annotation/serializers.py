@@ -15,6 +15,7 @@ import json
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from dynabench.api.bodies import RejectUnknownFieldsMixin
 from dynabench.api.lookups import MAX_ID
 from dynabench.api.queries import NO_NUL_PATTERN
 from leaderboards.exports import pseudonym
@@ -187,7 +188,7 @@ class MetadataField(serializers.JSONField):
         return data
 
 
-class SpanTargetSerializer(serializers.Serializer):
+class SpanTargetSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     """A span (QA) target: the answer text and its character offset in the context field.
 
     ``answer_start`` (code points) may be left out: the server then takes the answer's first
@@ -282,7 +283,7 @@ CREATE_BODY_SCHEMA = {
 }
 
 
-class FlagSerializer(serializers.Serializer):
+class FlagSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     """The body of ``POST /api/examples/{id}/flag/``: an optional reason for the task owners."""
 
     reason = TextField(required=False, default="")

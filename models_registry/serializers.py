@@ -11,6 +11,7 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from dynabench.api.bodies import RejectUnknownFieldsMixin
 from leaderboards.selectors import anonymous_numbers, sees_real_identity
 from tasks.models import Task
 
@@ -205,7 +206,7 @@ class TextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-class PredictSerializer(serializers.Serializer):
+class PredictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     """``{"inputs": [{field: text, ...}, ...]}``: 1 to ``MAX_PREDICT_INPUTS`` input objects.
 
     Each object is keyed by the task's model input field names (``config.model_input_fields``, e.g.

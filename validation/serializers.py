@@ -7,6 +7,7 @@ from rest_framework import serializers
 
 from annotation.models import Example
 from annotation.serializers import MODEL_OUTPUT_SCHEMA, TextField, model_outputs
+from dynabench.api.bodies import RejectUnknownFieldsMixin
 from dynabench.api.queries import StrictQuerySerializer
 
 from .models import Validation
@@ -72,7 +73,7 @@ class NextValidationQuerySerializer(StrictQuerySerializer):
     round = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
 
 
-class VerdictSerializer(serializers.Serializer):
+class VerdictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     """The body of ``POST /api/examples/{id}/validations/``."""
 
     verdict = serializers.ChoiceField(choices=Validation.Verdict.values)

@@ -182,3 +182,21 @@ def test_json_nested_too_deeply_is_a_400_not_a_500(api, annotator, hate_round, b
     )
     assert response.status_code == 400
     assert "nested too deeply" in response.json()["detail"]
+
+
+def test_unknown_body_fields_are_refused_not_dropped(api, annotator, validator, hate_round):
+    from tests.validation.conftest import make_example
+
+    example = make_example(hate_round, annotator, model_wrong=True)
+    verdict = api(validator).post(
+        f"/api/examples/{example.pk}/validations/", {"verdict": "correct", "zzz": 1}, format="json"
+    )
+    assert verdict.status_code == 400
+    assert verdict.json() == {
+        "zzz": ["Unknown field; this takes: verdict, corrected_label, reason, owner_mode."]
+    }
+    assert not Validation.objects.filter(example=example).exists()
+    flag = api(annotator).post(
+        f"/api/examples/{example.pk}/flag/", {"reason": "typo", "why": "x"}, format="json"
+    )
+    assert flag.status_code == 400 and "why" in flag.json()
