@@ -28,9 +28,8 @@ from .round_examples import (
     TEST,
     RoundRow,
     RoundSpec,
-    drop_duplicate_ids,
     import_round_rows,
-    read_jsonl_gz,
+    read_round_files,
     split_for,
 )
 
@@ -111,21 +110,13 @@ def read_anli(data_dir: Path, report: ImportReport, limits: tuple[int, int]) -> 
     Raises:
         FileNotFoundError: naming the first missing file.
     """
-    paths = [(Path(data_dir) / name, number, role) for name, number, role in FILES]
-    for path, _, _ in paths:
-        if not path.is_file():
-            raise FileNotFoundError(f"ANLI file not found: {path}")
-    rows: list[RoundRow] = []
-    for path, number, role in paths:
-        for line, record in read_jsonl_gz(path):
-            report.read += 1
-            where = f"{path.name} line {line}"
-            row = record if isinstance(record, str) else _row(record, number, role, where, limits)
-            if isinstance(row, str):
-                report.skipped.append(f"{where}: {row}")
-            else:
-                rows.append(row)
-    return drop_duplicate_ids(rows, report)
+    return read_round_files(
+        data_dir,
+        FILES,
+        report,
+        lambda record, number, role, where: _row(record, number, role, where, limits),
+        dataset_name="ANLI",
+    )
 
 
 def import_anli(*, task: Task, data_dir: Path, progress: ProgressFactory = no_progress) -> ImportReport:

@@ -27,9 +27,8 @@ from .round_examples import (
     TEST,
     RoundRow,
     RoundSpec,
-    drop_duplicate_ids,
     import_round_rows,
-    read_jsonl_gz,
+    read_round_files,
     split_for,
 )
 
@@ -109,21 +108,13 @@ def read_dynasent(data_dir: Path, report: ImportReport, max_length: int) -> list
     Raises:
         FileNotFoundError: naming the first missing file.
     """
-    paths = [(Path(data_dir) / name, number, role) for name, number, role in FILES]
-    for path, _, _ in paths:
-        if not path.is_file():
-            raise FileNotFoundError(f"DynaSent file not found: {path}")
-    rows: list[RoundRow] = []
-    for path, number, role in paths:
-        for line, record in read_jsonl_gz(path):
-            report.read += 1
-            where = f"{path.name} line {line}"
-            row = record if isinstance(record, str) else _row(record, number, role, where, max_length)
-            if isinstance(row, str):
-                report.skipped.append(f"{where}: {row}")
-            else:
-                rows.append(row)
-    return drop_duplicate_ids(rows, report)
+    return read_round_files(
+        data_dir,
+        FILES,
+        report,
+        lambda record, number, role, where: _row(record, number, role, where, max_length),
+        dataset_name="DynaSent",
+    )
 
 
 def import_dynasent(*, task: Task, data_dir: Path, progress: ProgressFactory = no_progress) -> ImportReport:

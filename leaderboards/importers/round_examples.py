@@ -11,7 +11,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,6 +116,44 @@ class RoundSpec:
 
 def _context_key(data: dict) -> str:
     return context_external_id(json.dumps(data, sort_keys=True, ensure_ascii=False))
+
+
+def read_round_files(
+    data_dir: Path,
+    files: Sequence[tuple[str, int, str]],
+    report: ImportReport,
+    make_row: Callable[[dict, int, str, str], RoundRow | str],
+    *,
+    dataset_name: str,
+) -> list[RoundRow]:
+    """Every valid row of a round-structured JSONL.gz dataset; skipped rows are added to ``report``.
+
+    Args:
+        files: ``(file name, round number, file role)`` in import order.
+        make_row: ``(record, round number, role, "file line N")`` -> a ``RoundRow``, or a reason to skip.
+        dataset_name: names the dataset in the missing-file message.
+
+    Returns:
+        The rows, the first of each ``(round, external id)`` kept (``drop_duplicate_ids``).
+
+    Raises:
+        FileNotFoundError: naming the first missing file (checked before any file is read).
+    """
+    paths = [(Path(data_dir) / name, number, role) for name, number, role in files]
+    for path, _, _ in paths:
+        if not path.is_file():
+            raise FileNotFoundError(f"{dataset_name} file not found: {path}")
+    rows: list[RoundRow] = []
+    for path, number, role in paths:
+        for line, record in read_jsonl_gz(path):
+            report.read += 1
+            where = f"{path.name} line {line}"
+            row = record if isinstance(record, str) else make_row(record, number, role, where)
+            if isinstance(row, str):
+                report.skipped.append(f"{where}: {row}")
+            else:
+                rows.append(row)
+    return drop_duplicate_ids(rows, report)
 
 
 def drop_duplicate_ids(rows: list[RoundRow], report: ImportReport) -> list[RoundRow]:
