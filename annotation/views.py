@@ -30,6 +30,28 @@ def _collecting(task: Task) -> bool:
     return task.current_round is not None and not task.current_round.is_closed
 
 
+def _round_changed(task: Task, sent_round: str | None) -> bool:
+    """True when the form was served in another round than the current one.
+
+    A form without the field (an older page) is taken as written for the current round.
+    """
+    return bool(sent_round) and sent_round != str(task.current_round_id)
+
+
+def _round_changed_message(task: Task, sent_round: str) -> str:
+    earlier = None
+    if (
+        sent_round.isascii() and sent_round.isdigit() and len(sent_round) < 19
+    ):  # a bigint, not "²" or 5,000 digits
+        earlier = task.rounds.filter(pk=int(sent_round)).values_list("number", flat=True).first()
+    where = f"Round {earlier} closed and round" if earlier is not None else "Round"
+    return (
+        f"{where} {task.current_round.number} opened while you were writing, with its own target "
+        "model. Your example was not saved; check it and send it again to submit it to "
+        f"round {task.current_round.number}."
+    )
+
+
 @login_required
 def create(request, slug: str):
     """Write an example: the server runs the target model(s), then redirects to the outcome page.
@@ -39,8 +61,10 @@ def create(request, slug: str):
     belongs to the current round.
 
     A POST is always bound and shown back on any error, so the annotator never loses the text: also
-    when the round closed while they were writing (the text is then shown read-only), and when the form
-    token was already used for another example (the form then gets a fresh token).
+    when the round closed while they were writing (the text is then shown read-only), when another round
+    opened meanwhile (the hidden ``round`` field names the round the form was served in; sending again
+    submits to the new round), and when the form token was already used for another example (the form
+    then gets a fresh token).
     """
     task = _task_or_404(slug)
     cfg = task.cfg
@@ -57,6 +81,8 @@ def create(request, slug: str):
         if not collecting:
             for name in form.input_names:
                 form.fields[name].widget.attrs["readonly"] = True
+        elif _round_changed(task, request.POST.get("round")):
+            form.add_error(None, _round_changed_message(task, request.POST.get("round")))
         elif (
             valid and needs_context and context is None and (context_required or request.POST.get("context"))
         ):

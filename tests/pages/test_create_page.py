@@ -321,3 +321,45 @@ def test_started_from_another_form_is_ignored(client, annotator, password, rule_
     )
     assert response.status_code == 302
     assert Example.objects.get().time_taken_ms is None
+
+
+def test_a_form_served_in_round_1_and_sent_after_round_2_opened_is_not_stored(
+    client, annotator, password, hate_round, rule_model
+):
+    from models_registry.services import set_round_targets
+    from tasks.services import ensure_round, set_current_round
+
+    client.login(username=annotator.username, password=password)
+    page = client.get(URL)
+    assert f'<input type="hidden" name="round" value="{hate_round.pk}">' in page.text
+    data = {**_form_data(page), "round": str(hate_round.pk)}
+    close_round(round_=hate_round)
+    round2 = ensure_round(task=hate_round.task, number=2)
+    set_round_targets(round=round2, models=[rule_model])
+    set_current_round(task=hate_round.task, round_=round2)
+
+    response = client.post(URL, {**data, "statement": "written in round one", "label": "hateful"})
+
+    assert response.status_code == 200
+    assert "Round 1 closed and round 2 opened while you were writing" in response.text
+    assert "written in round one</textarea>" in response.text
+    assert f'<input type="hidden" name="round" value="{round2.pk}">' in response.text
+    assert Example.objects.count() == 0
+    # Sending the shown form again is a deliberate choice for round 2.
+    again = client.post(
+        URL, {**data, "round": str(round2.pk), "statement": "written in round one", "label": "hateful"}
+    )
+    assert again.status_code == 302
+    assert Example.objects.get().round == round2
+
+
+@pytest.mark.parametrize("forged", ["²", "9" * 5000, "abc", "999999"])
+def test_a_forged_round_field_is_an_error_not_a_500(
+    client, annotator, password, hate_round, rule_model, forged
+):
+    client.login(username=annotator.username, password=password)
+    data = _form_data(client.get(URL))
+    response = client.post(URL, {**data, "round": forged, "statement": "a statement", "label": "hateful"})
+    assert response.status_code == 200
+    assert "Round 1 opened while you were writing" in response.text
+    assert Example.objects.count() == 0
