@@ -73,19 +73,31 @@ BLANK_LOOKING = frozenset({"\u2800", "\u3164", "\u115f", "\u1160", "\uffa0"})
 _ALLOWED_CONTROLS = frozenset({"\n", "\t"})
 
 
+# Bidi overrides force a display order other than the stored one, so validators and the model would
+# read different texts (the "Trojan Source" trick). Marks (U+200E/F, U+061C) and isolates stay allowed:
+# they only help right-to-left and mixed text display as written.
+BIDI_OVERRIDES = frozenset({"\u202d", "\u202e"})
+
+
 def first_control_character(value: str) -> str | None:
-    """The first C0/C1 control character (category Cc) of ``value`` other than LF and tab, or None.
+    """The first C0/C1 control character (category Cc) other than LF and tab, or bidi override
+    (U+202D, U+202E) of ``value``; None when there is none.
 
     Call it on normalised text (``normalise_text``): a CR has become LF by then.
     """
     for char in value:
-        if char not in _ALLOWED_CONTROLS and unicodedata.category(char) == "Cc":
+        if char in BIDI_OVERRIDES or (char not in _ALLOWED_CONTROLS and unicodedata.category(char) == "Cc"):
             return char
     return None
 
 
 def control_character_message(label: str, char: str) -> str:
-    """The error for a text field that contains the control character ``char``."""
+    """The error for a text field that contains the control character or bidi override ``char``."""
+    if char in BIDI_OVERRIDES:
+        return (
+            f"{label} contains U+{ord(char):04X} {unicodedata.name(char)}, which shows the text in another "
+            "order than it is stored; remove it and send again (right-to-left text itself is fine)."
+        )
     return f"{label} contains the control character U+{ord(char):04X}; remove it and send again."
 
 

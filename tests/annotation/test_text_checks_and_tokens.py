@@ -94,6 +94,23 @@ def example(hate_task, annotator, rule_model):
     return _create(hate_task, annotator, "go back home")[0]
 
 
+@pytest.mark.parametrize("char", ["\u202e", "\u202d"], ids=["RLO", "LRO"])
+def test_bidi_overrides_are_refused_by_name(hate_task, annotator, rule_model, char):
+    name = {"\u202e": "RIGHT-TO-LEFT OVERRIDE", "\u202d": "LEFT-TO-RIGHT OVERRIDE"}[char]
+    assert _statement_errors(hate_task, annotator, f"they are {char}dlrow") == [
+        f"Statement contains U+{ord(char):04X} {name}, which shows the text in another order than it is "
+        "stored; remove it and send again (right-to-left text itself is fine)."
+    ]
+    assert Example.objects.count() == 0
+
+
+def test_right_to_left_text_with_marks_and_isolates_is_kept_exactly(hate_task, annotator, rule_model):
+    # Arabic, RLM (U+200F), ALM (U+061C) and a first-strong isolate pair (U+2068 ... U+2069).
+    statement = "\u0647\u0645 \u200f\u061c\u2068ok\u2069 \u05e9\u05dc\u05d5\u05dd"
+    example, _ = _create(hate_task, annotator, statement)
+    assert example.inputs == {"statement": statement}
+
+
 def test_control_characters_in_explanations_and_flag_reasons_are_refused(example, annotator):
     with pytest.raises(ExampleError) as info:
         add_explanation(example=example, user=annotator, explanation="because\x07")
