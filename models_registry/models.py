@@ -40,7 +40,10 @@ class RegisteredModel(models.Model):
     card = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.UPLOADED)
     error_message = models.TextField(blank=True)
-    is_published = models.BooleanField(default=True)
+    is_published = models.BooleanField(
+        default=False,
+        help_text="Shown on the leaderboard to everyone; a new model is unpublished until its owner publishes it.",
+    )
     is_anonymous = models.BooleanField(default=False)
     allow_pickle = models.BooleanField(default=False, help_text="Allow non-safetensors checkpoints.")
     created_at = models.DateTimeField(auto_now_add=True)

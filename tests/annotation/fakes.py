@@ -34,10 +34,15 @@ def crashing_predict(model, inputs: list[dict]) -> list[dict]:
     raise inference.InferenceError(f"model {model.name}: simulated crash (weights could not be read)")
 
 
-def make_stand_in(task, round_, name: str = "stand-in") -> RegisteredModel:
-    """A ready registered model with no weights, made the round's only target."""
+def make_stand_in(task, round_, name: str = "stand-in", *, published: bool = True) -> RegisteredModel:
+    """A ready registered model with no weights, made the round's only target; published unless told
+    (a round target is on the leaderboard; the field's default is unpublished)."""
     model = RegisteredModel.objects.create(
-        task=task, name=name, path="/nonexistent/stand-in", status=RegisteredModel.Status.READY
+        task=task,
+        name=name,
+        path="/nonexistent/stand-in",
+        status=RegisteredModel.Status.READY,
+        is_published=published,
     )
     set_round_targets(round=round_, models=[model])
     return model

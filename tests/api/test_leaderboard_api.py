@@ -31,8 +31,10 @@ def _dataset(task, slug, *, round_=None, access=Dataset.Access.SCORING):
     )
 
 
-def _model(task, name, **extra):
-    return RegisteredModel.objects.create(task=task, name=name, status=RegisteredModel.Status.READY, **extra)
+def _model(task, name, *, published=True, **extra):
+    return RegisteredModel.objects.create(
+        task=task, name=name, status=RegisteredModel.Status.READY, is_published=published, **extra
+    )
 
 
 def _score(model, dataset, perf, throughput, *, memory=1.0, fairness=0.9, robustness=0.9):
@@ -149,7 +151,7 @@ def test_dataset_weights_and_rounds(board, hate_task):
 
 def test_incomplete_and_unpublished_models(board, hate_task, owner):
     late = _model(hate_task, "late")  # ready, no score yet
-    draft = _model(hate_task, "draft", is_published=False)
+    draft = _model(hate_task, "draft", published=False)
     _score(draft, board["d"], 0.5, 300)
     rows = by_name(api().get(URL).json())
     assert "draft" not in rows

@@ -153,7 +153,9 @@ def test_filters_by_task_status_and_mine(make_model, annotator, hate_task):
     make_model("ready-one")
     make_model("mine", owner=annotator)
     make_model("failed-one", status=RegisteredModel.Status.FAILED)
-    RegisteredModel.objects.create(task=other, name="elsewhere", status=RegisteredModel.Status.READY)
+    RegisteredModel.objects.create(
+        task=other, name="elsewhere", status=RegisteredModel.Status.READY, is_published=True
+    )
     client = api(annotator)
     assert names(client.get(MODELS, {"task": "other"})) == ["elsewhere"]
     assert names(client.get(MODELS, {"status": "failed"})) == ["failed-one"]

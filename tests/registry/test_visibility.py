@@ -11,7 +11,9 @@ from models_registry.selectors import models_visible_to
 
 @pytest.fixture
 def models(hate_task, annotator, owner):
-    published = RegisteredModel.objects.create(task=hate_task, name="published", owner=annotator)
+    published = RegisteredModel.objects.create(
+        task=hate_task, name="published", owner=annotator, is_published=True
+    )
     unpublished = RegisteredModel.objects.create(
         task=hate_task, name="unpublished", owner=annotator, is_published=False
     )
@@ -46,7 +48,7 @@ def test_filter_by_task(models, hate_task, outsider):
     from tasks.models import Task
 
     other = Task.objects.create(name="Other", slug="other", config=hate_task.config)
-    RegisteredModel.objects.create(task=other, name="elsewhere")
+    RegisteredModel.objects.create(task=other, name="elsewhere", is_published=True)
     assert names(models_visible_to(outsider, task=hate_task)) == ["published"]
     assert names(models_visible_to(outsider, task=other)) == ["elsewhere"]
 
@@ -65,3 +67,11 @@ def test_inactive_owner_sees_only_published(models, annotator):
     annotator.is_active = False
     annotator.save()
     assert names(models_visible_to(annotator)) == ["published"]
+
+
+def test_a_model_row_is_unpublished_unless_told(hate_task):
+    # The field's default agrees with the registration services: nothing is public by accident.
+    model = RegisteredModel.objects.create(task=hate_task, name="plain")
+    model.refresh_from_db()
+    assert model.is_published is False
+    assert RegisteredModel._meta.get_field("is_published").default is False
