@@ -15,7 +15,7 @@ import json
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dynabench.api.bodies import RejectUnknownFieldsMixin
+from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
 from dynabench.api.lookups import MAX_ID
 from dynabench.api.queries import NO_NUL_PATTERN
 from leaderboards.exports import pseudonym
@@ -196,7 +196,7 @@ class SpanTargetSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     """
 
     answer = TextField(allow_blank=False)
-    answer_start = serializers.IntegerField(min_value=0, max_value=MAX_ID, required=False, allow_null=True)
+    answer_start = StrictIntegerField(min_value=0, max_value=MAX_ID, required=False, allow_null=True)
 
 
 class ExampleCreateBase(serializers.Serializer):
@@ -205,7 +205,7 @@ class ExampleCreateBase(serializers.Serializer):
     ``context["task"]`` is the task; validated data gains ``context_obj`` (a ``Context`` or None).
     """
 
-    context = serializers.IntegerField(min_value=1, max_value=MAX_ID, required=False, allow_null=True)
+    context = StrictIntegerField(min_value=1, max_value=MAX_ID, required=False, allow_null=True)
     explanation = TextField(required=False, default="")
     metadata = MetadataField(required=False, default=dict)
 

@@ -1,9 +1,11 @@
-"""Request bodies that refuse fields they do not know, so a client's typo is a 400, not silently dropped."""
+"""Request bodies that refuse fields they do not know, and integers sent as text, so a client's typo is a
+400, not silently dropped or reinterpreted."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from django.http import QueryDict
 from rest_framework import serializers
 
 
@@ -20,4 +22,43 @@ class RejectUnknownFieldsMixin:
                 raise serializers.ValidationError(
                     {str(name): [f"Unknown field; this takes: {known}."] for name in unknown}
                 )
+        return super().to_internal_value(data)
+
+
+def _json_kind(value) -> str:
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, float):
+        return "a decimal number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return "null" if value is None else type(value).__name__
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """An integer of a JSON body, taken only as a JSON integer: ``"881"`` (a string), ``881.0`` and
+    ``true`` are a 400 with ``Must be a JSON integer (e.g. 12), not a string.`` rather than read as 881
+    (DRF's ``IntegerField`` turns ``"881"``, ``"881.0"`` and ``true`` into numbers).
+
+    A form-encoded body (a ``QueryDict``, where every value is text) may send the integer as 1 to 10
+    ASCII digits; ``min_value`` / ``max_value`` apply as usual.
+    """
+
+    default_error_messages = {
+        "not_json_integer": "Must be a JSON integer (e.g. 12), not {kind}.",
+        "not_digits": "Must be a whole number written with the digits 0-9.",
+    }
+
+    def to_internal_value(self, data):
+        """``data`` as an ``int``; raises ``ValidationError`` (above) for anything else."""
+        if isinstance(getattr(self.root, "initial_data", None), QueryDict):
+            if not (isinstance(data, str) and data.isascii() and data.isdigit() and len(data) <= 10):
+                self.fail("not_digits")
+            data = int(data)
+        elif isinstance(data, bool) or not isinstance(data, int):
+            self.fail("not_json_integer", kind=_json_kind(data))
         return super().to_internal_value(data)

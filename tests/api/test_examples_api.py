@@ -161,10 +161,30 @@ def test_context_task_needs_a_context_of_the_current_round(api, annotator):
     assert missing.status_code == 400 and "needs a context" in missing.json()["context"][0]
     stale = post(api(annotator), url, {"context": old_context.pk, "hypothesis": "h", "label": "entailment"})
     assert stale.status_code == 400 and "No such context" in stale.json()["context"][0]
+    # The id is a JSON integer: "881" (text), 881.0 and true are refused, not read as 881 (or 1).
+    for sent, kind in (
+        (str(context.pk), "a string"),
+        (float(context.pk), "a decimal number"),
+        (True, "true or false"),
+    ):
+        refused = post(api(annotator), url, {"context": sent, "hypothesis": "h", "label": "entailment"})
+        assert refused.status_code == 400
+        assert refused.json() == {"context": [f"Must be a JSON integer (e.g. 12), not {kind}."]}
+    assert not Example.objects.exists()
     made = post(
         api(annotator), url, {"context": context.pk, "hypothesis": "It is wet.", "label": "entailment"}
     )
     assert made.status_code == 201
+    # A form-encoded body can only send text: there the id is taken as ASCII digits.
+    as_form = api(annotator).post(
+        url, {"context": str(context.pk), "hypothesis": "It is dry.", "label": "contradiction"}
+    )
+    assert as_form.status_code == 201 and as_form.json()["context"] == context.pk
+    bad_form = api(annotator).post(
+        url, {"context": "١", "hypothesis": "It is dry.", "label": "contradiction"}
+    )
+    assert bad_form.status_code == 400
+    assert bad_form.json() == {"context": ["Must be a whole number written with the digits 0-9."]}
     body = made.json()
     assert body["context"] == context.pk and body["round"] == 2
     assert body["prediction_status"] == "none" and body["model_outputs"] == [] and body["model_wrong"] is None
@@ -224,6 +244,15 @@ def test_span_task_body_from_config(api, annotator, qa_task):
     assert wrong_offset.status_code == 400 and "answer" in wrong_offset.json()
     as_text = post(api(annotator), url, {"context": context.pk, "question": "Q", "answer": "Ada"})
     assert as_text.status_code == 400 and "answer" in as_text.json()
+    offset_as_text = post(
+        api(annotator),
+        url,
+        {"context": context.pk, "question": "Q", "answer": {"answer": "Ada", "answer_start": "21"}},
+    )
+    assert offset_as_text.status_code == 400
+    assert offset_as_text.json() == {
+        "answer": {"answer_start": ["Must be a JSON integer (e.g. 12), not a string."]}
+    }
 
 
 def test_list_filters_count_by_hand(api, hate_task, hate_round, annotator, validator, owner):
