@@ -9,6 +9,7 @@ from tasks.models import Task
 
 from .hub import is_valid_hub_id
 from .models import RegisteredModel
+from .names import model_name_problem
 
 
 class ModelCardForm(forms.Form):
@@ -33,7 +34,10 @@ class ModelCardForm(forms.Form):
     def clean(self):
         cleaned = super().clean()
         name, task = (cleaned.get("name") or "").strip(), cleaned.get("task")
-        if name and task and RegisteredModel.objects.filter(task=task, name=name).exists():
+        problem = model_name_problem(name) if name else None
+        if problem:
+            self.add_error("name", problem)
+        elif name and task and RegisteredModel.objects.filter(task=task, name=name).exists():
             self.add_error("name", f"{task} already has a model named {name!r}.")
         cleaned["name"] = name
         return cleaned

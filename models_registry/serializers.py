@@ -16,6 +16,7 @@ from leaderboards.selectors import anonymous_numbers, sees_real_identity
 from tasks.models import Task
 
 from .models import RegisteredModel
+from .names import model_name_problem
 
 #: How many input objects one predict call may carry (a bound on the server's work per request).
 MAX_PREDICT_INPUTS = 64
@@ -179,6 +180,9 @@ class ModelUploadSerializer(serializers.Serializer):
         name = name.strip()
         if not name:
             raise serializers.ValidationError("A model needs a name.")
+        problem = model_name_problem(name)
+        if problem:
+            raise serializers.ValidationError(problem)
         return name
 
     def validate_file(self, upload):

@@ -37,6 +37,7 @@ from django.db.models import ProtectedError
 from tasks.models import Round, Task
 
 from .models import RegisteredModel, RoundTarget
+from .names import model_name_problem
 from .weights import count_parameters
 
 logger = logging.getLogger(__name__)
@@ -283,11 +284,15 @@ def _create_model(
     The model is unpublished unless ``fields`` says ``is_published=True``.
 
     Raises:
-        ModelRegistryError: no name, or the name is taken (see ``_replace_failed``).
+        ModelRegistryError: no name, a name against ``names.model_name_problem`` (a control character),
+            or the name is taken (see ``_replace_failed``).
     """
     name = (name or "").strip()
     if not name:
         raise ModelRegistryError("a model needs a name")
+    problem = model_name_problem(name)
+    if problem:
+        raise ModelRegistryError(problem)
     card = _clean_card(card)
     fields.setdefault("is_published", False)
     try:

@@ -383,3 +383,38 @@ def test_span_outputs_keep_answer_start_and_bad_numbers_are_a_502(
     )
     response = api(annotator).post(url, body, format="json")
     assert response.status_code == 502 and "non-finite probability" in response.json()["detail"]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("bell\x07model", "The name contains the control character U+0007; use printable characters."),
+        ("two\nlines", "The name contains the control character U+000A; use printable characters."),
+        ("tab\tbed", "The name contains the control character U+0009; use printable characters."),
+        ("esc\x1b[31m", "The name contains the control character U+001B; use printable characters."),
+        ("c1\x85next", "The name contains the control character U+0085; use printable characters."),
+        ("sep\u2028line", "The name contains the character U+2028; use printable characters."),
+        ("ledom\u202eevil", "The name contains the character U+202E; use printable characters."),
+        (
+            "\u200b\u200d",
+            "The name shows nothing: use at least one letter, digit, punctuation mark or symbol.",
+        ),
+        ("nul\x00name", "Null characters are not allowed."),
+    ],
+)
+def test_a_name_with_a_control_character_is_a_400(annotator, hate_task, tiny_model_dir, name, message):
+    response = api(annotator).post(
+        MODELS, _upload_data(zip_dir(tiny_model_dir), name=name), format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json() == {"name": [message]}
+    assert not RegisteredModel.objects.exists()
+
+
+def test_letters_of_any_script_and_emoji_stay_allowed_in_a_name(annotator, hate_task, tiny_model_dir):
+    name = "نموذج 🤖 Modèle 👩🏽‍💻"
+    response = api(annotator).post(
+        MODELS, _upload_data(zip_dir(tiny_model_dir), name=name), format="multipart"
+    )
+    assert response.status_code in (201, 202), response.json()
+    assert RegisteredModel.objects.get().name == name

@@ -149,3 +149,22 @@ def test_check_again_requeues_a_failed_model(admin_client, hate_task, django_cap
 def test_changelist_links_to_the_register_page(owner_client, tiny_registered_model):
     page = owner_client.get(reverse("admin:models_registry_registeredmodel_changelist")).content.decode()
     assert URL in page
+
+
+def test_a_name_with_a_control_character_is_a_form_error(owner_client, hate_task, tiny_model_dir):
+    response = _post(owner_client, hate_task, zip_dir(tiny_model_dir), name="bell\x07model")
+    assert response.status_code == 200
+    assert response.context["form"].errors["name"] == [
+        "The name contains the control character U+0007; use printable characters."
+    ]
+    assert not RegisteredModel.objects.exists()
+
+
+def test_the_service_refuses_a_name_with_a_control_character(hate_task, owner, tiny_model_dir):
+    from models_registry.services import ModelRegistryError, register_uploaded_model
+
+    with pytest.raises(ModelRegistryError, match=r"control character U\+0007"):
+        register_uploaded_model(
+            task=hate_task, name="bell\x07model", owner=owner, fileobj=zip_dir(tiny_model_dir), card={}
+        )
+    assert not RegisteredModel.objects.exists()
