@@ -25,6 +25,7 @@ from models_registry.services import register_local_model, set_round_targets
 from tasks.models import Round, Task
 
 from .models import Dataset
+from .services import hash_split
 
 HATECHECK_SLUG = "hatecheck"
 #: The training recipes of ``models_registry.training`` (repeated here so that importing this module,
@@ -76,17 +77,23 @@ def usable_examples(task: Task, rounds: Sequence[Round]) -> QuerySet[Example]:
     )
 
 
-def training_examples(task: Task, rounds: Sequence[Round]) -> QuerySet[Example]:
-    """The training split of the rounds: imported ``split="train"`` rows, plus examples written on the
-    platform (no split of their own) once settled ``validated_correct``."""
-    return usable_examples(task, rounds).filter(
-        Q(split=Example.Split.TRAIN) | Q(source=Example.Source.CREATED, split="")
-    )
-
-
 def split_examples(task: Task, rounds: Sequence[Round], split: str) -> QuerySet[Example]:
-    """The rounds' usable examples of one split ("dev" or "test")."""
-    return usable_examples(task, rounds).filter(split=split)
+    """The rounds' usable examples of one split ("train", "dev" or "test").
+
+    An example's split is the one its round dataset puts it in (``leaderboards.services.split_of``):
+    its own when imported, else ``hash_split(pk)``. So a target trained on rounds 1-2 never trains on
+    an example of ``round-1-test`` or ``round-2-test``, the datasets it is then scored on.
+    """
+    usable = usable_examples(task, rounds)
+    unsplit = usable.filter(split="").values_list("pk", flat=True)
+    hashed = [pk for pk in unsplit.iterator() if hash_split(pk) == split]
+    return usable.filter(Q(split=split) | Q(pk__in=hashed))
+
+
+def training_examples(task: Task, rounds: Sequence[Round]) -> QuerySet[Example]:
+    """The training split of the rounds (``split_examples(task, rounds, "train")``): imported
+    ``split="train"`` rows plus settled platform-written examples whose id hashes to train (80%)."""
+    return split_examples(task, rounds, Example.Split.TRAIN)
 
 
 def _rows(queryset: QuerySet[Example]) -> list[tuple[dict, object]]:

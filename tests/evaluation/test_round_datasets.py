@@ -89,3 +89,28 @@ def test_idempotent_and_adds_newly_settled_examples(hate_round):
     assert third.added == {"train": 0, "dev": 1, "test": 0}
     assert DatasetItem.objects.count() == 2
     assert set(Dataset.objects.values_list("slug", flat=True)) == {"round-1-test", "round-1-dev"}
+
+
+def test_training_never_takes_an_example_of_the_round_dev_or_test_dataset(hate_task, hate_round):
+    from leaderboards.services_training import split_examples, training_examples
+
+    written = [_example(hate_round, i) for i in range(60)]
+    imported_test = _example(hate_round, 99, split="test", source=Example.Source.IMPORTED, external_id="t")
+    build_round_datasets(hate_round)
+    in_dataset = {
+        split: set(
+            DatasetItem.objects.filter(dataset__slug=f"round-1-{split}").values_list("example_id", flat=True)
+        )
+        for split in ("train", "dev", "test")
+    }
+    train = set(training_examples(hate_task, [hate_round]).values_list("pk", flat=True))
+    assert train == in_dataset["train"]
+    assert train == {e.pk for e in written if hash_split(e.pk) == "train"}
+    for split in ("dev", "test"):
+        assert (
+            set(split_examples(hate_task, [hate_round], split).values_list("pk", flat=True))
+            == in_dataset[split]
+        )
+    assert imported_test.pk in in_dataset["test"] and imported_test.pk not in train
+    # 60 hashed ids: every split has some, so each comparison above is non-trivial.
+    assert all(in_dataset[s] for s in ("train", "dev", "test"))

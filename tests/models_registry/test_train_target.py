@@ -205,10 +205,17 @@ def test_valid_names(name):
 
 
 def test_created_examples_count_once_settled(hate_task, hate_round, tiny_backbone_dir):
+    from leaderboards.services import hash_split
+
     _examples(hate_round, "", TEXTS, LABELS, source=Example.Source.CREATED, prefix="c")
+    splits = [hash_split(pk) for pk in Example.objects.values_list("pk", flat=True)]
     model = train_target_for_rounds(task=hate_task, rounds=[1], backbone_path=tiny_backbone_dir)
-    assert model.card["training"]["n_train"] == 20
-    assert model.card["test_accuracy"] == {}
+    # Written examples go to the split their round dataset gives them (sha256 of the id): only the
+    # train ones train the target, the test ones score it.
+    assert len(splits) == 20
+    assert model.card["training"]["n_train"] == splits.count("train")
+    assert model.card["training"]["n_dev"] == splits.count("dev")
+    assert model.card["test_accuracy"].get("round-1-test", {}).get("n", 0) == splits.count("test")
 
 
 def test_unknown_round(hate_task, hate_round, tiny_backbone_dir):
