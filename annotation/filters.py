@@ -6,21 +6,15 @@ import django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
-from dynabench.api.filters import strict_boolean_filter
+from dynabench.api.filters import StrictFilterSet, strict_boolean_filter, strict_integer_filter
 
 from .models import Example
 
 
-class ExampleFilter(django_filters.FilterSet):
+class ExampleFilter(StrictFilterSet):
     """``?round=N&status=pending|validated_correct|validated_incorrect|flagged&model_wrong=true|false&mine=true``."""
 
-    round = django_filters.NumberFilter(
-        field_name="round__number",
-        min_value=1,
-        max_value=2**31 - 1,
-        decimal_places=0,
-        help_text="Round number.",
-    )
+    round = strict_integer_filter(field_name="round__number", help_text="Round number.")
     status = django_filters.ChoiceFilter(choices=Example.Status.choices)
     model_wrong = strict_boolean_filter()
     mine = strict_boolean_filter(method="filter_mine", help_text="true: only the caller's examples.")

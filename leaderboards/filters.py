@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import django_filters
 
+from dynabench.api.filters import StrictFilterSet, strict_integer_filter
+
 from .models import Dataset
 
 
-class DatasetFilter(django_filters.FilterSet):
+class DatasetFilter(StrictFilterSet):
     """``?task=<slug>&access=scoring&kind=static&round=2`` (all optional; combined with AND)."""
 
     task = django_filters.CharFilter(field_name="task__slug", help_text="Task slug.")
     access = django_filters.ChoiceFilter(choices=Dataset.Access.choices)
     kind = django_filters.ChoiceFilter(choices=Dataset.Kind.choices)
-    round = django_filters.NumberFilter(
-        field_name="round__number",
-        min_value=1,
-        max_value=2**31 - 1,
-        decimal_places=0,
-        help_text="Round number.",
-    )
+    round = strict_integer_filter(field_name="round__number", help_text="Round number.")
 
     class Meta:
         model = Dataset

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import django_filters
 
+from dynabench.api.filters import StrictFilterSet, strict_boolean_filter
+
 from .models import RegisteredModel
 
 
-class RegisteredModelFilter(django_filters.FilterSet):
+class RegisteredModelFilter(StrictFilterSet):
     """``?task=<slug>&status=ready&mine=true`` (all optional; combined with AND)."""
 
     task = django_filters.CharFilter(field_name="task__slug", help_text="Task slug.")
     status = django_filters.ChoiceFilter(choices=RegisteredModel.Status.choices)
-    mine = django_filters.BooleanFilter(method="filter_mine", help_text="true: only models you own.")
+    mine = strict_boolean_filter(method="filter_mine", help_text="true: only models you own.")
 
     class Meta:
         model = RegisteredModel

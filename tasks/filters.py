@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import django_filters
-
-from dynabench.api.filters import strict_boolean_filter
+from dynabench.api.filters import StrictFilterSet, strict_boolean_filter, strict_integer_filter
 
 from .models import Round
 
 
-class RoundFilter(django_filters.FilterSet):
-    """``?is_closed=true|false`` on a task's rounds."""
+class RoundFilter(StrictFilterSet):
+    """``?number=N&is_closed=true|false`` on a task's rounds; an unknown parameter or a bad value is a 400."""
 
+    number = strict_integer_filter(help_text="Round number.")
     is_closed = strict_boolean_filter()
 
     class Meta:
         model = Round
-        fields = ["is_closed"]
+        fields = ["number", "is_closed"]

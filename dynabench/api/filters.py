@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import django_filters
+from django import forms
+from django.forms.utils import ErrorDict, ErrorList
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
+
+#: The largest value of an integer parameter (PostgreSQL ``integer``).
+MAX_INT = 2**31 - 1
 
 # Booleans are exactly ``true`` or ``false``: anything else is a 400, not silently "no filter"
 # (django-filter's BooleanFilter ignores values it does not know).
@@ -21,3 +26,57 @@ def strict_boolean_filter(**kwargs) -> django_filters.TypedChoiceFilter:
     return extend_schema_field(OpenApiTypes.BOOL)(
         django_filters.TypedChoiceFilter(choices=BOOLEAN_CHOICES, coerce=_as_bool, **kwargs)
     )
+
+
+class _AsciiIntegerField(forms.CharField):
+    """1 to 10 ASCII digits, a value from 1 to ``MAX_INT``; anything else is a field error."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value in self.empty_values:
+            return None
+        # The length check comes first: int() of thousands of digits raises ValueError.
+        if not (value.isascii() and value.isdigit() and len(value) <= 10 and 1 <= int(value) <= MAX_INT):
+            raise forms.ValidationError(f"A whole number from 1 to {MAX_INT}, written with the digits 0-9.")
+        return int(value)
+
+
+class _AsciiIntegerFilter(django_filters.Filter):
+    field_class = _AsciiIntegerField
+
+
+def strict_integer_filter(**kwargs) -> django_filters.Filter:
+    """A filter taking a positive whole number in ASCII digits (``?round=2``); ``abc``, ``1.5``, ``²``,
+    ``١`` or thousands of digits are a 400 with the parameter's name (django-filter's ``NumberFilter``
+    reads ``1.0`` and Unicode digits as numbers)."""
+    return extend_schema_field({"type": "integer", "minimum": 1, "maximum": MAX_INT})(
+        _AsciiIntegerFilter(**kwargs)
+    )
+
+
+class StrictFilterSet(django_filters.FilterSet):
+    """A filter set that refuses query parameters it does not know (``?numbr=2``, or ``?number=abc`` on a
+    list without a ``number`` filter) with ``Unknown parameter; this list takes: ...`` under the
+    parameter's name, rather than ignoring them and answering the whole list. Pagination
+    (``page``, ``page_size``) and ``format`` are known to every list."""
+
+    COMMON_PARAMETERS = ("page", "page_size", "format")
+
+    def is_valid(self) -> bool:
+        """The form's validity, and no unknown parameter."""
+        return super().is_valid() and not self._unknown()
+
+    @property
+    def errors(self):
+        """The form's errors plus one per unknown parameter (a ``django.forms.utils.ErrorDict``)."""
+        errors = ErrorDict(self.form.errors)
+        known = ", ".join([*self.filters, *self.COMMON_PARAMETERS])
+        for name in self._unknown():
+            errors[name] = ErrorList([f"Unknown parameter; this list takes: {known}."])
+        return errors
+
+    def _unknown(self) -> list[str]:
+        if not self.is_bound:
+            return []
+        allowed = {*self.filters, *self.COMMON_PARAMETERS}
+        return sorted(name for name in self.data if name not in allowed)

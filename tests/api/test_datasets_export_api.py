@@ -107,6 +107,12 @@ def test_dataset_filters(datasets, owner):
     assert api().get(DATASETS, {"round": "1.5"}).status_code == 400
     assert api().get(DATASETS, {"round": "99999999999999"}).status_code == 400
     assert api().get(DATASETS, {"access": "secret"}).status_code == 400
+    assert api().get(DATASETS, {"round": "١"}).json() == {
+        "round": ["A whole number from 1 to 2147483647, written with the digits 0-9."]
+    }
+    assert api().get(DATASETS, {"tsak": "hate-speech"}).json() == {
+        "tsak": ["Unknown parameter; this list takes: task, access, kind, round, page, page_size, format."]
+    }
 
 
 # --- export --------------------------------------------------------------------------------------------

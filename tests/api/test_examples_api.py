@@ -274,6 +274,16 @@ def test_list_filters_count_by_hand(api, hate_task, hate_round, annotator, valid
     assert mine.get(CREATE + "?status=bogus").status_code == 400
     assert mine.get(CREATE + "?round=1.5").status_code == 400
     assert mine.get(CREATE + "?round=99999999999999999999").status_code == 400
+    # "1.0" and Unicode digits were read as round 1 by django-filter's NumberFilter; ASCII digits only now.
+    assert mine.get(CREATE + "?round=1.0").status_code == 400
+    assert mine.get(CREATE + "?round=%D9%A1").json() == {
+        "round": ["A whole number from 1 to 2147483647, written with the digits 0-9."]
+    }
+    assert mine.get(CREATE + "?rnd=1").json() == {
+        "rnd": [
+            "Unknown parameter; this list takes: round, status, model_wrong, mine, page, page_size, format."
+        ]
+    }
     assert mine.get(CREATE + "?page=999").status_code == 404
     page = mine.get(CREATE + "?page_size=1").json()
     assert page["count"] == 2 and len(page["results"]) == 1 and page["next"]

@@ -163,6 +163,14 @@ def test_filters_by_task_status_and_mine(make_model, annotator, hate_task):
     assert names(api().get(MODELS, {"mine": "true"})) == []
     response = client.get(MODELS, {"status": "exploded"})
     assert response.status_code == 400 and "status" in response.json()
+    # ?mine=abc was read as "no filter" (django-filter's BooleanFilter): now true or false only.
+    response = client.get(MODELS, {"mine": "abc"})
+    assert response.status_code == 400 and list(response.json()) == ["mine"]
+    assert names(client.get(MODELS, {"mine": "false", "task": "hate-speech"})) == ["failed-one", "ready-one"]
+    response = client.get(MODELS, {"owner": "me"})
+    assert response.json() == {
+        "owner": ["Unknown parameter; this list takes: task, status, mine, page, page_size, format."]
+    }
 
 
 def test_the_list_is_paginated(make_model):

@@ -99,6 +99,26 @@ def test_round_statistics_match_hand_counts(api, hate_task, hate_round, annotato
     assert api(None).get("/api/tasks/hate-speech/rounds/?is_closed=true").json()["count"] == 0
 
 
+def test_round_list_filters_refuse_what_they_do_not_understand(api, hate_task, hate_round):
+    ensure_round(task=hate_task, number=2)
+    url = "/api/tasks/hate-speech/rounds/"
+    numbers = lambda response: [r["number"] for r in response.json()["results"]]  # noqa: E731
+    assert numbers(api(None).get(url, {"number": "2"})) == [2]
+    assert numbers(api(None).get(url, {"number": "2", "page_size": "1", "page": "1"})) == [2]
+    digits = "A whole number from 1 to 2147483647, written with the digits 0-9."
+    for bad in ("abc", "2.0", "0", "-1", "²", "١", "9" * 5000):
+        response = api(None).get(url, {"number": bad})
+        assert response.status_code == 400, bad
+        assert response.json() == {"number": [digits]}
+    response = api(None).get(url, {"numbr": "2"})
+    assert response.status_code == 400
+    assert response.json() == {
+        "numbr": ["Unknown parameter; this list takes: number, is_closed, page, page_size, format."]
+    }
+    response = api(None).get(url, {"is_closed": "maybe"})
+    assert response.status_code == 400 and list(response.json()) == ["is_closed"]
+
+
 @pytest.mark.parametrize("number", ["0", "-1", "abc", "99999999999999999999999", "1.5", "٣"])
 def test_malformed_round_numbers_are_json_404(api, hate_round, number):
     response = api(None).get(f"/api/tasks/hate-speech/rounds/{number}/")
