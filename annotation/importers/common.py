@@ -57,6 +57,10 @@ class ImportReport:
     external id was imported before) or skipped, with one human-readable reason per skipped row in
     ``skipped`` (e.g. ``"train.csv row 17 (line 18): empty text"``). ``breakdown`` counts the
     imported rows (created or present) per destination, e.g. ``{"round 1": 1994}``.
+
+    Of the ``already_present`` rows, importers that refresh stored rows count in ``metadata_updated``
+    those whose metadata they rewrote, and list in ``kept_as_stored`` those whose text or label in the
+    source now differs from the stored example, which is kept as it is (why: ``docs/datasets.md``).
     """
 
     source: str
@@ -65,6 +69,8 @@ class ImportReport:
     already_present: int = 0
     skipped: list[str] = field(default_factory=list)
     breakdown: dict[str, int] = field(default_factory=dict)
+    metadata_updated: int = 0
+    kept_as_stored: list[str] = field(default_factory=list)
 
     @property
     def skipped_count(self) -> int:
@@ -76,6 +82,9 @@ class ImportReport:
             f"already present {self.already_present}, skipped {self.skipped_count}"
         ]
         lines += [f"  {name}: {count}" for name, count in self.breakdown.items()]
+        if self.metadata_updated:
+            lines.append(f"  metadata updated on {self.metadata_updated} already present rows")
+        lines += [f"  kept as stored (differs in the source): {what}" for what in self.kept_as_stored]
         lines += [f"  skipped {reason}" for reason in self.skipped]
         return "\n".join(lines)
 

@@ -11,6 +11,10 @@ Labels: positive, negative, neutral as spelled in the data. DynaSent also has ``
 where annotators did not agree); the ternary benchmark leaves those sentences out and so does this
 importer: such a row is skipped, with its line and label in the report. (The dev/test files here have
 none; ``sst-dev-validated`` has both, and is not imported.)
+
+Metadata keeps the validators' vote counts per label (``label_counts``), never their worker ids
+(``label_distribution``, ``sentence_author`` and ``hit_ids`` in the source are not stored). Re-importing
+rewrites the metadata of rows imported earlier, so a database that kept worker ids loses them.
 """
 
 from __future__ import annotations
@@ -59,6 +63,19 @@ ROUNDS = (
 _MODEL_FIELDS = {1: "model_0", 2: "model_1"}
 
 
+def label_counts(distribution) -> dict[str, int] | None:
+    """How many of the 5 validators chose each label, from DynaSent's ``label_distribution``.
+
+    The source maps each label to the list of validators' worker ids (``{"positive": ["w224", "w310"],
+    "neutral": ["w152"], "mixed": []}``); only the counts are kept (``{"positive": 2, "neutral": 1,
+    "mixed": 0}``, labels in source order), so no worker id reaches the database, the API or an
+    export. None when the record has no such mapping; a label whose value is not a list is left out.
+    """
+    if not isinstance(distribution, dict):
+        return None
+    return {str(label): len(ids) for label, ids in distribution.items() if isinstance(ids, list)}
+
+
 def _row(record: dict, round_number: int, role: str, where: str, max_length: int) -> RoundRow | str:
     """The example of one record, or the reason it is skipped."""
     sentence = record.get("sentence")
@@ -86,7 +103,7 @@ def _row(record: dict, round_number: int, role: str, where: str, max_length: int
         "dataset": DATASET_NAME,
         "source_file": where.split(" line ")[0],
         "source_round": round_number,
-        "label_distribution": record.get("label_distribution"),
+        "label_counts": label_counts(record.get("label_distribution")),
         "source_model_label": record.get(f"{model}_label"),
         "review_rating": record.get("review_rating", (prompt or {}).get("review_rating")),
     }

@@ -188,6 +188,13 @@ def import_round_rows(
     has, and an example whose ``external_id`` the round has, are not added again. One transaction.
     Updates ``report.created``, ``already_present`` and ``breakdown`` (rows per round and split).
 
+    An imported example already present gets the row's ``metadata`` when it differs (an importer that
+    now keeps less, e.g. DynaSent's label counts instead of worker ids): ``report.metadata_updated``.
+    Its inputs, target and context are never rewritten: round datasets copied them and scores were
+    computed on them, and the open round's contexts are copies annotators wrote on. A row whose text,
+    label or context differs from the stored example is listed in ``report.kept_as_stored``
+    (``docs/datasets.md``, "Re-importing").
+
     Returns:
         The rounds by number.
     """
@@ -219,12 +226,20 @@ def import_round_rows(
             (c.round_id, c.external_id): c
             for c in Context.objects.filter(round_id__in=round_ids).exclude(external_id="")
         }
-        existing = set(
-            Example.objects.filter(round_id__in=round_ids)
+        stored = {
+            (round_id, external_id): (pk, source, inputs, target, context, metadata)
+            for round_id, external_id, pk, source, inputs, target, context, metadata in Example.objects.filter(
+                round_id__in=round_ids
+            )
             .exclude(external_id="")
-            .values_list("round_id", "external_id")
-        )
+            .values_list(
+                "round_id", "external_id", "pk", "source", "inputs", "target", "context__data", "metadata"
+            )
+            .iterator(chunk_size=batch_size)
+        }
+        existing = set(stored)
         before = len(existing)
+        refreshed: list[Example] = []
         new: list[Example] = []
         for row in rows:
             round_ = by_number[row.round_number]
@@ -232,6 +247,13 @@ def import_round_rows(
             report.breakdown[label] = report.breakdown.get(label, 0) + 1
             if (round_.pk, row.external_id) in existing:
                 report.already_present += 1
+                pk, source, inputs, target, context_data, metadata = stored[(round_.pk, row.external_id)]
+                if source != Example.Source.IMPORTED:
+                    continue
+                if (inputs, target, context_data or {}) != (row.inputs, row.target, row.context or {}):
+                    report.kept_as_stored.append(f"{row.where}: {row.external_id} in round {round_.number}")
+                if metadata != row.metadata:
+                    refreshed.append(Example(pk=pk, metadata=row.metadata))
                 continue
             context = contexts[(round_.pk, _context_key(row.context))] if row.context else None
             new.append(
@@ -251,6 +273,8 @@ def import_round_rows(
                     prediction_status=Example.PredictionStatus.NONE,
                 )
             )
+        Example.objects.bulk_update(refreshed, ["metadata"], batch_size=batch_size)
+        report.metadata_updated += len(refreshed)
         bulk_insert(Example, new, batch_size=batch_size, progress=progress, desc=report.source)
         after = Example.objects.filter(round_id__in=round_ids).exclude(external_id="").count()
         report.created += after - before

@@ -3,6 +3,8 @@ importer on small slices of the real files (and its split rule on the whole of t
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from annotation.importers.common import ImportReport
@@ -146,3 +148,67 @@ def test_command_reports_and_is_idempotent(sentiment_task, dynasent_slice, setti
     out = StringIO()
     call_command("import_sentiment_data", verbosity=0, stdout=out)
     assert "created 0, already present 60, skipped 2" in out.getvalue()
+
+
+def test_validator_votes_are_kept_as_counts_never_as_worker_ids(sentiment_task, dynasent_slice, owner):
+    from rest_framework.test import APIClient
+
+    from leaderboards.exports import iter_export
+    from leaderboards.importers.dynasent import label_counts
+
+    folder, records = dynasent_slice
+    import_dynasent(task=sentiment_task, data_dir=folder)
+    # Source: {"positive": ["w224", "w310", "w730", "w786"], "negative": [], "neutral": ["w152"], "mixed": []}
+    first_r1 = records["dynasent-v1.1-round01-yelp-dev.jsonl.gz"][0]
+    assert first_r1["label_distribution"]["positive"] == ["w224", "w310", "w730", "w786"]
+    example = Example.objects.get(round__number=1, external_id=first_r1["text_id"])
+    assert example.metadata["label_counts"] == {"positive": 4, "negative": 0, "neutral": 1, "mixed": 0}
+    assert "label_distribution" not in example.metadata
+    # Round 2's first sentence: five validators said neutral.
+    first_r2 = records["dynasent-v1.1-round02-dynabench-dev.jsonl.gz"][0]
+    example = Example.objects.get(round__number=2, external_id=first_r2["text_id"])
+    assert example.metadata["label_counts"] == {"positive": 0, "negative": 0, "neutral": 5, "mixed": 0}
+    assert label_counts(None) is None and label_counts({"positive": "w1", "neutral": []}) == {"neutral": 0}
+
+    # No worker id ("w224") anywhere: stored metadata, the JSONL and CSV exports, the API.
+    worker_ids = {
+        w
+        for r in records.values()
+        for rec in r
+        for ids in (rec.get("label_distribution") or {}).values()
+        for w in ids
+    }
+    assert len(worker_ids) > 20
+    stored = json.dumps(list(Example.objects.values_list("metadata", flat=True)))
+    exported = "".join(iter_export(sentiment_task)) + "".join(iter_export(sentiment_task, fmt="csv"))
+    sentiment_task.owners.add(owner)
+    client = APIClient()
+    client.force_authenticate(owner)
+    served = client.get("/api/tasks/sentiment/examples/", {"page_size": 200}).content.decode()
+    assert json.loads(served)["count"] == 60
+    for text in (stored, exported, served):
+        assert "label_counts" in text
+        assert not {w for w in worker_ids if f'"{w}"' in text or f"'{w}'" in text}
+
+
+def test_re_import_replaces_stored_worker_ids_by_counts(sentiment_task, dynasent_slice):
+    folder, records = dynasent_slice
+    import_dynasent(task=sentiment_task, data_dir=folder)
+    # As a database imported before this change holds them.
+    for example in Example.objects.all():
+        old = {k: v for k, v in example.metadata.items() if k != "label_counts"}
+        example.metadata = {**old, "label_distribution": {"positive": ["w1"], "neutral": ["w2", "w3"]}}
+        example.save(update_fields=["metadata"])
+    again = import_dynasent(task=sentiment_task, data_dir=folder)
+    assert (again.created, again.already_present, again.metadata_updated, again.kept_as_stored) == (
+        0,
+        60,
+        60,
+        [],
+    )
+    assert not Example.objects.filter(metadata__has_key="label_distribution").exists()
+    first_r1 = records["dynasent-v1.1-round01-yelp-dev.jsonl.gz"][0]
+    example = Example.objects.get(round__number=1, external_id=first_r1["text_id"])
+    assert example.metadata["label_counts"] == {"positive": 4, "negative": 0, "neutral": 1, "mixed": 0}
+    third = import_dynasent(task=sentiment_task, data_dir=folder)
+    assert (third.metadata_updated, third.kept_as_stored) == (0, [])
