@@ -161,3 +161,74 @@ def test_sentiment_page_shows_its_licence_without_the_non_commercial_warning(cli
     task = ensure_builtin_task("sentiment")
     page = client.get(reverse("tasks:detail", args=[task.slug])).content.decode()
     assert "CC BY 4.0 (DynaSent" in page and "non-commercial" not in page
+
+
+def test_br_tags_become_newlines():
+    from leaderboards.importers.anli import br_to_newline
+
+    assert br_to_newline("High Dive<br>Jen climbed.") == "High Dive\nJen climbed."
+    assert br_to_newline("a<BR>b<br/>c<br />d<Br  />e") == "a\nb\nc\nd\ne"
+    assert br_to_newline("x.<br>") == "x.\n"
+    # Other tags are the premise as written (wiki markup), not line breaks.
+    assert br_to_newline("<ref>a</ref> <nowiki>b</nowiki> <bra> <b>c</b>") == (
+        "<ref>a</ref> <nowiki>b</nowiki> <bra> <b>c</b>"
+    )
+
+
+def test_no_br_tag_is_left_in_the_whole_files(anli_dir):
+    rows = read_anli(anli_dir, ImportReport(source="ANLI"), limits=(100_000, 1000))
+    texts = [row.context["premise"] for row in rows] + [row.inputs["hypothesis"] for row in rows]
+    assert not [t for t in texts if "<br" in t.lower()]
+    # 346 rows had <br> or <BR> in their premise (the source has no other newline in a premise).
+    with_newline = [row for row in rows if "\n" in row.context["premise"]]
+    assert len(with_newline) == 346
+    assert {row.round_number for row in with_newline} == {1, 2, 3}
+    assert sum(row.round_number == 3 for row in with_newline) == 342
+
+
+def _write_anli(folder, rows_by_file):
+    import gzip
+
+    from leaderboards.importers.anli import FILES
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, _, _ in FILES:
+        with gzip.open(folder / name, "wt", encoding="utf-8") as handle:
+            for record in rows_by_file.get(name, []):
+                handle.write(json.dumps(record) + "\n")
+
+
+def test_import_stores_newlines_and_a_re_import_keeps_stored_text(nli_task, tmp_path):
+    record = {
+        "uid": "u-1",
+        "context": "Title<br>First line.<BR/>Second line.",
+        "hypothesis": "It has two lines.",
+        "label": "e",
+        "model_label": "n",
+        "genre": "fiction",
+        "reason": "Two<br />lines.",
+        "tag": "r3_dev",
+    }
+    folder = tmp_path / "anli"
+    _write_anli(folder, {"anli_v0.1_R3_dev.jsonl.gz": [record]})
+    report = import_anli(task=nli_task, data_dir=folder)
+    assert (report.created, report.skipped) == (1, [])
+    example = Example.objects.get(external_id="u-1")
+    assert example.context.data == {"premise": "Title\nFirst line.\nSecond line."}
+    assert example.metadata["reason"] == "Two\nlines."
+    # The create page (linebreaksbr) shows the lines, not a literal tag.
+    assert "<br>" not in json.dumps(example.context.data)
+
+    # The source changes the text of the same uid: the stored example (and what datasets and scores were
+    # built from) is kept, and the report says so; changed metadata is refreshed.
+    changed = {**record, "hypothesis": "It has three lines.", "reason": "Changed."}
+    _write_anli(folder, {"anli_v0.1_R3_dev.jsonl.gz": [changed]})
+    again = import_anli(task=nli_task, data_dir=folder)
+    assert (again.created, again.already_present, again.metadata_updated) == (0, 1, 1)
+    assert again.kept_as_stored == ["anli_v0.1_R3_dev.jsonl.gz line 1: u-1 in round 3"]
+    assert "kept as stored (differs in the source): anli_v0.1_R3_dev.jsonl.gz line 1: u-1 in round 3" in str(
+        again
+    )
+    example.refresh_from_db()
+    assert example.inputs == {"hypothesis": "It has two lines."}
+    assert example.metadata["reason"] == "Changed."
