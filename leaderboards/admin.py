@@ -23,6 +23,7 @@ from tasks.models import Round, Task
 from .exports import CONTENT_TYPES, export_filename, iter_export
 from .jobs import check_training_name, request_training, retry_evaluations
 from .models import Dataset, DatasetItem, Score, TrainingJob
+from .selectors import auto_eval_datasets, card_eval_datasets
 from .services_training import RECIPES, TargetTrainingError, check_model_name_syntax, default_model_name
 
 #: The name help text, without angle brackets: the admin renders model help texts as HTML.
@@ -326,6 +327,9 @@ def train_next_round_target(modeladmin, request, queryset):
         "title": f"Train the next round's target of {task.name}",
         "task": task,
         "form": form,
+        "span_task": task.cfg.target_field["type"] == "context_span",
+        "card_datasets": [d.name for d in card_eval_datasets(task)],
+        "leaderboard_datasets": [d.name for d in auto_eval_datasets(task)],
         "opts": modeladmin.model._meta,
         "action_name": "train_next_round_target",
         "selected": [task.pk],

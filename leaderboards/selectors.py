@@ -364,3 +364,23 @@ def model_scores(user, model: RegisteredModel) -> list[Score]:
     if not model.task.is_owner(user):
         qs = qs.exclude(dataset__access=Dataset.Access.HIDDEN)
     return list(qs.order_by("dataset__access", "dataset__round__number", "dataset__name"))
+
+
+def card_eval_datasets(task: Task) -> list[Dataset]:
+    """The datasets, besides the chosen rounds' test splits, on which a target trained here is measured
+    for its model card: those of ``services_training.DEFAULT_EVAL_DATASETS`` (HateCheck) that ``task``
+    has. A span task (extractive QA) is measured on its test splits only. By slug order of that list."""
+    from .services_training import DEFAULT_EVAL_DATASETS
+
+    if task.cfg.target_field["type"] == "context_span":
+        return []
+    found = {d.slug: d for d in Dataset.objects.filter(task=task, slug__in=DEFAULT_EVAL_DATASETS)}
+    return [found[slug] for slug in DEFAULT_EVAL_DATASETS if slug in found]
+
+
+def auto_eval_datasets(task: Task) -> list[Dataset]:
+    """The task's datasets every ready model is evaluated on once registered (``jobs.evaluable_datasets``:
+    scoring and standard, not perturbed or hidden), those with at least one item, by name."""
+    from .jobs import evaluable_datasets
+
+    return list(evaluable_datasets([task.pk]).filter(items__isnull=False).distinct().order_by("name", "pk"))

@@ -258,3 +258,60 @@ def test_run_again_requeues_failed_jobs_and_explains_refusals(
     text = " ".join(str(m) for m in response.context["messages"])
     assert "1 training job(s) queued." in text
     assert "a model named taken already exists" in text
+
+
+def _dataset(task, slug, name, *, kind="static", access="standard", items=1):
+    from leaderboards.models import Dataset, DatasetItem
+
+    dataset = Dataset.objects.create(task=task, slug=slug, name=name, kind=kind, access=access)
+    for i in range(items):
+        DatasetItem.objects.create(
+            dataset=dataset, external_id=str(i), inputs={"statement": "x"}, target="hateful"
+        )
+    return dataset
+
+
+def _train_form_text(client, task) -> str:
+    import re
+
+    html = _action(client, "tasks_task", "train_next_round_target", [task.pk]).content.decode()
+    found = re.search(
+        r'<p id="training-data">(.*?)</p>\s*<p id="leaderboard-datasets">(.*?)Training runs', html, re.S
+    )
+    return " ".join(" ".join(found.groups()).split())
+
+
+def test_train_form_says_what_the_task_is_measured_on(owner_client, owner, hate_task, hate_round, other_task):
+    # Issue 6 leftover: the page said "their test splits and HateCheck" for every task.
+    _dataset(hate_task, "hatecheck", "HateCheck")
+    _dataset(hate_task, "round-1-test", "Round 1 test", kind="round", access="scoring")
+    _dataset(hate_task, "hatemoji-check", "HatemojiCheck")
+    _dataset(
+        hate_task, "round-1-train", "Round 1 train", kind="round", access="hidden"
+    )  # hidden: not evaluated
+    _dataset(hate_task, "empty", "Empty set", items=0)  # no item: nothing to evaluate
+    _dataset(hate_task, "hatecheck--robustness", "HateCheck (robustness)", kind="perturbed")
+    assert _train_form_text(owner_client, hate_task) == (
+        "The model is trained on the settled (validated correct, not retracted) examples of the rounds you "
+        "choose, plus their imported training data, and chosen on their dev split. Its model card gives its "
+        "accuracy on those rounds' test splits and on HateCheck. Once registered it is evaluated for the "
+        "leaderboard on the task's scoring and standard datasets: HateCheck, HatemojiCheck, Round 1 test."
+    )
+    other_task.owners.add(owner)
+    _dataset(other_task, "round-1-test", "Round 1 test", kind="round", access="scoring", items=0)
+    assert _train_form_text(owner_client, other_task) == (
+        "The model is trained on the settled (validated correct, not retracted) examples of the rounds you "
+        "choose, plus their imported training data, and chosen on their dev split. Its model card gives its "
+        "accuracy on those rounds' test splits. Once registered it is evaluated for the leaderboard on the "
+        "task's scoring and standard datasets (this task has none yet)."
+    )
+
+
+def test_train_form_of_a_span_task_names_squad_f1(owner_client, owner):
+    from tasks.services import ensure_builtin_task
+
+    qa = ensure_builtin_task("qa")
+    qa.owners.add(owner)
+    _dataset(qa, "hatecheck", "HateCheck")  # a dataset of that slug is not used for a span model's card
+    text = _train_form_text(owner_client, qa)
+    assert "Its model card gives its SQuAD F1 and exact match on those rounds' test splits. Once" in text
