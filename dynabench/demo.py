@@ -146,6 +146,7 @@ def setup_demo(
     password: str | None = None,
     tasks: Sequence[str] | None = None,
     log: Callable[[str], None] = print,
+    worker_running: bool = False,
 ) -> DemoReport:
     """Set up every demo task (import, train the round targets, lay out the rounds, build the round
     datasets, evaluate every model on every dataset, inline), then the demo accounts and schedules.
@@ -155,6 +156,9 @@ def setup_demo(
         password: the demo accounts' password; default: generated once and kept in ``var/demo_password``.
         tasks: slugs of the demo tasks to set up (default: all of ``dynabench.demo_tasks``).
         log: where progress lines go.
+        worker_running: a job worker may be running (``demo.sh`` sets up the later tasks in the
+            background while the server and worker run): training jobs and evaluations marked running
+            are then left alone instead of being marked interrupted.
 
     Raises:
         django.core.management.CommandError: when the data folder is missing (from an importer).
@@ -163,10 +167,11 @@ def setup_demo(
     specs = {spec.slug: spec for spec in demo_tasks()}
     chosen = [specs[slug] for slug in tasks] if tasks is not None else list(specs.values())
     report = DemoReport()
-    # No job worker runs yet (demo.sh starts it after this command): a job still marked running was
-    # cut off by the last stop; so was an evaluation still marked running.
-    fail_interrupted_training_jobs()
-    fail_interrupted_evaluations()
+    if not worker_running:
+        # No job worker runs yet (demo.sh starts it after this command): a job still marked running was
+        # cut off by the last stop; so was an evaluation still marked running.
+        fail_interrupted_training_jobs()
+        fail_interrupted_evaluations()
     set_up: list[Task] = []
     for spec in chosen:
         task, report.tasks[spec.slug] = lay_out_task(spec, recipe=recipe, log=log)

@@ -16,14 +16,28 @@ export DYNABENCH_HOST="${DYNABENCH_HOST:-127.0.0.1}" DYNABENCH_PORT="${DYNABENCH
 
 "$PY" manage.py migrate --noinput
 "$PY" manage.py collectstatic --noinput --verbosity 0
-"$PY" manage.py setup_demo ${DEMO_ARGS:-}
+# With DEMO_ARGS the chosen setup runs to the end before serving. Without, the hate-speech task is set
+# up first and the server opens; sentiment, NLI and QA are set up in the background meanwhile (their
+# targets take most of the first run's time), each task opening for annotators when its targets are in.
+if [ -n "${DEMO_ARGS:-}" ]; then
+  "$PY" manage.py setup_demo ${DEMO_ARGS}
+else
+  "$PY" manage.py setup_demo --tasks hate-speech
+fi
 
 # The job cluster runs background work: scheduled re-scoring of examples whose model failed,
 # training jobs queued from the admin. It stops with the server.
 "$PY" manage.py qcluster > var/qcluster.log 2>&1 &
-QCLUSTER_PID=$!
-trap 'kill "$QCLUSTER_PID" 2>/dev/null || true' EXIT INT TERM
+PIDS="$!"
+trap 'kill $PIDS 2>/dev/null || true' EXIT INT TERM
 
 echo
+if [ -z "${DEMO_ARGS:-}" ]; then
+  # Idempotent: tasks already set up are only checked; a run cut off by Ctrl-C resumes next time.
+  "$PY" manage.py setup_demo --worker-running > var/setup.log 2>&1 &
+  PIDS="$PIDS $!"
+  echo "Sentiment, NLI and extractive QA are being set up in the background (progress: var/setup.log);"
+  echo "each opens for annotators when its targets are trained and evaluated."
+fi
 echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it; job log: var/qcluster.log)"
 "$PY" manage.py runserver "$DYNABENCH_HOST:$DYNABENCH_PORT" --noreload

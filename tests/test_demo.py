@@ -104,3 +104,17 @@ def test_every_demo_task_module_names_a_builtin_task():
     for spec in specs:
         assert spec.slug in BUILTIN_TASKS
         assert spec.open_round in spec.target_training_rounds
+
+
+@pytest.mark.parametrize("worker_running, cleaned", [(False, True), (True, False)])
+def test_interrupted_jobs_are_failed_only_when_no_worker_runs(
+    db, settings, tmp_path, monkeypatch, worker_running, cleaned
+):
+    # demo.sh sets up the later tasks in the background while the worker runs: a job marked running
+    # then is really running and must not be marked interrupted.
+    calls = []
+    monkeypatch.setattr(demo, "fail_interrupted_training_jobs", lambda: calls.append("training"))
+    monkeypatch.setattr(demo, "fail_interrupted_evaluations", lambda: calls.append("evaluations"))
+    settings.VAR_DIR = tmp_path
+    demo.setup_demo(password="pw-one-1234", tasks=[], log=lambda _: None, worker_running=worker_running)
+    assert calls == (["training", "evaluations"] if cleaned else [])

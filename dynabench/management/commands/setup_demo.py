@@ -14,13 +14,19 @@ class Command(BaseCommand):
         parser.add_argument(
             "--tasks", nargs="+", default=None, metavar="SLUG", help="Only these demo tasks (default: all)."
         )
+        parser.add_argument(
+            "--worker-running",
+            action="store_true",
+            help="A job worker may be running: leave jobs marked running alone (demo.sh's background setup).",
+        )
 
-    def handle(self, *args, recipe, password, tasks, **options):
+    def handle(self, *args, recipe, password, tasks, worker_running, **options):
         report = setup_demo(
             recipe=recipe,
             password=password or os.environ.get("DEMO_PASSWORD"),
             tasks=tasks,
             log=self.stdout.write,
+            worker_running=worker_running,
         )
         for slug, task_report in report.tasks.items():
             for number, name in task_report.models.items():
