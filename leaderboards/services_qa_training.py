@@ -12,8 +12,6 @@ measured on every question of each round's test split: for SQuAD, the held-apart
 from __future__ import annotations
 
 import random
-import shutil
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -21,19 +19,16 @@ from django.utils import timezone
 
 from annotation.models import Example
 from models_registry.models import RegisteredModel
-from models_registry.services import register_local_model, set_round_targets
-from tasks.models import Round, Task
+from tasks.models import Task
 
 from .services_training import (
     Progress,
     TargetTrainingError,
     _say,
-    _swap_into_place,
-    check_model_name_free,
-    check_model_name_syntax,
-    default_model_name,
-    model_dir,
+    plan_training,
+    register_trained_target,
     split_examples,
+    train_into_place,
     training_examples,
 )
 
@@ -104,31 +99,15 @@ def train_qa_target_for_rounds(
         TargetTrainingError: a bad or taken name, a missing round, no usable training example, a span
             task without a context field, or a training failure.
     """
-    from models_registry.inference import InferenceError, clear_cache, get_classifier
+    from models_registry.inference import InferenceError, get_classifier
     from models_registry.qa_training import RECIPES, train_qa_model
-    from models_registry.training import TrainingError
 
     if task.cfg.target_field["type"] != "context_span":
         raise TargetTrainingError(f"task {task.slug} has no span target: train a classifier instead")
     if recipe not in RECIPES:
         raise TargetTrainingError(f"unknown recipe {recipe!r}; choose one of {list(RECIPES)}")
-    if not rounds:
-        raise TargetTrainingError("give at least one round to train on")
-    numbers = sorted(set(rounds))
-    name = name or default_model_name(numbers, recipe)
-    if replace:
-        check_model_name_syntax(name)
-    else:
-        check_model_name_free(task, name)
-    round_objs = list(Round.objects.filter(task=task, number__in=numbers).order_by("number"))
-    missing = sorted(set(numbers) - {r.number for r in round_objs})
-    if missing:
-        raise TargetTrainingError(f"task {task.slug} has no round(s) {missing}")
-    target = None
-    if target_round is not None:
-        target = Round.objects.filter(task=task, number=target_round).first()
-        if target is None:
-            raise TargetTrainingError(f"task {task.slug} has no round {target_round}")
+    plan = plan_training(task, rounds, recipe=recipe, name=name, target_round=target_round, replace=replace)
+    numbers, name, round_objs = plan.numbers, plan.name, plan.rounds
 
     train, skipped = qa_items(task, training_examples(task, round_objs))
     dev, dev_skipped = qa_items(task, split_examples(task, round_objs, Example.Split.DEV))
@@ -143,11 +122,10 @@ def train_qa_target_for_rounds(
         progress, f"training a span model on rounds {numbers}: {len(train)} train, {len(dev)} dev ({recipe})"
     )
 
-    final_dir = model_dir(task, name)
-    final_dir.parent.mkdir(parents=True, exist_ok=True)
-    work_dir = final_dir.with_name(f".{name}.training-{uuid.uuid4().hex[:8]}")
-    try:
-        result = train_qa_model(
+    result, final_dir = train_into_place(
+        task,
+        name,
+        lambda work_dir: train_qa_model(
             train_items=train,
             dev_items=dev,
             output_dir=work_dir,
@@ -156,15 +134,9 @@ def train_qa_target_for_rounds(
             backbone_path=backbone_path,
             overrides=overrides,
             progress=progress,
-        )
-        if not replace:
-            check_model_name_free(task, name)
-        _swap_into_place(work_dir, final_dir)
-    except TrainingError as exc:
-        raise TargetTrainingError(str(exc)) from exc
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
-    clear_cache(final_dir)
+        ),
+        replace=replace,
+    )
 
     test: dict[str, dict] = {}
     try:
@@ -214,11 +186,6 @@ def train_qa_target_for_rounds(
                 f"Target of round {target_round} trained on round {target_round}'s own training split "
                 "(its test split is other articles, never seen in training)."
             )
-    _say(progress, f"registering {name} (loading and checking it)…")
-    model = register_local_model(task=task, name=name, path=str(final_dir), card=card, owner=owner)
-    if model.status != RegisteredModel.Status.READY:
-        _say(progress, f"registration failed: {model.error_message}")
-        return model
-    if target is not None:
-        set_round_targets(round=target, models=[model])
-    return model
+    return register_trained_target(
+        task=task, plan=plan, path=final_dir, card=card, owner=owner, progress=progress
+    )

@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from django.conf import settings
 from django.db.models import Q, QuerySet
@@ -34,6 +35,7 @@ RECIPES = ("quick", "finetune")
 DEFAULT_EVAL_DATASETS = (HATECHECK_SLUG,)
 
 Progress = Callable[[str], None]
+T = TypeVar("T")
 
 
 class TargetTrainingError(Exception):
@@ -178,6 +180,117 @@ def _swap_into_place(new_dir: Path, final_dir: Path) -> None:
         os.replace(new_dir, final_dir)
 
 
+@dataclass(frozen=True)
+class TrainingPlan:
+    """What ``plan_training`` checked: the round numbers (sorted, distinct), the model name, the rounds
+    to train on (by number) and the round the model is to become the target of (or None)."""
+
+    numbers: list[int]
+    name: str
+    rounds: list[Round]
+    target: Round | None
+
+
+def plan_training(
+    task: Task,
+    rounds: Sequence[int],
+    *,
+    recipe: str,
+    name: str | None,
+    target_round: int | None,
+    replace: bool,
+) -> TrainingPlan:
+    """Check a training request before anything is read or trained, for classifiers and span models.
+
+    The name comes first (default ``default_model_name(rounds, recipe)``): a refused name reads,
+    trains and creates nothing. With ``replace`` its syntax is checked, else also that it is free
+    (``check_model_name_free``). Then every round of ``rounds`` and ``target_round`` must exist.
+
+    Raises:
+        TargetTrainingError: no round given, a bad or taken name, ``task X has no round(s) [7]``, or
+            ``task X has no round 9 to make this model the target of``.
+    """
+    if not rounds:
+        raise TargetTrainingError("give at least one round to train on")
+    numbers = sorted(set(rounds))
+    name = name or default_model_name(numbers, recipe)
+    if replace:
+        check_model_name_syntax(name)
+    else:
+        check_model_name_free(task, name)
+    round_objs = list(Round.objects.filter(task=task, number__in=numbers).order_by("number"))
+    missing = sorted(set(numbers) - {r.number for r in round_objs})
+    if missing:
+        raise TargetTrainingError(f"task {task.slug} has no round(s) {missing}")
+    target = None
+    if target_round is not None:
+        target = Round.objects.filter(task=task, number=target_round).first()
+        if target is None:
+            raise TargetTrainingError(
+                f"task {task.slug} has no round {target_round} to make this model the target of"
+            )
+    return TrainingPlan(numbers=numbers, name=name, rounds=round_objs, target=target)
+
+
+def train_into_place(task: Task, name: str, train: Callable[[Path], T], *, replace: bool) -> tuple[T, Path]:
+    """Run ``train(work_dir)`` in a fresh work directory next to the model's, then swap it into place.
+
+    The work directory is ``.<name>.training-<8 hex>`` beside ``model_dir(task, name)`` (the glob of
+    ``work_dir_pattern``) and is always removed. Without ``replace`` the name is checked again after
+    training (training takes minutes: another job may have taken it meanwhile). This process's cached
+    model of the final directory is dropped, so it never serves the replaced weights.
+
+    Returns:
+        ``(what train returned, the final directory)``.
+
+    Raises:
+        TargetTrainingError: ``train`` raised ``models_registry.training.TrainingError`` (its message),
+            or the name was taken meanwhile.
+    """
+    from models_registry.inference import clear_cache
+    from models_registry.training import TrainingError
+
+    final_dir = model_dir(task, name)
+    final_dir.parent.mkdir(parents=True, exist_ok=True)
+    work_dir = final_dir.with_name(f".{name}.training-{uuid.uuid4().hex[:8]}")
+    try:
+        result = train(work_dir)
+        if not replace:
+            check_model_name_free(task, name)
+        _swap_into_place(work_dir, final_dir)
+    except TrainingError as exc:
+        raise TargetTrainingError(str(exc)) from exc
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    # register_local_model clears it again before its check.
+    clear_cache(final_dir)
+    return result, final_dir
+
+
+def register_trained_target(
+    *, task: Task, plan: TrainingPlan, path: Path, card: dict, owner, progress: Progress | None
+) -> RegisteredModel:
+    """Register the trained model ``plan.name`` at ``path`` with its card and, when ready and
+    ``plan.target`` is set, make it that round's only target.
+
+    Registered through ``register_local_model`` with ``is_published`` left to it: a new model that
+    passes its check is published (a platform-trained target belongs on the leaderboard), an existing
+    one (``replace``) keeps its flag.
+
+    Returns:
+        The model, ``ready`` or ``failed`` (then no round target is changed).
+    """
+    _say(progress, f"registering {plan.name} (loading and checking it)…")
+    model = register_local_model(task=task, name=plan.name, path=str(path), card=card, owner=owner)
+    if model.status != RegisteredModel.Status.READY:
+        _say(progress, f"registration failed: {model.error_message}")
+        return model
+    if plan.target is not None:
+        set_round_targets(round=plan.target, models=[model])
+        _say(progress, f"{model.name} is now the target model of round {plan.target.number}")
+    return model
+
+
 def train_target_for_rounds(
     *,
     task: Task,
@@ -230,8 +343,8 @@ def train_target_for_rounds(
         TargetTrainingError: an invalid name, a name already taken (without ``replace``), a round that
             does not exist, no training examples, a single class, or a training failure.
     """
-    from models_registry.inference import InferenceError, clear_cache, get_classifier
-    from models_registry.training import TrainingError, train_classifier
+    from models_registry.inference import InferenceError, get_classifier
+    from models_registry.training import train_classifier
 
     if task.cfg.target_field["type"] == "context_span":  # extractive QA: a span model, not a classifier
         from .services_qa_training import train_qa_target_for_rounds
@@ -248,26 +361,8 @@ def train_target_for_rounds(
             progress=progress,
             replace=replace,
         )
-    if not rounds:
-        raise TargetTrainingError("give at least one round to train on")
-    numbers = sorted(set(rounds))
-    # The name first: nothing is read, trained or created for a name that is refused.
-    name = name or default_model_name(numbers, recipe)
-    if replace:
-        check_model_name_syntax(name)
-    else:
-        check_model_name_free(task, name)
-    round_objs = list(Round.objects.filter(task=task, number__in=numbers).order_by("number"))
-    missing = sorted(set(numbers) - {r.number for r in round_objs})
-    if missing:
-        raise TargetTrainingError(f"task {task.slug} has no round(s) {missing}")
-    target = None
-    if target_round is not None:
-        target = Round.objects.filter(task=task, number=target_round).first()
-        if target is None:
-            raise TargetTrainingError(
-                f"task {task.slug} has no round {target_round} to make this model the target of"
-            )
+    plan = plan_training(task, rounds, recipe=recipe, name=name, target_round=target_round, replace=replace)
+    numbers, name, round_objs = plan.numbers, plan.name, plan.rounds
     labels = task.cfg.labels
     if not labels:
         raise TargetTrainingError(
@@ -291,11 +386,10 @@ def train_target_for_rounds(
     }
     _say(progress, f"training on rounds {numbers}: {len(train)} train, {len(dev)} dev examples ({recipe})")
 
-    final_dir = model_dir(task, name)
-    final_dir.parent.mkdir(parents=True, exist_ok=True)
-    work_dir = final_dir.with_name(f".{name}.training-{uuid.uuid4().hex[:8]}")
-    try:
-        result = train_classifier(
+    result, final_dir = train_into_place(
+        task,
+        name,
+        lambda work_dir: train_classifier(
             train_texts=train.texts,
             train_labels=train.labels,
             dev_texts=dev.texts,
@@ -307,18 +401,9 @@ def train_target_for_rounds(
             epochs=epochs,
             backbone_path=backbone_path,
             progress=progress,
-        )
-        if not replace:
-            # Training takes minutes: another job may have taken the name meanwhile.
-            check_model_name_free(task, name)
-        _swap_into_place(work_dir, final_dir)
-    except TrainingError as exc:
-        raise TargetTrainingError(str(exc)) from exc
-    finally:
-        shutil.rmtree(work_dir, ignore_errors=True)
-    # This process must not serve a classifier cached from the replaced directory
-    # (register_local_model clears it again before its check).
-    clear_cache(final_dir)
+        ),
+        replace=replace,
+    )
 
     test_accuracy: dict[str, dict] = {}
     try:
@@ -380,12 +465,6 @@ def train_target_for_rounds(
                 + " Its error rate on that round is not an adversarial measure."
             )
 
-    _say(progress, f"registering {name} (loading and checking it)…")
-    model = register_local_model(task=task, name=name, path=str(final_dir), card=card, owner=owner)
-    if model.status != RegisteredModel.Status.READY:
-        _say(progress, f"registration failed: {model.error_message}")
-        return model
-    if target is not None:
-        set_round_targets(round=target, models=[model])
-        _say(progress, f"{model.name} is now the target model of round {target.number}")
-    return model
+    return register_trained_target(
+        task=task, plan=plan, path=final_dir, card=card, owner=owner, progress=progress
+    )
