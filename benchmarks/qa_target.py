@@ -1,7 +1,7 @@
 """Train the QA (span) target on SQuAD's training articles and score it on the held-apart articles.
 
 Run:  .venv/bin/python benchmarks/qa_target.py [--recipe quick|finetune] [--seed 0]
-          [--max-train N] [--dev N] [--test N] [--output DIR]
+          [--max-train N] [--set KEY=VALUE ...] [--dev N] [--test N] [--output DIR] [--model DIR]
 
 No database: the questions are read with the importer's own functions (``leaderboards.importers.squad``:
 ``squad_rows`` and the article split of ``docs/datasets.md``), the model is trained with
@@ -10,6 +10,10 @@ sample of ``--dev`` dev questions, 300 by default as in ``services_qa_training``
 platform's ``SpanPredictor`` on the test articles' questions and scored with the SQuAD v1.1 metrics
 (max over every reference answer). Prints the training time, the CPU seconds it used (a figure that
 other processes on the machine do not inflate), dev and test F1 / EM, and the test throughput.
+
+``--set KEY=VALUE`` overrides one recipe setting (a number, or ``none``), e.g. ``--set lr=1e-4``.
+``--model DIR`` skips training and scores an already trained span model on the same dev sample and test
+questions (to report test figures once for settings chosen on dev).
 """
 
 from __future__ import annotations
@@ -34,6 +38,22 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _setting(text: str) -> tuple[str, int | float | None]:
+    """``"lr=1e-4"`` -> ``("lr", 0.0001)``; ``none`` means None, digits an int, else a float."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    if value.lower() == "none":
+        return key, None
+    try:
+        return key, int(value)
+    except ValueError:
+        try:
+            return key, float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{key}: {value!r} is not a number or none") from None
+
+
 def main() -> None:
     import django
 
@@ -49,11 +69,15 @@ def main() -> None:
     parser.add_argument("--recipe", default="quick", choices=["quick", "finetune"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-train", type=int, default=None, help="override the recipe's question cap")
+    parser.add_argument(
+        "--set", type=_setting, action="append", default=[], metavar="KEY=VALUE", help="recipe setting"
+    )
     parser.add_argument("--dev", type=int, default=300)
     parser.add_argument(
         "--test", type=int, default=None, help="score only a seeded sample of N test questions"
     )
     parser.add_argument("--output", type=Path, default=None)
+    parser.add_argument("--model", type=Path, default=None, help="score this trained model, no training")
     args = parser.parse_args()
 
     report = ImportReport(source="SQuAD")
@@ -79,34 +103,45 @@ def main() -> None:
         test = random.Random(args.seed).sample(test, args.test)
     print(f"questions: {len(by_split['train'])} train, {len(dev)} dev (sampled), {len(test)} test")
 
-    overrides = {"max_train_questions": args.max_train} if args.max_train else None
-    output = args.output or Path(tempfile.mkdtemp(prefix="qa-target-"))
-    cpu0 = _cpu_seconds()
-    result = train_qa_model(
-        train_items=by_split["train"],
-        dev_items=dev,
-        output_dir=output,
-        recipe=args.recipe,
-        seed=args.seed,
-        overrides=overrides,
-        progress=lambda line: print("  " + line, flush=True),
-    )
-    train_cpu = _cpu_seconds() - cpu0
-    print(
-        f"training ({args.recipe}): {result.details['training_seconds']:.0f} s wall to the saved model, "
-        f"{result.seconds:.0f} s with the dev scoring; {train_cpu:.0f} CPU s in all; "
-        f"{result.n_train} questions, {result.n_features} windows"
-    )
-    print(f"dev  ({result.n_dev} questions): F1 {result.dev_f1:.4f}  EM {result.dev_exact_match:.4f}")
+    overrides = dict(args.set)
+    if args.max_train:
+        overrides["max_train_questions"] = args.max_train
+    if args.model is not None:
+        output = args.model
+        predictor = SpanPredictor(output)
+        dev_out = predictor.predict_batch([(i.passage, i.question) for i in dev])
+        dev_f1, dev_em = score_predictions(dev, [o["answer"] for o in dev_out])
+        print(f"model {output} (not trained here)")
+        print(f"dev  ({len(dev)} questions): F1 {dev_f1:.4f}  EM {dev_em:.4f}")
+    else:
+        output = args.output or Path(tempfile.mkdtemp(prefix="qa-target-"))
+        cpu0 = _cpu_seconds()
+        result = train_qa_model(
+            train_items=by_split["train"],
+            dev_items=dev,
+            output_dir=output,
+            recipe=args.recipe,
+            seed=args.seed,
+            overrides=overrides or None,
+            progress=lambda line: print("  " + line, flush=True),
+        )
+        train_cpu = _cpu_seconds() - cpu0
+        print(
+            f"training ({args.recipe} {overrides or ''}): {result.details['training_seconds']:.0f} s wall "
+            f"to the saved model, {result.seconds:.0f} s with the dev scoring; {train_cpu:.0f} CPU s in "
+            f"all; {result.n_train} questions, {result.n_features} windows"
+        )
+        print(f"dev  ({result.n_dev} questions): F1 {result.dev_f1:.4f}  EM {result.dev_exact_match:.4f}")
 
     predictor = SpanPredictor(output)
-    started = time.perf_counter()
+    started, cpu0 = time.perf_counter(), _cpu_seconds()
     outputs = predictor.predict_batch([(i.passage, i.question) for i in test])
-    seconds = time.perf_counter() - started
+    seconds, cpu_seconds = time.perf_counter() - started, _cpu_seconds() - cpu0
     f1, em = score_predictions(test, [o["answer"] for o in outputs])
     print(f"test ({len(test)} questions, held-apart articles): F1 {f1:.4f}  EM {em:.4f}")
     print(
-        f"test throughput: {len(test) / seconds:.1f} questions/s ({seconds:.0f} s); torch threads "
+        f"test throughput: {len(test) / seconds:.1f} questions/s ({seconds:.0f} s wall, "
+        f"{cpu_seconds:.0f} CPU s, {cpu_seconds / len(test):.2f} CPU s per question); torch threads "
         f"{__import__('torch').get_num_threads()}; load average {os.getloadavg()[0]:.1f}"
     )
     print(f"model: {output}")
