@@ -7,7 +7,7 @@ import pytest
 from models_registry.inference import InferenceError, clear_cache, get_classifier, predict
 from models_registry.qa_inference import SpanPredictor, best_span, whole_words
 from models_registry.qa_modeling import is_qa_model_dir
-from models_registry.qa_training import QAItem, build_features, train_qa_model
+from models_registry.qa_training import RECIPES, QAItem, build_features, train_qa_model
 from models_registry.training import TrainingError
 from tests.tiny_qa import PASSAGES, build_tiny_qa_model
 
@@ -102,8 +102,12 @@ def test_training_on_a_tiny_backbone_saves_a_servable_model(tiny_backbone_dir, t
     assert (result.path / "model.safetensors").is_file()
     assert result.n_train == 4 and result.n_dev == 2 and result.n_features == 4
     assert 0.0 <= result.dev_f1 <= 1.0 and 0.0 <= result.dev_exact_match <= result.dev_f1 + 1e-9
-    assert result.details["top_layers"] == 2 and len(result.details["history"]) == 2
-    out = SpanPredictor(result.path).predict_batch([(items[0].passage, items[0].question)])[0]
+    assert result.details["top_layers"] == RECIPES["quick"]["top_layers"]
+    assert len(result.details["history"]) == 2
+    predictor = SpanPredictor(result.path)
+    # served in the windows it was trained on (64 tokens, stride 16), not the 384-token default
+    assert (predictor.settings["max_seq_length"], predictor.settings["doc_stride"]) == (64, 16)
+    out = predictor.predict_batch([(items[0].passage, items[0].question)])[0]
     assert items[0].passage[out["answer_start"] :].startswith(out["answer"])
 
 
