@@ -8,8 +8,9 @@ No database: the questions are read with the importer's own functions (``leaderb
 ``models_registry.qa_training.train_qa_model`` exactly as the demo trains it (dev F1 / EM on a seeded
 sample of ``--dev`` dev questions, 300 by default as in ``services_qa_training``), then served with the
 platform's ``SpanPredictor`` on the test articles' questions and scored with the SQuAD v1.1 metrics
-(max over every reference answer). Prints the training time, the CPU seconds it used (a figure that
-other processes on the machine do not inflate), dev and test F1 / EM, and the test throughput.
+(max over every reference answer). Prints the training time, the CPU seconds it used (less swayed by
+other processes than wall time, though not immune: on this 2-core machine the same run's CPU seconds
+rose with load, from contention for caches and memory bandwidth), dev and test F1 / EM, and the test throughput.
 
 ``--set KEY=VALUE`` overrides one recipe setting (a number, or ``none``), e.g. ``--set lr=1e-4``.
 ``--model DIR`` skips training and scores an already trained span model on the same dev sample and test
