@@ -16,7 +16,7 @@ from dynabench.api.lookups import positive_int_or_404
 from dynabench.api.permissions import IsContributor
 
 from . import selectors
-from .filters import RoundFilter
+from .filters import RoundFilter, TaskFilter
 from .models import Round, Task
 from .serializers import (
     ContextQuerySerializer,
@@ -45,7 +45,7 @@ class TaskList(generics.ListAPIView):
 
     serializer_class = TaskSerializer
     permission_classes = [AllowAny]
-    filter_backends: list = []
+    filterset_class = TaskFilter
 
     def get_queryset(self):
         return selectors.active_tasks().order_by("name", "pk")

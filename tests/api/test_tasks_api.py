@@ -99,6 +99,13 @@ def test_round_statistics_match_hand_counts(api, hate_task, hate_round, annotato
     assert api(None).get("/api/tasks/hate-speech/rounds/?is_closed=true").json()["count"] == 0
 
 
+def test_task_list_refuses_a_filter_it_does_not_have(api, hate_round):
+    response = api(None).get("/api/tasks/", {"slug": "nli"})
+    assert response.status_code == 400
+    assert response.json() == {"slug": ["Unknown parameter; this list takes: page, page_size, format."]}
+    assert api(None).get("/api/tasks/", {"page": "1", "page_size": "5"}).status_code == 200
+
+
 def test_round_list_filters_refuse_what_they_do_not_understand(api, hate_task, hate_round):
     ensure_round(task=hate_task, number=2)
     url = "/api/tasks/hate-speech/rounds/"
