@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from annotation.models import Example
 from annotation.serializers import MODEL_OUTPUT_SCHEMA, TextField, model_outputs
-from dynabench.api.bodies import RejectUnknownFieldsMixin
+from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
 from dynabench.api.queries import StrictQuerySerializer
 
 from .models import Validation
@@ -79,7 +79,7 @@ class VerdictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     verdict = serializers.ChoiceField(choices=Validation.Verdict.values)
     corrected_label = TextField(required=False, default="", max_length=100)
     reason = TextField(required=False, default="")
-    owner_mode = serializers.BooleanField(
+    owner_mode = StrictBooleanField(
         required=False,
         default=False,
         help_text="Task owners only: settle the example with this one verdict, as the review page does "

@@ -32,11 +32,37 @@ def _json_kind(value) -> str:
         return "a string"
     if isinstance(value, float):
         return "a decimal number"
+    if isinstance(value, int):
+        return "a number"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, Mapping):
         return "an object"
     return "null" if value is None else type(value).__name__
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """A flag of a JSON body, taken only as JSON ``true`` or ``false``: ``"true"``, ``1`` and ``"yes"``
+    are a 400 with ``Must be JSON true or false, not a string.`` (DRF's ``BooleanField`` reads them as
+    true, so a client sending ``"false"`` by mistake could not tell from the answer what it asked for).
+
+    A form-encoded body (a ``QueryDict``) may send ``true`` or ``false`` as text.
+    """
+
+    default_error_messages = {
+        "not_json_boolean": "Must be JSON true or false, not {kind}.",
+        "not_true_false": "Must be true or false.",
+    }
+
+    def to_internal_value(self, data):
+        """``data`` as a ``bool``; raises ``ValidationError`` (above) for anything else."""
+        if isinstance(getattr(self.root, "initial_data", None), QueryDict):
+            if data not in ("true", "false"):
+                self.fail("not_true_false")
+            return data == "true"
+        if not isinstance(data, bool):
+            self.fail("not_json_boolean", kind=_json_kind(data))
+        return data
 
 
 class StrictIntegerField(serializers.IntegerField):

@@ -102,3 +102,15 @@ def test_owner_mode_settles_with_one_verdict_for_task_owners_only(
     assert settled.status_code == 201
     assert settled.json()["settled"] is True and settled.json()["example_status"] == "validated_incorrect"
     assert Example.objects.get(pk=example.pk).status == "validated_incorrect"
+
+
+@pytest.mark.parametrize(
+    "value, kind", [("true", "a string"), (1, "a number"), ("false", "a string"), ([], "a list")]
+)
+def test_owner_mode_takes_only_json_true_or_false(api, hate_round, annotator, owner, value, kind):
+    example = make_example(hate_round, annotator, model_wrong=True)
+    response = verdict(api(owner), example.pk, verdict="incorrect", owner_mode=value)
+    assert response.status_code == 400
+    assert response.json() == {"owner_mode": [f"Must be JSON true or false, not {kind}."]}
+    assert Example.objects.get(pk=example.pk).status == "pending"
+    assert example.validations.count() == 0
