@@ -9,6 +9,7 @@ every dataset; last, the demo accounts (owners of every demo task) and the retry
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,9 +19,11 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from leaderboards.jobs import (
+    EVALUATION_INTERRUPTED,
     fail_interrupted_evaluations,
     fail_interrupted_training_jobs,
     pending_evaluations,
+    retry_evaluations,
     run_evaluation_job,
 )
 from leaderboards.models import Score
@@ -32,6 +35,9 @@ from .demo_tasks.base import TaskReport, lay_out_task
 from .demo_tasks.base import model_name as model_name
 
 PASSWORD_FILE = "demo_password"
+#: How long the demo waits for evaluations the job worker is running (its own timeout is one hour).
+WAIT_FOR_WORKER_SECONDS = 3600.0
+POLL_SECONDS = 5.0
 RETRY_SCHEDULE = "retry failed predictions"
 
 
@@ -117,13 +123,26 @@ def ensure_demo_users(tasks: Task | Iterable[Task], password: str, *, reset_pass
                 task.owners.add(user)
 
 
-def evaluate_demo(task: Task, report: DemoReport, *, log: Callable[[str], None] = print) -> None:
+def evaluate_demo(
+    task: Task,
+    report: DemoReport,
+    *,
+    log: Callable[[str], None] = print,
+    wait_seconds: float = WAIT_FOR_WORKER_SECONDS,
+) -> None:
     """Build each round's datasets and run every missing evaluation (scoring and standard datasets) inline.
 
-    A second run finds every (model, dataset) pair scored and evaluates nothing.
+    Evaluations that failed only because their worker was stopped (``EVALUATION_INTERRUPTED``, e.g. the
+    demo was stopped mid-evaluation) are run again; genuine failures are left for the owner's retry.
+    Evaluations the job worker is running are waited for (polling, at most ``wait_seconds``), so "Demo
+    ready." means every leaderboard is filled. A second run finds every pair scored and evaluates nothing.
     """
     for round_ in task.rounds.order_by("number"):
         build_round_datasets(round_, progress=log)
+    interrupted = Score.objects.filter(
+        dataset__task=task, status=Score.Status.FAILED, error_message=EVALUATION_INTERRUPTED
+    ).values_list("pk", flat=True)
+    retry_evaluations(list(interrupted), queue=False)
     score_ids = pending_evaluations(task=task)
     if score_ids:
         log(f"[{task.slug}] Evaluating: {len(score_ids)} (model, dataset) pairs...")
@@ -138,6 +157,12 @@ def evaluate_demo(task: Task, report: DemoReport, *, log: Callable[[str], None] 
             )
         figures = f"perf {score.perf:.3f}" if score.perf is not None else status
         log(f"  [{n}/{len(score_ids)}] {score.model.name} on {score.dataset.slug}: {figures}")
+    running = Score.objects.filter(dataset__task=task, status=Score.Status.RUNNING)
+    deadline = time.monotonic() + wait_seconds
+    if running.exists():
+        log(f"[{task.slug}] Waiting for {running.count()} evaluation(s) the job worker is running...")
+    while running.exists() and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
 
 
 def setup_demo(

@@ -118,3 +118,32 @@ def test_interrupted_jobs_are_failed_only_when_no_worker_runs(
     settings.VAR_DIR = tmp_path
     demo.setup_demo(password="pw-one-1234", tasks=[], log=lambda _: None, worker_running=worker_running)
     assert calls == (["training", "evaluations"] if cleaned else [])
+
+
+def test_an_evaluation_cut_off_by_a_stop_is_run_again_but_a_real_failure_is_not(db, hate_task, monkeypatch):
+    from leaderboards.jobs import EVALUATION_INTERRUPTED
+    from leaderboards.models import Dataset, DatasetItem, Score
+    from models_registry.models import RegisteredModel
+
+    model = RegisteredModel.objects.create(task=hate_task, name="m", status="ready", is_published=True)
+    scores = {}
+    for slug, error in (("cut-off", EVALUATION_INTERRUPTED), ("broken", "RuntimeError: the model crashed")):
+        dataset = Dataset.objects.create(
+            task=hate_task, slug=slug, name=slug, kind=Dataset.Kind.STATIC, access=Dataset.Access.SCORING
+        )
+        DatasetItem.objects.create(dataset=dataset, inputs={"statement": "x"}, target="hateful")
+        scores[slug] = Score.objects.create(
+            model=model, dataset=dataset, status="failed", error_message=error
+        )
+    ran = []
+
+    def fake_run(score_id, progress=None):
+        ran.append(score_id)
+        Score.objects.filter(pk=score_id).update(status="done", perf=0.5)
+        return "done"
+
+    monkeypatch.setattr(demo, "run_evaluation_job", fake_run)
+    report = demo.DemoReport()
+    demo.evaluate_demo(hate_task, report, log=lambda _: None, wait_seconds=0)
+    assert ran == [scores["cut-off"].pk]
+    assert Score.objects.get(pk=scores["broken"].pk).status == "failed"
