@@ -235,7 +235,7 @@ class ExampleCreateBase(serializers.Serializer):
         elif context_id is not None:
             raise serializers.ValidationError({"context": ["This task has no contexts; leave context out."]})
         attrs["context_obj"] = context
-        # A span target's offset is checked, or found when left out (first whole-character occurrence),
+        # A span target's offset is checked, or found when left out (first whole-word occurrence, see tasks.spans.resolve_answer),
         # by annotation.services.create_example through tasks.spans, as on the create page.
         return attrs
 

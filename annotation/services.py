@@ -194,7 +194,7 @@ def clean_inputs(
 def _clean_span(target, spec: dict, context: Context | None, errors: dict) -> object:
     """A span target ``{"answer": str, "answer_start": int | None}`` resolved against the context's
     stored (already normalised) passage by ``tasks.spans.resolve_answer``: with an offset the answer must
-    be there (code points), without one the first occurrence is taken; an answer not in the passage, or
+    be there (code points), without one the first whole-word occurrence (``tasks.spans.resolve_answer``) is taken; an answer not in the passage, or
     one that cuts a character in two, is an error on the target field. A bare string is an answer
     without offset. Returns ``{"answer", "answer_start"}``.
     """

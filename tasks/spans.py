@@ -18,6 +18,7 @@ modifier. Right-to-left text needs nothing special: offsets are logical (storage
 from __future__ import annotations
 
 import bisect
+import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -154,12 +155,33 @@ def strip_span(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+def _occurrences(text: str, part: str):
+    """Every code-point offset where ``part`` occurs in ``text``, overlapping ones included."""
+    position = text.find(part)
+    while position != -1:
+        yield position
+        position = text.find(part, position + 1)
+
+
+def _is_word_character(char: str) -> bool:
+    return unicodedata.category(char)[0] in "LNM"
+
+
+def _whole_word(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` is not glued to a letter, digit or mark on either side."""
+    before = start == 0 or not _is_word_character(text[start - 1]) or not _is_word_character(text[start])
+    after = end == len(text) or not _is_word_character(text[end]) or not _is_word_character(text[end - 1])
+    return before and after
+
+
 def resolve_answer(passage: str, answer: str, answer_start: int | None = None) -> Span:
     """The span of ``passage`` an annotator means by ``answer`` (and optionally its offset).
 
     ``answer`` is newline-normalised and stripped of surrounding white space (``answer_start`` moves
     with the leading white space removed). With ``answer_start`` the answer must be at that code-point
-    offset; without it the first occurrence that starts and ends on grapheme boundaries is taken.
+    offset; without it the first occurrence that starts and ends on grapheme boundaries and is a whole
+    word there (no letter, digit or mark glued on either side: ``man`` in "the man", not in "command")
+    is taken, else the first occurrence on grapheme boundaries.
 
     Args:
         passage: the stored (already normalised) passage.
@@ -178,12 +200,17 @@ def resolve_answer(passage: str, answer: str, answer_start: int | None = None) -
     if not stripped:
         raise SpanError("Select the answer in the passage, or type it exactly as it appears there.")
     if answer_start is None:
-        position = passage.find(stripped)
-        while position != -1:
-            end = position + len(stripped)
-            if on_boundary(passage, position) and on_boundary(passage, end):
-                return Span(position, end, stripped)
-            position = passage.find(stripped, position + 1)
+        whole = [(p, p + len(stripped)) for p in _occurrences(passage, stripped)]
+        whole = [(a, b) for a, b in whole if on_boundary(passage, a) and on_boundary(passage, b)]
+        if whole:
+            # "man" typed for a passage with "command ... the man": the word, not the inside of "command".
+            a, b = next((span for span in whole if _whole_word(passage, *span)), whole[0])
+            return Span(a, b, stripped)
+        if passage.find(stripped) != -1:
+            raise SpanError(
+                "The answer occurs in the passage only inside a longer character (an accent, emoji "
+                "sequence or similar); select it in the passage, with whole characters."
+            )
         raise SpanError(
             "The answer does not occur in the passage; select it in the passage or copy it exactly."
         )
@@ -191,9 +218,14 @@ def resolve_answer(passage: str, answer: str, answer_start: int | None = None) -
         raise SpanError("The answer's offset must be a whole number of characters.")
     start = answer_start + (len(answer) - len(answer.lstrip()))
     end = start + len(stripped)
-    if answer_start < 0 or end > len(passage):
+    if answer_start < 0 or answer_start >= len(passage):
         raise SpanError(
             f"The answer's offset {answer_start} is outside the passage ({len(passage)} characters)."
+        )
+    if end > len(passage):
+        raise SpanError(
+            f"The answer at offset {answer_start} runs past the end of the passage "
+            f"({len(passage)} characters)."
         )
     if passage[start:end] != stripped:
         hint = passage.find(stripped)

@@ -46,8 +46,8 @@ def test_answer_that_cuts_a_zwj_sequence_is_refused():
     man = "\U0001f468"
     with pytest.raises(SpanError, match="cuts a character"):
         resolve_answer(passage, man, 11)
-    # searching never returns a half character either
-    with pytest.raises(SpanError, match="does not occur"):
+    # searching never returns a half character either, and says why it found none
+    with pytest.raises(SpanError, match="occurs in the passage only inside a longer character"):
         resolve_answer(passage, man)
 
 
@@ -152,3 +152,30 @@ def test_snap_widens_to_whole_characters():
     assert snap_to_graphemes(passage, 8, 9) == (8, 13)
     assert snap_to_graphemes(passage, 0, 1) == (0, 1)
     assert snap_to_graphemes(passage, 0, len(passage) + 5) == (0, len(passage))
+
+
+def test_a_typed_answer_is_the_whole_word_not_the_inside_of_a_longer_one():
+    passage = "He took command of the ship; the man at the helm obeyed."
+    span = resolve_answer(passage, "man")
+    assert (span.start, span.end) == (33, 36)  # "the man", not "com-man-d" at 11
+    assert passage[span.start - 4 : span.end] == "the man"
+    # With no whole-word occurrence the first one is still taken (the annotator typed it on purpose).
+    assert resolve_answer("He took command.", "man").start == 11
+    # Right-to-left and accented words count as words: "של" inside "שלום" is skipped.
+    hebrew = "שלום של"
+    assert resolve_answer(hebrew, "של").start == 5
+
+
+def test_an_offset_inside_the_passage_with_an_answer_running_past_its_end():
+    passage = "x" * 65 + " the answer!"  # 77 code points
+    with pytest.raises(SpanError) as info:
+        resolve_answer(passage, "the answer!!", 66)
+    assert str(info.value) == "The answer at offset 66 runs past the end of the passage (77 characters)."
+    with pytest.raises(SpanError) as info:
+        resolve_answer(passage, "x", 77)
+    assert str(info.value) == "The answer's offset 77 is outside the passage (77 characters)."
+
+
+def test_a_typed_answer_that_would_cut_an_accent_says_so():
+    with pytest.raises(SpanError, match="only inside a longer character"):
+        resolve_answer("Jose\u0301 Mari\u0301a", "Jose")
