@@ -37,7 +37,7 @@ if [ -z "${DEMO_ARGS:-}" ]; then
   "$PY" manage.py setup_demo --worker-running > var/setup.log 2>&1 &
   PIDS="$PIDS $!"
   echo "Sentiment, NLI and extractive QA are being set up in the background (progress: var/setup.log);"
-  echo "each opens for annotators when its targets are trained and evaluated."
+  echo "each opens for annotators when its targets are trained; its leaderboard fills as evaluations finish."
 fi
 echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it; job log: var/qcluster.log)"
 "$PY" manage.py runserver "$DYNABENCH_HOST:$DYNABENCH_PORT" --noreload
