@@ -37,7 +37,14 @@ class ModelCardForm(forms.Form):
         problem = model_name_problem(name) if name else None
         if problem:
             self.add_error("name", problem)
-        elif name and task and RegisteredModel.objects.filter(task=task, name=name).exists():
+        elif (
+            name
+            and task
+            # A failed model's name is the service's to judge: its owner may replace it by registering again.
+            and RegisteredModel.objects.filter(task=task, name=name)
+            .exclude(status=RegisteredModel.Status.FAILED)
+            .exists()
+        ):
             self.add_error("name", f"{task} already has a model named {name!r}.")
         cleaned["name"] = name
         return cleaned

@@ -89,6 +89,20 @@ def test_a_missing_zip_or_a_taken_name_is_a_form_error(owner_client, hate_task, 
     assert RegisteredModel.objects.count() == 1
 
 
+def test_an_owner_replaces_their_failed_model_by_registering_again_under_its_name(
+    owner_client, hate_task, tiny_model_dir, django_capture_on_commit_callbacks
+):
+    refused = zip_bytes([("config.json", b"{}"), ("../evil", b"x")])
+    _post(owner_client, hate_task, refused, name="second-try")
+    failed = RegisteredModel.objects.get(name="second-try")
+    assert failed.status == RegisteredModel.Status.FAILED
+    with django_capture_on_commit_callbacks(execute=True):
+        response = _post(owner_client, hate_task, zip_dir(tiny_model_dir), name="second-try")
+    assert response.status_code == 302
+    model = RegisteredModel.objects.get(task=hate_task, name="second-try")
+    assert model.pk != failed.pk and model.status == RegisteredModel.Status.READY, model.error_message
+
+
 def test_a_task_the_user_does_not_own_is_refused(owner_client, hate_task, tiny_model_dir):
     from tasks.models import Task
 
