@@ -134,6 +134,16 @@ def validate_config(config: Any) -> None:
     for name in config.get("model_input_fields", []):
         if name not in names:
             errors.append(f"config['model_input_fields']: {name!r} is not a context or input field.")
+    if target["type"] == "context_span" and "model_input_fields" in config:
+        # Span (QA) models read a (passage, question) pair and answer with a span of the passage.
+        given = config["model_input_fields"]
+        input_names = {f["name"] for f in config["input_fields"]}
+        if len(given) != 2 or given[0] != target.get("context_field") or given[1] not in input_names:
+            errors.append(
+                "config['model_input_fields']: a context_span target's model reads a (passage, question) "
+                f"pair, so this must be [{target.get('context_field')!r}, <an input field>]; "
+                "leave it out to use the span's context field and the first input field."
+            )
     if errors:
         raise ValidationError(errors)
 
@@ -187,9 +197,16 @@ class TaskConfig:
 
     @property
     def model_input_fields(self) -> list[str]:
-        """Fields whose text the model reads (one: single text; two: a text pair such as premise, hypothesis)."""
+        """Fields whose text the model reads (one: single text; two: a text pair such as premise, hypothesis).
+
+        Without an explicit ``model_input_fields``: for a ``context_span`` (QA) target the pair
+        (the span's ``context_field``, the first input field), e.g. ``["context", "question"]``, which is
+        what *ForQuestionAnswering models read; otherwise the first input field alone.
+        """
         if "model_input_fields" in self.raw:
             return list(self.raw["model_input_fields"])
+        if self.target_field.get("type") == "context_span":
+            return [self.target_field["context_field"], self.input_fields[0]["name"]]
         return [self.input_fields[0]["name"]]
 
     @property

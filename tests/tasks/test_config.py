@@ -63,3 +63,27 @@ def test_task_clean_rejects_an_invalid_config(hate_task):
     hate_task.config = {"input_fields": []}
     with pytest.raises(ValidationError):
         hate_task.full_clean()
+
+
+def test_span_config_without_model_input_fields_defaults_to_the_builtin_qa_pair():
+    from tasks.config import QA_CONFIG
+
+    config = copy.deepcopy(QA_CONFIG)
+    del config["model_input_fields"]
+    validate_config(config)
+    assert TaskConfig(config).model_input_fields == ["context", "question"]
+    assert TaskConfig(config).model_input_fields == TaskConfig(QA_CONFIG).model_input_fields
+
+
+def test_span_config_with_model_input_not_a_passage_question_pair_is_refused():
+    from tasks.config import QA_CONFIG
+
+    expected = [
+        "config['model_input_fields']: a context_span target's model reads a (passage, question) pair, "
+        "so this must be ['context', <an input field>]; "
+        "leave it out to use the span's context field and the first input field."
+    ]
+    for given in (["question"], ["question", "context"], ["title", "question"], ["context", "title"]):
+        config = copy.deepcopy(QA_CONFIG)
+        config["model_input_fields"] = given
+        assert _messages(config) == expected, given
