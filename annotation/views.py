@@ -135,14 +135,24 @@ def _visible_example(request, pk: int):
 
 
 def _render_outcome(request, example, *, explanation_form=None, flag_form=None):
-    """The outcome page; a bound form passed in is shown with its errors and the text it was sent with."""
+    """The outcome page; a bound form passed in is shown with its errors and the text it was sent with.
+
+    ``context_fields`` lists (label, text) of the context the example was written on (NLI premise, QA
+    passage, sentiment prompt), skipping fields that context leaves empty; empty without a context.
+    """
     task = example.round.task
+    context = example.context.data if example.context_id else {}
     return render(
         request,
         "annotation/outcome.html",
         {
             "example": example,
             "task": task,
+            "context_fields": [
+                (spec.get("label", spec["name"]), context[spec["name"]])
+                for spec in task.cfg.context_fields
+                if context.get(spec["name"])
+            ],
             "inputs": [
                 (spec.get("label", spec["name"]), example.inputs.get(spec["name"], ""))
                 for spec in task.cfg.input_fields

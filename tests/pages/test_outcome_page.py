@@ -151,3 +151,10 @@ def test_outcome_page_links_to_my_examples(client, annotator, password, example)
     client.login(username=annotator.username, password=password)
     text = client.get(_url("outcome", example)).text
     assert f'· <a href="{reverse("annotation:my_examples")}">My examples</a></p>' in text
+
+
+def test_an_example_without_context_shows_no_context_section(client, annotator, password, example):
+    client.login(username=annotator.username, password=password)
+    response = client.get(_url("outcome", example))
+    assert response.status_code == 200 and response.context["context_fields"] == []
+    assert '<section class="context">' not in response.text

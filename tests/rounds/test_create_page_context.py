@@ -89,3 +89,16 @@ def test_the_hate_speech_task_has_no_context(client, annotator, password, hate_r
     client.login(username=annotator.username, password=password)
     response = client.get(reverse("annotation:create", args=["hate-speech"]))
     assert response.context["served_context"] is None and 'name="context"' not in response.text
+
+
+def test_the_outcome_page_shows_the_context_the_example_was_written_on(writer, prompt_task):
+    [context] = _contexts(prompt_task, "Talk about <the> weather 🌧️\nin two lines")
+    response = _post(writer, context.pk)
+    page = writer.get(response["Location"])
+    assert page.status_code == 200
+    assert page.context["context_fields"] == [("Prompt", "Talk about <the> weather 🌧️\nin two lines")]
+    assert (
+        '<h2>Prompt</h2><p class="wrap-anywhere" dir="auto">Talk about &lt;the&gt; weather 🌧️<br>in two lines</p>'
+        in page.text
+    )
+    assert page.text.index("<h2>Prompt</h2>") < page.text.index("I hate rain")
