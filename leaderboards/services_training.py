@@ -120,6 +120,34 @@ def _say(progress: Progress | None, message: str) -> None:
         progress(message)
 
 
+def card_description(
+    *, backbone: str, pooling: str, recipe: str, task_name: str, rounds: Sequence[int]
+) -> str:
+    """The model card's one-line description of a classifier this project trained.
+
+    Args:
+        backbone: the encoder's name (e.g. ``sentence-transformers/all-MiniLM-L6-v2``).
+        pooling: the model's ``config.pooling``: ``"mean"`` (one mean-pooled vector of the input) or
+            ``"pair"`` (premise and hypothesis encoded separately, head on ``(u, v, |u-v|, u*v)``;
+            ``models_registry.modeling``, after Conneau et al. 2017 and Reimers & Gurevych 2019).
+        recipe: the training recipe ("quick" or "finetune").
+        task_name / rounds: what it was trained on.
+
+    Raises:
+        ValueError: an unknown pooling (so a card never describes a head the model does not have).
+    """
+    if pooling == "pair":
+        head = (
+            "pair pooling (the two texts, e.g. premise and hypothesis, encoded separately and mean-pooled "
+            "into u and v) and a classification head on (u, v, |u-v|, u*v)"
+        )
+    elif pooling == "mean":
+        head = "a mean-pooling classification head"
+    else:
+        raise ValueError(f"unknown pooling {pooling!r}; expected 'mean' or 'pair'")
+    return f"{backbone} with {head}, {recipe} recipe, trained on {task_name} round(s) {', '.join(map(str, rounds))}."
+
+
 def default_model_name(rounds: Sequence[int], recipe: str) -> str:
     """E.g. ``minilm-quick-r1-2-3``."""
     return f"minilm-{recipe}-r{'-'.join(str(n) for n in sorted(rounds))}"
@@ -431,9 +459,12 @@ def train_target_for_rounds(
 
     on_own_round = target_round is not None and target_round in numbers
     card = {
-        "description": (
-            f"{result.details['backbone']} with a mean-pooling classification head, "
-            f"{recipe} recipe, trained on {task.name} round(s) {', '.join(map(str, numbers))}."
+        "description": card_description(
+            backbone=result.details["backbone"],
+            pooling=result.details.get("pooling", "mean"),
+            recipe=recipe,
+            task_name=task.name,
+            rounds=numbers,
         ),
         "backbone": result.details["backbone"],
         "preprocessing": result.details["preprocessing"],

@@ -86,3 +86,19 @@ def test_the_span_trainer_refuses_a_missing_target_round_as_the_classifier_does(
         TargetTrainingError, match=r"^task qa has no round 9 to make this model the target of$"
     ):
         train_qa_target_for_rounds(task=qa, rounds=[1], target_round=9)
+
+
+def test_card_description_names_the_models_pooling():
+    from leaderboards.services_training import card_description
+
+    args = {"backbone": "MiniLM", "recipe": "quick", "task_name": "NLI", "rounds": [1, 2]}
+    assert card_description(pooling="pair", **args) == (
+        "MiniLM with pair pooling (the two texts, e.g. premise and hypothesis, encoded separately and "
+        "mean-pooled into u and v) and a classification head on (u, v, |u-v|, u*v), quick recipe, "
+        "trained on NLI round(s) 1, 2."
+    )
+    assert card_description(pooling="mean", **args) == (
+        "MiniLM with a mean-pooling classification head, quick recipe, trained on NLI round(s) 1, 2."
+    )
+    with pytest.raises(ValueError, match="unknown pooling 'max'"):
+        card_description(pooling="max", **args)

@@ -5,6 +5,7 @@ on the task page and in exports."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from django.urls import reverse
@@ -139,6 +140,11 @@ def test_the_pair_reaches_the_model_live_in_datasets_and_in_training(
     )
     assert trained.status == RegisteredModel.Status.READY, trained.error_message
     assert sorted(get_classifier(trained.path).labels) == sorted(LABELS)
+    # The card says what the model is: pair pooling (its config.pooling), not a mean-pooled pair.
+    assert json.loads((Path(trained.path) / "config.json").read_text())["pooling"] == "pair"
+    assert trained.card["description"].startswith(f"{trained.card['backbone']} with pair pooling (")
+    assert "(u, v, |u-v|, u*v), quick recipe, trained on" in trained.card["description"]
+    assert "mean-pooling" not in trained.card["description"]
 
 
 def test_non_commercial_licence_on_the_task_page_and_in_exports(nli_task, anli_slice, client):
