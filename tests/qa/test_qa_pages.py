@@ -95,3 +95,19 @@ def test_model_page_interact_box_answers_with_a_span(logged_in, tiny_qa_register
     assert prediction["label"] and prediction["label"] in PASSAGES[0]
     assert prediction["probabilities"][0][0] == "score"
     assert "could not answer" not in response.text
+
+
+def test_validate_page_asks_about_the_answer_not_a_label(client, validator, password, annotator, qa_contexts):
+    Example.objects.create(
+        round=qa_contexts[0].round,
+        annotator=annotator,
+        context=qa_contexts[0],
+        inputs={"question": "Who won Super Bowl 50?"},
+        target={"answer": "Denver Broncos", "answer_start": 49},
+        model_wrong=True,
+    )
+    client.login(username=validator.username, password=password)
+    page = client.get(reverse("validation:validate", args=["qa"])).text
+    assert "<h1>Is the intended answer right?</h1>" in page
+    assert "(optionally with the answer it should have)" in page
+    assert "label" not in page.split("<h1>")[1].split("</p>")[0]
