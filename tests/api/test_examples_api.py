@@ -196,7 +196,7 @@ def qa_task():
         "context_fields": [{"name": "passage", "type": "string"}],
         "input_fields": [{"name": "question", "type": "string"}],
         "target_field": {"name": "answer", "type": "context_span", "context_field": "passage"},
-        "model_input_fields": ["question", "passage"],
+        "model_input_fields": ["passage", "question"],
         "model_wrong_rule": {"type": "string_f1", "threshold": 0.4},
         "perf_metric": "squad_f1",
     }

@@ -19,7 +19,7 @@ from tasks.models import Task
 
 class Command(BaseCommand):
     help = (
-        "Train a classifier (MiniLM + mean pooling + linear head) on the training split of the given rounds, "
+        "Train a classifier (MiniLM + mean pooling, or pair pooling for text pairs, + linear head) on the training split of the given rounds, "
         "choose on their dev split, report test accuracies (each round's test split, HateCheck) and register "
         "it. Example: python manage.py train_target_model --task hate-speech --rounds 1 2 3 --recipe quick"
     )
