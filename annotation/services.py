@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from dynabench.text_rules import BIDI_OVERRIDES
 from models_registry import inference
 from tasks import rules, spans
 from tasks.config import TaskConfig
@@ -71,12 +72,6 @@ def normalise_text(value: str) -> str:
 # Characters of a letter/symbol category that nevertheless render as blank space.
 BLANK_LOOKING = frozenset({"\u2800", "\u3164", "\u115f", "\u1160", "\uffa0"})
 _ALLOWED_CONTROLS = frozenset({"\n", "\t"})
-
-
-# Bidi overrides force a display order other than the stored one, so validators and the model would
-# read different texts (the "Trojan Source" trick). Marks (U+200E/F, U+061C) and isolates stay allowed:
-# they only help right-to-left and mixed text display as written.
-BIDI_OVERRIDES = frozenset({"\u202d", "\u202e"})
 
 
 def first_control_character(value: str) -> str | None:

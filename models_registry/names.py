@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import unicodedata
 
+from dynabench.text_rules import BIDI_OVERRIDES
+
 #: Characters refused beyond category Cc (see the module docstring).
-REFUSED = frozenset({"\u2028", "\u2029", "\u202d", "\u202e"})
+REFUSED = frozenset({"\u2028", "\u2029"}) | BIDI_OVERRIDES
 
 
 def model_name_problem(name: str) -> str | None:
