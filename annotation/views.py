@@ -10,6 +10,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from dynabench.text_rules import ascii_id
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
@@ -39,11 +40,10 @@ def _round_changed(task: Task, sent_round: str | None) -> bool:
 
 
 def _round_changed_message(task: Task, sent_round: str) -> str:
+    round_id = ascii_id(sent_round)  # never "²" or 5,000 digits
     earlier = None
-    if (
-        sent_round.isascii() and sent_round.isdigit() and len(sent_round) < 19
-    ):  # a bigint, not "²" or 5,000 digits
-        earlier = task.rounds.filter(pk=int(sent_round)).values_list("number", flat=True).first()
+    if round_id is not None:
+        earlier = task.rounds.filter(pk=round_id).values_list("number", flat=True).first()
     where = f"Round {earlier} closed and round" if earlier is not None else "Round"
     return (
         f"{where} {task.current_round.number} opened while you were writing, with its own target "

@@ -17,6 +17,7 @@ import re
 
 from django import forms
 
+from dynabench.text_rules import ascii_id
 from tasks.models import Task
 
 from .models import Dataset
@@ -25,16 +26,6 @@ from .selectors import LeaderboardParams, leaderboard_metrics, rounds_with_scori
 MAX_WEIGHT = 1_000_000
 #: Longer than any float's shortest repr (at most 24 characters) with room for typed zeros.
 MAX_WEIGHT_CHARS = 100
-#: A round number or dataset id in the query: ASCII digits only, at most 9 of them. ``str.isdigit``
-#: is true for '²' or Arabic-Indic digits, which ``int()`` rejects or reads as another id.
-_ID_PATTERN = re.compile(r"[0-9]{1,9}")
-
-
-def ascii_id(raw: str | None) -> int | None:
-    """``raw`` as an int when it is 1 to 9 ASCII digits (``"12"`` -> 12), else None (never raises)."""
-    if isinstance(raw, str) and _ID_PATTERN.fullmatch(raw):
-        return int(raw)
-    return None
 
 
 def _weight(raw: str, label: str, messages: list[str]) -> float | None:

@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from django.urls import reverse
 
-from leaderboards.forms import ascii_id
+from dynabench.text_rules import ascii_id
 from leaderboards.models import LeaderboardFork, LeaderboardSnapshot
 from leaderboards.tables import weight_text
 from tests.annotation.fakes import rule_model  # noqa: F401 - fixture
