@@ -6,7 +6,7 @@ from django.urls import include, path
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
-    path("api/", include("dynabench.api.urls")),
+    path("api/", include("dynabench.api_urls")),
     path("", include("accounts.urls")),
     path("", include("tasks.urls")),
     path("", include("annotation.urls")),

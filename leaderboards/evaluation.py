@@ -7,7 +7,7 @@ torch is imported (through ``leaderboards.working_memory``) only to measure a lo
 
 How each figure is measured:
 
-* **perf**: the task's perf metric (``leaderboards.metrics``) of the predictions against the items'
+* **perf**: the task's perf metric (``dynabench.metrics``) of the predictions against the items'
   targets; ``accuracy`` and ``macro_f1`` are both kept for classification.
 * **per_tag**: accuracy per item tag (``metrics.per_tag_breakdown``): ``{tag: {n, correct, accuracy}}``.
 * **span (QA) tasks**: the model's answer text stands for the label; ``metrics`` keeps SQuAD ``f1`` and
@@ -49,7 +49,7 @@ from pathlib import Path
 from models_registry.inference import InferenceError, get_classifier, predict, texts_for_inputs
 from models_registry.models import RegisteredModel
 
-from .metrics import (
+from dynabench.metrics import (
     accuracy,
     consistency,
     macro_f1,

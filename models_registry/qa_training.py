@@ -28,7 +28,7 @@ Recipes (``RECIPES``):
 
 Deterministic given ``seed`` (same data, machine and thread count). After training, the saved model is
 scored on the dev questions with the platform's own predictor and SQuAD F1 / EM
-(``leaderboards.metrics``).
+(``dynabench.metrics``).
 """
 
 from __future__ import annotations
@@ -43,6 +43,8 @@ from typing import Any
 
 import torch
 from torch import nn
+
+from dynabench.metrics import squad_exact_match, squad_f1
 
 from .qa_inference import SpanPredictor, encode_windows
 from .qa_modeling import QA_CONFIG_DEFAULTS, qa_model_from_backbone
@@ -185,7 +187,6 @@ def _bucketed_order(features: list[dict], batch_size: int, generator: torch.Gene
 
 def score_predictions(items: Sequence[QAItem], answers: Sequence[str]) -> tuple[float, float]:
     """SQuAD F1 and EM (fractions) of predicted answer texts against the items' reference answers."""
-    from leaderboards.metrics import squad_exact_match, squad_f1
 
     gold = [list(i.answers) or [i.answer] for i in items]
     return float(squad_f1(gold, list(answers))), float(squad_exact_match(gold, list(answers)))

@@ -16,13 +16,11 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-# Round counts are example reads, owned by the annotation app; the admin (presentation) shows them.
-from annotation.selectors import with_round_counts
-
 from . import services
 from .config import validate_config
 from .forms import StartRoundForm
 from .models import Context, Round, Task
+from .round_stats import with_round_counts
 
 
 def _owned_task_ids(request) -> set[int]:

@@ -1,5 +1,5 @@
-"""API views of tasks, rounds and contexts (issue 5). Thin: reads go through ``tasks.selectors`` and
-``annotation.selectors`` (round statistics, as the task page shows them)."""
+"""API views of tasks, rounds and contexts. Thin: reads go through ``tasks.selectors`` and
+``tasks.round_stats`` (round statistics, as the task page shows them)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,13 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.selectors import round_counts, round_counts_for_task
 from dynabench.api.lookups import positive_int_or_404
 from dynabench.api.permissions import IsContributor
 
 from . import selectors
 from .filters import RoundFilter, TaskFilter
 from .models import Round, Task
+from .round_stats import round_counts, round_counts_for_task
 from .serializers import (
     ContextQuerySerializer,
     ContextSerializer,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dynabench.metrics import squad_answer_texts, squad_f1_score
+
 from .config import TaskConfig
 
 
@@ -21,7 +23,6 @@ def span_model_wrong(*, target, output: dict, threshold: float) -> bool:
     Raises:
         ValueError: if ``output`` has no answer string or ``target`` no answer.
     """
-    from leaderboards.metrics import squad_answer_texts, squad_f1_score  # pure Python, no Django
 
     answer = output.get("answer") if isinstance(output, dict) else None
     if not isinstance(answer, str):

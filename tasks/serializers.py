@@ -77,7 +77,7 @@ class TaskDetailSerializer(TaskSerializer):
 
 
 class RoundStatisticsSerializer(serializers.Serializer):
-    """A round's figures, as on the task page (``annotation.selectors.RoundCounts``).
+    """A round's figures, as on the task page (``tasks.round_stats.RoundCounts``).
 
     ``examples`` are those written on the platform and not retracted; MER = fooling / examples;
     vMER = validated_fooling / examples (DOMAIN.md); both null when no example was collected.

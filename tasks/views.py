@@ -3,13 +3,10 @@
 from django.http import Http404
 from django.shortcuts import render
 
-# The task page shows each round's example counts. Reads of examples belong to the annotation app, so
-# this page (presentation, not a model or service) reads them through annotation's selectors.
-from annotation.selectors import round_counts_for_task
-
 from . import selectors
 from .charts import Series, rate_chart
 from .models import Task
+from .round_stats import round_counts_for_task
 
 
 def task_list(request):

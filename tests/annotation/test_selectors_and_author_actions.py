@@ -18,6 +18,7 @@ from annotation.services import (
     retract_example,
 )
 from models_registry import inference
+from tasks import round_stats
 from tasks.services import ensure_round
 from tests.annotation.fakes import crashing_predict, rule_predict
 
@@ -43,7 +44,7 @@ def small_round(hate_task, annotator, validator, rule_model, monkeypatch):
 
 
 def test_round_counts_and_mer_by_hand(small_round):
-    counts = selectors.round_counts(small_round)
+    counts = round_stats.round_counts(small_round)
     assert (counts.collected, counts.fooling, counts.unscored) == (5, 2, 1)
     assert counts.mer == pytest.approx(0.4)
 
@@ -59,14 +60,14 @@ def test_imported_examples_are_counted_apart_and_stay_out_of_mer(small_round):
             prediction_status=Example.PredictionStatus.NONE,
             external_id=f"imp-{i}",
         )
-    counts = selectors.round_counts(small_round)
+    counts = round_stats.round_counts(small_round)
     assert (counts.collected, counts.fooling, counts.unscored, counts.imported) == (5, 2, 1, 3)
     assert counts.mer == pytest.approx(0.4)
 
 
 def test_round_counts_for_task_lists_every_round(hate_task, small_round):
     ensure_round(task=hate_task, number=2)
-    rows = selectors.round_counts_for_task(hate_task)
+    rows = round_stats.round_counts_for_task(hate_task)
     assert [(r.round.number, r.collected, r.fooling) for r in rows] == [(1, 5, 2), (2, 0, 0)]
     assert rows[1].mer is None
 

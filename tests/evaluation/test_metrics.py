@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboards.metrics import (
+from dynabench.metrics import (
     accuracy,
     consistency,
     macro_f1,

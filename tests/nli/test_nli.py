@@ -15,7 +15,7 @@ from annotation.models import Example, Prediction
 from annotation.services import create_example
 from leaderboards.exports import iter_records
 from leaderboards.importers.anli import import_anli, read_anli
-from leaderboards.metrics import perf_function
+from dynabench.metrics import perf_function
 from leaderboards.services import build_round_datasets
 from models_registry.inference import get_classifier, predict
 from models_registry.models import RegisteredModel

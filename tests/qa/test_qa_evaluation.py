@@ -68,7 +68,7 @@ def test_perf_is_squad_f1_with_exact_match_beside_it(tiny_qa_registered_model, m
 
 
 def test_real_tiny_model_scores_are_consistent_with_its_answers(tiny_qa_registered_model):
-    from leaderboards.metrics import squad_exact_match, squad_f1
+    from dynabench.metrics import squad_exact_match, squad_f1
 
     items = [
         ("Who won the game?", {"answer": "Denver Broncos", "answer_start": 4}),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from leaderboards.metrics import (
+from dynabench.metrics import (
     perf_function,
     squad_answer_texts,
     squad_exact_match,

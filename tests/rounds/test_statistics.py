@@ -7,8 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from annotation import selectors
 from annotation.models import Example
+from tasks import round_stats
 from tasks.services import ensure_round
 
 S = Example.Status
@@ -42,7 +42,7 @@ def six_examples(hate_round):
 
 
 def test_statistics_by_hand(six_examples):
-    c = selectors.round_counts(six_examples)
+    c = round_stats.round_counts(six_examples)
     assert (c.collected, c.fooling, c.verified) == (6, 3, 1)
     assert c.mer == pytest.approx(3 / 6)
     assert c.vmer == pytest.approx(1 / 6)
@@ -54,16 +54,16 @@ def test_statistics_by_hand(six_examples):
 
 def test_flagged_both_ways_counts_once(hate_round):
     _example(hate_round, wrong=True, status=S.FLAGGED, is_flagged_by_annotator=True)
-    assert selectors.round_counts(hate_round).flagged == 1
+    assert round_stats.round_counts(hate_round).flagged == 1
 
 
 def test_median_of_even_count_and_empty():
-    assert selectors.median([4, 1, 3, 2]) == 2.5
-    assert selectors.median([]) is None
+    assert round_stats.median([4, 1, 3, 2]) == 2.5
+    assert round_stats.median([]) is None
 
 
 def test_empty_round_has_no_rates(hate_round):
-    c = selectors.round_counts(hate_round)
+    c = round_stats.round_counts(hate_round)
     assert (c.collected, c.mer, c.vmer, c.median_time_ms) == (0, None, None, None)
 
 
@@ -71,7 +71,7 @@ def test_task_statistics_take_two_queries_whatever_the_rounds(hate_task, six_exa
     for n in (2, 3, 4):
         _example(ensure_round(task=hate_task, number=n), wrong=True, ms=n)
     with CaptureQueriesContext(connection) as queries:
-        rows = selectors.round_counts_for_task(hate_task)
+        rows = round_stats.round_counts_for_task(hate_task)
     assert len(queries) == 2
     assert [r.round.number for r in rows] == [1, 2, 3, 4]
     assert [r.median_time_ms for r in rows] == [3000, 2, 3, 4]

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 from django.db import connection
 
-from annotation.selectors import round_counts
+from tasks.round_stats import round_counts
 from validation import selectors
 from validation.models import Validation, ValidationClaim
 from validation.services import VerdictError, next_example, submit_validation

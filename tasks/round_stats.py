@@ -1,0 +1,156 @@
+"""Round statistics: examples collected, model-fooling, verified, MER and vMER per round.
+
+Examples are the annotation app's table, which sits above this one. These reads reach it through the
+round's reverse relation (``Round.examples``) and its model class (``examples_model()``), never by an
+import, so the task page, the round API and the round admin, which live here, can show the figures.
+Definitions: docs/domain.md, "MER".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from django.db.models import Count, Q, QuerySet
+
+from .models import Round, Task
+
+
+@cache
+def examples_model():
+    """annotation's ``Example`` model, read off the reverse relation ``Round.examples``."""
+    return Round._meta.get_field("examples").related_model
+
+
+def _filters() -> dict[str, Q]:
+    """The count filters over ``Round.examples``, built on first use (the app registry must be ready)."""
+    Example = examples_model()
+
+    # Retracted examples count in neither numerator nor denominator of MER.
+    # Imported examples were written against another platform's models: no target of ours answered them
+    # live, so they are counted apart and stay out of MER and vMER.
+    written_here = ~Q(examples__source=Example.Source.IMPORTED)
+    live = Q(examples__is_retracted=False) & written_here
+    fooling = live & Q(examples__model_wrong=True)
+    verified_fooling = fooling & Q(examples__status=Example.Status.VALIDATED_CORRECT)
+    unscored = live & Q(examples__prediction_status=Example.PredictionStatus.FAILED)
+    imported = Q(examples__is_retracted=False, examples__source=Example.Source.IMPORTED)
+    retracted = Q(examples__is_retracted=True) & written_here
+    # "Flagged": a collected example that validators settled as flagged OR that its author flagged.
+    flagged = live & (Q(examples__status=Example.Status.FLAGGED) | Q(examples__is_flagged_by_annotator=True))
+    return {
+        "n_collected": live,
+        "n_fooling": fooling,
+        "n_verified": verified_fooling,
+        "n_unscored": unscored,
+        "n_imported": imported,
+        "n_retracted": retracted,
+        "n_flagged": flagged,
+    }
+
+
+@dataclass(frozen=True)
+class RoundCounts:
+    """Statistics of one round (docs/domain.md, "MER").
+
+    ``collected`` counts examples written on the platform and not retracted; ``fooling`` those with
+    ``model_wrong`` true; ``verified`` the model-fooling ones settled ``validated_correct``;
+    ``unscored`` those whose target model failed and that wait for ``retry_predictions``;
+    ``imported`` examples from datasets (apart from everything else); ``retracted`` examples written
+    here and withdrawn by their author; ``flagged`` collected examples settled ``flagged`` by
+    validation or flagged by their author (one count per example, even when both);
+    ``median_time_ms`` the median ``time_taken_ms`` of the collected examples that have one (None when
+    none has).
+    """
+
+    round: Round
+    collected: int
+    fooling: int
+    unscored: int
+    imported: int = 0
+    verified: int = 0
+    retracted: int = 0
+    flagged: int = 0
+    median_time_ms: float | None = None
+
+    @property
+    def mer(self) -> float | None:
+        """Model error rate: model-fooling / collected (retracted excluded); None when nothing collected."""
+        return self.fooling / self.collected if self.collected else None
+
+    @property
+    def vmer(self) -> float | None:
+        """Validated MER: verified model-fooling / collected; None when nothing collected."""
+        return self.verified / self.collected if self.collected else None
+
+    @property
+    def median_time_s(self) -> float | None:
+        """The median time per example in seconds (None when unknown)."""
+        return None if self.median_time_ms is None else self.median_time_ms / 1000
+
+
+def with_round_counts(rounds: QuerySet[Round]) -> QuerySet[Round]:
+    """Annotate rounds with their counts in one query.
+
+    Adds ``n_collected``, ``n_fooling``, ``n_verified``, ``n_unscored``, ``n_imported``, ``n_retracted``
+    and ``n_flagged`` (meanings as in ``RoundCounts``).
+    """
+    return rounds.annotate(**{name: Count("examples", filter=f) for name, f in _filters().items()})
+
+
+def median(values: list[float] | list[int]) -> float | None:
+    """The median of ``values`` (mean of the two middle values for an even count); None when empty."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if not n:
+        return None
+    middle = n // 2
+    return float(ordered[middle]) if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def _median_times(round_ids: list[int]) -> dict[int, float | None]:
+    """Median ``time_taken_ms`` of each round's collected examples, in one query for all the rounds.
+
+    Computed in Python so it gives the same answer on PostgreSQL and SQLite (the demo); it reads one
+    integer per collected example.
+    """
+    Example = examples_model()
+    times: dict[int, list[int]] = {pk: [] for pk in round_ids}
+    rows = (
+        Example.objects.filter(round_id__in=round_ids, is_retracted=False, time_taken_ms__isnull=False)
+        .exclude(source=Example.Source.IMPORTED)
+        .values_list("round_id", "time_taken_ms")
+    )
+    for round_id, ms in rows.iterator(chunk_size=5000):
+        times[round_id].append(ms)
+    return {pk: median(values) for pk, values in times.items()}
+
+
+def _counts(r: Round, median_time_ms: float | None) -> RoundCounts:
+    return RoundCounts(
+        round=r,
+        collected=r.n_collected,
+        fooling=r.n_fooling,
+        unscored=r.n_unscored,
+        imported=r.n_imported,
+        verified=r.n_verified,
+        retracted=r.n_retracted,
+        flagged=r.n_flagged,
+        median_time_ms=median_time_ms,
+    )
+
+
+def round_counts_for_task(task: Task) -> list[RoundCounts]:
+    """Per-round statistics of a task, lowest round first.
+
+    Two queries whatever the number of rounds: the counts, and the times for the medians.
+    """
+    rounds = list(with_round_counts(Round.objects.filter(task=task).order_by("number")))
+    medians = _median_times([r.pk for r in rounds])
+    return [_counts(r, medians[r.pk]) for r in rounds]
+
+
+def round_counts(round_: Round) -> RoundCounts:
+    """Statistics of one round: counts, MER, vMER and median time (see ``RoundCounts``)."""
+    r = with_round_counts(Round.objects.filter(pk=round_.pk)).get()
+    return _counts(r, _median_times([r.pk])[r.pk])
