@@ -11,6 +11,7 @@ from tasks.models import Round, Task
 
 from .models import Example
 
+
 def target_models_for_round(round_: Round) -> list[RegisteredModel]:
     """The round's ready target models in ensemble order (``models_registry``'s selector)."""
     return registry_selectors.target_models_for_round(round_)

@@ -75,7 +75,7 @@ def run(args) -> None:
     from annotation.importers import import_hatemoji_build
     from leaderboards.replay import replay_file
     from leaderboards.services_training import train_target_for_rounds
-    from models_registry.services import set_round_targets
+    from models_registry.round_targets import set_round_targets
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 
     data_dir = Path(settings.DYNABENCH_DATA_DIR) / "hatemoji_build"

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
+from dynabench.admin_extensions import extend_admin
 from tasks.admin import TaskOwnedAdmin
 from tasks.models import Round, Task
 
@@ -382,17 +383,5 @@ def export_rounds_csv(modeladmin, request, queryset):
     return _export_rounds(modeladmin, request, queryset, "csv")
 
 
-def _extend_actions(model, new_actions: list) -> None:
-    """Re-register ``model`` with its current admin class extended by ``new_actions``.
-
-    The Task and Round admins live in ``tasks.admin``, which cannot import this app; subclassing the
-    class registered at this point keeps whatever actions the tasks app (or an earlier app) defines.
-    """
-    base = type(admin.site.get_model_admin(model))
-    extended = type(base.__name__, (base,), {"actions": [*(base.actions or []), *new_actions]})
-    admin.site.unregister(model)
-    admin.site.register(model, extended)
-
-
-_extend_actions(Task, [train_next_round_target, export_task_jsonl, export_task_csv])
-_extend_actions(Round, [export_rounds_jsonl, export_rounds_csv])
+extend_admin(Task, actions=[train_next_round_target, export_task_jsonl, export_task_csv])
+extend_admin(Round, actions=[export_rounds_jsonl, export_rounds_csv])

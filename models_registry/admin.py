@@ -2,7 +2,8 @@
 
 Two actions close the loop from a model's row: make the selected model(s) the target of the task's
 current round, or start the task's next round with them as its target (after a confirmation page;
-``tasks.services.start_next_round`` opens it and closes the current round).
+``round_targets.start_next_round`` opens it and closes the current round). It also adds the Task
+admin's "Start the next round" page (``start_round_view``), an extension of ``tasks.admin.TaskAdmin``.
 
 "Register a model" (``upload/``) takes a zip of a ``save_pretrained`` directory, a hub id or an endpoint
 URL with the model card, creates the model and queues its check; the change page shows the status and
@@ -14,22 +15,28 @@ refused upload: it has no files, and its reason is kept). A new model is unpubli
 from __future__ import annotations
 
 import json
+from functools import partial
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
+from django.http import Http404
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
 from django.utils.html import format_html
 
+from dynabench.admin_extensions import ObjectTool, extend_admin
+from models_registry.round_targets import set_round_targets, start_next_round
 from tasks.admin import TaskOwnedAdmin
+from tasks.context_files import ContextFileError
 from tasks.models import Round, Task
-from tasks.services import TaskError, start_next_round
+from tasks.services import TaskError
 
-from .forms import RegisterModelForm
+from .forms import RegisterModelForm, StartRoundForm
 from .models import RegisteredModel, RoundTarget
 from .services import (
     ModelRegistryError,
@@ -37,7 +44,6 @@ from .services import (
     register_endpoint_model,
     register_hub_model,
     register_uploaded_model,
-    set_round_targets,
 )
 
 
@@ -242,7 +248,7 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
 
     @admin.action(description="Start the task's next round with the selected model(s) as its target")
     def start_next_round_with_models(self, request, queryset):
-        """Confirmation page (with a description), then ``tasks.services.start_next_round``."""
+        """Confirmation page (with a description), then ``round_targets.start_next_round``."""
         models = self._models_of_one_task(request, queryset)
         if models is None:
             return None
@@ -312,3 +318,85 @@ class RoundTargetAdmin(TaskOwnedAdmin):
     @admin.display(description="Model status", ordering="model__status")
     def model_status(self, obj: RoundTarget) -> str:
         return obj.model.get_status_display()
+
+
+# --- The Task admin's "Start the next round" (an extension of tasks.admin.TaskAdmin) ---------------
+
+
+@admin.action(description="Start the next round of the selected task")
+def start_next_round_action(modeladmin, request, queryset):
+    tasks = list(queryset[:2])
+    if len(tasks) != 1:
+        modeladmin.message_user(request, "Select exactly one task to start its next round.", messages.ERROR)
+        return None
+    return redirect("admin:tasks_task_start_round", tasks[0].pk)
+
+
+def start_round_view(model_admin, request, object_id):
+    """Start the next round: description, target model(s), an optional contexts file (admin form)."""
+    task = model_admin.get_object(request, unquote(object_id))
+    if task is None:
+        raise Http404("No such task.")
+    if not model_admin.has_change_permission(request, task):
+        raise PermissionDenied
+    previous = task.current_round
+    if request.method == "POST":
+        form = StartRoundForm(task, request.POST, request.FILES)
+        if form.is_valid():
+            upload = form.cleaned_data["contexts_file"]
+            try:
+                round_, report = start_next_round(
+                    task=task,
+                    description=form.cleaned_data["description"],
+                    models=list(form.cleaned_data["models"]),
+                    contexts_file=upload,
+                    contexts_format=getattr(form, "contexts_format", None),
+                )
+            except (TaskError, ContextFileError) as exc:
+                form.add_error(None, f"Nothing was changed: {exc}")
+            else:
+                _report_started(model_admin, request, task, round_, previous, report, upload)
+                return redirect("admin:tasks_task_change", task.pk)
+    else:
+        form = StartRoundForm(task)
+    numbers = Round.objects.filter(task=task).values_list("number", flat=True)
+    next_number = max(numbers, default=0) + 1
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "original": task,
+        "task": task,
+        "form": form,
+        "previous": previous,
+        "next_number": next_number,
+        "title": f"Start round {next_number} of {task}",
+        "change_url": reverse("admin:tasks_task_change", args=[task.pk]),
+    }
+    return TemplateResponse(request, "models_registry/admin/start_round.html", context)
+
+
+def _report_started(model_admin, request, task, round_, previous, report, upload) -> None:
+    targets = ", ".join(round_.targets.order_by("position", "id").values_list("model__name", flat=True))
+    text = f"Round {round_.number} started and is now the current round (targets: {targets})."
+    if previous is not None:
+        text += f" Round {previous.number} is closed."
+    model_admin.message_user(request, text, messages.SUCCESS)
+    model_admin.log_change(request, task, [{"changed": {"fields": ["current_round"]}}])
+    if upload is not None:
+        level = messages.WARNING if report.skipped else messages.INFO
+        model_admin.message_user(request, f"{upload.name}: {report.summary()}", level)
+        for line in report.skipped_lines():
+            model_admin.message_user(request, f"{upload.name}, skipped {line}", messages.WARNING)
+
+
+def _start_round_urls(model_admin) -> list:
+    view = model_admin.admin_site.admin_view(partial(start_round_view, model_admin))
+    return [path("<path:object_id>/start-round/", view, name="tasks_task_start_round")]
+
+
+extend_admin(
+    Task,
+    actions=[start_next_round_action],
+    urls=[_start_round_urls],
+    object_tools=[ObjectTool("Start the next round", "start_round")],
+)

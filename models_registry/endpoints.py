@@ -31,7 +31,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 
-from .inference import InferenceError
+from .model_files import InferenceError
 
 MAX_RESPONSE_BYTES = 1_000_000
 PROBABILITY_TOLERANCE = 1e-3

@@ -9,25 +9,13 @@ from __future__ import annotations
 
 import logging
 
-from django.conf import settings
 from django.utils import timezone
 
+from . import services
+from .model_files import without_server_paths
 from .models import RegisteredModel
 
 logger = logging.getLogger(__name__)
-
-
-def enqueue_check(model_id: int) -> None:
-    """Queue ``check_model(model_id)`` now (callers queue it on commit: ``services.request_check``)."""
-    from django_q.tasks import async_task
-
-    # Read "sync" at call time: django_q.conf.Conf reads the settings once at import.
-    async_task(
-        "models_registry.jobs.check_model",
-        model_id,
-        task_name=f"check-model-{model_id}",
-        sync=bool(settings.Q_CLUSTER.get("sync", False)),
-    )
 
 
 def check_model(model_id: int) -> str:
@@ -41,9 +29,6 @@ def check_model(model_id: int) -> str:
     Returns:
         The final status, or the current one when the job was not claimed ("missing" for no such model).
     """
-    from .inference import without_server_paths
-    from .services import MAX_ERROR, run_check
-
     # Two deliveries of this job (or two workers) race here; one UPDATE wins.
     claimed = RegisteredModel.objects.filter(pk=model_id, status=RegisteredModel.Status.UPLOADED).update(
         status=RegisteredModel.Status.CHECKING, error_message="", updated_at=timezone.now()
@@ -54,14 +39,14 @@ def check_model(model_id: int) -> str:
         return current or "missing"
     model = RegisteredModel.objects.select_related("task").get(pk=model_id)
     try:
-        status, _ = run_check(model)
+        status, _ = services.run_check(model)
     except Exception as exc:  # noqa: BLE001 - the owner must see every failure on the model
         logger.exception("model check %s failed", model_id)  # the full detail, paths included
         message = without_server_paths(f"the check crashed: {type(exc).__name__}: {exc}", model.path or None)
         RegisteredModel.objects.filter(pk=model_id).update(
             status=RegisteredModel.Status.FAILED,
             updated_at=timezone.now(),
-            error_message=message[:MAX_ERROR],
+            error_message=message[: services.MAX_ERROR],
         )
         return RegisteredModel.Status.FAILED
     return status

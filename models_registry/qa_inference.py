@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tasks.spans import snap_to_graphemes, strip_span
 
-from .inference import InferenceError, check_loading_info, check_model_dir, without_server_paths
+from .model_files import InferenceError, check_loading_info, check_model_dir, without_server_paths
 from .qa_modeling import qa_settings
 
 logger = logging.getLogger(__name__)

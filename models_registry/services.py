@@ -11,7 +11,7 @@ Registration paths and the status each leaves the model in:
 
 The check job (``jobs.check_model``) moves ``uploaded`` -> ``checking`` -> ``ready`` or ``failed`` and
 keeps the failure's message in ``error_message``. A stored message never names a server path or the
-model's folder (``inference.without_server_paths``); the full detail is in the server log.
+model's folder (``model_files.without_server_paths``); the full detail is in the server log.
 
 Visibility: uploads, hub ids and endpoints are registered unpublished (their owner publishes them once
 they are happy with them); a local directory is the platform's own registration (a target trained by
@@ -26,24 +26,28 @@ from __future__ import annotations
 import logging
 import shutil
 import uuid
-from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
+from django_q.tasks import async_task
 
-from tasks.models import Round, Task
+from tasks.models import Task
 
-from .models import RegisteredModel, RoundTarget
+from . import inference
+from .archives import ArchiveRefused, extract_model_zip
+from .checks import PROBE_TEXT, check_model_folder, public_error
+from .endpoints import generate_secret
+from .hub import HubDownloadError, download_hub_model, is_valid_hub_id
+from .inference import InferenceError
+from .models import RegisteredModel
 from .names import model_name_problem
-from .weights import count_parameters
 
 logger = logging.getLogger(__name__)
-
-PROBE_TEXT = "This is a probe input to check that the model answers."
-
 
 MAX_ERROR = 5000
 CARD_FIELDS = ("backbone", "licence", "training_data", "paper_link", "description")
@@ -51,77 +55,6 @@ CARD_FIELDS = ("backbone", "licence", "training_data", "paper_link", "descriptio
 
 class ModelRegistryError(Exception):
     """A registry operation the current state does not allow; the message says why."""
-
-
-def _check_model(task: Task, path: str, allow_pickle: bool) -> tuple[dict, int | None, str]:
-    """Load and probe a model directory; return (config facts, parameter count, error message or "").
-
-    The message is fit to show: no server path, no folder uuid (``_public_error``).
-    """
-    facts, parameters, error = _check_model_dir(task, path, allow_pickle)
-    return facts, parameters, _public_error(error, path)
-
-
-def _public_error(message: str, path: str | Path | None) -> str:
-    """``message`` without server paths (``inference.without_server_paths``); logged in full if changed."""
-    from .inference import without_server_paths
-
-    if not message:
-        return message
-    public = without_server_paths(message, path or None)
-    if public != message:
-        logger.info("model check failure in %s: %s", path, message)
-    return public
-
-
-def _check_model_dir(task: Task, path: str, allow_pickle: bool) -> tuple[dict, int | None, str]:
-    from .inference import InferenceError, clear_cache, get_classifier, texts_for_inputs
-
-    facts: dict = {}
-    try:
-        clear_cache(path)  # a model retrained into the same directory must be read again
-        classifier = get_classifier(path, allow_pickle=allow_pickle)
-    except InferenceError as exc:
-        return facts, None, str(exc)
-    config = classifier.model.config
-    facts = {
-        "backbone": str(getattr(config, "backbone", "") or getattr(config, "_name_or_path", "") or ""),
-        "preprocessing": dict(getattr(config, "preprocessing", None) or {}),
-        "labels": list(classifier.labels),
-        "model_type": getattr(config, "model_type", ""),
-    }
-    try:
-        parameters = count_parameters(path)
-    except (OSError, ValueError):
-        parameters = sum(p.numel() for p in classifier.model.parameters())
-    task_labels = task.cfg.labels
-    if sorted(classifier.labels) != sorted(task_labels):
-        return (
-            facts,
-            parameters,
-            f"model labels {classifier.labels} do not match task labels {task_labels}",
-        )
-    fields = task.cfg.model_input_fields
-    try:
-        texts = texts_for_inputs(fields, [dict.fromkeys(fields, PROBE_TEXT)])
-        [output] = classifier.predict_batch(texts)
-    except InferenceError as exc:
-        return facts, parameters, f"probe input failed: {exc}"
-    if task.cfg.target_field["type"] == "context_span":
-        # A span task needs a span (QA) model: its answer must lie in the probe passage at its offset.
-        passage = texts[0][0] if isinstance(texts[0], tuple) else texts[0]
-        answer, start = output.get("answer"), output.get("answer_start")
-        if not isinstance(answer, str) or not isinstance(start, int):
-            return facts, parameters, f"this task needs a question-answering (span) model; got {output}"
-        if passage[start : start + len(answer)] != answer:
-            return facts, parameters, f"probe input gave an answer that is not at its offset: {output}"
-        return facts, parameters, ""
-    if "label" not in output:
-        return facts, parameters, "this task needs a classifier; the model answers with spans"
-    total = sum(output["probabilities"].values())
-    if output["label"] not in task_labels or abs(total - 1.0) > 1e-3:
-        return facts, parameters, f"probe input gave an invalid output: {output}"
-    return facts, parameters, ""
 
 
 def register_local_model(
@@ -152,7 +85,7 @@ def register_local_model(
         for a bad model.
     """
     path = str(path)
-    facts, parameters, error = _check_model(task, path, allow_pickle)
+    facts, parameters, error = check_model_folder(task, path, allow_pickle)
     full_card = dict(card)
     for key in ("backbone", "preprocessing", "labels"):
         if key in facts:
@@ -179,45 +112,6 @@ def register_local_model(
             task=task, name=name, defaults=defaults, create_defaults=create_defaults
         )
     return model
-
-
-@transaction.atomic
-def set_round_targets(*, round: Round, models: Sequence[RegisteredModel]) -> list[RoundTarget]:
-    """Make ``models`` the round's target models, in this order (position 0, 1, ...), replacing the old set.
-
-    Raises:
-        ModelRegistryError: a model of another task, a model that is not ready, or the same model twice.
-    """
-    ids = [m.pk for m in models]
-    if len(set(ids)) != len(ids):
-        raise ModelRegistryError("a model can be a round's target only once")
-    for model in models:
-        if model.task_id != round.task_id:
-            raise ModelRegistryError(f"model {model.name} belongs to another task than {round}")
-        if model.status != RegisteredModel.Status.READY:
-            raise ModelRegistryError(
-                f"model {model.name} is not ready ({model.status}): {model.error_message}"
-            )
-    # Lock the round so two concurrent calls do not interleave their delete and insert.
-    Round.objects.select_for_update().filter(pk=round.pk).first()
-    RoundTarget.objects.filter(round=round).exclude(model_id__in=ids).delete()
-    targets = []
-    for position, model in enumerate(models):
-        target, _ = RoundTarget.objects.update_or_create(
-            round=round, model=model, defaults={"position": position}
-        )
-        targets.append(target)
-    return targets
-
-
-@transaction.atomic
-def add_round_target(*, round: Round, model: RegisteredModel) -> RoundTarget:
-    """Add ``model`` as the round's last target (no-op if it already is one); see ``set_round_targets``."""
-    current = [t.model for t in RoundTarget.objects.filter(round=round).select_related("model")]
-    if model.pk in {m.pk for m in current}:
-        return RoundTarget.objects.get(round=round, model=model)
-    set_round_targets(round=round, models=[*current, model])
-    return RoundTarget.objects.get(round=round, model=model)
 
 
 # --- uploads, hub ids and endpoints ------------------------------------------------------------------
@@ -367,7 +261,6 @@ def register_uploaded_model(
         ModelRegistryError: no name, or the task already has a model of that name that is not this
             owner's failed one (nothing created).
     """
-    from .archives import ArchiveRefused, extract_model_zip
 
     target = new_model_dir(task)
     model = _create_model(
@@ -393,12 +286,12 @@ def register_uploaded_model(
     except OSError as exc:
         logger.exception("storing the upload of model %s in %s failed", model.pk, target)
         shutil.rmtree(target, ignore_errors=True)
-        return _fail(model, _public_error(f"upload could not be stored: {exc}", target))
+        return _fail(model, public_error(f"upload could not be stored: {exc}", target))
     except Exception as exc:  # noqa: BLE001 - a model left "uploaded" forever would hide the failure
         logger.exception("extracting the upload of model %s failed", model.pk)
         shutil.rmtree(target, ignore_errors=True)
         return _fail(
-            model, _public_error(f"upload could not be unpacked: {type(exc).__name__}: {exc}", target)
+            model, public_error(f"upload could not be unpacked: {type(exc).__name__}: {exc}", target)
         )
     if report.skipped_pickles:
         model.card = {**model.card, "skipped_files": report.skipped_pickles}
@@ -427,7 +320,6 @@ def register_hub_model(
     Raises:
         ModelRegistryError: an invalid hub id, no name, or a name the task already uses.
     """
-    from .hub import is_valid_hub_id
 
     hub_id = (hub_id or "").strip()
     if not is_valid_hub_id(hub_id):
@@ -463,10 +355,6 @@ def register_endpoint_model(
     Raises:
         ModelRegistryError: a URL that is not http(s), no name, or a name the task already uses.
     """
-    from django.core.exceptions import ValidationError
-    from django.core.validators import URLValidator
-
-    from .endpoints import generate_secret
 
     url = (url or "").strip()
     try:
@@ -505,10 +393,19 @@ def check_again(model: RegisteredModel) -> None:
     request_check(model)
 
 
+def enqueue_check(model_id: int) -> None:
+    """Queue ``check_model(model_id)`` now (``request_check`` queues it on commit)."""
+    # Read "sync" at call time: django_q.conf.Conf reads the settings once at import.
+    async_task(
+        "models_registry.jobs.check_model",
+        model_id,
+        task_name=f"check-model-{model_id}",
+        sync=bool(settings.Q_CLUSTER.get("sync", False)),
+    )
+
+
 def request_check(model: RegisteredModel) -> None:
     """Set the model to ``uploaded`` and queue ``jobs.check_model`` once the transaction commits."""
-    from .jobs import enqueue_check
-
     RegisteredModel.objects.filter(pk=model.pk).update(
         status=RegisteredModel.Status.UPLOADED, error_message=""
     )
@@ -526,8 +423,6 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
     Returns:
         (status, error message) as stored: ``("ready", "")`` or ``("failed", "<why>")``.
     """
-    from .hub import HubDownloadError, download_hub_model
-    from .inference import InferenceError, predict
 
     task = model.task
     updates: dict = {}
@@ -535,7 +430,7 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
     if model.source == RegisteredModel.Source.ENDPOINT:
         fields = task.cfg.model_input_fields
         try:
-            predict(model, [dict.fromkeys(fields, PROBE_TEXT)])
+            inference.predict(model, [dict.fromkeys(fields, PROBE_TEXT)])
         except InferenceError as exc:
             error = f"probe input failed: {exc}"
         updates["parameter_count"] = None
@@ -551,7 +446,7 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
             except HubDownloadError as exc:
                 error = str(exc)
         if not error:
-            facts, parameters, error = _check_model(task, model.path, model.allow_pickle)
+            facts, parameters, error = check_model_folder(task, model.path, model.allow_pickle)
             card = dict(model.card)
             for key in ("backbone", "preprocessing", "labels"):
                 if facts.get(key):
@@ -564,7 +459,7 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
                 backbone=model.backbone or str(card.get("backbone", ""))[:200],
             )
     status = RegisteredModel.Status.FAILED if error else RegisteredModel.Status.READY
-    error = _public_error(error, model.path)
+    error = public_error(error, model.path)
     updates.update(status=status, error_message=error[:MAX_ERROR])
     for key, value in updates.items():
         setattr(model, key, value)

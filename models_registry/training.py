@@ -37,6 +37,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from .model_files import files_identity
 from .modeling import POOLINGS, MeanPoolClassifier, classifier_from_backbone, parameter_count
 from .preprocessing import DEFAULT_PREPROCESSING, preprocess_all
 from .weights import count_parameters
@@ -130,7 +131,7 @@ class EmbeddingCache:
     Targets of one task are often trained in one process on overlapping data (the demo's NLI targets on
     rounds (1), (1, 2) and (1, 2, 3) embed round 1 three times); with this cache each text is embedded
     once per process. Keys are ``(scope, text)``: ``scope`` (``embedding_scope``) names the backbone's
-    files (path and ``inference.files_identity``: size, mtime and inode of config, weights, tokenizer),
+    files (path and ``model_files.files_identity``: size, mtime and inode of config, weights, tokenizer),
     the preprocessing spec, the pooling and the token limit, and ``text`` is the preprocessed string or
     (a, b) pair. So a changed backbone, spec, pooling or limit never reuses a vector.
 
@@ -212,7 +213,6 @@ EMBEDDING_CACHE = EmbeddingCache(EMBEDDING_CACHE_MAX_BYTES)
 
 def embedding_scope(backbone_path: str | Path, spec: dict, pooling: str, max_tokens: int) -> tuple:
     """The part of an ``EmbeddingCache`` key shared by every text embedded by one frozen backbone."""
-    from .inference import files_identity
 
     resolved = str(Path(backbone_path).expanduser().resolve())
     return (resolved, files_identity(resolved), json.dumps(spec, sort_keys=True), pooling, max_tokens)

@@ -9,16 +9,12 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import Http404
-from django.shortcuts import redirect
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.core.exceptions import ValidationError
+
+from dynabench.admin_extensions import ExtensibleAdmin
 
 from . import services
 from .config import validate_config
-from .forms import StartRoundForm
 from .models import Context, Round, Task
 from .round_stats import with_round_counts
 
@@ -35,7 +31,7 @@ def _owned_task_ids(request) -> set[int]:
     return request._owned_task_ids
 
 
-class TaskOwnedAdmin(admin.ModelAdmin):
+class TaskOwnedAdmin(ExtensibleAdmin):
     """A ModelAdmin whose rows belong to a task; owners of that task may view and change them.
 
     Set ``task_path`` to the lookup from the model to its task (``"task"``, ``"round__task"``,
@@ -182,75 +178,6 @@ class TaskAdmin(TaskOwnedAdmin):
     readonly_fields = ["created_at"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [RoundInline]
-    actions = ["start_next_round_action"]
-
-    def get_urls(self):
-        view = self.admin_site.admin_view(self.start_round_view)
-        name = f"{self.opts.app_label}_{self.opts.model_name}_start_round"
-        return [path("<path:object_id>/start-round/", view, name=name), *super().get_urls()]
-
-    @admin.action(description="Start the next round of the selected task")
-    def start_next_round_action(self, request, queryset):
-        tasks = list(queryset[:2])
-        if len(tasks) != 1:
-            self.message_user(request, "Select exactly one task to start its next round.", messages.ERROR)
-            return None
-        return redirect("admin:tasks_task_start_round", tasks[0].pk)
-
-    def start_round_view(self, request, object_id):
-        """Start the next round: description, target model(s), an optional contexts file (admin form)."""
-        task = self.get_object(request, unquote(object_id))
-        if task is None:
-            raise Http404("No such task.")
-        if not self.has_change_permission(request, task):
-            raise PermissionDenied
-        previous = task.current_round
-        if request.method == "POST":
-            form = StartRoundForm(task, request.POST, request.FILES)
-            if form.is_valid():
-                upload = form.cleaned_data["contexts_file"]
-                try:
-                    round_, report = services.start_next_round(
-                        task=task,
-                        description=form.cleaned_data["description"],
-                        models=list(form.cleaned_data["models"]),
-                        contexts_file=upload,
-                        contexts_format=getattr(form, "contexts_format", None),
-                    )
-                except (services.TaskError, services.ContextFileError) as exc:
-                    form.add_error(None, f"Nothing was changed: {exc}")
-                else:
-                    self._report_started(request, task, round_, previous, report, upload)
-                    return redirect("admin:tasks_task_change", task.pk)
-        else:
-            form = StartRoundForm(task)
-        numbers = Round.objects.filter(task=task).values_list("number", flat=True)
-        next_number = max(numbers, default=0) + 1
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "original": task,
-            "task": task,
-            "form": form,
-            "previous": previous,
-            "next_number": next_number,
-            "title": f"Start round {next_number} of {task}",
-            "change_url": reverse("admin:tasks_task_change", args=[task.pk]),
-        }
-        return TemplateResponse(request, "admin/tasks/task/start_round.html", context)
-
-    def _report_started(self, request, task, round_, previous, report, upload) -> None:
-        targets = ", ".join(round_.targets.order_by("position", "id").values_list("model__name", flat=True))
-        text = f"Round {round_.number} started and is now the current round (targets: {targets})."
-        if previous is not None:
-            text += f" Round {previous.number} is closed."
-        self.message_user(request, text, messages.SUCCESS)
-        self.log_change(request, task, [{"changed": {"fields": ["current_round"]}}])
-        if upload is not None:
-            level = messages.WARNING if report.skipped else messages.INFO
-            self.message_user(request, f"{upload.name}: {report.summary()}", level)
-            for line in report.skipped_lines():
-                self.message_user(request, f"{upload.name}, skipped {line}", messages.WARNING)
 
 
 @admin.register(Round)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -13,7 +13,7 @@ from .config import HATE_SPEECH_CONFIG, NLI_CONFIG, QA_CONFIG, SENTIMENT_CONFIG,
 
 # ContextFileError is re-exported: callers of load_contexts / start_next_round catch it from here.
 from .context_files import ContextFileError as ContextFileError
-from .context_files import format_from_name, read_records
+from .context_files import read_records
 from .models import Context, Round, Task
 
 BUILTIN_TASKS: dict[str, dict] = {
@@ -286,62 +286,3 @@ def load_contexts(
         report.loaded += len(batch)
     report.ignored_columns = list(ignored)
     return report
-
-
-# --- Round lifecycle ------------------------------------------------------------------------------
-
-
-@transaction.atomic
-def start_next_round(
-    *,
-    task: Task,
-    description: str,
-    models: Sequence,
-    contexts_file: IO | None = None,
-    contexts_format: str | None = None,
-) -> tuple[Round, ContextLoadReport]:
-    """Open round N+1 of ``task`` with its target model(s) and contexts, and make it the current round.
-
-    In one transaction: create the round (number = highest existing + 1), set its targets
-    (``models_registry.services.set_round_targets``, in the given order; several models form an
-    ensemble), load the contexts file if any (``load_contexts``), close the previous current round and
-    make the new one current. Any error undoes all of it.
-
-    Args:
-        task: the task.
-        description: shown with the round.
-        models: one or more ready ``RegisteredModel`` of this task.
-        contexts_file: optional JSONL or CSV file object (see ``load_contexts``).
-        contexts_format: ``"jsonl"`` or ``"csv"``; taken from ``contexts_file.name`` when omitted.
-
-    Returns:
-        ``(round, report)``; the report is empty when no file was given.
-
-    Raises:
-        TaskError: no model given, or a model of another task or not ready.
-        ContextFileError: the contexts file cannot be read as a whole.
-    """
-    # Round targets are the registry's table; this orchestration is the one place where the base app
-    # calls up into models_registry, imported here to keep the module graph one-way at import time.
-    from models_registry.services import ModelRegistryError, set_round_targets
-
-    if not models:
-        raise TaskError("Choose at least one target model for the new round.")
-    # Lock the task: two owners starting a round at once get rounds N+1 and N+2, not a clash.
-    locked = Task.objects.select_for_update().get(pk=task.pk)
-    last = Round.objects.filter(task=locked).order_by("-number").values_list("number", flat=True).first()
-    round_ = Round.objects.create(task=locked, number=(last or 0) + 1, description=description.strip())
-    try:
-        set_round_targets(round=round_, models=list(models))
-    except ModelRegistryError as exc:
-        raise TaskError(f"Target models: {exc}.") from exc
-    report = ContextLoadReport()
-    if contexts_file is not None:
-        fmt = contexts_format or format_from_name(getattr(contexts_file, "name", "") or "")
-        report = load_contexts(round_=round_, fileobj=contexts_file, fmt=fmt)
-    previous = locked.current_round
-    if previous is not None and previous.pk != round_.pk:
-        close_round(round_=previous)
-    set_current_round(task=locked, round_=round_)
-    task.current_round = round_
-    return round_, report

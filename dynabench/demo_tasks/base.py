@@ -8,7 +8,7 @@ from pathlib import Path
 
 from leaderboards.services_training import train_target_for_rounds
 from models_registry.models import RegisteredModel, RoundTarget
-from models_registry.services import set_round_targets
+from models_registry.round_targets import set_round_targets
 from tasks.models import Task
 from tasks.services import close_round, ensure_builtin_task, ensure_round, set_current_round
 

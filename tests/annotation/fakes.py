@@ -11,7 +11,7 @@ import pytest
 
 from models_registry import inference
 from models_registry.models import RegisteredModel
-from models_registry.services import set_round_targets
+from models_registry.round_targets import set_round_targets
 
 
 def rule_label(text: str) -> str:

@@ -87,7 +87,7 @@ def test_ensemble_rule_combines_per_model_verdicts(
 ):
     """Two models: the first follows the rule (right on 'I hate you' as hateful), the second always says
     not-hateful (wrong). One of two wrong: any -> fooled, all -> not, majority (strict) -> not."""
-    from models_registry.services import set_round_targets
+    from models_registry.round_targets import set_round_targets
 
     first = make_stand_in(hate_task, hate_round, "first")
     second = make_stand_in(hate_task, hate_round, "second")

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from models_registry import inference
-from models_registry.inference import clear_cache, files_identity, get_classifier
+from models_registry.inference import clear_cache, get_classifier
+from models_registry.model_files import files_identity
 from tests.tiny_models import build_tiny_classifier
 
 TEXTS = ["I hate 🐷 people", "what a nice day 🌹", "they should go back home"]

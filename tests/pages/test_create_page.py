@@ -326,7 +326,7 @@ def test_started_from_another_form_is_ignored(client, annotator, password, rule_
 def test_a_form_served_in_round_1_and_sent_after_round_2_opened_is_not_stored(
     client, annotator, password, hate_round, rule_model
 ):
-    from models_registry.services import set_round_targets
+    from models_registry.round_targets import set_round_targets
     from tasks.services import ensure_round, set_current_round
 
     client.login(username=annotator.username, password=password)

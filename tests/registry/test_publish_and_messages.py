@@ -12,7 +12,8 @@ from django.urls import reverse
 from safetensors.torch import load_file, save_file
 
 from models_registry import inference
-from models_registry.inference import clear_cache, without_server_paths
+from models_registry.inference import clear_cache
+from models_registry.model_files import without_server_paths
 from models_registry.models import RegisteredModel
 from models_registry.services import (
     register_endpoint_model,

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from annotation.models import Example
 from models_registry import inference
-from models_registry.services import set_round_targets
+from models_registry.round_targets import set_round_targets
 from tasks.models import Context
 from tests.annotation.fakes import rule_predict
 

@@ -9,8 +9,8 @@ import pytest
 
 from annotation.importers.common import ImportReport
 from annotation.models import Example
-from leaderboards.importers.dynasent import FILES, import_dynasent, read_dynasent
 from dynabench.metrics import perf_function
+from leaderboards.importers.dynasent import FILES, import_dynasent, read_dynasent
 from tasks.config import SENTIMENT_CONFIG, TaskConfig
 from tasks.models import Context
 from tasks.rules import model_wrong

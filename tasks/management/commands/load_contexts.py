@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from tasks.context_files import FORMATS
+from tasks.context_files import FORMATS, format_from_name
 from tasks.models import Round
-from tasks.services import ContextFileError, format_from_name, load_contexts
+from tasks.services import ContextFileError, load_contexts
 
 
 class Command(BaseCommand):
