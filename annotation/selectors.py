@@ -12,7 +12,7 @@ from tasks.models import Round, Task
 
 from .models import Example
 
-# Retracted examples count in neither numerator nor denominator of MER (DOMAIN.md, "MER").
+# Retracted examples count in neither numerator nor denominator of MER (docs/domain.md, "MER and vMER").
 # Imported examples were written against another platform's models: no target of ours answered them
 # live, so they are counted apart and stay out of MER and vMER.
 _WRITTEN_HERE = ~Q(examples__source=Example.Source.IMPORTED)
@@ -29,7 +29,7 @@ _FLAGGED = _LIVE & (Q(examples__status=Example.Status.FLAGGED) | Q(examples__is_
 
 @dataclass(frozen=True)
 class RoundCounts:
-    """Statistics of one round (DOMAIN.md, "MER").
+    """Statistics of one round (docs/domain.md, "MER and vMER").
 
     ``collected`` counts examples written on the platform and not retracted; ``fooling`` those with
     ``model_wrong`` true; ``verified`` the model-fooling ones settled ``validated_correct``;

@@ -1,5 +1,5 @@
 """Evaluate one registered model on one dataset: perf, per-tag accuracy, throughput, memory, fairness,
-robustness (Dynaboard, Ma et al. 2021; DOMAIN.md "Fairness and robustness").
+robustness (Dynaboard, Ma et al. 2021; docs/domain.md, "Fairness and robustness").
 
 ``evaluate_model_on_dataset(model, dataset)`` returns an ``Evaluation``; the job in
 ``leaderboards.jobs`` stores it on the ``Score``. Predictions come from ``models_registry.inference``;
