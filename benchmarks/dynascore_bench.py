@@ -1,4 +1,5 @@
-"""Dynascore for 200 models on 10 scoring datasets (issue 4 aims for under 100 ms).
+"""Dynascore for 200 models on 10 scoring datasets; the aim is under 100 ms: the leaderboard computes
+it on every request, with the viewer's weights.
 
 Run:  .venv/bin/python benchmarks/dynascore_bench.py [--models 200] [--datasets 10] [--repeats 50] [--seed 0]
 

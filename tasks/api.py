@@ -1,4 +1,4 @@
-"""API views of tasks, rounds and contexts (issue 5). Thin: reads go through ``tasks.selectors`` and
+"""API views of tasks, rounds and contexts (README.md, "API"). Thin: reads go through ``tasks.selectors`` and
 ``annotation.selectors`` (round statistics, as the task page shows them)."""
 
 from __future__ import annotations
