@@ -10,7 +10,7 @@ from tasks.json import UnicodeJSONEncoder
 
 
 class Example(models.Model):
-    """What an annotator wrote in a round against a context (DOMAIN.md, "Example").
+    """What an annotator wrote in a round against a context (docs/domain.md, "Example").
 
     ``inputs`` maps the task's input field names to text; ``target`` holds the target field's value
     (a label string, or ``{"answer": str, "answer_start": int}`` for spans). ``model_wrong`` is

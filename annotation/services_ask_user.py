@@ -1,6 +1,6 @@
 """The ``ask_user`` model-wrong rule: the author says whether the model got their example wrong.
 
-With ``ask_user`` (DOMAIN.md, "Model-wrong rules") the server cannot compare the model's answer with the
+With ``ask_user`` (docs/domain.md, "Model-wrong rules") the server cannot compare the model's answer with the
 target, so an example is stored with ``model_wrong=None`` and its author, shown the model's answer on
 the outcome page, answers once. Only the author, only for an ``ask_user`` task, only once the model
 answered: the verdict is still decided on the server's terms, never posted with the example itself.

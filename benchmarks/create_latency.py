@@ -84,8 +84,8 @@ def run(args, settings, Client) -> None:
     from models_registry.inference import get_classifier
     from models_registry.modeling import classifier_from_backbone
     from models_registry.preprocessing import DEFAULT_PREPROCESSING
-    from models_registry.services import register_local_model
     from models_registry.round_targets import set_round_targets
+    from models_registry.services import register_local_model
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 
     statements = load_statements(Path(settings.DYNABENCH_DATA_DIR), args.n + args.warmup)

@@ -1,12 +1,14 @@
-"""Dynascore for 200 models on 10 scoring datasets (issue 4 aims for under 100 ms).
+"""Dynascore for 200 models on 10 scoring datasets; the aim is under 100 ms: the leaderboard computes
+it on every request, with the viewer's weights.
 
 Run:  .venv/bin/python benchmarks/dynascore_bench.py [--models 200] [--datasets 10] [--repeats 50] [--seed 0]
 
 Values are random but seeded: perf, fairness and robustness uniform in [0, 1], throughput uniform in
 [10, 2000] examples/s, memory uniform in [0.1, 12] GiB; one model in ten lacks one dataset's score
-(incomplete, as on a real leaderboard). Dataset weights uniform in [0.5, 5]; metric weights DOMAIN.md's
-defaults (perf 4, others 1). ``leaderboards.dynascore.compute_dynascore`` (pure Python, no database)
-is timed ``--repeats`` times after one warm-up call; the median, best and worst are printed in ms.
+(incomplete, as on a real leaderboard). Dataset weights uniform in [0.5, 5]; metric weights the
+defaults of docs/domain.md, "Dynascore" (perf 4, others 1). ``leaderboards.dynascore.compute_dynascore``
+(pure Python, no database) is timed ``--repeats`` times after one warm-up call; the median, best and
+worst are printed in ms.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""Throughput of the platform's evaluator vs a plain ``transformers`` batch loop (issue 4, part 7).
+"""Throughput of the platform's evaluator vs a plain ``transformers`` batch loop.
 
-Run:  /work/venv-probe/bin/python benchmarks/evaluator_throughput.py [--n 3425] [--repeats 3]
+Run:  .venv/bin/python benchmarks/evaluator_throughput.py [--n 3425] [--repeats 3]
           [--database-url URL]
 
 A throwaway test database is created (``setup_databases``) and dropped at the end. HateCheck is

@@ -1,21 +1,73 @@
 """Settings for dynabench, read from the environment (django-environ).
 
 Every value that differs between the demo, a test run and a deployment comes from an environment
-variable (or a ``NAME_FILE`` variable that points at a file holding it, for secrets). Nothing else
-in the code base reads ``os.environ`` for configuration.
+variable. Each variable below can instead be given as ``NAME_FILE``, the path of a file holding the
+value (``environ.FileAwareEnv``; the file wins over ``NAME``); that is meant for secrets, and only
+``SECRET_KEY`` and ``DYNABENCH_EXPORT_KEY`` are stripped of a trailing newline. ``.env.example`` at
+the repository root lists the same variables with their defaults; nothing loads a ``.env`` file
+automatically, so export the variables (or let the process manager do it).
 
-Variables:
-    DEBUG              strict boolean, default off.
-    SECRET_KEY         required unless DEBUG is on (then a fixed development key is used).
-    DATABASE_URL       default: an SQLite file ``var/db.sqlite3`` for the one-command demo;
-                       PostgreSQL (``postgres://user@host:port/name``, through psycopg) everywhere else.
-    ALLOWED_HOSTS      comma separated; default ``127.0.0.1,localhost``.
-    DYNABENCH_DATA_DIR where the real datasets live; default ``../shared/data`` beside the checkout.
-    DYNABENCH_MODEL_DIR where trained models are saved; default ``var/models``.
-    DYNABENCH_JOBS_SYNC run django-q2 jobs inline (tests, demo set-up); default off.
-    DYNABENCH_EXPORT_KEY key of the pseudonymous annotator ids in exports; default derived from SECRET_KEY.
-    DYNABENCH_MODEL_UPLOAD_MAX_BYTES largest model zip, and largest total unzipped size; default 1 GiB.
-    DYNABENCH_ENDPOINT_TIMEOUT_SECONDS timeout of one call to a remote inference endpoint; default 10.
+Types: *bool* is on for ``1``, ``true``, ``yes``, ``y``, ``on``, ``ok`` (any case) or any non-zero
+integer, and off for anything else; *list* is comma separated, with no spaces after the commas.
+
+Core:
+    DEBUG              bool, default off. Development mode: Django's debug pages, a fixed development
+                       SECRET_KEY allowed, static files served from the apps without ``collectstatic``.
+    SECRET_KEY         str, required unless DEBUG is on (then a fixed development key is used).
+                       The demo sets ``SECRET_KEY_FILE=var/secret_key``.
+    ALLOWED_HOSTS      list, default ``127.0.0.1,localhost``. Host names this site answers to.
+    CSRF_TRUSTED_ORIGINS list, default empty. Origins (``https://host``) trusted for form posts,
+                       needed behind an HTTPS proxy.
+    DATABASE_URL       URL, default an SQLite file ``$DYNABENCH_VAR_DIR/db.sqlite3`` for the one-command
+                       demo; PostgreSQL (``postgres://user@host:port/name``, through psycopg) everywhere else.
+    LOG_LEVEL          str, default ``INFO``. Level of the root logger (console); SQL stays at WARNING.
+    EMAIL_BACKEND      str, default ``django.core.mail.backends.console.EmailBackend`` (mail is printed).
+
+Files:
+    DYNABENCH_VAR_DIR  path, default ``var/`` in the checkout. Holds the SQLite database, the trained and
+                       uploaded models (unless DYNABENCH_MODEL_DIR says otherwise), collected static
+                       files, media and the demo password.
+    DYNABENCH_DATA_DIR path, default ``../shared/data`` beside the checkout. Where the real datasets are
+                       read from (the importers' ``--data-dir`` default; ``docs/datasets.md``).
+    DYNABENCH_MODEL_DIR path, default ``$DYNABENCH_VAR_DIR/models``. Where models are saved: trained ones
+                       in ``<task slug>/<name>/``, uploaded and hub ones in ``<task slug>/<uuid>/``.
+
+Limits and behaviour:
+    DYNABENCH_VALIDATION_CLAIM_SECONDS int, default 600. How long an example served to a validator stays
+                       reserved for them (docs/domain.md, "Validation queue").
+    DYNABENCH_CREATE_RATE str, default ``120/min``. Throttle on example creation through the API, per
+                       user (a DRF rate: ``N/sec``, ``N/min``, ``N/hour``, ``N/day``); over it, 429.
+    DYNABENCH_MODEL_UPLOAD_MAX_BYTES int, default 1073741824 (1 GiB). Largest model zip, and largest
+                       total unzipped size.
+    DYNABENCH_ENDPOINT_TIMEOUT_SECONDS float, default 10. Timeout of one call to a remote inference
+                       endpoint.
+    DATA_UPLOAD_MAX_MEMORY_SIZE int, default 2621440 (2.5 MiB, Django's default). Largest request body
+                       Django reads into memory (file uploads excepted).
+    DYNABENCH_EXPORT_KEY str, default derived from SECRET_KEY. Key of the pseudonymous annotator and
+                       validator ids in exports (docs/export-format.md); changing it (or, while it is
+                       unset, SECRET_KEY) changes every pseudonym.
+
+Background jobs (django-q2):
+    DYNABENCH_JOB_WORKERS int, default 1. Worker processes of ``manage.py qcluster``.
+    DYNABENCH_JOBS_SYNC bool, default off. Run jobs inline in the calling process (tests, demo set-up)
+                       instead of queueing them for the cluster.
+
+Read elsewhere (not through this module):
+    DEMO_PASSWORD      the password of the demo accounts, read by ``manage.py setup_demo`` (``os.environ``,
+                       so no ``_FILE`` form); ``--password`` wins over it. Unset: the password remembered
+                       in ``$DYNABENCH_VAR_DIR/demo_password``, else a new one.
+    DJANGO_SETTINGS_MODULE default ``dynabench.settings`` (``manage.py``, ``wsgi.py``, ``asgi.py``).
+    DYNABENCH_HOST, DYNABENCH_PORT  where ``scripts/demo.sh`` serves; default ``127.0.0.1`` and ``8000``.
+    DEMO_ARGS          arguments ``scripts/demo.sh`` passes to ``setup_demo`` (e.g. ``--tasks sentiment``);
+                       when set, the whole set-up runs before serving. The script also sets DEBUG (default
+                       0 there), SECRET_KEY_FILE, HF_HUB_OFFLINE=1 and TRANSFORMERS_OFFLINE=1.
+    HF_HUB_OFFLINE, TRANSFORMERS_OFFLINE  read by huggingface_hub and transformers: no network access to
+                       the model hub; a model registered by hub id then fails its check at once with a
+                       message (``models_registry.hub``). The demo, ``scripts/manage.sh`` and the tests
+                       set them.
+    PYTHON, DATABASE_URL, PYTEST_ARGS  for the Makefile: the interpreter that creates ``.venv`` (default
+                       ``python3``), the database of ``make test`` and ``make lint`` (default
+                       ``postgres://postgres@127.0.0.1:5432/dynabench``) and extra pytest arguments.
 """
 
 import hashlib
@@ -161,7 +213,7 @@ MEDIA_ROOT = VAR_DIR / "media"
 # Request bodies: a statement is at most a few thousand characters; nothing legitimate needs more.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
 
-# The JSON API (issue 5): token auth for tools, session auth for the browser; page-number pagination;
+# The JSON API (README.md, "API"): token auth for tools, session auth for the browser; page-number pagination;
 # errors as JSON with field messages; a throttle on example creation set by DYNABENCH_CREATE_RATE.
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

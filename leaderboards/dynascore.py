@@ -1,11 +1,11 @@
-"""Dynascore (Ma et al. 2021, "Dynaboard", NeurIPS; DOMAIN.md "Dynascore"): pure Python, no Django.
+"""Dynascore (Ma et al. 2021, "Dynaboard", NeurIPS; docs/domain.md, "Dynascore"): pure Python, no Django.
 
 Inputs, per model m, scoring dataset d and metric j, a value s_mdj (missing values allowed); dataset
 weights w_d >= 0; metric weights ω_j >= 0; the memory ceiling M in GiB. Metrics are named ``perf``
 (the task's perf metric, in [0, 1]), ``throughput`` (examples/s), ``memory`` (GiB), ``fairness`` and
 ``robustness`` (consistencies in [0, 1]); any other name is treated as higher-is-better.
 
-The five steps, exactly as DOMAIN.md:
+The five steps, exactly as docs/domain.md, "Dynascore":
 
 1. x_mj = Σ_d w̃_d s_mdj, with w̃ the dataset weights normalised to sum 1.
 2. Higher is better everywhere: x'_mj = x_mj, except memory: x'_m,memory = M - x_m,memory.
@@ -15,7 +15,7 @@ The five steps, exactly as DOMAIN.md:
 4. ω̃_j = ω_j / Σ_k ω_k.
 5. Dynascore_m = Σ_j ω̃_j x'_mj / AMRS_j.
 
-Decisions (where DOMAIN.md leaves a choice):
+Decisions (where those steps leave a choice):
 
 * **Missing scores.** A dataset with weight 0 is ignored. If a model lacks metric j on some
   positive-weight dataset, its x_mj is the weighted mean over the datasets it has, with their weights

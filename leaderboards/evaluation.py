@@ -1,5 +1,5 @@
 """Evaluate one registered model on one dataset: perf, per-tag accuracy, throughput, memory, fairness,
-robustness (Dynaboard, Ma et al. 2021; DOMAIN.md "Fairness and robustness").
+robustness (Dynaboard, Ma et al. 2021; docs/domain.md, "Fairness and robustness").
 
 ``evaluate_model_on_dataset(model, dataset)`` returns an ``Evaluation``; the job in
 ``leaderboards.jobs`` stores it on the ``Score``. Predictions come from ``models_registry.inference``;
@@ -46,9 +46,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from models_registry.inference import InferenceError, get_classifier, predict, texts_for_inputs
-from models_registry.models import RegisteredModel
-
 from dynabench.metrics import (
     accuracy,
     consistency,
@@ -59,6 +56,9 @@ from dynabench.metrics import (
     squad_exact_match,
     squad_f1,
 )
+from models_registry.inference import InferenceError, get_classifier, predict, texts_for_inputs
+from models_registry.models import RegisteredModel
+
 from .models import Dataset
 from .perturbations import KINDS
 from .services import ensure_perturbed_dataset

@@ -290,9 +290,9 @@ def _queue_after_commit(score_ids: Sequence[int]) -> None:
 
 
 def evaluable_datasets(task_ids: Sequence[int] | None = None, *, include_hidden: bool = False):
-    """Datasets models are evaluated on automatically: scoring and standard ones (issue 4: "every
-    ready model on every scoring and standard dataset"), never the perturbed copies (read while
-    evaluating their source dataset).
+    """Datasets models are evaluated on automatically: scoring and standard ones, so that every ready
+    model has a score on each of them (docs/datasets.md, "Evaluation"), never the perturbed copies
+    (read while evaluating their source dataset).
 
     Hidden datasets (the round train splits: most of the examples, ranked nowhere) are left out of the
     automatic evaluations; they cost the demo a third of its evaluation time for figures only owners

@@ -8,7 +8,7 @@ from django.db.models import Q
 
 
 class Dataset(models.Model):
-    """A set of labelled items a model is evaluated on (DOMAIN.md, "Scoring dataset").
+    """A set of labelled items a model is evaluated on (docs/domain.md, "Scoring dataset").
 
     Round datasets are built from a round's settled examples; static test sets (HateCheck,
     HatemojiCheck) and imported sets keep their own items in ``DatasetItem``.

@@ -2,7 +2,8 @@
 
 Pure Python. ``perturb(text, kind, seed=..., item_id=...)`` returns the perturbed text, which may be
 the text itself when nothing applies (an item with no demographic word has no fairness variant); the
-caller skips those items (DOMAIN.md: "Examples that a perturbation leaves unchanged are skipped").
+caller skips those items (docs/domain.md, "Fairness and robustness": "Examples that a perturbation
+leaves unchanged are skipped").
 
 Determinism: every item gets its own ``random.Random(seed + stable_hash(item_id))`` where
 ``stable_hash`` is the first 8 bytes of SHA-256 of the item id, so the output depends only on

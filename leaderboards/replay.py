@@ -5,7 +5,7 @@ that round's target models exactly as on the create page (``annotation.services.
 ``source=replay``). The fooling rate of the replayed rows is their MER against the round's targets.
 
 Input format: HatemojiBuild CSV (``entry_id, text, label_gold, round.base, split, ...``; see
-``shared/data/README.md``). Only ``entry_id``, ``text`` and ``label_gold`` are required;
+docs/datasets.md, "The source files"). Only ``entry_id``, ``text`` and ``label_gold`` are required;
 ``round.base`` and ``split`` are needed only to filter on them.
 """
 

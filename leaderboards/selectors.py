@@ -1,9 +1,10 @@
 """Reads for the leaderboard and model pages: visible models, scoring datasets, the computed table.
 
-Visibility (DOMAIN.md, issue 4): a published model is visible to everyone; an unpublished one only to
-its owner, the task's owners and superusers. An anonymous model is shown to everyone else as
-"Anonymous model N" (N: its position among the task's anonymous models by id, so it does not move when
-others are published). Hidden datasets are not shown to non-owners; only scoring datasets are ranked.
+Visibility (docs/domain.md, "Visibility"): a published model is visible to everyone; an unpublished
+one only to its owner, the task's owners and superusers. An anonymous model is shown to everyone else
+as "Anonymous model N" (N: its position among the task's anonymous models by id, so it does not move
+when others are published). Hidden datasets are not shown to non-owners; only scoring datasets are
+ranked.
 
 ``build_leaderboard`` returns a plain, JSON-ready dict (also what a snapshot stores), so the live page
 and a frozen snapshot are rendered by the same template.
@@ -36,9 +37,10 @@ METRIC_LABELS = {
 
 #: Metrics that cannot be measured for a kind of model (``RegisteredModel.source``), with the reason
 #: shown in its row. A remote endpoint's memory lives on a machine we cannot see: the evaluation stores
-#: ``memory = None`` for it, and no value is invented. Following DOMAIN.md ("a model missing a score is
-#: shown as incomplete, never silently dropped"; dynascore.py "Missing scores"), such a model has no
-#: Dynascore while memory counts (weight > 0 and AMRS defined); with the memory weight at 0 it has one.
+#: ``memory = None`` for it, and no value is invented. Following docs/domain.md, "Dynascore" ("a model
+#: missing a score is shown as incomplete, never silently dropped"; dynascore.py "Missing scores"), such
+#: a model has no Dynascore while memory counts (weight > 0 and AMRS defined); with the memory weight at
+#: 0 it has one.
 NOT_MEASURABLE = {
     RegisteredModel.Source.ENDPOINT: {"memory": "memory not measurable for remote endpoints"},
 }
@@ -76,7 +78,8 @@ def leaderboard_metrics(task: Task) -> list[str]:
 
 
 def default_metric_weights(task: Task) -> dict[str, float]:
-    """The task config's ``default_metric_weights`` for each leaderboard metric (else DOMAIN.md's 4/1/1/1/1)."""
+    """The task config's ``default_metric_weights`` for each leaderboard metric (else the defaults of
+    docs/domain.md, "Dynascore": perf 4, the others 1)."""
     configured = task.cfg.raw.get("default_metric_weights") or {}
     return {
         m: float(configured.get(m, DEFAULT_METRIC_WEIGHTS.get(m, 1.0))) for m in leaderboard_metrics(task)

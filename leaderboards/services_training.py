@@ -22,8 +22,8 @@ from django.utils import timezone
 
 from annotation.models import Example
 from models_registry.models import RegisteredModel
-from models_registry.services import register_local_model
 from models_registry.round_targets import set_round_targets
+from models_registry.services import register_local_model
 from tasks.models import Round, Task
 
 from .models import Dataset

@@ -1,4 +1,4 @@
-"""API views of tasks, rounds and contexts. Thin: reads go through ``tasks.selectors`` and
+"""API views of tasks, rounds and contexts (README.md, "API"). Thin: reads go through ``tasks.selectors`` and
 ``tasks.round_stats`` (round statistics, as the task page shows them)."""
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ class RoundDetail(generics.RetrieveAPIView):
 class NextContext(APIView):
     """The context the caller should write their next example on, in the task's current round.
 
-    Strategies (DOMAIN.md, "Context serving"): ``least_used`` (default; fewest examples written on it,
+    Strategies (docs/domain.md, "Context serving"): ``least_used`` (default; fewest examples written on it,
     random among equals), ``uniform`` (random), ``least_fooled`` (fewest model-fooling examples).
     ``tags`` (comma-separated) serves only contexts with one of those tags. 404 when the task has no
     context fields, no open current round, or no (matching) context. Signed-in, unblocked callers.

@@ -12,7 +12,7 @@ from .json import UnicodeJSONEncoder
 
 
 class Task(models.Model):
-    """A benchmark problem defined by its config (DOMAIN.md, "Task")."""
+    """A benchmark problem defined by its config (docs/domain.md, "Task")."""
 
     slug = models.SlugField(max_length=60, unique=True)
     name = models.CharField(max_length=200)

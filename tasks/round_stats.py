@@ -3,7 +3,7 @@
 Examples are the annotation app's table, which sits above this one. These reads reach it through the
 round's reverse relation (``Round.examples``) and its model class (``examples_model()``), never by an
 import, so the task page, the round API and the round admin, which live here, can show the figures.
-Definitions: docs/domain.md, "MER".
+Definitions: docs/domain.md, "MER and vMER" and "Statistics".
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _filters() -> dict[str, Q]:
 
 @dataclass(frozen=True)
 class RoundCounts:
-    """Statistics of one round (docs/domain.md, "MER").
+    """Statistics of one round (docs/domain.md, "MER and vMER").
 
     ``collected`` counts examples written on the platform and not retracted; ``fooling`` those with
     ``model_wrong`` true; ``verified`` the model-fooling ones settled ``validated_correct``;

@@ -1,4 +1,5 @@
-"""Model-wrong rules (DOMAIN.md): decided on the server, never trusted from the client."""
+"""Model-wrong rules, decided on the server, never trusted from the client (docs/domain.md,
+"Model-wrong rules")."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ def label_model_wrong(*, intended_label: str, model_label: str) -> bool:
 
 def span_model_wrong(*, target, output: dict, threshold: float) -> bool:
     """``string_f1``: the model is wrong when the SQuAD F1 (v1.1 normalisation, word overlap) of its
-    answer against the annotator's answer is below ``threshold`` (default 0.4; DOMAIN.md).
+    answer against the annotator's answer is below ``threshold`` (default 0.4).
 
     With several reference answers (an imported item's ``answers``) the best F1 counts, as in SQuAD.
 

@@ -43,7 +43,7 @@ def next_context(
     rng: random.Random | None = None,
     tags: list[str] | None = None,
 ) -> Context | None:
-    """The context to show the next annotator of ``round_`` (DOMAIN.md, "Context serving").
+    """The context to show the next annotator of ``round_`` (docs/domain.md, "Context serving").
 
     Strategies:
         ``least_used``: a context with the fewest examples written on it, random among equals. A context

@@ -80,7 +80,8 @@ class RoundStatisticsSerializer(serializers.Serializer):
     """A round's figures, as on the task page (``tasks.round_stats.RoundCounts``).
 
     ``examples`` are those written on the platform and not retracted; MER = fooling / examples;
-    vMER = validated_fooling / examples (DOMAIN.md); both null when no example was collected.
+    vMER = validated_fooling / examples (docs/domain.md, "MER and vMER"); both null when no example was
+    collected.
     """
 
     examples = serializers.IntegerField(source="collected")

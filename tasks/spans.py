@@ -1,4 +1,4 @@
-"""Answer spans of a passage, in code points (extractive QA; DOMAIN.md "Example").
+"""Answer spans of a passage, in code points (extractive QA; docs/domain.md, "Example").
 
 A span target is stored as ``{"answer": str, "answer_start": int}`` where ``answer_start`` is a
 **code-point** offset into the stored passage: a Python ``str`` index, so that

@@ -101,8 +101,8 @@ def tiny_model_dir(tmp_path) -> Path:
 def tiny_registered_model(hate_task, hate_round, tiny_model_dir):
     """A ready RegisteredModel ("tiny-target") of hate_task, the (only) target of hate_round."""
     from models_registry.inference import clear_cache
-    from models_registry.services import register_local_model
     from models_registry.round_targets import set_round_targets
+    from models_registry.services import register_local_model
 
     model = register_local_model(
         task=hate_task,

@@ -106,8 +106,8 @@ def tiny_qa_model_dir(tmp_path) -> Path:
 def tiny_qa_registered_model(qa_task, qa_round, tiny_qa_model_dir):
     """A ready RegisteredModel ("tiny-qa") of ``qa``, the only target of ``qa_round``."""
     from models_registry.inference import clear_cache
-    from models_registry.services import register_local_model
     from models_registry.round_targets import set_round_targets
+    from models_registry.services import register_local_model
 
     model = register_local_model(
         task=qa_task,

@@ -7,7 +7,7 @@ from django.db import models
 
 
 class Validation(models.Model):
-    """One validator's verdict on one example (DOMAIN.md, "Validation")."""
+    """One validator's verdict on one example (docs/domain.md, "Validation")."""
 
     class Verdict(models.TextChoices):
         CORRECT = "correct", "Correct"

@@ -19,7 +19,7 @@ from tasks.models import Round, Task
 
 from .models import Validation, ValidationClaim
 
-# The settled status a verdict stands for (DOMAIN.md, "Quorum").
+# The settled status a verdict stands for (docs/domain.md, "Quorum").
 STATUS_OF_VERDICT: dict[str, str] = {
     Validation.Verdict.CORRECT: Example.Status.VALIDATED_CORRECT,
     Validation.Verdict.INCORRECT: Example.Status.VALIDATED_INCORRECT,
@@ -199,7 +199,7 @@ def validations_of(example: Example) -> QuerySet[Validation]:
 
 @dataclass(frozen=True)
 class AnnotatorRoundStats:
-    """One person's work in one round (DOMAIN.md; issue 3, "Statistics").
+    """One person's work in one round (docs/domain.md, "Statistics").
 
     ``submitted``: examples they wrote there (not retracted, not imported); ``fooling``: of those,
     model-fooling; ``verified_fooling``: model-fooling and settled ``validated_correct``;

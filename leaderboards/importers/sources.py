@@ -1,12 +1,13 @@
 """Where the hate-speech data comes from: upstream repositories pinned to a commit, and their files.
 
 The one table of download URLs (used by ``manage.py fetch_datasets``) and of licence and source
-strings (stored on the datasets). Commits and licences are those named in ``shared/data/README.md``.
+strings (stored on the datasets). Commits and licences are those the data folder's README names
+(docs/datasets.md, "The source files").
 
-``sha256`` is the hash of the *upstream* file. The copies in ``shared/data`` had rows held back, so
-their hashes differ and cannot stand in; the upstream hashes could not be computed offline. They are
-``None`` until someone fetches with ``--trust-first-fetch`` on a machine with internet, checks the
-files, and pastes the printed hashes here ("fill on first verified fetch").
+``sha256`` is the hash of the *upstream* file. The copies in the data folder (``DYNABENCH_DATA_DIR``)
+had rows held back, so their hashes differ and cannot stand in; the upstream hashes could not be
+computed offline. They are ``None`` until someone fetches with ``--trust-first-fetch`` on a machine
+with internet, checks the files, and pastes the printed hashes here ("fill on first verified fetch").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The API contract (issue 5, "Contract"): schemathesis against ``/api/schema/`` on a live server.
+"""The API contract: schemathesis against ``/api/schema/`` on a live server.
 
 Every operation of the served OpenAPI schema gets ``MAX_EXAMPLES`` generated requests (hypothesis,
 derandomised, no deadline), the schema's own examples first. Each request is sent by a role drawn from

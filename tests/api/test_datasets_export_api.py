@@ -1,4 +1,4 @@
-"""Datasets (hidden ones for task owners only) and the streamed export (issue 5, part B)."""
+"""Datasets (hidden ones for task owners only) and the streamed export."""
 
 from __future__ import annotations
 

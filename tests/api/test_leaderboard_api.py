@@ -1,4 +1,4 @@
-"""``GET /api/tasks/{slug}/leaderboard/``: the page's table, custom weights, field errors (issue 5)."""
+"""``GET /api/tasks/{slug}/leaderboard/``: the page's table, custom weights, field errors."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The model API: cards and their visibility, zip uploads, predictions (issue 5, part B)."""
+"""The model API: cards and their visibility, zip uploads, predictions."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from annotation.importers.hatemoji_build import parse_target_list
 from annotation.models import Example
 
 # Counted once by hand from the shared files (csv module, per round.base / split / label_gold) and
-# checked against shared/data/README.md: R5 1,006 hateful / 988 not and R6 983 / 983 (all splits
+# checked against the data folder's README: R5 1,006 hateful / 988 not and R6 983 / 983 (all splits
 # present); R7 is upstream 976 / 976 minus the 196 held-out test rows.
 # (round, split, label) -> count
 EXPECTED = {

@@ -1,4 +1,4 @@
-"""Dynascore against values computed by hand (DOMAIN.md "Dynascore", leaderboards/dynascore.py).
+"""Dynascore against values computed by hand (docs/domain.md, "Dynascore"; leaderboards/dynascore.py).
 
 Common set-up of the hand cases: datasets D1 (weight 1) and D2 (weight 3), so w̃ = (0.25, 0.75);
 metrics perf, throughput (examples/s), memory (GiB) with weights 2, 1, 1, so ω̃ = (0.5, 0.25, 0.25);
@@ -178,8 +178,9 @@ def test_bad_weights_raise(weights, message):
 
 
 def test_200_models_10_datasets_match_the_formula_step_by_step():
-    """Dynascore of 200 random models on 10 datasets against DOMAIN.md's steps written out plainly
-    (exact resolutions). Its speed is measured by ``benchmarks/dynascore_bench.py``, not here."""
+    """Dynascore of 200 random models on 10 datasets against the steps of docs/domain.md,
+    "Dynascore", written out plainly (exact resolutions). Its speed is measured by
+    ``benchmarks/dynascore_bench.py``, not here."""
     rng = random.Random(0)
     datasets = [f"d{i}" for i in range(10)]
     metrics = ["perf", "throughput", "memory", "fairness", "robustness"]

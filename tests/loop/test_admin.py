@@ -282,7 +282,8 @@ def _train_form_text(client, task) -> str:
 
 
 def test_train_form_says_what_the_task_is_measured_on(owner_client, owner, hate_task, hate_round, other_task):
-    # Issue 6 leftover: the page said "their test splits and HateCheck" for every task.
+    # Regression: the page once said "their test splits and HateCheck" for every task, whatever its
+    # datasets.
     _dataset(hate_task, "hatecheck", "HateCheck")
     _dataset(hate_task, "round-1-test", "Round 1 test", kind="round", access="scoring")
     _dataset(hate_task, "hatemoji-check", "HatemojiCheck")

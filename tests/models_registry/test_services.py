@@ -8,9 +8,9 @@ import pytest
 
 from models_registry.inference import clear_cache
 from models_registry.models import RegisteredModel, RoundTarget
+from models_registry.round_targets import set_round_targets
 from models_registry.selectors import target_models_for_round
 from models_registry.services import ModelRegistryError, register_local_model
-from models_registry.round_targets import set_round_targets
 from models_registry.weights import count_parameters
 from tests.tiny_models import build_tiny_classifier
 

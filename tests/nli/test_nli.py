@@ -19,8 +19,8 @@ from leaderboards.importers.anli import import_anli, read_anli
 from leaderboards.services import build_round_datasets
 from models_registry.inference import get_classifier, predict
 from models_registry.models import RegisteredModel
-from models_registry.services import register_local_model
 from models_registry.round_targets import set_round_targets
+from models_registry.services import register_local_model
 from tasks.config import NLI_CONFIG, TaskConfig
 from tasks.models import Context
 from tasks.rules import model_wrong

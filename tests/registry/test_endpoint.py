@@ -18,8 +18,8 @@ from models_registry.endpoints import (
 )
 from models_registry.inference import InferenceError, predict
 from models_registry.models import RegisteredModel
-from models_registry.services import register_endpoint_model
 from models_registry.round_targets import set_round_targets
+from models_registry.services import register_endpoint_model
 
 LABELS = ["hateful", "not-hateful"]
 

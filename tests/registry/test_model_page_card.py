@@ -1,5 +1,5 @@
 """The model page's "Figures" list holds measured figures only; preprocessing and the target round are
-card facts (issue 4, tester's defect 5)."""
+card facts (a tester found them mixed in one list)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""New registrations are unpublished, and failure messages name no server path or folder (issue 4, 2)."""
+"""New registrations are unpublished (docs/domain.md, "Visibility"), and failure messages name no server
+path or folder (they are shown to the model's owner and must not reveal the server's layout)."""
 
 from __future__ import annotations
 

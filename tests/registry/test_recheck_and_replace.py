@@ -1,5 +1,5 @@
 """A refused upload cannot be re-checked (its reason stays), and a fixed zip under the same name replaces
-a failed model of the same owner (issue 4, tester's defect 4)."""
+a failed model of the same owner (a tester found neither held)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """A model whose weights do not fill its architecture, or whose id2label has gaps, fails its check.
 
 transformers 5 fills missing weights with random numbers and only prints a "MISSING" load report; the
-registry reads the same report (``output_loading_info=True``) and refuses such a model (issue 4,
-tester's defects 1 and 3).
+registry reads the same report (``output_loading_info=True``) and refuses such a model (a tester
+found both kinds accepted).
 """
 
 from __future__ import annotations

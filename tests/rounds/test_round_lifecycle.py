@@ -12,10 +12,10 @@ from django.urls import reverse
 
 from annotation.services import ExampleError, create_example
 from models_registry.models import RegisteredModel
+from models_registry.round_targets import start_next_round
 from models_registry.selectors import target_models_for_round
 from tasks.models import Context, Round, Task
 from tasks.services import TaskError, close_round
-from models_registry.round_targets import start_next_round
 
 from .conftest import stand_in
 

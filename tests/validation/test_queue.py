@@ -1,4 +1,5 @@
-"""The validation queue: each rule of DOMAIN.md in isolation, ordering, and claims."""
+"""The validation queue: each rule of docs/domain.md, "Validation queue", in isolation, ordering,
+and claims."""
 
 from __future__ import annotations
 
