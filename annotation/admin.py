@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.http import StreamingHttpResponse
 from django.utils.text import Truncator
 
-from tasks.admin import TaskOwnedAdmin
+from dynabench.admin_extensions import extend_admin
+from tasks.admin import TaskOwnedAdmin, only_one_owned_task
+from tasks.models import Round, Task
 
+from .exports import CONTENT_TYPES, export_filename, iter_export
 from .models import Example, Prediction
 
 
@@ -121,42 +125,6 @@ class ExampleAdmin(TaskOwnedAdmin):
     # What the annotator wrote and what the models said is the record; only the bookkeeping is editable.
     readonly_fields = [f for f in fields if f not in EXAMPLE_EDITABLE_FIELDS]
 
-    actions = ["settle_correct", "settle_incorrect", "settle_flagged"]
-
-    def _settle(self, request, queryset, verdict: str) -> None:
-        """Owner verdict on each selected example through the validation service (it checks ownership)."""
-        # Imported here, not at the top: validation sits above annotation and imports it; the admin is
-        # presentation, so it may call the service that settles examples and keeps the counts.
-        from validation.services import VerdictError, submit_validation
-
-        settled, refused = 0, []
-        for example in queryset.select_related("round__task"):
-            try:
-                outcome = submit_validation(
-                    example=example, validator=request.user, verdict=verdict, owner_mode=True
-                )
-            except VerdictError as exc:
-                refused.append(
-                    f"example {example.pk}: " + " ".join(m for ms in exc.errors.values() for m in ms)
-                )
-            else:
-                settled += outcome.settled
-        self.message_user(request, f"Settled {settled} example(s) as {verdict}.", messages.SUCCESS)
-        if refused:
-            self.message_user(request, "Not settled: " + "; ".join(refused[:20]), messages.WARNING)
-
-    @admin.action(description="Settle as validated correct (owner verdict)")
-    def settle_correct(self, request, queryset):
-        self._settle(request, queryset, "correct")
-
-    @admin.action(description="Settle as validated incorrect (owner verdict)")
-    def settle_incorrect(self, request, queryset):
-        self._settle(request, queryset, "incorrect")
-
-    @admin.action(description="Settle as flagged (owner verdict)")
-    def settle_flagged(self, request, queryset):
-        self._settle(request, queryset, "flagged")
-
     @admin.display(description="Inputs")
     def has_add_permission(self, request, obj=None):
         # Examples come from the create page (which runs the target models), imports and replays;
@@ -166,3 +134,54 @@ class ExampleAdmin(TaskOwnedAdmin):
     def short_inputs(self, obj) -> str:
         text = " | ".join(str(v) for v in (obj.inputs or {}).values())
         return Truncator(text).chars(80)
+
+
+# --- Example exports on the Task and Round admins (extensions of tasks.admin) ---------------------
+
+
+def _export_response(task: Task, rounds: list[Round] | None, fmt: str) -> StreamingHttpResponse:
+    response = StreamingHttpResponse(iter_export(task, rounds, fmt=fmt), content_type=CONTENT_TYPES[fmt])
+    response["Content-Disposition"] = f'attachment; filename="{export_filename(task, rounds, fmt)}"'
+    return response
+
+
+def _export_tasks(modeladmin, request, queryset, fmt: str):
+    task = only_one_owned_task(modeladmin, request, list(queryset))
+    return None if task is None else _export_response(task, None, fmt)
+
+
+def _export_rounds(modeladmin, request, queryset, fmt: str):
+    rounds = list(queryset.select_related("task"))
+    task_ids = {r.task_id for r in rounds}
+    if len(task_ids) != 1:
+        modeladmin.message_user(request, "Select rounds of one task.", level=messages.ERROR)
+        return None
+    task = rounds[0].task
+    if not task.is_owner(request.user):
+        modeladmin.message_user(request, "Only the task's owners can export.", level=messages.ERROR)
+        return None
+    return _export_response(task, rounds, fmt)
+
+
+@admin.action(description="Export the task's examples (JSONL)")
+def export_task_jsonl(modeladmin, request, queryset):
+    return _export_tasks(modeladmin, request, queryset, "jsonl")
+
+
+@admin.action(description="Export the task's examples (CSV)")
+def export_task_csv(modeladmin, request, queryset):
+    return _export_tasks(modeladmin, request, queryset, "csv")
+
+
+@admin.action(description="Export the selected rounds' examples (JSONL)")
+def export_rounds_jsonl(modeladmin, request, queryset):
+    return _export_rounds(modeladmin, request, queryset, "jsonl")
+
+
+@admin.action(description="Export the selected rounds' examples (CSV)")
+def export_rounds_csv(modeladmin, request, queryset):
+    return _export_rounds(modeladmin, request, queryset, "csv")
+
+
+extend_admin(Task, actions=[export_task_jsonl, export_task_csv])
+extend_admin(Round, actions=[export_rounds_jsonl, export_rounds_csv])

@@ -15,10 +15,10 @@ import json
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation.exports import pseudonym
 from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
 from dynabench.api.lookups import MAX_ID
 from dynabench.api.queries import NO_NUL_PATTERN
-from leaderboards.exports import pseudonym
 from tasks import selectors as task_selectors
 from tasks.models import Task
 

@@ -107,9 +107,10 @@ def run(args, settings) -> None:
 
     from leaderboards.evaluation import DEFAULT_BATCH_SIZE
     from leaderboards.importers.static_sets import HATECHECK_SET, import_static_set
-    from leaderboards.jobs import request_evaluations, run_evaluation_job
+    from leaderboards.jobs import run_evaluation_job
     from leaderboards.models import Dataset, DatasetItem, Score
     from leaderboards.perturbations import KINDS
+    from leaderboards.scheduling import request_evaluations
     from leaderboards.services import ensure_perturbed_dataset
     from models_registry import modeling  # noqa: F401  (registers the classifier with the Auto classes)
     from models_registry.inference import get_classifier

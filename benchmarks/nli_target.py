@@ -3,11 +3,11 @@
 Run:  .venv/bin/python benchmarks/nli_target.py [--recipe quick|finetune] [--pooling pair|mean]
           [--seed 0] [--check N] [--output DIR]
 
-No database: the pairs are read with the importer's own functions (``leaderboards.importers.anli``:
+No database: the pairs are read with the importer's own functions (``annotation.importers.anli``:
 ``read_anli`` and the split rule of ``docs/datasets.md``: rounds 1-2 dev files 90% train / 10% dev with
 the test files as test, round 3's dev file 60/10/30), and each target is trained with
 ``models_registry.training.train_classifier`` on the union of its rounds' train splits with the union of
-their dev splits for model selection, as ``leaderboards.services_training.train_target_for_rounds``
+their dev splits for model selection, as ``leaderboards.training.targets.train_target_for_rounds``
 does. Test accuracy is measured on rounds 1, 2 and 3's test splits (1,000 / 1,000 / 307 pairs; round 3's
 is 30% of its dev file).
 
@@ -52,8 +52,8 @@ def main() -> None:
     from django.conf import settings
     from transformers import AutoTokenizer
 
+    from annotation.importers.anli import read_anli
     from annotation.importers.common import ImportReport
-    from leaderboards.importers.anli import read_anli
     from models_registry.inference import get_classifier
     from models_registry.modeling import MeanPoolClassifier
     from models_registry.preprocessing import preprocess_all

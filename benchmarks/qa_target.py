@@ -3,10 +3,10 @@
 Run:  .venv/bin/python benchmarks/qa_target.py [--recipe quick|finetune] [--seed 0]
           [--max-train N] [--set KEY=VALUE ...] [--dev N] [--test N] [--output DIR] [--model DIR]
 
-No database: the questions are read with the importer's own functions (``leaderboards.importers.squad``:
+No database: the questions are read with the importer's own functions (``annotation.importers.squad``:
 ``squad_rows`` and the article split of ``docs/datasets.md``), the model is trained with
 ``models_registry.qa_training.train_qa_model`` exactly as the demo trains it (dev F1 / EM on a seeded
-sample of ``--dev`` dev questions, 300 by default as in ``services_qa_training``), then served with the
+sample of ``--dev`` dev questions, 300 by default as in ``leaderboards.training.span``), then served with the
 platform's ``SpanPredictor`` on the test articles' questions and scored with the SQuAD v1.1 metrics
 (max over every reference answer). Prints the training time, the CPU seconds it used (less swayed by
 other processes than wall time, though not immune: on this 2-core machine the same run's CPU seconds
@@ -62,7 +62,7 @@ def main() -> None:
     from django.conf import settings
 
     from annotation.importers.common import ImportReport
-    from leaderboards.importers.squad import SQUAD_DIR, SQUAD_FILE, read_squad, squad_rows
+    from annotation.importers.squad import SQUAD_DIR, SQUAD_FILE, read_squad, squad_rows
     from models_registry.qa_inference import SpanPredictor
     from models_registry.qa_training import QAItem, score_predictions, train_qa_model
 

@@ -8,7 +8,7 @@ Procedure (all in a throwaway test database, created and dropped; models in a te
   2. Train the demo's three targets with the quick recipe (``train_target_for_rounds``, as
      ``train_target_model`` does): minilm-quick-r1 (round 1's training split), -r1-2, -r1-2-3.
   3. For each target, open a fresh round whose only target it is, and replay into it, with
-     ``leaderboards.replay.replay_file`` (the ``replay_round`` command's service, which calls
+     ``leaderboards.training.replay.replay_file`` (the ``replay_round`` command's service, which calls
      ``create_example`` as the create page does), the examples of source round 5 and 6 from the test
      split (test.csv) and of source round 7 from the dev split (validation.csv: the shared copy holds no
      round-7 test rows). Training used only the train splits; the quick recipe chose its regularisation
@@ -73,8 +73,8 @@ def run(args) -> None:
     from django.conf import settings
 
     from annotation.importers import import_hatemoji_build
-    from leaderboards.replay import replay_file
-    from leaderboards.services_training import train_target_for_rounds
+    from leaderboards.training.replay import replay_file
+    from leaderboards.training.targets import train_target_for_rounds
     from models_registry.round_targets import set_round_targets
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 

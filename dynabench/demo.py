@@ -18,16 +18,16 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from leaderboards.jobs import (
+from leaderboards.jobs import run_evaluation_job
+from leaderboards.models import Score
+from leaderboards.scheduling import (
     EVALUATION_INTERRUPTED,
     fail_interrupted_evaluations,
-    fail_interrupted_training_jobs,
     pending_evaluations,
     retry_evaluations,
-    run_evaluation_job,
 )
-from leaderboards.models import Score
 from leaderboards.services import build_round_datasets
+from leaderboards.training.requests import fail_interrupted_training_jobs
 from tasks.models import Task
 
 from .demo_tasks import demo_tasks

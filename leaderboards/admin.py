@@ -1,7 +1,7 @@
 """Admin for datasets, their items and scores, and training jobs (task owners see their tasks' rows).
 
-Also adds the loop's actions to the Task and Round admins: "Train the next round's target" and the
-example exports (streamed downloads, task owners only).
+Also adds the loop's action to the Task admin: "Train the next round's target"
+(``dynabench.admin_extensions``).
 """
 
 from __future__ import annotations
@@ -11,21 +11,25 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.db import transaction
 from django.db.models import Count
-from django.http import StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
 from dynabench.admin_extensions import extend_admin
-from tasks.admin import TaskOwnedAdmin
+from leaderboards.scheduling import retry_evaluations
+from leaderboards.training.planning import (
+    RECIPES,
+    TargetTrainingError,
+    check_model_name_syntax,
+    default_model_name,
+)
+from leaderboards.training.requests import check_training_name, request_training
+from tasks.admin import TaskOwnedAdmin, only_one_owned_task
 from tasks.models import Round, Task
 
-from .exports import CONTENT_TYPES, export_filename, iter_export
-from .jobs import check_training_name, request_training, retry_evaluations
 from .models import Dataset, DatasetItem, Score, TrainingJob
 from .selectors import auto_eval_datasets, card_eval_datasets
-from .services_training import RECIPES, TargetTrainingError, check_model_name_syntax, default_model_name
 
 #: The name help text, without angle brackets: the admin renders model help texts as HTML.
 NAME_HELP = "Registered model name; blank: minilm-{recipe}-r{rounds}, e.g. minilm-quick-r1-2."
@@ -278,20 +282,10 @@ class TrainNextTargetForm(forms.Form):
         return data
 
 
-def _only_one_task(modeladmin, request, tasks: list[Task]) -> Task | None:
-    if len(tasks) != 1:
-        modeladmin.message_user(request, "Select exactly one task.", level=messages.ERROR)
-        return None
-    if not tasks[0].is_owner(request.user):
-        modeladmin.message_user(request, "Only the task's owners can do this.", level=messages.ERROR)
-        return None
-    return tasks[0]
-
-
 @admin.action(description="Train the next round's target")
 def train_next_round_target(modeladmin, request, queryset):
     """Intermediate form (rounds, recipe, name, promote), then a queued ``TrainingJob``."""
-    task = _only_one_task(modeladmin, request, list(queryset.select_related("current_round")))
+    task = only_one_owned_task(modeladmin, request, list(queryset.select_related("current_round")))
     if task is None:
         return None
     if "apply" in request.POST:
@@ -339,49 +333,4 @@ def train_next_round_target(modeladmin, request, queryset):
     return TemplateResponse(request, "leaderboards/admin/train_next_target.html", context)
 
 
-def _export_response(task: Task, rounds: list[Round] | None, fmt: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(iter_export(task, rounds, fmt=fmt), content_type=CONTENT_TYPES[fmt])
-    response["Content-Disposition"] = f'attachment; filename="{export_filename(task, rounds, fmt)}"'
-    return response
-
-
-def _export_tasks(modeladmin, request, queryset, fmt: str):
-    task = _only_one_task(modeladmin, request, list(queryset))
-    return None if task is None else _export_response(task, None, fmt)
-
-
-def _export_rounds(modeladmin, request, queryset, fmt: str):
-    rounds = list(queryset.select_related("task"))
-    task_ids = {r.task_id for r in rounds}
-    if len(task_ids) != 1:
-        modeladmin.message_user(request, "Select rounds of one task.", level=messages.ERROR)
-        return None
-    task = rounds[0].task
-    if not task.is_owner(request.user):
-        modeladmin.message_user(request, "Only the task's owners can export.", level=messages.ERROR)
-        return None
-    return _export_response(task, rounds, fmt)
-
-
-@admin.action(description="Export the task's examples (JSONL)")
-def export_task_jsonl(modeladmin, request, queryset):
-    return _export_tasks(modeladmin, request, queryset, "jsonl")
-
-
-@admin.action(description="Export the task's examples (CSV)")
-def export_task_csv(modeladmin, request, queryset):
-    return _export_tasks(modeladmin, request, queryset, "csv")
-
-
-@admin.action(description="Export the selected rounds' examples (JSONL)")
-def export_rounds_jsonl(modeladmin, request, queryset):
-    return _export_rounds(modeladmin, request, queryset, "jsonl")
-
-
-@admin.action(description="Export the selected rounds' examples (CSV)")
-def export_rounds_csv(modeladmin, request, queryset):
-    return _export_rounds(modeladmin, request, queryset, "csv")
-
-
-extend_admin(Task, actions=[train_next_round_target, export_task_jsonl, export_task_csv])
-extend_admin(Round, actions=[export_rounds_jsonl, export_rounds_csv])
+extend_admin(Task, actions=[train_next_round_target])

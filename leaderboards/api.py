@@ -22,12 +22,12 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.exports import CONTENT_TYPES, ExportError, export_filename, iter_export
 from models_registry.serializers import ModelErrorSerializer
 from tasks.models import Round, Task
 from tasks.selectors import task_by_slug
 
 from . import selectors
-from .exports import CONTENT_TYPES, ExportError, export_filename, iter_export
 from .filters import DatasetFilter
 from .forms import parse_leaderboard_query
 from .models import Dataset

@@ -7,6 +7,7 @@ class LeaderboardsConfig(AppConfig):
     verbose_name = "Leaderboards"
 
     def ready(self) -> None:
+        # Imported here as Django requires: models cannot be imported before the app registry is ready.
         from models_registry.models import RegisteredModel
 
         from . import signals

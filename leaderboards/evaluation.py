@@ -3,7 +3,7 @@ robustness (Dynaboard, Ma et al. 2021; docs/domain.md, "Fairness and robustness"
 
 ``evaluate_model_on_dataset(model, dataset)`` returns an ``Evaluation``; the job in
 ``leaderboards.jobs`` stores it on the ``Score``. Predictions come from ``models_registry.inference``;
-torch is imported (through ``leaderboards.working_memory``) only to measure a local model's memory.
+torch is imported (through ``models_registry.working_memory``) only to measure a local model's memory.
 
 How each figure is measured:
 
@@ -21,7 +21,7 @@ How each figure is measured:
 * **memory** (GiB): the model's weights (bytes of its parameters and buffers) plus its inference
   working memory: the peak of live tensor bytes during one ``predict_batch`` of the ``batch_size``
   longest texts of the dataset (by characters; the whole dataset when smaller), tracked operator by
-  operator with a ``TorchDispatchMode`` (``leaderboards.working_memory``). It is deterministic: two
+  operator with a ``TorchDispatchMode`` (``models_registry.working_memory``). It is deterministic: two
   identical models on one dataset get the same figure, whatever ran before in the process. It runs
   after the timed run, so it does not slow the throughput. Kernel scratch space freed within one
   operator and the allocator's slack are not counted. ``metrics["working_memory"]`` keeps that peak
@@ -153,9 +153,10 @@ def longest_batch(texts: list, batch_size: int) -> list:
 def working_memory_bytes(classifier, texts: list, batch_size: int) -> int:
     """Peak live tensor bytes of ``classifier.predict_batch`` on ``longest_batch(texts, batch_size)``.
 
-    Deterministic for a given model, texts and batch size (``leaderboards.working_memory``).
+    Deterministic for a given model, texts and batch size (``models_registry.working_memory``).
     """
-    from .working_memory import peak_live_bytes
+    # Imported here, not at the top: it loads torch, which a web process that only reads scores never needs.
+    from models_registry.working_memory import peak_live_bytes
 
     batch = longest_batch(texts, batch_size)
     weights = [*classifier.model.parameters(), *classifier.model.buffers()]

@@ -13,13 +13,14 @@ and a frozen snapshot are rendered by the same template.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.urls import reverse
 
 from models_registry.models import RegisteredModel
+from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
 from tasks.models import Task
 
 from .dynascore import DEFAULT_MEMORY_CEILING_GIB, DEFAULT_METRIC_WEIGHTS, PERF, compute_dynascore
@@ -115,52 +116,6 @@ def scoring_datasets(task: Task, round_number: int | None = None) -> list[Datase
     if round_number is not None:
         qs = qs.filter(round__number=round_number)
     return list(qs.order_by("round__number", "name", "id"))
-
-
-def models_visible_to(user, task: Task | None = None) -> QuerySet[RegisteredModel]:
-    """Registered models ``user`` may see: published ones, plus their own and those of tasks they own."""
-    qs = RegisteredModel.objects.select_related("task", "owner")
-    if task is not None:
-        qs = qs.filter(task=task)
-    if user.is_authenticated and user.is_superuser:
-        return qs
-    visible = Q(is_published=True)
-    if user.is_authenticated:
-        visible |= Q(owner=user) | Q(task__owners=user)
-    return qs.filter(visible).distinct()
-
-
-def model_visible_to(user, pk) -> RegisteredModel:
-    """The model ``pk`` if ``user`` may see it. Raises ``RegisteredModel.DoesNotExist`` otherwise."""
-    try:
-        pk = int(pk)
-    except (TypeError, ValueError):
-        raise RegisteredModel.DoesNotExist from None
-    return models_visible_to(user).get(pk=pk)
-
-
-def sees_real_identity(user, model: RegisteredModel, task_owner: bool | None = None) -> bool:
-    """Whether ``user`` sees an anonymous model's name and owner (its owner, task owners, superusers).
-
-    ``task_owner``: whether ``user`` owns the model's task, when the caller already knows (saves a query).
-    """
-    if not model.is_anonymous:
-        return True
-    if not user.is_authenticated:
-        return False
-    if model.owner_id == user.pk:
-        return True
-    return model.task.is_owner(user) if task_owner is None else task_owner
-
-
-def anonymous_numbers(task: Task) -> dict[int, int]:
-    """Model id -> N of "Anonymous model N" for the task's anonymous models (1-based, by id)."""
-    ids = (
-        RegisteredModel.objects.filter(task=task, is_anonymous=True)
-        .order_by("pk")
-        .values_list("pk", flat=True)
-    )
-    return {pk: n for n, pk in enumerate(ids, start=1)}
 
 
 def display_name(
@@ -369,12 +324,15 @@ def model_scores(user, model: RegisteredModel) -> list[Score]:
     return list(qs.order_by("dataset__access", "dataset__round__number", "dataset__name"))
 
 
+HATECHECK_SLUG = "hatecheck"
+#: The datasets (by slug) a target trained here is measured on for its model card, when the task has them.
+DEFAULT_EVAL_DATASETS = (HATECHECK_SLUG,)
+
+
 def card_eval_datasets(task: Task) -> list[Dataset]:
     """The datasets, besides the chosen rounds' test splits, on which a target trained here is measured
-    for its model card: those of ``services_training.DEFAULT_EVAL_DATASETS`` (HateCheck) that ``task``
+    for its model card: those of ``DEFAULT_EVAL_DATASETS`` (HateCheck) that ``task``
     has. A span task (extractive QA) is measured on its test splits only. By slug order of that list."""
-    from .services_training import DEFAULT_EVAL_DATASETS
-
     if task.cfg.target_field["type"] == "context_span":
         return []
     found = {d.slug: d for d in Dataset.objects.filter(task=task, slug__in=DEFAULT_EVAL_DATASETS)}
@@ -382,8 +340,22 @@ def card_eval_datasets(task: Task) -> list[Dataset]:
 
 
 def auto_eval_datasets(task: Task) -> list[Dataset]:
-    """The task's datasets every ready model is evaluated on once registered (``jobs.evaluable_datasets``:
+    """The task's datasets every ready model is evaluated on once registered (``evaluable_datasets``:
     scoring and standard, not perturbed or hidden), those with at least one item, by name."""
-    from .jobs import evaluable_datasets
-
     return list(evaluable_datasets([task.pk]).filter(items__isnull=False).distinct().order_by("name", "pk"))
+
+
+def evaluable_datasets(task_ids: Sequence[int] | None = None, *, include_hidden: bool = False):
+    """Datasets models are evaluated on automatically: scoring and standard ones, so that every ready
+    model has a score on each of them (docs/datasets.md, "Evaluation"), never the perturbed copies
+    (read while evaluating their source dataset).
+
+    Hidden datasets (the round train splits: most of the examples, ranked nowhere) are left out of the
+    automatic evaluations; they cost the demo a third of its evaluation time for figures only owners
+    would see. ``include_hidden=True`` is for an owner's explicit request (``manage.py evaluate
+    --dataset SLUG``).
+    """
+    datasets = Dataset.objects.exclude(kind=Dataset.Kind.PERTURBED)
+    if not include_hidden:
+        datasets = datasets.exclude(access=Dataset.Access.HIDDEN)
+    return datasets if task_ids is None else datasets.filter(task_id__in=list(task_ids))

@@ -12,9 +12,9 @@ import re
 
 from rest_framework import serializers
 
+from annotation.exports import FORMATS
 from tasks.models import Task
 
-from .exports import FORMATS
 from .forms import MAX_WEIGHT
 from .models import Dataset
 from .selectors import leaderboard_metrics

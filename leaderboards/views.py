@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from models_registry import inference
+from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
 from tasks.models import Task
 from tasks.selectors import task_by_slug
@@ -166,10 +167,10 @@ def model_detail(request, pk: int):
     404 for a model the user may not see (unpublished, not theirs, not their task's).
     """
     try:
-        model = selectors.model_visible_to(request.user, pk)
+        model = registry_selectors.model_visible_to(request.user, pk)
     except RegisteredModel.DoesNotExist:
         raise Http404("No such model.") from None
-    identity = selectors.sees_real_identity(request.user, model)
+    identity = registry_selectors.sees_real_identity(request.user, model)
     cfg = model.task.cfg
     form, prediction, error = InteractForm(cfg), None, ""
     if request.method == "POST":

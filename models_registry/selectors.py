@@ -42,3 +42,36 @@ def models_visible_to(user, task: Task | None = None) -> QuerySet[RegisteredMode
         visible |= Q(owner=user) | Q(task__owners=user)
     # task__owners joins a many-to-many table: filter ids in a subquery so no row appears twice.
     return qs.filter(pk__in=RegisteredModel.objects.filter(visible).values("pk"))
+
+
+def model_visible_to(user, pk) -> RegisteredModel:
+    """The model ``pk`` if ``user`` may see it. Raises ``RegisteredModel.DoesNotExist`` otherwise."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        raise RegisteredModel.DoesNotExist from None
+    return models_visible_to(user).get(pk=pk)
+
+
+def sees_real_identity(user, model: RegisteredModel, task_owner: bool | None = None) -> bool:
+    """Whether ``user`` sees an anonymous model's name and owner (its owner, task owners, superusers).
+
+    ``task_owner``: whether ``user`` owns the model's task, when the caller already knows (saves a query).
+    """
+    if not model.is_anonymous:
+        return True
+    if not user.is_authenticated:
+        return False
+    if model.owner_id == user.pk:
+        return True
+    return model.task.is_owner(user) if task_owner is None else task_owner
+
+
+def anonymous_numbers(task: Task) -> dict[int, int]:
+    """Model id -> N of "Anonymous model N" for the task's anonymous models (1-based, by id)."""
+    ids = (
+        RegisteredModel.objects.filter(task=task, is_anonymous=True)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    return {pk: n for n, pk in enumerate(ids, start=1)}

@@ -12,7 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dynabench.api.bodies import RejectUnknownFieldsMixin
-from leaderboards.selectors import anonymous_numbers, sees_real_identity
+from models_registry.selectors import anonymous_numbers, sees_real_identity
 from tasks.models import Task
 
 from .models import RegisteredModel

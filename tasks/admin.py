@@ -164,6 +164,20 @@ class RoundInline(admin.TabularInline):
         ).has_view_permission(request)
 
 
+def only_one_owned_task(modeladmin, request, tasks: list[Task]) -> Task | None:
+    """The one task of an admin action's selection, if the user owns it; else None, with a message.
+
+    For actions on tasks that act on one task at a time (train its next target, export its examples).
+    """
+    if len(tasks) != 1:
+        modeladmin.message_user(request, "Select exactly one task.", level=messages.ERROR)
+        return None
+    if not tasks[0].is_owner(request.user):
+        modeladmin.message_user(request, "Only the task's owners can do this.", level=messages.ERROR)
+        return None
+    return tasks[0]
+
+
 @admin.register(Task)
 class TaskAdmin(TaskOwnedAdmin):
     """Tasks: config (validated on save), owners, current round."""

@@ -121,8 +121,8 @@ def test_interrupted_jobs_are_failed_only_when_no_worker_runs(
 
 
 def test_an_evaluation_cut_off_by_a_stop_is_run_again_but_a_real_failure_is_not(db, hate_task, monkeypatch):
-    from leaderboards.jobs import EVALUATION_INTERRUPTED
     from leaderboards.models import Dataset, DatasetItem, Score
+    from leaderboards.scheduling import EVALUATION_INTERRUPTED
     from models_registry.models import RegisteredModel
 
     model = RegisteredModel.objects.create(task=hate_task, name="m", status="ready", is_published=True)

@@ -1,6 +1,6 @@
 """Pieces every importer shares: the report, CSV reading with the quirks of real files, label spelling.
 
-Kept free of any one dataset so the leaderboards importers (static test sets) can use them too.
+Kept free of any one dataset so the round importers here and the static test sets' importer (leaderboards) share them.
 """
 
 from __future__ import annotations

@@ -22,10 +22,9 @@ from annotation.importers.common import (
     normalise_newlines,
     read_csv_rows,
 )
+from dynabench.data_sources import HATECHECK, HATEMOJI, Upstream
 from leaderboards.models import Dataset, DatasetItem
 from tasks.models import Task
-
-from .sources import HATECHECK, HATEMOJI, Upstream
 
 BATCH_SIZE = 1000
 

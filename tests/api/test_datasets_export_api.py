@@ -9,9 +9,9 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
+from annotation.exports import pseudonym
 from annotation.models import Example
 from annotation.services import create_example
-from leaderboards.exports import pseudonym
 from leaderboards.models import Dataset, DatasetItem
 from tasks.services import ensure_round, set_current_round
 from tests.annotation.fakes import rule_predict

@@ -9,8 +9,9 @@ from django.contrib.admin.sites import site
 from django.core.management import call_command
 from django.urls import reverse
 
-from leaderboards.jobs import pending_evaluations, request_evaluations, retry_evaluations, run_evaluation_job
+from leaderboards.jobs import run_evaluation_job
 from leaderboards.models import Dataset, Score
+from leaderboards.scheduling import pending_evaluations, request_evaluations, retry_evaluations
 from models_registry.inference import clear_cache
 from models_registry.models import RegisteredModel
 
@@ -146,10 +147,10 @@ def test_unexpected_exception_is_stored(tiny_registered_model, toy_dataset, monk
 def test_jobs_are_queued_after_commit_through_django_q(
     tiny_registered_model, toy_dataset, django_capture_on_commit_callbacks, monkeypatch
 ):
-    import leaderboards.jobs as jobs
+    import leaderboards.scheduling as scheduling
 
     queued = []
-    monkeypatch.setattr(jobs, "_enqueue_evaluation", queued.append)
+    monkeypatch.setattr(scheduling, "_enqueue_evaluation", queued.append)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         ids = request_evaluations()
     assert queued == []

@@ -9,16 +9,16 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from leaderboards.jobs import (
+from leaderboards.jobs import run_evaluation_job
+from leaderboards.models import Dataset, Score
+from leaderboards.scheduling import (
     EVALUATION_INTERRUPTED,
-    evaluable_datasets,
     fail_interrupted_evaluations,
     pending_evaluations,
     request_evaluations,
     retry_evaluations,
-    run_evaluation_job,
 )
-from leaderboards.models import Dataset, Score
+from leaderboards.selectors import evaluable_datasets
 
 from .conftest import make_dataset
 

@@ -24,4 +24,4 @@ def _no_downloads(monkeypatch):
     def refuse(url: str) -> bytes:
         raise AssertionError(f"a test tried to download {url}")
 
-    monkeypatch.setattr("leaderboards.management.commands.fetch_datasets.download", refuse)
+    monkeypatch.setattr("dynabench.management.commands.fetch_datasets.download", refuse)

@@ -9,8 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Example
-from leaderboards.importers import sources
-from leaderboards.management.commands import fetch_datasets
+from dynabench import data_sources as sources
+from dynabench.management.commands import fetch_datasets
 from leaderboards.models import DatasetItem
 
 

@@ -233,7 +233,7 @@ def test_weights_survive_resubmit_and_resort_exactly(client, board):
 
 
 def test_replay_reads_odd_round_digits_as_no_round(hate_task, rule_model, tmp_path):  # noqa: F811
-    from leaderboards.replay import replay_file
+    from leaderboards.training.replay import replay_file
 
     path = tmp_path / "odd.csv"
     path.write_text(

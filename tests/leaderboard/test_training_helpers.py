@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from leaderboards.services_qa_training import train_qa_target_for_rounds
-from leaderboards.services_training import TargetTrainingError, plan_training, train_into_place
+from leaderboards.training.placement import train_into_place
+from leaderboards.training.planning import TargetTrainingError, plan_training
+from leaderboards.training.span import train_qa_target_for_rounds
 from models_registry.models import RegisteredModel
 from models_registry.training import TrainingError
 from tasks.services import ensure_builtin_task, ensure_round
@@ -89,7 +90,7 @@ def test_the_span_trainer_refuses_a_missing_target_round_as_the_classifier_does(
 
 
 def test_card_description_names_the_models_pooling():
-    from leaderboards.services_training import card_description
+    from leaderboards.training.classifier import card_description
 
     args = {"backbone": "MiniLM", "recipe": "quick", "task_name": "NLI", "rounds": [1, 2]}
     assert card_description(pooling="pair", **args) == (

@@ -9,9 +9,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Example
-from annotation.services import create_example
-from leaderboards.exports import (
+from annotation.exports import (
     FORMAT_VERSION,
     RECORD_KEYS,
     ExportError,
@@ -20,6 +18,8 @@ from leaderboards.exports import (
     pseudonym,
     write_export,
 )
+from annotation.models import Example
+from annotation.services import create_example
 from tasks.services import ensure_round, set_current_round
 from validation.models import Validation
 

@@ -7,8 +7,8 @@ import tracemalloc
 
 import pytest
 
+from annotation.exports import write_export
 from annotation.models import Example, Prediction
-from leaderboards.exports import write_export
 from models_registry.models import RegisteredModel
 from validation.models import Validation
 

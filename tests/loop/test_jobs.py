@@ -12,17 +12,18 @@ from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboards import jobs
-from leaderboards.jobs import request_training, run_training_job
+from leaderboards.jobs import run_training_job
 from leaderboards.models import TrainingJob
-from leaderboards.services_training import TargetTrainingError
+from leaderboards.training import requests as training_requests
+from leaderboards.training.planning import TargetTrainingError
+from leaderboards.training.requests import request_training
 from models_registry.models import RegisteredModel
 from models_registry.selectors import target_models_for_round
 from tasks.services import ensure_round
 
 
 def test_queued_only_after_commit(hate_task, hate_round, django_capture_on_commit_callbacks):
-    with mock.patch.object(jobs, "_enqueue") as enqueue:
+    with mock.patch.object(training_requests, "_enqueue") as enqueue:
         with django_capture_on_commit_callbacks(execute=True) as callbacks:
             job = request_training(task=hate_task, rounds=[1])
             assert enqueue.call_count == 0  # not before the commit
@@ -33,7 +34,7 @@ def test_queued_only_after_commit(hate_task, hate_round, django_capture_on_commi
 def test_nothing_queued_when_the_transaction_rolls_back(
     hate_task, hate_round, django_capture_on_commit_callbacks
 ):
-    with mock.patch.object(jobs, "_enqueue") as enqueue:
+    with mock.patch.object(training_requests, "_enqueue") as enqueue:
         with django_capture_on_commit_callbacks(execute=True) as callbacks:
             with pytest.raises(RuntimeError), transaction.atomic():
                 request_training(task=hate_task, rounds=[1])
@@ -46,7 +47,7 @@ def test_nothing_queued_when_the_transaction_rolls_back(
 def test_enqueue_goes_through_django_q(hate_task, hate_round, settings):
     settings.Q_CLUSTER = {**settings.Q_CLUSTER, "sync": False}
     with mock.patch("django_q.tasks.async_task") as async_task:
-        jobs._enqueue(42)
+        training_requests._enqueue(42)
     args, kwargs = async_task.call_args
     assert args == ("leaderboards.jobs.run_training_job", 42)
     assert kwargs["sync"] is False
@@ -138,7 +139,7 @@ def test_request_checks_rounds_and_recipe(hate_task, hate_round):
 
 def test_command_queue_flag(hate_task, hate_round, django_capture_on_commit_callbacks):
     out = StringIO()
-    with mock.patch.object(jobs, "_enqueue") as enqueue:
+    with mock.patch.object(training_requests, "_enqueue") as enqueue:
         with django_capture_on_commit_callbacks(execute=True):
             call_command(
                 "train_target_model", "--task", "hate-speech", "--rounds", "1", "--queue", stdout=out
@@ -168,7 +169,7 @@ def test_request_refuses_taken_and_invalid_names(hate_task, hate_round, settings
 
 
 def test_request_refuses_a_name_a_pending_job_will_register(hate_task, hate_round):
-    with mock.patch.object(jobs, "_enqueue"):
+    with mock.patch.object(training_requests, "_enqueue"):
         first = request_training(task=hate_task, rounds=[1], name="next")
         with pytest.raises(TargetTrainingError, match=rf"training job #{first.pk} .*next"):
             request_training(task=hate_task, rounds=[1], name="next")
@@ -207,7 +208,7 @@ def test_fail_interrupted_training_jobs(hate_task, hate_round, settings):
         (task_dir / folder / "config.json").write_text("{}")
     (task_dir.parent / "evil").mkdir()
 
-    assert jobs.fail_interrupted_training_jobs(older_than_seconds=3600) == 3
+    assert training_requests.fail_interrupted_training_jobs(older_than_seconds=3600) == 3
     for job in (old, default_named, legacy):
         job.refresh_from_db()
         assert job.status == TrainingJob.Status.FAILED
@@ -226,11 +227,11 @@ def test_fail_interrupted_training_jobs(hate_task, hate_round, settings):
     assert (task_dir.parent / "evil").is_dir()
 
     # At start-up no worker runs: every running job was interrupted.
-    assert jobs.fail_interrupted_training_jobs() == 1
+    assert training_requests.fail_interrupted_training_jobs() == 1
     recent.refresh_from_db()
     assert recent.status == TrainingJob.Status.FAILED
     assert sorted(p.name for p in task_dir.iterdir()) == [".oldish.training-99999999", "old"]
-    assert jobs.fail_interrupted_training_jobs() == 0
+    assert training_requests.fail_interrupted_training_jobs() == 0
 
 
 def test_a_live_jobs_work_directory_is_kept(hate_task, hate_round, settings):
@@ -239,7 +240,7 @@ def test_a_live_jobs_work_directory_is_kept(hate_task, hate_round, settings):
     stale = _running(hate_task, "same", seconds_ago=7200)
     _running(hate_task, "same", seconds_ago=5)
     (task_dir / ".same.training-12345678").mkdir(parents=True)
-    assert jobs.fail_interrupted_training_jobs(older_than_seconds=3600) == 1
+    assert training_requests.fail_interrupted_training_jobs(older_than_seconds=3600) == 1
     stale.refresh_from_db()
     assert stale.status == TrainingJob.Status.FAILED
     assert (task_dir / ".same.training-12345678").is_dir()

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Example
-from leaderboards.replay import ReplayError, client_token_for, replay_file
+from leaderboards.training.replay import ReplayError, client_token_for, replay_file
 from models_registry.inference import get_classifier
 from tasks.services import ensure_round, set_current_round
 

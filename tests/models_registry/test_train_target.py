@@ -10,7 +10,8 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Example
 from leaderboards.models import Dataset, DatasetItem
-from leaderboards.services_training import TargetTrainingError, train_target_for_rounds
+from leaderboards.training.planning import TargetTrainingError
+from leaderboards.training.targets import train_target_for_rounds
 from models_registry.inference import clear_cache
 from models_registry.models import RegisteredModel
 from models_registry.selectors import target_models_for_round
@@ -199,7 +200,7 @@ def test_invalid_names_are_refused_before_anything_is_written(
 
 @pytest.mark.parametrize("name", ["m", "minilm-quick-r1-2", "A.b_c-9", "9" * 100])
 def test_valid_names(name):
-    from leaderboards.services_training import check_model_name_syntax
+    from leaderboards.training.planning import check_model_name_syntax
 
     assert check_model_name_syntax(name) == name
 
@@ -296,7 +297,7 @@ def test_recipes_agree_and_the_command_module_loads_no_torch():
     import subprocess
     import sys
 
-    from leaderboards import services_training
+    from leaderboards.training import planning as services_training
     from models_registry import training
 
     assert services_training.RECIPES == training.RECIPES

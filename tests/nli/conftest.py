@@ -27,7 +27,7 @@ def nli_task(db):
 @pytest.fixture
 def anli_slice(anli_dir, tmp_path):
     """The first 30 rows of each ANLI file (many rows of a round share a premise)."""
-    from leaderboards.importers.anli import FILES
+    from annotation.importers.anli import FILES
     from tests.sentiment.conftest import slice_jsonl_gz
 
     folder = tmp_path / "anli"

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from annotation.exports import iter_records
+from annotation.importers.anli import import_anli, read_anli
 from annotation.importers.common import ImportReport
 from annotation.models import Example, Prediction
 from annotation.services import create_example
 from dynabench.metrics import perf_function
-from leaderboards.exports import iter_records
-from leaderboards.importers.anli import import_anli, read_anli
 from leaderboards.services import build_round_datasets
 from models_registry.inference import get_classifier, predict
 from models_registry.models import RegisteredModel
@@ -134,7 +134,7 @@ def test_the_pair_reaches_the_model_live_in_datasets_and_in_training(
     assert predict(model, [item.inputs])[0]["label"] in LABELS
 
     # Training on rounds 1-2 reads pairs (a tiny backbone instead of MiniLM).
-    from leaderboards.services_training import train_target_for_rounds
+    from leaderboards.training.targets import train_target_for_rounds
 
     trained = train_target_for_rounds(
         task=nli_task, rounds=[1, 2], recipe="quick", name="pair-quick", backbone_path=tiny_backbone_dir
@@ -171,7 +171,7 @@ def test_sentiment_page_shows_its_licence_without_the_non_commercial_warning(cli
 
 
 def test_br_tags_become_newlines():
-    from leaderboards.importers.anli import br_to_newline
+    from annotation.importers.anli import br_to_newline
 
     assert br_to_newline("High Dive<br>Jen climbed.") == "High Dive\nJen climbed."
     assert br_to_newline("a<BR>b<br/>c<br />d<Br  />e") == "a\nb\nc\nd\ne"
@@ -196,7 +196,7 @@ def test_no_br_tag_is_left_in_the_whole_files(anli_dir):
 def _write_anli(folder, rows_by_file):
     import gzip
 
-    from leaderboards.importers.anli import FILES
+    from annotation.importers.anli import FILES
 
     folder.mkdir(parents=True, exist_ok=True)
     for name, _, _ in FILES:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Example
-from leaderboards.services_training import TargetTrainingError, train_target_for_rounds
+from leaderboards.training.planning import TargetTrainingError
+from leaderboards.training.targets import train_target_for_rounds
 from tasks.models import Context
 
 pytestmark = pytest.mark.django_db

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
+from annotation.importers.squad import article_split, import_squad
 from annotation.models import Example
-from leaderboards.importers.squad import article_split, import_squad
 from tasks.models import Context
 
 pytestmark = pytest.mark.django_db

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from annotation.importers.common import ImportReport
+from annotation.importers.dynasent import FILES, import_dynasent, read_dynasent
 from annotation.models import Example
 from dynabench.metrics import perf_function
-from leaderboards.importers.dynasent import FILES, import_dynasent, read_dynasent
 from tasks.config import SENTIMENT_CONFIG, TaskConfig
 from tasks.models import Context
 from tasks.rules import model_wrong
@@ -153,8 +153,8 @@ def test_command_reports_and_is_idempotent(sentiment_task, dynasent_slice, setti
 def test_validator_votes_are_kept_as_counts_never_as_worker_ids(sentiment_task, dynasent_slice, owner):
     from rest_framework.test import APIClient
 
-    from leaderboards.exports import iter_export
-    from leaderboards.importers.dynasent import label_counts
+    from annotation.exports import iter_export
+    from annotation.importers.dynasent import label_counts
 
     folder, records = dynasent_slice
     import_dynasent(task=sentiment_task, data_dir=folder)

@@ -8,8 +8,9 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from leaderboards.jobs import pending_evaluations, run_evaluation_job
+from leaderboards.jobs import run_evaluation_job
 from leaderboards.models import Dataset, Score
+from leaderboards.scheduling import pending_evaluations
 from models_registry.models import RegisteredModel
 from tasks.models import Task
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboards.replay import DEFAULT_REPLAY_USER, ReplayError, replay_file
+from leaderboards.training.replay import DEFAULT_REPLAY_USER, ReplayError, replay_file
 from tasks.models import Task
 
 

@@ -6,14 +6,14 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboards.services_training import (
+from leaderboards.training.planning import (
     MODEL_NAME_RULE,
     RECIPES,
     TargetTrainingError,
     check_model_name_free,
     default_model_name,
-    train_target_for_rounds,
 )
+from leaderboards.training.targets import train_target_for_rounds
 from tasks.models import Task
 
 
@@ -106,8 +106,8 @@ class Command(BaseCommand):
     def _queue(self, task_obj, rounds, recipe, name, target_round, seed, epochs) -> None:
         from django.db import transaction
 
-        from leaderboards.jobs import request_training
         from leaderboards.models import TrainingJob
+        from leaderboards.training.requests import request_training
 
         try:
             with transaction.atomic():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboards.exports import DEFAULT_CHUNK_SIZE, FORMATS, ExportError, write_export
+from annotation.exports import DEFAULT_CHUNK_SIZE, FORMATS, ExportError, write_export
 from tasks.models import Round, Task
 
 

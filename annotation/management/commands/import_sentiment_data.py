@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leaderboards.importers.dynasent import import_dynasent
+from annotation.importers.dynasent import import_dynasent
 
 from ._round_import import RoundImportCommand
 

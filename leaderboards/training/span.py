@@ -1,7 +1,7 @@
 """Train, measure and register a span (extractive QA) target on a task's rounds: the QA counterpart of
-``services_training.train_target_for_rounds``, which hands span tasks over to ``train_qa_target_for_rounds``.
+``classifier.train_classifier_target``; ``targets.train_target_for_rounds`` chooses between them.
 
-Data: the rounds' settled ``validated_correct`` examples (``services_training.training_examples`` /
+Data: the rounds' settled ``validated_correct`` examples (``examples.training_examples`` /
 ``split_examples``): each gives the passage (its context's ``context_field``), the question (the task's
 input field) and the answer span; an imported SQuAD example also has every reference answer
 (``target["answers"]``), used when scoring. Dev F1/EM choose nothing (one run); they are measured on at
@@ -18,19 +18,13 @@ from pathlib import Path
 from django.utils import timezone
 
 from annotation.models import Example
+from models_registry.inference import InferenceError, get_classifier
 from models_registry.models import RegisteredModel
 from tasks.models import Task
 
-from .services_training import (
-    Progress,
-    TargetTrainingError,
-    _say,
-    plan_training,
-    register_trained_target,
-    split_examples,
-    train_into_place,
-    training_examples,
-)
+from .examples import split_examples, training_examples
+from .placement import register_trained_target, train_into_place
+from .planning import Progress, TargetTrainingError, plan_training, say
 
 MAX_DEV_QUESTIONS = 300
 
@@ -90,7 +84,7 @@ def train_qa_target_for_rounds(
     overrides: dict | None = None,
 ) -> RegisteredModel:
     """Train a span model on the rounds' training splits, measure it, register it, optionally make it a
-    round's target. Same naming, directory, replacement and card rules as ``train_target_for_rounds``.
+    round's target. Same naming, directory, replacement and card rules as ``classifier.train_classifier_target``.
 
     The card holds dev and test SQuAD F1 / EM (fractions) per round, the recipe and its settings, sizes
     and training time.
@@ -99,7 +93,7 @@ def train_qa_target_for_rounds(
         TargetTrainingError: a bad or taken name, a missing round, no usable training example, a span
             task without a context field, or a training failure.
     """
-    from models_registry.inference import InferenceError, get_classifier
+    # Imported here, not at the top (as in the two functions above): models_registry.qa_training loads torch.
     from models_registry.qa_training import RECIPES, train_qa_model
 
     if task.cfg.target_field["type"] != "context_span":
@@ -118,9 +112,7 @@ def train_qa_target_for_rounds(
         )
     if len(dev) > MAX_DEV_QUESTIONS:
         dev = random.Random(seed).sample(dev, MAX_DEV_QUESTIONS)
-    _say(
-        progress, f"training a span model on rounds {numbers}: {len(train)} train, {len(dev)} dev ({recipe})"
-    )
+    say(progress, f"training a span model on rounds {numbers}: {len(train)} train, {len(dev)} dev ({recipe})")
 
     result, final_dir = train_into_place(
         task,
@@ -144,9 +136,9 @@ def train_qa_target_for_rounds(
         for r in round_objs:
             items, _ = qa_items(task, split_examples(task, [r], Example.Split.TEST))
             if items:
-                _say(progress, f"scoring round {r.number}'s test split ({len(items):,} questions)…")
+                say(progress, f"scoring round {r.number}'s test split ({len(items):,} questions)…")
                 test[f"round-{r.number}-test"] = _score(predictor, items)
-                _say(progress, f"round {r.number} test: {test[f'round-{r.number}-test']}")
+                say(progress, f"round {r.number} test: {test[f'round-{r.number}-test']}")
     except InferenceError as exc:
         test["error"] = {"message": str(exc)}
 

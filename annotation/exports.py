@@ -6,7 +6,8 @@ memory does not grow with the number of examples. Annotator and validator ids ar
 pseudonyms: HMAC-SHA256 keyed with ``settings.DYNABENCH_EXPORT_KEY`` over (round id, user id), the same
 in every export of that round and different across rounds.
 
-This sits in ``leaderboards`` because it reads examples (annotation) and validations (validation).
+Validations are the validation app's table, above this one: they are read through the reverse relation
+``Example.validations`` (``_validations_model``), never by an import (docs/architecture.md, "Layers").
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from django.db.models import Prefetch, QuerySet
 from annotation.models import Example, Prediction
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
-from validation.models import Validation
 
 FORMAT_VERSION = "1.1"
 FORMATS = ("jsonl", "csv")
@@ -105,11 +105,16 @@ def examples_for_export(task: Task, rounds: Sequence[Round] | None = None) -> Qu
     return qs.order_by("round__number", "id")
 
 
+def _validations_model():
+    """validation's ``Validation`` model, read off the reverse relation ``Example.validations``."""
+    return Example._meta.get_field("validations").related_model
+
+
 def _iterate(qs: QuerySet[Example], chunk_size: int) -> Iterator[Example]:
     predictions = Prediction.objects.order_by("id").only(
         "id", "example_id", "model_id", "status", "label", "output", "model_wrong", "error"
     )
-    validations = Validation.objects.order_by("created_at", "id")
+    validations = _validations_model().objects.order_by("created_at", "id")
     return (
         qs.select_related("round", "context")
         .prefetch_related(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leaderboards.importers.squad import SQUAD_DIR, import_squad
+from annotation.importers.squad import SQUAD_DIR, import_squad
 
 from ._round_import import RoundImportCommand
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leaderboards.importers.anli import import_anli
+from annotation.importers.anli import import_anli
 
 from ._round_import import RoundImportCommand
 

@@ -1,0 +1,89 @@
+"""Putting a trained model in place: train into a work folder, swap it in atomically, register it and
+optionally make it a round's target.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+from models_registry.inference import clear_cache
+from models_registry.models import RegisteredModel
+from models_registry.round_targets import set_round_targets
+from models_registry.services import register_local_model
+from tasks.models import Task
+
+from .planning import Progress, T, TargetTrainingError, TrainingPlan, check_model_name_free, model_dir, say
+
+
+def _swap_into_place(new_dir: Path, final_dir: Path) -> None:
+    """Replace ``final_dir`` by ``new_dir`` so that a failed training never leaves a half-written model."""
+    if final_dir.exists():
+        old = final_dir.with_name(f".{final_dir.name}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(final_dir, old)
+        os.replace(new_dir, final_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(new_dir, final_dir)
+
+
+def train_into_place(task: Task, name: str, train: Callable[[Path], T], *, replace: bool) -> tuple[T, Path]:
+    """Run ``train(work_dir)`` in a fresh work directory next to the model's, then swap it into place.
+
+    The work directory is ``.<name>.training-<8 hex>`` beside ``model_dir(task, name)`` (the glob of
+    ``work_dir_pattern``) and is always removed. Without ``replace`` the name is checked again after
+    training (training takes minutes: another job may have taken it meanwhile). This process's cached
+    model of the final directory is dropped, so it never serves the replaced weights.
+
+    Returns:
+        ``(what train returned, the final directory)``.
+
+    Raises:
+        TargetTrainingError: ``train`` raised ``models_registry.training.TrainingError`` (its message),
+            or the name was taken meanwhile.
+    """
+    # Imported here, not at the top: models_registry.training loads torch.
+    from models_registry.training import TrainingError
+
+    final_dir = model_dir(task, name)
+    final_dir.parent.mkdir(parents=True, exist_ok=True)
+    work_dir = final_dir.with_name(f".{name}.training-{uuid.uuid4().hex[:8]}")
+    try:
+        result = train(work_dir)
+        if not replace:
+            check_model_name_free(task, name)
+        _swap_into_place(work_dir, final_dir)
+    except TrainingError as exc:
+        raise TargetTrainingError(str(exc)) from exc
+    finally:
+        shutil.rmtree(work_dir, ignore_errors=True)
+    # register_local_model clears it again before its check.
+    clear_cache(final_dir)
+    return result, final_dir
+
+
+def register_trained_target(
+    *, task: Task, plan: TrainingPlan, path: Path, card: dict, owner, progress: Progress | None
+) -> RegisteredModel:
+    """Register the trained model ``plan.name`` at ``path`` with its card and, when ready and
+    ``plan.target`` is set, make it that round's only target.
+
+    Registered through ``register_local_model`` with ``is_published`` left to it: a new model that
+    passes its check is published (a platform-trained target belongs on the leaderboard), an existing
+    one (``replace``) keeps its flag.
+
+    Returns:
+        The model, ``ready`` or ``failed`` (then no round target is changed).
+    """
+    say(progress, f"registering {plan.name} (loading and checking it)…")
+    model = register_local_model(task=task, name=plan.name, path=str(path), card=card, owner=owner)
+    if model.status != RegisteredModel.Status.READY:
+        say(progress, f"registration failed: {model.error_message}")
+        return model
+    if plan.target is not None:
+        set_round_targets(round=plan.target, models=[model])
+        say(progress, f"{model.name} is now the target model of round {plan.target.number}")
+    return model
