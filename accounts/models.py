@@ -15,3 +15,10 @@ class User(AbstractUser):
 
     class Meta(AbstractUser.Meta):
         swappable = "AUTH_USER_MODEL"
+
+    @property
+    def can_contribute(self) -> bool:
+        """Whether this user may write examples, validate and register models: an active account that is
+        not blocked. The one definition of that rule; anonymous visitors have no such attribute, so
+        callers check ``is_authenticated`` first (``dynabench.api.permissions.can_contribute``)."""
+        return self.is_active and not self.is_blocked

@@ -18,7 +18,8 @@ from dynabench.api.idempotency import idempotent
 from dynabench.api.lookups import positive_int_or_404
 from dynabench.api.permissions import IsContributorForWrites
 from dynabench.api.throttling import ExampleCreateThrottle
-from tasks.api import SLUG, task_or_404
+from tasks.api import SLUG
+from tasks.selectors import task_or_404
 
 from . import selectors, services
 from .filters import ExampleFilter
@@ -118,7 +119,7 @@ class ExampleListCreate(generics.ListAPIView):
     @idempotent
     def post(self, request, slug: str):
         task = task_or_404(slug)
-        if task.current_round is None or task.current_round.is_closed:
+        if task.open_round is None:
             raise RoundNotOpen()
         body = example_create_serializer(task)(data=request.data, context={"task": task, "request": request})
         body.is_valid(raise_exception=True)

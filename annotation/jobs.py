@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from . import services
+from . import predictions
 
 
 def retry_failed_predictions_job() -> dict:
     """Score examples whose target model failed when they were written (scheduled in the demo).
 
-    Returns the counts of ``services.retry_failed_predictions``: examples, completed, still_failed.
+    Returns the counts of ``predictions.retry_failed_predictions``: examples, completed, still_failed.
     """
-    return services.retry_failed_predictions()
+    return predictions.retry_failed_predictions()

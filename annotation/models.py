@@ -90,6 +90,18 @@ class Example(models.Model):
     def __str__(self) -> str:
         return f"example {self.pk} ({self.round})"
 
+    @staticmethod
+    def model_input_from(inputs: dict, context_data: dict | None) -> dict:
+        """What the target models read of an example: its context's fields (a premise, a passage), then
+        its input fields, by name (an input wins a name clash). The one definition of the model input,
+        for live scoring, round datasets and training alike."""
+        return {**(context_data or {}), **inputs}
+
+    @property
+    def model_input(self) -> dict:
+        """``model_input_from(self.inputs, the context's data)`` (reads ``self.context`` when set)."""
+        return self.model_input_from(self.inputs, self.context.data if self.context_id else None)
+
 
 class Prediction(models.Model):
     """One target model's output on one example: label and probabilities, or answer and score."""

@@ -7,25 +7,25 @@ transaction.
 
 from __future__ import annotations
 
-import logging
-import time
-import unicodedata
 import uuid
-from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from dynabench.text_rules import BIDI_OVERRIDES
-from models_registry import inference
-from tasks import rules, spans
+from dynabench.text_rules import (
+    check_free_text,
+    control_character_message,
+    first_control_character,
+    has_visible_character,
+    normalise_newlines,
+)
+from tasks import spans
 from tasks.config import TaskConfig
 from tasks.models import Context, Round, Task
 
 from . import selectors
 from .models import Example, Prediction
-
-logger = logging.getLogger(__name__)
+from .predictions import example_verdict, model_verdict, prediction_label, prediction_status, run_model
 
 NON_FIELD = "__all__"
 MAX_EXPLANATION_LENGTH = 2000
@@ -64,57 +64,6 @@ class TokenAlreadyUsed(ExampleError):
         super().__init__(errors)
 
 
-def normalise_text(value: str) -> str:
-    """CRLF and lone CR become LF; everything else (emoji, ZWJ, RTL marks) is kept exactly."""
-    return value.replace("\r\n", "\n").replace("\r", "\n")
-
-
-# Characters of a letter/symbol category that nevertheless render as blank space.
-BLANK_LOOKING = frozenset({"\u2800", "\u3164", "\u115f", "\u1160", "\uffa0"})
-_ALLOWED_CONTROLS = frozenset({"\n", "\t"})
-
-
-def first_control_character(value: str) -> str | None:
-    """The first C0/C1 control character (category Cc) other than LF and tab, or bidi override
-    (U+202D, U+202E) of ``value``; None when there is none.
-
-    Call it on normalised text (``normalise_text``): a CR has become LF by then.
-    """
-    for char in value:
-        if char in BIDI_OVERRIDES or (char not in _ALLOWED_CONTROLS and unicodedata.category(char) == "Cc"):
-            return char
-    return None
-
-
-def control_character_message(label: str, char: str) -> str:
-    """The error for a text field that contains the control character or bidi override ``char``."""
-    if char in BIDI_OVERRIDES:
-        return (
-            f"{label} contains U+{ord(char):04X} {unicodedata.name(char)}, which shows the text in another "
-            "order than it is stored; remove it and send again (right-to-left text itself is fine)."
-        )
-    return f"{label} contains the control character U+{ord(char):04X}; remove it and send again."
-
-
-def has_visible_character(value: str) -> bool:
-    """True if ``value`` has a character that shows: a letter, number, punctuation or symbol (emoji).
-
-    Zero-width spaces, joiners, byte-order marks, lone combining marks and blank-looking letters such as
-    U+2800 BRAILLE PATTERN BLANK or U+3164 HANGUL FILLER do not count.
-    """
-    return any(unicodedata.category(char)[0] in "LNPS" and char not in BLANK_LOOKING for char in value)
-
-
-def _check_free_text(value: str, label: str, limit: int) -> str | None:
-    """The one error of an optional free text (explanation, flag reason) already normalised, or None."""
-    char = first_control_character(value)
-    if char is not None:
-        return control_character_message(label, char)
-    if len(value) > limit:
-        return f"{label} is too long: {len(value):,} characters, at most {limit:,} allowed."
-    return None
-
-
 def clean_inputs(
     cfg: TaskConfig, inputs: dict, target, *, context: Context | None = None
 ) -> tuple[dict, object]:
@@ -147,7 +96,7 @@ def clean_inputs(
         if not isinstance(value, str):
             errors.setdefault(name, []).append(f"{label} must be text.")
             continue
-        value = normalise_text(value)
+        value = normalise_newlines(value)
         char = first_control_character(value)
         if char is not None:
             errors.setdefault(name, []).append(control_character_message(label, char))
@@ -211,87 +160,10 @@ def _clean_span(target, spec: dict, context: Context | None, errors: dict) -> ob
     return span.as_target()
 
 
-@dataclass
-class _Outcome:
-    """One model's result on one example, computed before the transaction."""
-
-    model: object
-    output: dict = field(default_factory=dict)
-    error: str = ""
-    latency_ms: float | None = None
-
-    @property
-    def ok(self) -> bool:
-        return not self.error
-
-
-def _run_model(model, model_input: dict) -> _Outcome:
-    """Run one target model on one input; any failure becomes an error message, never an exception."""
-    started = time.perf_counter()
-    try:
-        outputs = inference.predict(model, [model_input])
-        if len(outputs) != 1 or not isinstance(outputs[0], dict):
-            raise inference.InferenceError(f"expected one output, got {outputs!r:.200}")
-        output = _clean_output(outputs[0])
-        return _Outcome(model, output=output, latency_ms=(time.perf_counter() - started) * 1000)
-    except Exception as exc:  # noqa: BLE001 - a crashing model must never lose the annotator's example
-        logger.warning("target model %s failed on an example: %s", model.pk, exc, exc_info=True)
-        message = f"{type(exc).__name__}: {exc}"[:2000]
-        return _Outcome(model, error=message, latency_ms=(time.perf_counter() - started) * 1000)
-
-
-def _clean_output(raw: dict) -> dict:
-    """A model's output as stored: ``{"label", "probabilities"}``, or for a span (QA) model
-    ``{"answer", "answer_start", "score"}`` (the answer's code-point offset into the passage).
-
-    Raises:
-        InferenceError: for an output with neither a label nor a span answer.
-    """
-    if isinstance(raw.get("answer"), str) and isinstance(raw.get("answer_start"), int):
-        return {
-            "answer": raw["answer"],
-            "answer_start": raw["answer_start"],
-            "score": float(raw.get("score", 0.0)),
-        }
-    if "label" not in raw:
-        raise inference.InferenceError(f"expected an output with a label or an answer, got {raw!r:.200}")
-    return {"label": str(raw["label"]), "probabilities": dict(raw.get("probabilities", {}))}
-
-
-def _prediction_label(output: dict) -> str:
-    """What ``Prediction.label`` (100 characters) keeps: the label, or the start of a span answer."""
-    label = output.get("label", output.get("answer", ""))
-    return str(label)[: Prediction._meta.get_field("label").max_length]
-
-
-def _model_input(example_inputs: dict, context: Context | None) -> dict:
-    return {**(context.data if context else {}), **example_inputs}
-
-
-def _verdict(cfg: TaskConfig, target, output: dict) -> bool | None:
-    try:
-        return rules.model_wrong(cfg, target=target, output=output)
-    except ValueError:
-        return None
-
-
-def _example_verdict(cfg: TaskConfig, verdicts: list[bool | None], any_failed: bool) -> bool | None:
-    """The example's model_wrong: None while any model failed or any verdict is undecided."""
-    if any_failed or not verdicts or any(v is None for v in verdicts):
-        return None
-    return rules.ensemble_model_wrong(cfg.ensemble_rule, verdicts)
-
-
-def _status(n_models: int, any_failed: bool) -> str:
-    if n_models == 0:
-        return Example.PredictionStatus.NONE
-    return Example.PredictionStatus.FAILED if any_failed else Example.PredictionStatus.OK
-
-
 def _check_can_write(annotator) -> None:
     if annotator is None or not annotator.is_authenticated:
         raise ExampleError("Log in to write examples.")
-    if getattr(annotator, "is_blocked", False) or not annotator.is_active:
+    if not annotator.can_contribute:
         raise ExampleError("Your account is blocked from writing examples.")
 
 
@@ -318,7 +190,7 @@ def create_example(
 
     ``model_wrong`` is decided here from the models' outputs and the task's rules; nothing the client
     sends can set it. A model that fails leaves the example stored with ``prediction_status`` failed
-    and ``model_wrong`` None, to be completed by ``retry_failed_predictions``.
+    and ``model_wrong`` None, to be completed by ``predictions.retry_failed_predictions``.
 
     Idempotent per ``(annotator, client_token)``: a resubmission (double click, retried POST, or a
     concurrent duplicate) with the same inputs, target and context returns the example already stored;
@@ -354,8 +226,8 @@ def create_example(
 
     cfg = task.cfg
     clean, target = clean_inputs(cfg, inputs, target, context=context)
-    explanation = normalise_text(explanation or "")
-    problem = _check_free_text(explanation, "The explanation", MAX_EXPLANATION_LENGTH)
+    explanation = normalise_newlines(explanation or "")
+    problem = check_free_text(explanation, "The explanation", MAX_EXPLANATION_LENGTH)
     if problem:
         raise ExampleError({"explanation": [problem]})
     if time_taken_ms is not None and time_taken_ms < 0:
@@ -363,10 +235,10 @@ def create_example(
 
     # Inference outside any transaction: no locks are held while the models think.
     models = selectors.target_models_for_round(round_)
-    model_input = _model_input(clean, context)
-    outcomes = [_run_model(m, model_input) for m in models]
+    model_input = Example.model_input_from(clean, context.data if context else None)
+    outcomes = [run_model(m, model_input) for m in models]
 
-    verdicts = [_verdict(cfg, target, o.output) for o in outcomes if o.ok]
+    verdicts = [model_verdict(cfg, target, o.output) for o in outcomes if o.ok]
     any_failed = any(not o.ok for o in outcomes)
     try:
         with transaction.atomic():
@@ -387,8 +259,8 @@ def create_example(
                 inputs=clean,
                 target=target,
                 explanation=explanation,
-                model_wrong=_example_verdict(cfg, verdicts, any_failed),
-                prediction_status=_status(len(models), any_failed),
+                model_wrong=example_verdict(cfg, verdicts, any_failed),
+                prediction_status=prediction_status(len(models), any_failed),
                 source=source,
                 client_token=client_token,
                 time_taken_ms=time_taken_ms,
@@ -400,9 +272,9 @@ def create_example(
                         example=example,
                         model=o.model,
                         status=Prediction.Status.OK if o.ok else Prediction.Status.FAILED,
-                        label=_prediction_label(o.output),
+                        label=prediction_label(o.output),
                         output=o.output,
-                        model_wrong=_verdict(cfg, target, o.output) if o.ok else None,
+                        model_wrong=model_verdict(cfg, target, o.output) if o.ok else None,
                         error=o.error,
                         latency_ms=o.latency_ms,
                     )
@@ -458,8 +330,8 @@ def add_explanation(*, example: Example, user, explanation: str) -> Example:
     locked = _own(example, user)
     if locked.is_retracted:
         raise ExampleError("This example is retracted; it can no longer be explained.")
-    explanation = normalise_text(explanation or "")
-    problem = _check_free_text(explanation, "The explanation", MAX_EXPLANATION_LENGTH)
+    explanation = normalise_newlines(explanation or "")
+    problem = check_free_text(explanation, "The explanation", MAX_EXPLANATION_LENGTH)
     if problem:
         raise ExampleError({"explanation": [problem]})
     locked.explanation = explanation
@@ -497,71 +369,14 @@ def flag_example(*, example: Example, user, reason: str = "") -> Example:
         raise ExampleError("This example is retracted; it can no longer be flagged.")
     if locked.is_flagged_by_annotator:
         raise ExampleError("This example is already flagged for the task owners.")
-    reason = normalise_text(reason or "")
-    problem = _check_free_text(reason, "The reason", MAX_FLAG_REASON_LENGTH)
+    reason = normalise_newlines(reason or "")
+    problem = check_free_text(reason, "The reason", MAX_FLAG_REASON_LENGTH)
     if problem:
         raise ExampleError({"reason": [problem]})
     locked.is_flagged_by_annotator = True
     locked.flag_reason = reason
     locked.save(update_fields=["is_flagged_by_annotator", "flag_reason", "updated_at"])
     return locked
-
-
-def retry_failed_predictions(*, limit: int | None = None) -> dict[str, int]:
-    """Re-run the failed models of examples whose prediction failed, and score those that now succeed.
-
-    Each example's failed predictions are retried outside any transaction; the results are stored
-    under a row lock on the example, so two concurrent retries never double-write (the second one
-    sees the predictions already done and leaves them).
-
-    Returns:
-        ``{"examples": tried, "completed": now scored, "still_failed": still failing}``.
-    """
-    qs = selectors.examples_with_failed_predictions().select_related("round__task", "context")
-    if limit is not None:
-        qs = qs[:limit]
-    counts = {"examples": 0, "completed": 0, "still_failed": 0}
-    for example in list(qs):
-        counts["examples"] += 1
-        failed = list(
-            example.predictions.filter(status=Prediction.Status.FAILED).select_related("model__task")
-        )
-        model_input = _model_input(example.inputs, example.context)
-        outcomes = {p.pk: _run_model(p.model, model_input) for p in failed}
-        if _store_retry(example, outcomes) == Example.PredictionStatus.OK:
-            counts["completed"] += 1
-        else:
-            counts["still_failed"] += 1
-    return counts
-
-
-@transaction.atomic
-def _store_retry(example: Example, outcomes: dict[int, _Outcome]) -> str:
-    locked = Example.objects.select_for_update().select_related("round__task").get(pk=example.pk)
-    cfg = locked.round.task.cfg
-    predictions = list(locked.predictions.select_for_update().order_by("id"))
-    for p in predictions:
-        outcome = outcomes.get(p.pk)
-        if outcome is None or p.status != Prediction.Status.FAILED:
-            continue
-        if outcome.ok:
-            p.status = Prediction.Status.OK
-            p.label = _prediction_label(outcome.output)
-            p.output = outcome.output
-            p.model_wrong = _verdict(cfg, locked.target, outcome.output)
-            p.error = ""
-        else:
-            p.error = outcome.error
-        p.latency_ms = outcome.latency_ms
-        p.save(
-            update_fields=["status", "label", "output", "model_wrong", "error", "latency_ms", "updated_at"]
-        )
-    any_failed = any(p.status == Prediction.Status.FAILED for p in predictions)
-    verdicts = [p.model_wrong for p in predictions if p.status == Prediction.Status.OK]
-    locked.prediction_status = _status(len(predictions), any_failed)
-    locked.model_wrong = _example_verdict(cfg, verdicts, any_failed)
-    locked.save(update_fields=["prediction_status", "model_wrong", "updated_at"])
-    return locked.prediction_status
 
 
 SETTLED_STATUSES = frozenset(

@@ -6,7 +6,6 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Prefetch
-from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -18,17 +17,6 @@ from . import selectors, services
 from .forms import ExampleForm, ExplanationForm, FlagForm
 from .models import Prediction
 from .services_ask_user import awaits_user_verdict, record_user_verdict
-
-
-def _task_or_404(slug: str) -> Task:
-    try:
-        return task_selectors.task_by_slug(slug)
-    except Task.DoesNotExist:
-        raise Http404("No such task.") from None
-
-
-def _collecting(task: Task) -> bool:
-    return task.current_round is not None and not task.current_round.is_closed
 
 
 def _round_changed(task: Task, sent_round: str | None) -> bool:
@@ -66,9 +54,9 @@ def create(request, slug: str):
     submits to the new round), and when the form token was already used for another example (the form
     then gets a fresh token).
     """
-    task = _task_or_404(slug)
+    task = task_selectors.task_or_404(slug)
     cfg = task.cfg
-    collecting = _collecting(task)
+    collecting = task.open_round is not None
     needs_context = bool(cfg.context_fields) and collecting
     # A task whose context fields are all optional (sentiment's prompt) can be written without one.
     context_required = any(not spec.get("optional", False) for spec in cfg.context_fields)
@@ -116,7 +104,7 @@ def create(request, slug: str):
             "task": task,
             "form": form,
             "collecting": collecting,
-            "blocked": request.user.is_blocked,
+            "blocked": not request.user.can_contribute,
             "needs_context": needs_context,
             "context_missing": needs_context and context is None and context_required,
             "served_context": context,

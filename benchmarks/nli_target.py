@@ -57,7 +57,8 @@ def main() -> None:
     from models_registry.inference import get_classifier
     from models_registry.modeling import MeanPoolClassifier
     from models_registry.preprocessing import preprocess_all
-    from models_registry.training import EMBEDDING_CACHE, embed_texts, train_classifier
+    from models_registry.training import train_classifier
+    from models_registry.embeddings import EMBEDDING_CACHE, embed_texts
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", default="quick", choices=["quick", "finetune"])

@@ -17,6 +17,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django_q.models import Schedule
 
 from leaderboards.jobs import run_evaluation_job
 from leaderboards.models import Score
@@ -89,7 +90,6 @@ def _remember(path: Path, password: str) -> None:
 
 def ensure_retry_schedule() -> None:
     """Every 2 minutes the job cluster scores examples whose model failed (``retry_predictions``)."""
-    from django_q.models import Schedule
 
     Schedule.objects.update_or_create(
         name=RETRY_SCHEDULE,

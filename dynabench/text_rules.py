@@ -1,9 +1,11 @@
-"""Rules for text users send, shared by every app: refused characters (example texts, model names) and
-ids typed in a query or form field (ASCII digits only)."""
+"""Rules for text users send, shared by every app: one newline normalisation, refused characters
+(control characters and bidi overrides in example texts, explanations, reasons and model names), what
+counts as a visible character, and ids typed in a query or form field (ASCII digits only)."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 #: Bidi overrides force a display order other than the stored one, so a reader and a model would see
 #: different texts (the "Trojan Source" trick). Marks (U+200E/F, U+061C) and isolates are not here:
@@ -19,4 +21,61 @@ def ascii_id(raw: str | None) -> int | None:
     """``raw`` as an int when it is 1 to 9 ASCII digits (``"12"`` -> 12), else None (never raises)."""
     if isinstance(raw, str) and _ID_PATTERN.fullmatch(raw):
         return int(raw)
+    return None
+
+
+def normalise_newlines(text: str) -> str:
+    """CRLF and lone CR become LF; nothing else changes (emoji, ZWJ, tag characters, RTL marks, spaces).
+
+    The one newline normalisation of the platform: forms post CRLF, files and API clients may send
+    either, and offsets into a passage must mean the same characters everywhere.
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# Characters of a letter/symbol category that nevertheless render as blank space.
+BLANK_LOOKING = frozenset({"\u2800", "\u3164", "\u115f", "\u1160", "\uffa0"})
+
+
+_ALLOWED_CONTROLS = frozenset({"\n", "\t"})
+
+
+def first_control_character(value: str) -> str | None:
+    """The first C0/C1 control character (category Cc) other than LF and tab, or bidi override
+    (U+202D, U+202E) of ``value``; None when there is none.
+
+    Call it on normalised text (``normalise_newlines``): a CR has become LF by then.
+    """
+    for char in value:
+        if char in BIDI_OVERRIDES or (char not in _ALLOWED_CONTROLS and unicodedata.category(char) == "Cc"):
+            return char
+    return None
+
+
+def control_character_message(label: str, char: str) -> str:
+    """The error for a text field that contains the control character or bidi override ``char``."""
+    if char in BIDI_OVERRIDES:
+        return (
+            f"{label} contains U+{ord(char):04X} {unicodedata.name(char)}, which shows the text in another "
+            "order than it is stored; remove it and send again (right-to-left text itself is fine)."
+        )
+    return f"{label} contains the control character U+{ord(char):04X}; remove it and send again."
+
+
+def has_visible_character(value: str) -> bool:
+    """True if ``value`` has a character that shows: a letter, number, punctuation or symbol (emoji).
+
+    Zero-width spaces, joiners, byte-order marks, lone combining marks and blank-looking letters such as
+    U+2800 BRAILLE PATTERN BLANK or U+3164 HANGUL FILLER do not count.
+    """
+    return any(unicodedata.category(char)[0] in "LNPS" and char not in BLANK_LOOKING for char in value)
+
+
+def check_free_text(value: str, label: str, limit: int) -> str | None:
+    """The one error of an optional free text (explanation, flag reason) already normalised, or None."""
+    char = first_control_character(value)
+    if char is not None:
+        return control_character_message(label, char)
+    if len(value) > limit:
+        return f"{label} is too long: {len(value):,} characters, at most {limit:,} allowed."
     return None

@@ -16,7 +16,7 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
-from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -25,7 +25,7 @@ from rest_framework.views import APIView
 from annotation.exports import CONTENT_TYPES, ExportError, export_filename, iter_export
 from models_registry.serializers import ModelErrorSerializer
 from tasks.models import Round, Task
-from tasks.selectors import task_by_slug
+from tasks.selectors import task_or_404
 
 from . import selectors
 from .filters import DatasetFilter
@@ -44,13 +44,6 @@ FIELD_ERRORS = OpenApiResponse(
     response={"type": "object", "additionalProperties": {}},
     description="Bad input: `{parameter or field: [messages]}` (nested for list items), or `{detail}`.",
 )
-
-
-def _task(slug: str) -> Task:
-    try:
-        return task_by_slug(slug)
-    except Task.DoesNotExist:
-        raise NotFound("No such task.") from None
 
 
 def visible_datasets(user):
@@ -167,7 +160,7 @@ class LeaderboardView(APIView):
         responses={200: LeaderboardSerializer, 400: FIELD_ERRORS, 404: ERROR},
     )
     def get(self, request, slug: str):
-        task = _task(slug)
+        task = task_or_404(slug)
         params = leaderboard_params(task, request.query_params)
         table = selectors.build_leaderboard(task, request.user, params)
         table.pop("fork", None)
@@ -202,7 +195,7 @@ class ExportView(APIView):
         },
     )
     def get(self, request, slug: str):
-        task = _task(slug)
+        task = task_or_404(slug)
         if not task.is_owner(request.user):
             raise PermissionDenied("Only the task's owners may export its examples.")
         form = ExportQuerySerializer(data=request.query_params)

@@ -17,7 +17,7 @@ import re
 
 from django import forms
 
-from dynabench.text_rules import ascii_id
+from dynabench.text_rules import ascii_id, normalise_newlines
 from tasks.models import Task
 
 from .models import Dataset
@@ -195,7 +195,7 @@ class InteractForm(forms.Form):
     def clean(self):
         data = super().clean()
         for name in self.cfg.model_input_fields:
-            value = (data.get(name) or "").replace("\r\n", "\n")
+            value = normalise_newlines(data.get(name) or "")
             if name in self.fields and name not in self.errors and not value.strip():
                 self.add_error(name, "Type some text for the model.")
             data[name] = value

@@ -66,12 +66,6 @@ def split_of(example: Example) -> str:
     return example.split if example.split in SPLITS else hash_split(example.pk)
 
 
-def model_input_of(example: Example) -> dict:
-    """What a model reads of an example: its context's fields (if any) and its input fields, by name."""
-    context = example.context.data if example.context_id and example.context else {}
-    return {**(context or {}), **example.inputs}
-
-
 def round_dataset_slug(round_: Round, split: str) -> str:
     """E.g. ``round-1-test``."""
     return f"round-{round_.number}-{split}"
@@ -156,7 +150,7 @@ def build_round_datasets(round_: Round, *, progress: Progress | None = None) -> 
                         example=example,
                         external_id=f"example-{example.pk}",
                         # The model input: the context's fields (an NLI premise) with the example's.
-                        inputs=model_input_of(example),
+                        inputs=example.model_input,
                         target=example.target,
                         tags=list(example.tags or []),
                         metadata={

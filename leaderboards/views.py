@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
+from django.contrib import messages
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 from django.shortcuts import redirect, render
@@ -12,7 +15,7 @@ from models_registry import inference
 from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
 from tasks.models import Task
-from tasks.selectors import task_by_slug
+from tasks.selectors import task_or_404
 
 from . import selectors
 from .charts import bar_chart
@@ -20,13 +23,6 @@ from .forms import ForkForm, InteractForm, NameForm, parse_leaderboard_query, re
 from .models import LeaderboardFork, LeaderboardSnapshot
 from .services_leaderboard import ForkNameTakenError, LeaderboardPermissionError, freeze_snapshot, save_fork
 from .tables import present
-
-
-def _task(slug: str) -> Task:
-    try:
-        return task_by_slug(slug)
-    except Task.DoesNotExist:
-        raise Http404("No such task.") from None
 
 
 def _params(request, task, fork: LeaderboardFork | None = None, query=None):
@@ -72,12 +68,12 @@ def _render_leaderboard(request, task: Task, fork: LeaderboardFork | None = None
 
 def leaderboard(request, slug: str):
     """The task's leaderboard: weights, sort and round from the query string (``forms`` docstring)."""
-    return _render_leaderboard(request, _task(slug))
+    return _render_leaderboard(request, task_or_404(slug))
 
 
 def fork_detail(request, slug: str, fork_slug: str):
     """The leaderboard with a saved weight set as its defaults (the query string still overrides)."""
-    task = _task(slug)
+    task = task_or_404(slug)
     try:
         fork = selectors.fork_of(task, fork_slug)
     except LeaderboardFork.DoesNotExist:
@@ -88,7 +84,7 @@ def fork_detail(request, slug: str, fork_slug: str):
 @require_POST
 def fork_create(request, slug: str):
     """Save the weights posted (same names as the query string) under a name; task owners only."""
-    task = _task(slug)
+    task = task_or_404(slug)
     if not selectors.is_task_owner(request.user, task):
         raise Http404("No such page.")
     form = ForkForm(request.POST)
@@ -116,7 +112,7 @@ def fork_create(request, slug: str):
 @require_POST
 def snapshot_create(request, slug: str):
     """Freeze the table for the posted weights, as a visitor who is not logged in sees it; owners only."""
-    task = _task(slug)
+    task = task_or_404(slug)
     if not selectors.is_task_owner(request.user, task):
         raise Http404("No such page.")
     form = NameForm(request.POST)
@@ -136,9 +132,6 @@ def snapshot_create(request, slug: str):
 
 def _redirect_with_error(request, task, message, posted=None):
     """Back to the leaderboard with ``message``; with ``posted``, showing the posted weights again."""
-    from urllib.parse import urlencode
-
-    from django.contrib import messages
 
     messages.error(request, message)
     url = reverse("leaderboards:leaderboard", args=[task.slug])
@@ -148,7 +141,7 @@ def _redirect_with_error(request, task, message, posted=None):
 
 def snapshot_detail(request, slug: str, pk: int):
     """A frozen leaderboard, exactly as stored."""
-    task = _task(slug)
+    task = task_or_404(slug)
     try:
         snapshot = selectors.snapshot_of(task, pk)
     except LeaderboardSnapshot.DoesNotExist:

@@ -22,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from dynabench.api.idempotency import idempotent
+from dynabench.api.permissions import can_contribute
 
 from . import inference
 from .filters import RegisteredModelFilter
@@ -98,7 +99,7 @@ class ModelListCreateView(generics.ListCreateAPIView):
     )
     @idempotent
     def post(self, request, *args, **kwargs):
-        if getattr(request.user, "is_blocked", False):
+        if not can_contribute(request.user):
             raise PermissionDenied("Blocked users cannot register models.")
         form = ModelUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)

@@ -12,6 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dynabench.api.bodies import RejectUnknownFieldsMixin
+from dynabench.text_rules import normalise_newlines
 from models_registry.selectors import anonymous_numbers, sees_real_identity
 from tasks.models import Task
 
@@ -242,7 +243,7 @@ class PredictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
                 elif len(value) > limit:
                     problems[name] = [f"At most {limit:,} characters (this has {len(value):,})."]
                 else:
-                    row[name] = value.replace("\r\n", "\n")
+                    row[name] = normalise_newlines(value)
             if problems:
                 errors[str(n)] = problems
             cleaned.append(row)

@@ -23,13 +23,10 @@ Both are deterministic given ``seed`` (same data, same machine and thread count,
 from __future__ import annotations
 
 import copy
-import json
 import math
 import random
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,21 +34,27 @@ from typing import Any
 import torch
 from torch import nn
 
-from .model_files import files_identity
+from .embeddings import (
+    EMBED_BATCH_SIZE,
+    EMBEDDING_CACHE,
+    MAX_INPUT_TOKENS,
+    Progress,
+    Text,
+    embed_texts,
+    embedding_scope,
+    encode,
+    length_order,
+    say,
+)
 from .modeling import POOLINGS, MeanPoolClassifier, classifier_from_backbone, parameter_count
 from .preprocessing import DEFAULT_PREPROCESSING, preprocess_all
 from .weights import count_parameters
 
 DEFAULT_BACKBONE_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 RECIPES = ("quick", "finetune")
-MAX_INPUT_TOKENS = 128
 QUICK_L2_GRID = (1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0)
-EMBED_BATCH_SIZE = 64
 WARMUP_FRACTION = 0.1
 WEIGHT_DECAY = 0.01
-
-Text = str | tuple[str, str]
-Progress = Callable[[str], None]
 
 
 class TrainingError(Exception):
@@ -99,167 +102,6 @@ def seed_everything(seed: int) -> None:
     """Seed Python's and torch's random generators."""
     random.seed(seed)
     torch.manual_seed(seed)
-
-
-def _say(progress: Progress | None, message: str) -> None:
-    if progress is not None:
-        progress(message)
-
-
-def _encode(tokenizer, texts: Sequence[Text]) -> dict[str, torch.Tensor]:
-    if texts and isinstance(texts[0], tuple):
-        return tokenizer(
-            [a for a, _ in texts],
-            [b for _, b in texts],
-            truncation=True,
-            max_length=MAX_INPUT_TOKENS,
-            padding=True,
-            return_tensors="pt",
-        )
-    return tokenizer(
-        list(texts), truncation=True, max_length=MAX_INPUT_TOKENS, padding=True, return_tensors="pt"
-    )
-
-
-def _length_order(texts: Sequence[Text]) -> list[int]:
-    return sorted(range(len(texts)), key=lambda i: (len(str(texts[i])), i))
-
-
-class EmbeddingCache:
-    """A bounded, thread-safe, in-process LRU store of frozen-backbone vectors for the quick recipe.
-
-    Targets of one task are often trained in one process on overlapping data (the demo's NLI targets on
-    rounds (1), (1, 2) and (1, 2, 3) embed round 1 three times); with this cache each text is embedded
-    once per process. Keys are ``(scope, text)``: ``scope`` (``embedding_scope``) names the backbone's
-    files (path and ``model_files.files_identity``: size, mtime and inode of config, weights, tokenizer),
-    the preprocessing spec, the pooling and the token limit, and ``text`` is the preprocessed string or
-    (a, b) pair. So a changed backbone, spec, pooling or limit never reuses a vector.
-
-    Bound: the sum over entries of the vector's bytes (float32: 4 x feature_size, 1,536 bytes for
-    MiniLM mean vectors and 6,144 for pair features), the text's characters and ``ENTRY_OVERHEAD``
-    bytes stays at most ``max_bytes`` (least recently used entries leave first). The default,
-    ``EMBEDDING_CACHE_MAX_BYTES`` = 64 MiB, holds about 10,000 MiniLM pair vectors or 40,000 single-text
-    ones. ``max_bytes=0`` stores nothing.
-
-    A cached vector was computed in another batch than a fresh one would be; the two agree up to float
-    rounding (about 1e-7 relative), so a training run's result can depend on the cache at that level.
-    """
-
-    ENTRY_OVERHEAD = 256
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple, torch.Tensor] = OrderedDict()
-        self._sizes: dict[tuple, int] = {}
-        self._bytes = 0
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes counted against ``max_bytes`` now."""
-        return self._bytes
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def _size(self, text: Text, vector: torch.Tensor) -> int:
-        chars = sum(map(len, text)) if isinstance(text, tuple) else len(text)
-        return vector.numel() * vector.element_size() + chars + self.ENTRY_OVERHEAD
-
-    def get(self, scope: tuple, text: Text) -> torch.Tensor | None:
-        """The cached vector of ``text`` in ``scope`` (marked recently used), or None."""
-        key = (scope, text)
-        with self._lock:
-            vector = self._entries.get(key)
-            if vector is None:
-                self.misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self.hits += 1
-            return vector
-
-    def put(self, scope: tuple, text: Text, vector: torch.Tensor) -> None:
-        """Store a copy of ``vector`` (1-D) for ``text``, evicting least recently used entries to fit."""
-        key = (scope, text)
-        size = self._size(text, vector)
-        if size > self.max_bytes:
-            return
-        with self._lock:
-            if key in self._entries:
-                self._bytes -= self._sizes.pop(key)
-                del self._entries[key]
-            while self._entries and self._bytes + size > self.max_bytes:
-                old, _ = self._entries.popitem(last=False)
-                self._bytes -= self._sizes.pop(old)
-            self._entries[key] = vector.detach().clone()
-            self._sizes[key] = size
-            self._bytes += size
-
-    def clear(self) -> None:
-        """Forget every vector and reset the hit and miss counts."""
-        with self._lock:
-            self._entries.clear()
-            self._sizes.clear()
-            self._bytes = 0
-            self.hits = self.misses = 0
-
-
-EMBEDDING_CACHE_MAX_BYTES = 64 * 2**20
-#: The process-wide cache the quick recipe uses (``EmbeddingCache``).
-EMBEDDING_CACHE = EmbeddingCache(EMBEDDING_CACHE_MAX_BYTES)
-
-
-def embedding_scope(backbone_path: str | Path, spec: dict, pooling: str, max_tokens: int) -> tuple:
-    """The part of an ``EmbeddingCache`` key shared by every text embedded by one frozen backbone."""
-
-    resolved = str(Path(backbone_path).expanduser().resolve())
-    return (resolved, files_identity(resolved), json.dumps(spec, sort_keys=True), pooling, max_tokens)
-
-
-def embed_texts(
-    model: MeanPoolClassifier,
-    tokenizer,
-    texts: Sequence[Text],
-    *,
-    batch_size: int = EMBED_BATCH_SIZE,
-    progress: Progress | None = None,
-    what: str = "texts",
-    cache: EmbeddingCache | None = None,
-    scope: tuple | None = None,
-) -> torch.Tensor:
-    """The head's input vectors of already preprocessed texts: a (len(texts), feature_size) float tensor.
-
-    ``feature_size`` is ``hidden`` for a ``"mean"`` model and ``4 * hidden`` for a ``"pair"`` one
-    (``MeanPoolClassifier.embed``). With ``cache`` and ``scope`` (``embedding_scope`` of the model's
-    untouched backbone), texts already in the cache are not embedded again and new vectors are added.
-    """
-    model.eval()
-    out = torch.zeros(len(texts), model.config.feature_size)
-    use_cache = cache is not None and scope is not None
-    todo = []
-    for i, text in enumerate(texts):
-        vector = cache.get(scope, text) if use_cache else None
-        if vector is None:
-            todo.append(i)
-        else:
-            out[i] = vector
-    if use_cache and len(todo) < len(texts):
-        _say(progress, f"embedding {what}: {len(texts) - len(todo)} of {len(texts)} vectors from the cache")
-    order = [todo[j] for j in _length_order([texts[i] for i in todo])]
-    n_batches = math.ceil(len(order) / batch_size)
-    with torch.inference_mode():
-        for b, start in enumerate(range(0, len(order), batch_size)):
-            idx = order[start : start + batch_size]
-            encoded = _encode(tokenizer, [texts[i] for i in idx])
-            out[idx] = model.embed(**encoded).float()
-            if use_cache:
-                for i in idx:
-                    cache.put(scope, texts[i], out[i])
-            if (b + 1) % 20 == 0 or b + 1 == n_batches:
-                _say(progress, f"embedding {what}: batch {b + 1}/{n_batches}")
-    return out
 
 
 def _fit_logistic(
@@ -331,7 +173,7 @@ def _train_quick(
         train_acc = _accuracy(z_train @ weight.T + bias, y_train)
         dev_acc = _accuracy(z_dev @ weight.T + bias, y_dev) if z_dev is not None else train_acc
         scores[f"{l2:g}"] = round(dev_acc, 4)
-        _say(progress, f"logistic head l2={l2:g}: train {train_acc:.3f}, dev {dev_acc:.3f}")
+        say(progress, f"logistic head l2={l2:g}: train {train_acc:.3f}, dev {dev_acc:.3f}")
         # Ties go to the stronger regularisation (later in the grid): simpler model, same dev score.
         if best is None or dev_acc >= best[0]:
             best = (dev_acc, l2, weight, bias)
@@ -352,12 +194,12 @@ def _train_quick(
 
 def _evaluate(model: MeanPoolClassifier, tokenizer, texts: Sequence[Text], y: torch.Tensor) -> float:
     model.eval()
-    order = _length_order(texts)
+    order = length_order(texts)
     correct = 0
     with torch.inference_mode():
         for start in range(0, len(order), EMBED_BATCH_SIZE):
             idx = order[start : start + EMBED_BATCH_SIZE]
-            logits = model(**_encode(tokenizer, [texts[i] for i in idx])).logits
+            logits = model(**encode(tokenizer, [texts[i] for i in idx])).logits
             correct += int((logits.argmax(dim=-1) == y[idx]).sum())
     return correct / len(texts)
 
@@ -402,7 +244,7 @@ def _train_finetune(
         running, started = 0.0, time.monotonic()
         for b, start in enumerate(range(0, len(permutation), batch_size)):
             idx = permutation[start : start + batch_size]
-            encoded = _encode(tokenizer, [train_texts[i] for i in idx])
+            encoded = encode(tokenizer, [train_texts[i] for i in idx])
             loss = model(**encoded, labels=y_train[idx]).loss
             loss.backward()
             nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -412,7 +254,7 @@ def _train_finetune(
             running += float(loss.detach())
             step += 1
             if (b + 1) % 20 == 0 or b + 1 == steps_per_epoch:
-                _say(
+                say(
                     progress,
                     f"epoch {epoch}/{epochs} step {b + 1}/{steps_per_epoch} "
                     f"loss {running / (b + 1):.4f} ({time.monotonic() - started:.0f}s)",
@@ -421,7 +263,7 @@ def _train_finetune(
         if dev_texts:
             acc = _evaluate(model, tokenizer, dev_texts, y_dev)
             entry["dev_accuracy"] = round(acc, 4)
-            _say(progress, f"epoch {epoch}/{epochs}: dev accuracy {acc:.4f}")
+            say(progress, f"epoch {epoch}/{epochs}: dev accuracy {acc:.4f}")
             if acc > best_acc:
                 best_acc, best_epoch = acc, epoch
                 best_state = copy.deepcopy(model.state_dict())
@@ -518,7 +360,7 @@ def train_classifier(
     output_dir = Path(output_dir)
 
     seed_everything(seed)
-    _say(progress, f"loading backbone {backbone_name}")
+    say(progress, f"loading backbone {backbone_name}")
     tokenizer = AutoTokenizer.from_pretrained(str(backbone_path), local_files_only=True)
     model = classifier_from_backbone(
         backbone_path,
@@ -530,7 +372,7 @@ def train_classifier(
     )
     train_prepared = preprocess_all(train_texts, spec)
     dev_prepared = preprocess_all(dev_texts, spec)
-    _say(progress, f"recipe {recipe}: {len(train_prepared)} train, {len(dev_prepared)} dev texts")
+    say(progress, f"recipe {recipe}: {len(train_prepared)} train, {len(dev_prepared)} dev texts")
 
     if recipe == "quick":
         for p in model.bert.parameters():
@@ -565,7 +407,7 @@ def train_classifier(
         n_params = parameter_count(model)
     details = {"seed": seed, "backbone": backbone_name, "preprocessing": spec, "pooling": pooling, **details}
     seconds = time.monotonic() - started
-    _say(progress, f"saved to {output_dir} ({n_params:,} parameters, {seconds:.0f}s)")
+    say(progress, f"saved to {output_dir} ({n_params:,} parameters, {seconds:.0f}s)")
     return TrainingResult(
         path=output_dir,
         dev_accuracy=None if dev_accuracy is None else round(float(dev_accuracy), 4),

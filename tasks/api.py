@@ -16,7 +16,7 @@ from dynabench.api.permissions import IsContributor
 
 from . import selectors
 from .filters import RoundFilter, TaskFilter
-from .models import Round, Task
+from .models import Round
 from .round_stats import round_counts, round_counts_for_task
 from .serializers import (
     ContextQuerySerializer,
@@ -30,14 +30,6 @@ SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, descrip
 NUMBER = OpenApiParameter(
     "number", OpenApiTypes.INT, OpenApiParameter.PATH, description="Round number (1, 2, ...)."
 )
-
-
-def task_or_404(slug: str) -> Task:
-    """The active task ``slug``; ``NotFound`` (404) for an unknown or inactive one."""
-    try:
-        return selectors.task_by_slug(slug)
-    except Task.DoesNotExist:
-        raise NotFound("No such task.") from None
 
 
 class TaskList(generics.ListAPIView):
@@ -59,7 +51,7 @@ class TaskDetail(generics.RetrieveAPIView):
     permission_classes = [AllowAny]
 
     def get_object(self):
-        return task_or_404(self.kwargs["slug"])
+        return selectors.task_or_404(self.kwargs["slug"])
 
 
 @extend_schema(parameters=[SLUG])
@@ -73,7 +65,7 @@ class RoundList(generics.ListAPIView):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # schema generation: no request, no task
             return Round.objects.none()
-        self.task = task_or_404(self.kwargs["slug"])
+        self.task = selectors.task_or_404(self.kwargs["slug"])
         return selectors.rounds_of(self.task).select_related("task")
 
     def get_serializer_context(self):
@@ -91,7 +83,7 @@ class RoundDetail(generics.RetrieveAPIView):
     permission_classes = [AllowAny]
 
     def get_object(self):
-        task = task_or_404(self.kwargs["slug"])
+        task = selectors.task_or_404(self.kwargs["slug"])
         number = positive_int_or_404(self.kwargs["number"], what="round")
         round_ = selectors.rounds_of(task).select_related("task").filter(number=number).first()
         if round_ is None:
@@ -119,13 +111,13 @@ class NextContext(APIView):
         responses={200: ContextSerializer},
     )
     def get(self, request, slug: str):
-        task = task_or_404(slug)
+        task = selectors.task_or_404(slug)
         query = ContextQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         round_ = task.current_round
         if not task.cfg.context_fields:
             raise NotFound("This task has no context fields: write examples without a context.")
-        if round_ is None or round_.is_closed:
+        if task.open_round is None:
             raise NotFound("This task has no open round; it is not collecting examples.")
         context = selectors.next_context(
             round_=round_, strategy=query.validated_data["strategy"], tags=query.validated_data.get("tags")

@@ -75,6 +75,12 @@ class Task(models.Model):
     def cfg(self) -> TaskConfig:
         return TaskConfig(self.config)
 
+    @property
+    def open_round(self) -> Round | None:
+        """The round that accepts examples now: the current round unless it is closed (else None)."""
+        current = self.current_round
+        return current if current is not None and current.is_open else None
+
     def is_owner(self, user) -> bool:
         return bool(user.is_authenticated and (user.is_superuser or self.owners.filter(pk=user.pk).exists()))
 
@@ -99,6 +105,13 @@ class Round(models.Model):
 
     def __str__(self) -> str:
         return f"{self.task.slug} round {self.number}"
+
+    @property
+    def is_open(self) -> bool:
+        """Whether this round accepts examples: it is its task's current round and is not closed. The one
+        definition of that rule (``Task.open_round``); the create service checks it again under the
+        round's row lock when it stores an example."""
+        return not self.is_closed and self.task.current_round_id == self.pk
 
 
 class Context(models.Model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 from django.db.models import Count, Q, QuerySet
+from django.http import Http404
 
 from .models import Context, Round, Task
 
@@ -19,6 +20,18 @@ def active_tasks() -> QuerySet[Task]:
 def task_by_slug(slug: str) -> Task:
     """The active task with this slug. Raises ``Task.DoesNotExist``."""
     return active_tasks().get(slug=slug)
+
+
+def task_or_404(slug: str) -> Task:
+    """The active task ``slug``; ``Http404("No such task.")`` for an unknown or inactive one.
+
+    The one lookup of a task by slug for pages and the API alike: DRF turns ``Http404`` into its JSON
+    404 with the same message.
+    """
+    try:
+        return task_by_slug(slug)
+    except Task.DoesNotExist:
+        raise Http404("No such task.") from None
 
 
 def rounds_of(task: Task) -> QuerySet[Round]:

@@ -9,6 +9,8 @@ from typing import IO
 from django.db import transaction
 from django.utils import timezone
 
+from dynabench.text_rules import normalise_newlines
+
 from .config import HATE_SPEECH_CONFIG, NLI_CONFIG, QA_CONFIG, SENTIMENT_CONFIG, TaskConfig, validate_config
 
 # ContextFileError is re-exported: callers of load_contexts / start_next_round catch it from here.
@@ -173,7 +175,7 @@ def _clean_context(cfg: TaskConfig, record: dict) -> tuple[dict, str, dict, str]
             raise ValueError(f"the context field {name!r} is missing or empty")
         if not isinstance(value, str):
             raise ValueError(f"the context field {name!r} must be text")
-        value = normalise_text(value)
+        value = normalise_newlines(value)
         limit = int(spec.get("max_length", DEFAULT_MAX_CONTEXT_LENGTH))
         if len(value) > limit:
             raise ValueError(f"the context field {name!r} has {len(value):,} characters, at most {limit:,}")
@@ -195,11 +197,6 @@ def _clean_context(cfg: TaskConfig, record: dict) -> tuple[dict, str, dict, str]
     if len(external_id) > MAX_EXTERNAL_ID_LENGTH:
         raise ValueError(f"id is longer than {MAX_EXTERNAL_ID_LENGTH} characters")
     return data, tag, metadata, external_id
-
-
-def normalise_text(value: str) -> str:
-    """CRLF and lone CR become LF; everything else (emoji, ZWJ, RTL marks) is kept exactly."""
-    return value.replace("\r\n", "\n").replace("\r", "\n")
 
 
 @transaction.atomic

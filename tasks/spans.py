@@ -24,6 +24,8 @@ from functools import lru_cache
 
 import regex
 
+from dynabench.text_rules import normalise_newlines
+
 _GRAPHEME = regex.compile(r"\X")
 
 
@@ -42,11 +44,6 @@ class Span:
     def as_target(self) -> dict:
         """The stored target: ``{"answer": text, "answer_start": start}``."""
         return {"answer": self.text, "answer_start": self.start}
-
-
-def normalise_newlines(text: str) -> str:
-    """CRLF and lone CR become LF; nothing else changes (the platform's text normalisation)."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def normalise_with_offsets(text: str) -> tuple[str, list[int]]:

@@ -1,11 +1,9 @@
 """The task list and a task's page."""
 
-from django.http import Http404
 from django.shortcuts import render
 
 from . import selectors
 from .charts import Series, rate_chart
-from .models import Task
 from .round_stats import round_counts_for_task
 
 
@@ -16,11 +14,7 @@ def task_list(request):
 
 def task_detail(request, slug: str):
     """A task's page: instructions, content warning, per-round statistics, the MER/vMER plot, a "write" button."""
-    try:
-        task = selectors.task_by_slug(slug)
-    except Task.DoesNotExist:
-        raise Http404("No such task.") from None
-    current = task.current_round
+    task = selectors.task_or_404(slug)
     counts = round_counts_for_task(task)
     return render(
         request,
@@ -30,7 +24,7 @@ def task_detail(request, slug: str):
             "cfg": task.cfg,
             "round_counts": counts,
             "mer_chart": mer_chart(counts),
-            "collecting": current is not None and not current.is_closed,
+            "collecting": task.open_round is not None,
         },
     )
 

@@ -14,7 +14,8 @@ from annotation.models import Example, Prediction
 from dynabench.api.idempotency import idempotent
 from dynabench.api.lookups import positive_int_or_404
 from dynabench.api.permissions import IsContributor
-from tasks.api import SLUG, task_or_404
+from tasks.api import SLUG
+from tasks.selectors import task_or_404
 
 from . import selectors, services
 from .models import ValidationClaim

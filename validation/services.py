@@ -20,7 +20,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Example
-from annotation.services import normalise_text, settle_example
+from annotation.services import settle_example
+from dynabench.api.permissions import can_contribute
+from dynabench.text_rules import normalise_newlines
 from tasks.models import Round
 
 from . import selectors
@@ -49,10 +51,6 @@ class VerdictError(Exception):
 def claim_seconds() -> int:
     """How long a served example stays reserved for its validator (``DYNABENCH_VALIDATION_CLAIM_SECONDS``)."""
     return int(settings.DYNABENCH_VALIDATION_CLAIM_SECONDS)
-
-
-def _can_validate(user) -> bool:
-    return bool(user is not None and user.is_authenticated and user.is_active and not user.is_blocked)
 
 
 def _take_claim(example_id: int, validator, now, expires_at) -> bool:
@@ -88,7 +86,7 @@ def next_example(*, round_: Round, validator, now=None) -> Example | None:
     Raises:
         VerdictError: (code ``blocked``) for anonymous, inactive or blocked users.
     """
-    if not _can_validate(validator):
+    if not can_contribute(validator):
         raise VerdictError("Your account cannot validate examples.", code="blocked")
     now = now or timezone.now()
     expires_at = now + timedelta(seconds=claim_seconds())
@@ -157,7 +155,7 @@ def _clean(example: Example, verdict: str, corrected_label: str, reason: str) ->
             errors.setdefault("corrected_label", []).append(
                 "The corrected label is the label the author chose."
             )
-    reason = normalise_text(reason or "")
+    reason = normalise_newlines(reason or "")
     if len(reason) > MAX_REASON_LENGTH:
         errors.setdefault("reason", []).append(f"At most {MAX_REASON_LENGTH:,} characters.")
     if errors:
@@ -194,7 +192,7 @@ def submit_validation(
             votes (``settled``); a non-fooling example when the task validates only model-fooling
             ones, or an imported one (``not_open``); owner mode by a non-owner (``not_owner``).
     """
-    if not _can_validate(validator):
+    if not can_contribute(validator):
         raise VerdictError("Your account cannot validate examples.", code="blocked")
     # Lock the example row (only it: of=self) before reading anything the decision depends on.
     locked = Example.objects.select_for_update(of=("self",)).select_related("round__task").get(pk=example.pk)

@@ -22,16 +22,9 @@ from .forms import VerdictForm
 REVIEW_PAGE_SIZE = 50
 
 
-def _task_or_404(slug: str) -> Task:
-    try:
-        return task_selectors.task_by_slug(slug)
-    except Task.DoesNotExist:
-        raise Http404("No such task.") from None
-
-
 def _owned_task_or_404(request, slug: str) -> Task:
     """Non-owners get 404, not 403: the review page's existence leaks nothing."""
-    task = _task_or_404(slug)
+    task = task_selectors.task_or_404(slug)
     if not task.is_owner(request.user):
         raise Http404("No such page.")
     return task
@@ -100,7 +93,7 @@ def validate(request, slug: str):
 
     POST records the verdict, then redirects (POST/redirect/GET) to the next example.
     """
-    task = _task_or_404(slug)
+    task = task_selectors.task_or_404(slug)
     round_ = _round_or_404(task, request.GET.get("round") or request.POST.get("round"))
     here = f"{reverse('validation:validate', args=[task.slug])}?round={round_.number}"
     if request.method == "POST":
@@ -177,7 +170,7 @@ def review_verdict(request, slug: str):
 @login_required
 def my_stats(request, slug: str):
     """The requesting person's own statistics in the task, one row per round."""
-    task = _task_or_404(slug)
+    task = task_selectors.task_or_404(slug)
     return render(
         request,
         "validation/me.html",

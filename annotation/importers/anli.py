@@ -27,8 +27,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from annotation.importers.common import ImportReport, ProgressFactory, no_progress, normalise_newlines
+from annotation.importers.common import ImportReport, ProgressFactory, no_progress
+from dynabench.text_rules import normalise_newlines
 from tasks.models import Task
+from tasks.services import DEFAULT_MAX_CONTEXT_LENGTH
 
 from .round_examples import (
     DEV_ONLY,
@@ -148,7 +150,6 @@ def import_anli(*, task: Task, data_dir: Path, progress: ProgressFactory = no_pr
     Raises:
         FileNotFoundError: a file is missing (checked before anything is written).
     """
-    from tasks.services import DEFAULT_MAX_CONTEXT_LENGTH
 
     cfg = task.cfg
     premise_spec = cfg.context_fields[0]

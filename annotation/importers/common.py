@@ -44,11 +44,6 @@ def normalise_hate_label(value: str | None) -> str | None:
     return _HATE_LABELS.get(value.strip().lower())
 
 
-def normalise_newlines(text: str) -> str:
-    """Turn CRLF into LF and change nothing else (emoji, ZWJ, tag characters, spaces are kept)."""
-    return text.replace("\r\n", "\n")
-
-
 @dataclass
 class ImportReport:
     """What one import did.

@@ -17,6 +17,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import Example
+from dynabench.text_rules import normalise_newlines
 from tasks.models import Round, Task
 from tasks.services import ensure_round
 
@@ -26,7 +27,6 @@ from .common import (
     bulk_insert,
     no_progress,
     normalise_hate_label,
-    normalise_newlines,
     read_csv_rows,
 )
 

@@ -24,8 +24,9 @@ from pathlib import Path
 
 from annotation.importers.common import ImportReport, ProgressFactory, no_progress
 from annotation.models import Example
+from dynabench.text_rules import normalise_newlines
 from tasks.models import Task
-from tasks.spans import SpanError, normalise_newlines, remap_span
+from tasks.spans import SpanError, remap_span
 
 from .round_examples import RoundRow, RoundSpec, drop_duplicate_ids, import_round_rows, split_bucket
 

@@ -12,13 +12,9 @@ from rest_framework.permissions import BasePermission, IsAuthenticated
 
 
 def can_contribute(user) -> bool:
-    """True for a signed-in, active user who is not blocked (``accounts.User.is_blocked``)."""
-    return bool(
-        user is not None
-        and user.is_authenticated
-        and user.is_active
-        and not getattr(user, "is_blocked", False)
-    )
+    """True for a signed-in user whose ``can_contribute`` holds (``accounts.User.can_contribute``: active
+    and not blocked); False for anonymous visitors and None."""
+    return bool(user is not None and user.is_authenticated and user.can_contribute)
 
 
 class IsContributor(BasePermission):

@@ -9,7 +9,7 @@ from pathlib import Path
 from leaderboards.training.targets import train_target_for_rounds
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets
-from tasks.models import Task
+from tasks.models import Context, Task
 from tasks.services import close_round, ensure_builtin_task, ensure_round, set_current_round
 
 Log = Callable[[str], None]
@@ -139,7 +139,6 @@ def copy_contexts(task: Task, *, from_round: int, to_round: int, log: Log, tag: 
     Idempotent: contexts whose external id the target round already has are not added again (the
     round's unique ``(round, external_id)`` constraint). Returns the number added.
     """
-    from tasks.models import Context
 
     source = ensure_round(task=task, number=from_round)
     target = ensure_round(task=task, number=to_round)

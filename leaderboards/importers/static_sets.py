@@ -19,10 +19,10 @@ from annotation.importers.common import (
     bulk_insert,
     no_progress,
     normalise_hate_label,
-    normalise_newlines,
     read_csv_rows,
 )
 from dynabench.data_sources import HATECHECK, HATEMOJI, Upstream
+from dynabench.text_rules import normalise_newlines
 from leaderboards.models import Dataset, DatasetItem
 from tasks.models import Task
 

@@ -75,6 +75,6 @@ def model_rows(queryset: QuerySet[Example]) -> list[tuple[dict, object]]:
     """``(model input, target)`` per example; the model input holds the context's fields too (NLI premise)."""
     rows = queryset.order_by("round__number", "id").values_list("context__data", "inputs", "target")
     return [
-        ({**(context or {}), **inputs} if isinstance(inputs, dict) else inputs, target)
+        (Example.model_input_from(inputs, context) if isinstance(inputs, dict) else inputs, target)
         for context, inputs, target in rows
     ]

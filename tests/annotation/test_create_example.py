@@ -266,7 +266,7 @@ def test_context_from_another_round_is_refused(hate_task, annotator, rule_model)
 def test_a_crashing_model_keeps_the_example_then_retry_scores_it(
     hate_task, annotator, tiny_registered_model, monkeypatch
 ):
-    from annotation.services import retry_failed_predictions
+    from annotation.predictions import retry_failed_predictions
 
     monkeypatch.setattr(inference, "predict", lambda model, inputs: 1 / 0)
     example, created = _create(hate_task, annotator, "they are not our friends", "hateful")

@@ -174,7 +174,7 @@ def test_bad_pooling_is_refused(tiny_backbone_dir, tmp_path, kwargs, message):
 def test_embedding_cache_is_lru_within_its_byte_bound():
     import torch
 
-    from models_registry.training import EmbeddingCache
+    from models_registry.embeddings import EmbeddingCache
 
     # Each entry: 4 float32 (16 bytes) + 1 character + 256 overhead = 273 bytes; room for two.
     cache = EmbeddingCache(max_bytes=2 * 273 + 100)
@@ -194,7 +194,7 @@ def test_embedding_cache_is_lru_within_its_byte_bound():
 
 
 def test_a_second_quick_training_reuses_the_embeddings(tiny_backbone_dir, tmp_path):
-    from models_registry.training import EMBEDDING_CACHE
+    from models_registry.embeddings import EMBEDDING_CACHE
 
     EMBEDDING_CACHE.clear()
     first = _train(tiny_backbone_dir, tmp_path / "first", "quick")

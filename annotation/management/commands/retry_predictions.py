@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand
 
-from annotation.services import retry_failed_predictions
+from annotation.predictions import retry_failed_predictions
 
 
 class Command(BaseCommand):

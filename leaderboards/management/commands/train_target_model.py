@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
+from leaderboards.models import TrainingJob
 from leaderboards.training.planning import (
     MODEL_NAME_RULE,
     RECIPES,
@@ -13,6 +15,7 @@ from leaderboards.training.planning import (
     check_model_name_free,
     default_model_name,
 )
+from leaderboards.training.requests import request_training
 from leaderboards.training.targets import train_target_for_rounds
 from tasks.models import Task
 
@@ -104,10 +107,6 @@ class Command(BaseCommand):
         )
 
     def _queue(self, task_obj, rounds, recipe, name, target_round, seed, epochs) -> None:
-        from django.db import transaction
-
-        from leaderboards.models import TrainingJob
-        from leaderboards.training.requests import request_training
 
         try:
             with transaction.atomic():
