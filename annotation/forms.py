@@ -9,6 +9,7 @@ from django import forms
 from django.core import signing
 from django.core.validators import ProhibitNullCharactersValidator
 
+from dynabench.text_rules import ascii_id
 from tasks.config import TaskConfig
 
 from .services import MAX_EXPLANATION_LENGTH, MAX_FLAG_REASON_LENGTH, NON_FIELD, ExampleError, clean_inputs
@@ -162,8 +163,8 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
         """The selection's code-point offset; a missing or malformed one is None (the server then
         finds the answer in the passage)."""
         value = (self.cleaned_data.get(SPAN_START_FIELD) or "").strip()
-        # At most 9 digits: a passage is far shorter, and int() of thousands of digits raises ValueError.
-        return int(value) if value.isascii() and value.isdigit() and len(value) <= 9 else None
+        # At most 9 digits: a passage is far shorter.
+        return ascii_id(value)
 
     def clean_client_token(self) -> uuid.UUID | None:
         """The submitted token as a UUID; None when it is missing or malformed."""

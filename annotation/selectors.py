@@ -48,3 +48,19 @@ def predictions_of(example: Example):
 def examples_with_failed_predictions() -> QuerySet[Example]:
     """Examples whose prediction failed and that still wait to be scored, oldest first."""
     return Example.objects.filter(prediction_status=Example.PredictionStatus.FAILED).order_by("id")
+
+
+def collected_examples() -> QuerySet[Example]:
+    """Examples written on the platform and not retracted: those MER counts, validators are served and
+    annotators are ranked on (imported examples are counted apart; ``tasks.round_stats``)."""
+    return Example.objects.filter(is_retracted=False).exclude(source=Example.Source.IMPORTED)
+
+
+def examples_of_task(task: Task) -> QuerySet[Example]:
+    """Every example of ``task`` (the verdict views look the posted example up here; others are 404)."""
+    return Example.objects.filter(round__task=task).select_related("round__task")
+
+
+def examples_of_active_tasks() -> QuerySet[Example]:
+    """Every example of an active task (the API's verdict endpoint looks the example up here)."""
+    return Example.objects.filter(round__task__is_active=True).select_related("round__task")

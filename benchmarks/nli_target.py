@@ -54,11 +54,11 @@ def main() -> None:
 
     from annotation.importers.anli import read_anli
     from annotation.importers.common import ImportReport
+    from models_registry.embeddings import EMBEDDING_CACHE, embed_texts
     from models_registry.inference import get_classifier
     from models_registry.modeling import MeanPoolClassifier
     from models_registry.preprocessing import preprocess_all
     from models_registry.training import train_classifier
-    from models_registry.embeddings import EMBEDDING_CACHE, embed_texts
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", default="quick", choices=["quick", "finetune"])

@@ -12,14 +12,18 @@ import unicodedata
 #: they only help right-to-left and mixed text display as written.
 BIDI_OVERRIDES = frozenset({"\u202d", "\u202e"})
 
-#: An id in a query or form field: ASCII digits only, at most 9 of them. ``str.isdigit`` is true for
-#: '²' or Arabic-Indic digits, which ``int()`` rejects or reads as another id.
-_ID_PATTERN = re.compile(r"[0-9]{1,9}")
+#: A number typed in a query, form or path field: ASCII digits only. ``str.isdigit`` is true for '²'
+#: or Arabic-Indic digits, which ``int()`` rejects or reads as another number.
+_DIGITS = re.compile(r"[0-9]+")
 
 
-def ascii_id(raw: str | None) -> int | None:
-    """``raw`` as an int when it is 1 to 9 ASCII digits (``"12"`` -> 12), else None (never raises)."""
-    if isinstance(raw, str) and _ID_PATTERN.fullmatch(raw):
+def ascii_id(raw: str | None, *, max_digits: int = 9) -> int | None:
+    """``raw`` as an int when it is 1 to ``max_digits`` ASCII digits (``"12"`` -> 12), else None.
+
+    The one parser of ids and counts sent as text. Never raises: the length is checked before ``int()``,
+    which raises on thousands of digits. No sign, space, underscore or decimal point is accepted.
+    """
+    if isinstance(raw, str) and len(raw) <= max_digits and _DIGITS.fullmatch(raw):
         return int(raw)
     return None
 

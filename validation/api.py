@@ -9,6 +9,7 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation import selectors as annotation_selectors
 from annotation.api import EXAMPLE_ID
 from annotation.models import Example, Prediction
 from dynabench.api.idempotency import idempotent
@@ -105,7 +106,7 @@ class ExampleValidations(APIView):
     @idempotent
     def post(self, request, pk):
         pk = positive_int_or_404(pk, what="example")
-        example = selectors.examples_of_active_tasks().filter(pk=pk).first()
+        example = annotation_selectors.examples_of_active_tasks().filter(pk=pk).first()
         if example is None:
             raise exceptions.NotFound("No such example.")
         body = VerdictSerializer(data=request.data)

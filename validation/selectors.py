@@ -14,6 +14,7 @@ from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, Q,
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation import selectors as annotation_selectors
 from annotation.models import Example
 from tasks.models import Round, Task
 
@@ -49,9 +50,7 @@ def open_examples(round_: Round) -> QuerySet[Example]:
     Not retracted, not settled (``pending``; imported examples are stored settled), not imported,
     and model-fooling unless the task's config sets ``validate_non_fooling``.
     """
-    qs = Example.objects.filter(round=round_, is_retracted=False, status=Example.Status.PENDING).exclude(
-        source=Example.Source.IMPORTED
-    )
+    qs = annotation_selectors.collected_examples().filter(round=round_, status=Example.Status.PENDING)
     if not round_.task.cfg.validate_non_fooling:
         qs = qs.filter(model_wrong=True)
     return qs
@@ -162,8 +161,8 @@ def review_examples(task: Task, *, show: str = "flags", state: str = "pending", 
     if show not in REVIEW_FILTERS or state not in REVIEW_STATES:
         raise ValueError(f"unknown review filter {show!r} / {state!r}")
     qs = (
-        Example.objects.filter(round__task=task, is_retracted=False)
-        .exclude(source=Example.Source.IMPORTED)
+        annotation_selectors.collected_examples()
+        .filter(round__task=task)
         .select_related("round", "context", "annotator")
         .annotate(
             n_correct=Count("validations", filter=Q(validations__verdict=Validation.Verdict.CORRECT)),
@@ -233,9 +232,7 @@ def annotator_round_stats(task: Task, *, user=None) -> list[AnnotatorRoundStats]
     Returns:
         One row per (person, round) where that person wrote or validated anything.
     """
-    written = Example.objects.filter(round__task=task, is_retracted=False, annotator__isnull=False).exclude(
-        source=Example.Source.IMPORTED
-    )
+    written = annotation_selectors.collected_examples().filter(round__task=task, annotator__isnull=False)
     judged = Validation.objects.filter(example__round__task=task)
     if user is not None:
         written = written.filter(annotator=user)
@@ -269,11 +266,6 @@ def annotator_round_stats(task: Task, *, user=None) -> list[AnnotatorRoundStats]
     return [AnnotatorRoundStats(user_id=u, round_number=n, **rows[(u, n)]) for u, n in sorted(rows)]
 
 
-def examples_of_task(task: Task) -> QuerySet[Example]:
-    """Every example of ``task`` (the verdict views look the posted example up here; others are 404)."""
-    return Example.objects.filter(round__task=task).select_related("round__task")
-
-
 def round_of(task: Task, number: int | str | None) -> Round | None:
     """Round ``number`` of ``task``, or its current round when ``number`` is empty; None if missing."""
     if number in (None, ""):
@@ -282,8 +274,3 @@ def round_of(task: Task, number: int | str | None) -> Round | None:
         return Round.objects.select_related("task").get(task=task, number=int(number))
     except (ValueError, Round.DoesNotExist):
         return None
-
-
-def examples_of_active_tasks() -> QuerySet[Example]:
-    """Every example of an active task (the API's verdict endpoint looks the example up here)."""
-    return Example.objects.filter(round__task__is_active=True).select_related("round__task")

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation import selectors as annotation_selectors
 from annotation.selectors import predictions_of
 from tasks import selectors as task_selectors
 from tasks.models import Task
@@ -63,7 +64,7 @@ def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None
     if not form.is_valid():
         messages.error(request, form.error_text())
         return
-    example = get_object_or_404(selectors.examples_of_task(task), pk=form.cleaned_data["example"])
+    example = get_object_or_404(annotation_selectors.examples_of_task(task), pk=form.cleaned_data["example"])
     try:
         outcome = services.submit_validation(
             example=example,

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from django.http import QueryDict
 from rest_framework import serializers
 
+from dynabench.text_rules import ascii_id
+
 
 class RejectUnknownFieldsMixin:
     """For a ``Serializer`` of a JSON object body: a key that is not one of its fields is a 400 with the
@@ -82,9 +84,10 @@ class StrictIntegerField(serializers.IntegerField):
     def to_internal_value(self, data):
         """``data`` as an ``int``; raises ``ValidationError`` (above) for anything else."""
         if isinstance(getattr(self.root, "initial_data", None), QueryDict):
-            if not (isinstance(data, str) and data.isascii() and data.isdigit() and len(data) <= 10):
+            number = ascii_id(data, max_digits=10)
+            if number is None:
                 self.fail("not_digits")
-            data = int(data)
+            data = number
         elif isinstance(data, bool) or not isinstance(data, int):
             self.fail("not_json_integer", kind=_json_kind(data))
         return super().to_internal_value(data)

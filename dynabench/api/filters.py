@@ -8,6 +8,8 @@ from django.forms.utils import ErrorDict, ErrorList
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
+from dynabench.text_rules import ascii_id
+
 #: The largest value of an integer parameter (PostgreSQL ``integer``).
 MAX_INT = 2**31 - 1
 
@@ -35,10 +37,10 @@ class _AsciiIntegerField(forms.CharField):
         value = super().to_python(value)
         if value in self.empty_values:
             return None
-        # The length check comes first: int() of thousands of digits raises ValueError.
-        if not (value.isascii() and value.isdigit() and len(value) <= 10 and 1 <= int(value) <= MAX_INT):
+        number = ascii_id(value, max_digits=10)
+        if number is None or not 1 <= number <= MAX_INT:
             raise forms.ValidationError(f"A whole number from 1 to {MAX_INT}, written with the digits 0-9.")
-        return int(value)
+        return number
 
 
 class _AsciiIntegerFilter(django_filters.Filter):

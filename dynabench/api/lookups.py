@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from rest_framework.exceptions import NotFound
 
+from dynabench.text_rules import ascii_id
+
 MAX_ID = 2**63 - 1  # PostgreSQL bigint
 
 
@@ -17,10 +19,7 @@ def positive_int_or_404(value, *, what: str = "object") -> int:
     Raises:
         rest_framework.exceptions.NotFound: for anything else ("No such <what>.").
     """
-    text = str(value)
-    if not text.isascii() or not text.isdigit() or len(text) > 19:
-        raise NotFound(f"No such {what}.")
-    number = int(text)
-    if not 1 <= number <= MAX_ID:
+    number = ascii_id(str(value), max_digits=19)
+    if number is None or not 1 <= number <= MAX_ID:
         raise NotFound(f"No such {what}.")
     return number

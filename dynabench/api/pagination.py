@@ -2,6 +2,8 @@
 
 from rest_framework import exceptions, pagination
 
+from dynabench.text_rules import ascii_id
+
 
 class PageNumberPagination(pagination.PageNumberPagination):
     """``?page=N`` (1-based; a page past the end is 404) and ``?page_size=M`` (1..200, default ``PAGE_SIZE``).
@@ -17,12 +19,12 @@ class PageNumberPagination(pagination.PageNumberPagination):
         raw = request.query_params.get(self.page_size_query_param)
         if raw is None:
             return self.page_size
-        # The length check comes first: int() of a few thousand digits raises ValueError.
-        if not (raw.isascii() and raw.isdigit() and len(raw) <= 3 and 1 <= int(raw) <= self.max_page_size):
+        size = ascii_id(raw, max_digits=3)
+        if size is None or not 1 <= size <= self.max_page_size:
             raise exceptions.ValidationError(
                 {self.page_size_query_param: [f"A whole number from 1 to {self.max_page_size}."]}
             )
-        return int(raw)
+        return size
 
     def get_schema_operation_parameters(self, view):
         parameters = super().get_schema_operation_parameters(view)

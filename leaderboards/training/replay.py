@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model
 from annotation.importers.common import normalise_hate_label, read_csv_rows
 from annotation.models import Example
 from annotation.services import ExampleError, create_example
-from dynabench.text_rules import normalise_newlines
+from dynabench.text_rules import ascii_id, normalise_newlines
 from tasks.models import Round, Task
 
 DEFAULT_REPLAY_USER = "replay-bot"
@@ -126,10 +126,7 @@ def read_replay_rows(
             continue
         values = row.values
         raw_round = values.get("round.base", "").strip()
-        # ASCII digits only: '²'.isdigit() is true but int('²') raises, and would stop the replay.
-        source_round = (
-            int(raw_round) if raw_round.isascii() and raw_round.isdigit() and len(raw_round) < 10 else None
-        )
+        source_round = ascii_id(raw_round)  # never raises: '²' or a long number would stop the replay
         split = SPLIT_ALIASES.get(values.get("split", "").strip().lower(), "")
         if wanted_rounds is not None and source_round not in wanted_rounds:
             continue
