@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from models_registry import inference
+from models_registry.outputs import clean_output
 from tasks import rules
 from tasks.config import TaskConfig
 
@@ -49,24 +50,6 @@ def run_model(model, model_input: dict) -> Outcome:
         logger.warning("target model %s failed on an example: %s", model.pk, exc, exc_info=True)
         message = f"{type(exc).__name__}: {exc}"[:2000]
         return Outcome(model, error=message, latency_ms=(time.perf_counter() - started) * 1000)
-
-
-def clean_output(raw: dict) -> dict:
-    """A model's output as stored: ``{"label", "probabilities"}``, or for a span (QA) model
-    ``{"answer", "answer_start", "score"}`` (the answer's code-point offset into the passage).
-
-    Raises:
-        InferenceError: for an output with neither a label nor a span answer.
-    """
-    if isinstance(raw.get("answer"), str) and isinstance(raw.get("answer_start"), int):
-        return {
-            "answer": raw["answer"],
-            "answer_start": raw["answer_start"],
-            "score": float(raw.get("score", 0.0)),
-        }
-    if "label" not in raw:
-        raise inference.InferenceError(f"expected an output with a label or an answer, got {raw!r:.200}")
-    return {"label": str(raw["label"]), "probabilities": dict(raw.get("probabilities", {}))}
 
 
 def prediction_label(output: dict) -> str:

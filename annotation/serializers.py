@@ -74,7 +74,7 @@ def model_outputs(example: Example) -> list[dict]:
 class ExampleSerializer(serializers.ModelSerializer):
     """An example as its author or a task owner sees it; the annotator only as a per-round pseudonym.
 
-    ``annotator`` is ``leaderboards.exports.pseudonym`` (the id exports use), never a username;
+    ``annotator`` is ``annotation.exports.pseudonym`` (the id exports use), never a username;
     ``mine`` says whether the caller wrote it.
     """
 

@@ -100,7 +100,7 @@ DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS
 DYNABENCH_MODEL_UPLOAD_MAX_BYTES = env.int("DYNABENCH_MODEL_UPLOAD_MAX_BYTES", default=1024**3)
 DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float("DYNABENCH_ENDPOINT_TIMEOUT_SECONDS", default=10.0)
 
-# Exports replace annotator and validator ids by HMAC-SHA256(key, "<round id>:<user id>") (leaderboards.exports).
+# Exports replace annotator and validator ids by HMAC-SHA256(key, "<round id>:<user id>") (annotation/exports.py).
 DYNABENCH_EXPORT_KEY = (
     env.str("DYNABENCH_EXPORT_KEY", default="").strip()
     or hashlib.sha256(b"dynabench-export-key:" + SECRET_KEY.encode()).hexdigest()

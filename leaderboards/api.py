@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Count, F, Q
+from django.db.models import Count, F
 from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -30,7 +30,6 @@ from tasks.selectors import task_or_404
 from . import selectors
 from .filters import DatasetFilter
 from .forms import parse_leaderboard_query
-from .models import Dataset
 from .serializers import (
     DatasetSerializer,
     ExportQuerySerializer,
@@ -47,14 +46,10 @@ FIELD_ERRORS = OpenApiResponse(
 
 
 def visible_datasets(user):
-    """Datasets ``user`` may see, with ``n_items``: every non-hidden one, hidden ones of tasks they own."""
-    qs = Dataset.objects.select_related("task", "round").annotate(n_items=Count("items"))
-    if user.is_authenticated and user.is_superuser:
-        return qs
-    visible = ~Q(access=Dataset.Access.HIDDEN)
-    if user.is_authenticated:
-        visible |= Q(task__in=Task.objects.filter(owners=user))
-    return qs.filter(visible)
+    """``selectors.datasets_visible_to(user)`` with their task, round and ``n_items``."""
+    return (
+        selectors.datasets_visible_to(user).select_related("task", "round").annotate(n_items=Count("items"))
+    )
 
 
 class DatasetListView(generics.ListAPIView):

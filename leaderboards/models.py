@@ -111,7 +111,7 @@ class Score(models.Model):
 class TrainingJob(models.Model):
     """One request to train a task's target model on rounds' settled examples (``leaderboards.jobs``).
 
-    Created by ``leaderboards.jobs.request_training`` and run by ``run_training_job`` (a django-q2 job,
+    Created by ``leaderboards.training.requests.request_training`` and run by ``run_training_job`` (a django-q2 job,
     inline without a broker). ``status`` moves queued -> running -> done | failed, each step written by
     the job; ``progress`` is the last progress line and ``log`` all of them.
     """

@@ -16,7 +16,7 @@ import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.urls import reverse
 
 from models_registry.models import RegisteredModel
@@ -316,11 +316,22 @@ def snapshot_of(task: Task, pk) -> LeaderboardSnapshot:
     return LeaderboardSnapshot.objects.get(task=task, pk=pk)
 
 
+def datasets_visible_to(user) -> QuerySet[Dataset]:
+    """Datasets ``user`` may see: every one that is not hidden, and the hidden ones (round train splits)
+    of tasks they own; superusers see all. The one rule for the API's dataset list and a model's scores."""
+    if user.is_authenticated and user.is_superuser:
+        return Dataset.objects.all()
+    visible = ~Q(access=Dataset.Access.HIDDEN)
+    if user.is_authenticated:
+        visible |= Q(task__in=Task.objects.filter(owners=user))
+    return Dataset.objects.filter(visible)
+
+
 def model_scores(user, model: RegisteredModel) -> list[Score]:
-    """The model's scores on datasets ``user`` may see (hidden ones for task owners only), by dataset."""
-    qs = Score.objects.filter(model=model).select_related("dataset", "dataset__round")
-    if not model.task.is_owner(user):
-        qs = qs.exclude(dataset__access=Dataset.Access.HIDDEN)
+    """The model's scores on datasets ``user`` may see (``datasets_visible_to``), by dataset."""
+    qs = Score.objects.filter(model=model, dataset__in=datasets_visible_to(user)).select_related(
+        "dataset", "dataset__round"
+    )
     return list(qs.order_by("dataset__access", "dataset__round__number", "dataset__name"))
 
 

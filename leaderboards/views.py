@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from models_registry import inference
 from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
+from models_registry.outputs import clean_output
 from tasks.models import Task
 from tasks.selectors import task_or_404
 
@@ -197,8 +198,8 @@ def model_detail(request, pk: int):
 def _predict(model: RegisteredModel, inputs: dict):
     """(prediction with probabilities sorted high to low, "") or (None, a message); never raises."""
     try:
-        output = inference.predict(model, [inputs])[0]
-        if "answer" in output and "label" not in output:  # a span (QA) model: its answer and score
+        output = clean_output(inference.predict(model, [inputs])[0])
+        if "answer" in output:  # a span (QA) model: its answer and score
             return {
                 "label": str(output["answer"]),
                 "probabilities": [("score", float(output.get("score", 0)))],

@@ -11,7 +11,6 @@ owners and superusers; to anyone else its id answers 404. Uploading needs a sign
 from __future__ import annotations
 
 import logging
-import math
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -27,6 +26,7 @@ from dynabench.api.permissions import can_contribute
 from . import inference
 from .filters import RegisteredModelFilter
 from .models import RegisteredModel
+from .outputs import clean_output
 from .selectors import models_visible_to
 from .serializers import (
     ModelCardSerializer,
@@ -145,31 +145,6 @@ class ModelDetailView(generics.RetrieveAPIView):
         return super().get(request, *args, **kwargs)
 
 
-def _clean_output(output: dict) -> dict:
-    """A model output as JSON: ``{label, probabilities}`` or ``{answer, answer_start, score}``, floats finite.
-
-    Raises:
-        inference.InferenceError: an output of neither shape, or a score that is not a finite number.
-    """
-    if "label" in output:
-        probabilities = {}
-        for label, p in (output.get("probabilities") or {}).items():
-            value = float(p)
-            if not math.isfinite(value):
-                raise inference.InferenceError(f"the model gave a non-finite probability for {label!r}")
-            probabilities[str(label)] = value
-        return {"label": str(output["label"]), "probabilities": probabilities}
-    if "answer" in output:
-        score = float(output.get("score", 0.0))
-        if not math.isfinite(score):
-            raise inference.InferenceError("the model gave a non-finite score")
-        span = {"answer": str(output["answer"]), "score": score}
-        if isinstance(output.get("answer_start"), int) and not isinstance(output["answer_start"], bool):
-            span["answer_start"] = output["answer_start"]  # code points into the passage
-        return span
-    raise inference.InferenceError(f"the model gave an output of an unknown shape: {sorted(output)[:5]}")
-
-
 class ModelPredictView(APIView):
     """``POST /api/models/{id}/predict/``: the model's outputs for 1 to 64 input objects."""
 
@@ -223,7 +198,7 @@ class ModelPredictView(APIView):
                 status=status.HTTP_409_CONFLICT,
             )
         try:
-            outputs = [_clean_output(o) for o in inference.predict(model, form.validated_data["inputs"])]
+            outputs = [clean_output(o) for o in inference.predict(model, form.validated_data["inputs"])]
         except inference.InferenceError as exc:
             return Response(
                 {"detail": f"The model could not answer: {exc}"}, status=status.HTTP_502_BAD_GATEWAY

@@ -1,8 +1,7 @@
 """django-q2 jobs of the model registry: check a registered model (download, load, probe).
 
-As ``leaderboards.jobs``: arguments are primary keys, jobs are queued on commit
-(``services.request_check``), run inline when ``Q_CLUSTER["sync"]`` is on, and a conditional UPDATE
-decides which worker runs a job.
+Queued on commit by ``services.request_check`` (``dynabench.job_queue``: primary keys only, inline when
+``Q_CLUSTER["sync"]`` is on); a conditional UPDATE decides which worker runs a job.
 """
 
 from __future__ import annotations

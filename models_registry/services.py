@@ -34,8 +34,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
-from django_q.tasks import async_task
 
+from dynabench.job_queue import enqueue
 from tasks.models import Task
 
 from . import inference
@@ -394,14 +394,8 @@ def check_again(model: RegisteredModel) -> None:
 
 
 def enqueue_check(model_id: int) -> None:
-    """Queue ``check_model(model_id)`` now (``request_check`` queues it on commit)."""
-    # Read "sync" at call time: django_q.conf.Conf reads the settings once at import.
-    async_task(
-        "models_registry.jobs.check_model",
-        model_id,
-        task_name=f"check-model-{model_id}",
-        sync=bool(settings.Q_CLUSTER.get("sync", False)),
-    )
+    """Queue ``jobs.check_model(model_id)`` now (``request_check`` queues it on commit)."""
+    enqueue("models_registry.jobs.check_model", model_id, task_name=f"check-model-{model_id}")
 
 
 def request_check(model: RegisteredModel) -> None:

@@ -26,6 +26,15 @@ OpenAPI schema. Behaviour (after the draft "The Idempotency-Key HTTP Header Fiel
   the worker died) may be taken over; records older than ``DYNABENCH_IDEMPOTENCY_TTL_SECONDS``
   (default 86,400) are forgotten and the key can be used afresh.
 * A key is 1-255 printable ASCII characters; anything else is a 400.
+
+Why the create page has a second mechanism, the form's ``client_token``: this one works at the HTTP
+level, for any endpoint, replaying a stored response; it needs a caller that sends a header, and it
+forgets keys after a day. The ``client_token`` is part of the example (unique per annotator), so
+``annotation.services.create_example`` itself is idempotent for every caller: the server-rendered form
+(a double click, a retried POST), the API's ``client_token`` field and replays (whose tokens are
+derived from the source row), for as long as the example exists. The two meet only on the API's
+create endpoint, where both may be sent and either one stops a duplicate (docs/architecture.md,
+"Where does this rule live", idempotency).
 """
 
 from __future__ import annotations
