@@ -119,6 +119,8 @@ class ExampleListCreate(generics.ListAPIView):
     @idempotent
     def post(self, request, slug: str):
         task = task_or_404(slug)
+        # Before the body is read, so a closed round answers 409 whatever was sent; the service checks
+        # the same rule (Round.is_open) again under the round's row lock when it stores the example.
         if task.open_round is None:
             raise RoundNotOpen()
         body = example_create_serializer(task)(data=request.data, context={"task": task, "request": request})
