@@ -58,7 +58,7 @@ def test_retry_schedule_is_created_once():
 def demo_models(hate_task, tmp_path, settings):
     """The three demo targets, already 'trained' (tiny real models), so setup_demo only lays out rounds."""
     from models_registry.services import register_local_model
-    from tests.tiny_models import build_tiny_classifier
+    from tests.helpers.tiny_models import build_tiny_classifier
 
     settings.VAR_DIR = tmp_path
     for rounds in ((1,), (1, 2), (1, 2, 3)):

@@ -13,7 +13,8 @@ from annotation.services import ExampleError, create_example
 from models_registry import inference
 from tasks.models import Context
 from tasks.services import close_round, ensure_round
-from tests.annotation.fakes import make_stand_in, rule_predict
+from tests.factories.models_registry import make_stand_in
+from tests.helpers.fakes import rule_predict
 
 FAMILY = "👨\u200d👩\u200d👧\u200d👦"  # four emoji joined by three ZWJ: 7 code points, 11 UTF-16 units
 

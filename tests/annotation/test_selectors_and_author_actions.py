@@ -19,7 +19,7 @@ from annotation.services import (
 )
 from models_registry import inference
 from tasks.services import ensure_round
-from tests.annotation.fakes import crashing_predict, rule_predict
+from tests.helpers.fakes import crashing_predict, rule_predict
 
 
 def _create(task, user, statement, label):

@@ -30,8 +30,6 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.core.failures import FailureGroup
 from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
 
-pytest_plugins = ["tests.tiny_models"]  # tiny_model_dir, tiny_registered_model
-
 MAX_EXAMPLES = 15
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
 SETTINGS = hypothesis.settings(
@@ -191,7 +189,7 @@ def test_the_readme_client_runs_against_a_live_server(
     from models_registry import inference
     from tasks.models import Context
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
-    from tests.annotation.fakes import make_stand_in
+    from tests.factories.models_registry import make_stand_in
 
     task = ensure_builtin_task("nli")
     round_ = ensure_round(task=task, number=1)

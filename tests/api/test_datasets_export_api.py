@@ -7,24 +7,17 @@ import io
 import json
 
 import pytest
-from rest_framework.test import APIClient
 
 from annotation.models import Example
 from annotation.services import create_example
 from leaderboards.exports import pseudonym
 from leaderboards.models import Dataset, DatasetItem
 from tasks.services import ensure_round, set_current_round
-from tests.annotation.fakes import rule_predict
+from tests.helpers.api import forced_client as api
+from tests.helpers.fakes import rule_predict
 
 DATASETS = "/api/datasets/"
 EXPORT = "/api/tasks/hate-speech/export/"
-
-
-def api(user=None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
 
 
 @pytest.fixture
@@ -122,7 +115,7 @@ def test_dataset_filters(datasets, owner):
 def examples(hate_task, hate_round, annotator, monkeypatch):
     """Round 1: an emoji + CRLF example; round 2 (current): one RTL example; same annotator."""
     from models_registry import inference
-    from tests.annotation.fakes import make_stand_in
+    from tests.factories.models_registry import make_stand_in
 
     monkeypatch.setattr(inference, "predict", rule_predict)
     make_stand_in(hate_task, hate_round)

@@ -4,37 +4,15 @@ from __future__ import annotations
 
 import pytest
 from django.urls import reverse
-from rest_framework.test import APIClient
 
 from leaderboards.models import Dataset, Score
 from models_registry.models import RegisteredModel
+from tests.factories.leaderboards import DatasetFactory
+from tests.factories.models_registry import RegisteredModelFactory
+from tests.helpers.api import forced_client as api
 
 URL = "/api/tasks/hate-speech/leaderboard/"
 ZERO_REST = "memory:0,fairness:0,robustness:0"
-
-
-def api(user=None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
-
-
-def _dataset(task, slug, *, round_=None, access=Dataset.Access.SCORING):
-    return Dataset.objects.create(
-        task=task,
-        slug=slug,
-        name=slug.upper(),
-        kind=Dataset.Kind.ROUND if round_ else Dataset.Kind.STATIC,
-        access=access,
-        round=round_,
-    )
-
-
-def _model(task, name, *, published=True, **extra):
-    return RegisteredModel.objects.create(
-        task=task, name=name, status=RegisteredModel.Status.READY, is_published=published, **extra
-    )
 
 
 def _score(model, dataset, perf, throughput, *, memory=1.0, fairness=0.9, robustness=0.9):
@@ -52,8 +30,12 @@ def board(hate_task, hate_round):
     by perf: R 0.3, Q 0.6, P 0.9; AMRS_throughput = mean(|400 - 250| / 0.3, |100 - 400| / 0.3)
     = mean(500, 1000) = 750.
     """
-    d = _dataset(hate_task, "r1", round_=hate_round)
-    p, q, r = _model(hate_task, "P"), _model(hate_task, "Q"), _model(hate_task, "R")
+    d = DatasetFactory(task=hate_task, slug="r1", round=hate_round)
+    p, q, r = (
+        RegisteredModelFactory(task=hate_task, name="P"),
+        RegisteredModelFactory(task=hate_task, name="Q"),
+        RegisteredModelFactory(task=hate_task, name="R"),
+    )
     _score(p, d, 0.9, 100)
     _score(q, d, 0.6, 400)
     _score(r, d, 0.3, 250)
@@ -122,7 +104,7 @@ def test_metrics_not_named_keep_their_default_weight(board):
 
 
 def test_dataset_weights_and_rounds(board, hate_task):
-    hc = _dataset(hate_task, "hc")
+    hc = DatasetFactory(task=hate_task, slug="hc")
     _score(board["P"], hc, 0.1, 100)
     _score(board["Q"], hc, 0.2, 400)
     _score(board["R"], hc, 0.9, 250)
@@ -150,8 +132,8 @@ def test_dataset_weights_and_rounds(board, hate_task):
 
 
 def test_incomplete_and_unpublished_models(board, hate_task, owner):
-    late = _model(hate_task, "late")  # ready, no score yet
-    draft = _model(hate_task, "draft", published=False)
+    late = RegisteredModelFactory(task=hate_task, name="late")  # ready, no score yet
+    draft = RegisteredModelFactory(task=hate_task, name="draft", is_published=False)
     _score(draft, board["d"], 0.5, 300)
     rows = by_name(api().get(URL).json())
     assert "draft" not in rows
@@ -200,7 +182,7 @@ def test_a_bad_query_is_a_400_naming_the_parameter(board, query, field, message)
 
 
 def test_dataset_weights_are_checked_against_scoring_datasets(board, hate_task):
-    hidden = _dataset(hate_task, "hidden", access=Dataset.Access.HIDDEN)
+    hidden = DatasetFactory(task=hate_task, slug="hidden", access=Dataset.Access.HIDDEN)
     response = api().get(URL, {"dataset_weights": f"{hidden.pk}:1,{board['d'].pk}:0"})
     assert response.status_code == 400
     assert f"Unknown dataset '{hidden.pk}'" in response.json()["dataset_weights"][0]

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import zipfile
-from pathlib import Path
-
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
@@ -15,48 +11,10 @@ from models_registry import inference
 from models_registry.models import RegisteredModel
 from models_registry.serializers import MAX_PREDICT_INPUTS
 from models_registry.weights import count_parameters
-
-pytest_plugins = ["tests.tiny_models"]  # tiny_model_dir, tiny_registered_model
+from tests.helpers.api import forced_client as api
+from tests.helpers.zips import zip_bytes, zip_dir
 
 MODELS = "/api/models/"
-
-
-def zip_bytes(entries: list[tuple[str, bytes]]) -> io.BytesIO:
-    """A zip in memory from (name, content) pairs, names written exactly as given."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, content in entries:
-            archive.writestr(name, content)
-    buffer.seek(0)
-    return buffer
-
-
-def zip_dir(directory: Path) -> io.BytesIO:
-    """The files of ``directory`` (flat) at the top of a zip."""
-    return zip_bytes([(p.name, p.read_bytes()) for p in sorted(directory.iterdir()) if p.is_file()])
-
-
-def api(user=None) -> APIClient:
-    client = APIClient()
-    if user is not None:
-        client.force_authenticate(user)
-    return client
-
-
-@pytest.fixture
-def make_model(hate_task):
-    def make(name, *, owner=None, published=True, anonymous=False, **extra):
-        return RegisteredModel.objects.create(
-            task=hate_task,
-            name=name,
-            owner=owner,
-            status=extra.pop("status", RegisteredModel.Status.READY),
-            is_published=published,
-            is_anonymous=anonymous,
-            **extra,
-        )
-
-    return make
 
 
 def names(response) -> list[str]:

@@ -25,9 +25,10 @@ from leaderboards.models import Dataset
 from models_registry.models import RegisteredModel
 from tasks.models import Context, Task
 from tasks.services import ensure_round, set_current_round
-from tests.annotation.fakes import make_stand_in, rule_predict
-from tests.api.conftest import client_for
-from tests.validation.conftest import make_example
+from tests.factories.annotation import make_example
+from tests.factories.models_registry import make_stand_in
+from tests.helpers.api import client_for
+from tests.helpers.fakes import rule_predict
 
 pytestmark = pytest.mark.django_db
 

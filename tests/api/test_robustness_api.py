@@ -55,7 +55,7 @@ def test_invalid_body_with_a_key_is_not_stored(api, annotator, rule_model):
 
 
 def test_retried_verdict_with_the_same_key_is_one_validation(api, hate_round, annotator, validator):
-    from tests.validation.conftest import make_example
+    from tests.factories.annotation import make_example
 
     example = make_example(hate_round, annotator, model_wrong=True)
     url = f"/api/examples/{example.pk}/validations/"
@@ -158,7 +158,7 @@ def test_multipart_without_boundary_is_400_json(api, annotator, rule_model):
 )
 @pytest.mark.parametrize("method", ["options", "head", "put", "patch", "delete"])
 def test_other_methods_never_500(api, annotator, hate_round, url, method):
-    from tests.validation.conftest import make_example
+    from tests.factories.annotation import make_example
 
     example = make_example(hate_round, annotator, model_wrong=True)
     response = getattr(api(annotator), method)(url.format(id=example.pk))
@@ -185,7 +185,7 @@ def test_json_nested_too_deeply_is_a_400_not_a_500(api, annotator, hate_round, b
 
 
 def test_unknown_body_fields_are_refused_not_dropped(api, annotator, validator, hate_round):
-    from tests.validation.conftest import make_example
+    from tests.factories.annotation import make_example
 
     example = make_example(hate_round, annotator, model_wrong=True)
     verdict = api(validator).post(

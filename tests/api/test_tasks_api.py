@@ -7,7 +7,7 @@ import pytest
 from annotation.models import Example
 from tasks.models import Context, Task
 from tasks.services import close_round, ensure_round, set_current_round
-from tests.validation.conftest import make_example
+from tests.factories.annotation import make_example
 
 pytestmark = pytest.mark.django_db
 

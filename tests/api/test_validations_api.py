@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Example
-from tests.validation.conftest import make_example
+from tests.factories.annotation import make_example
 
 pytestmark = pytest.mark.django_db
 

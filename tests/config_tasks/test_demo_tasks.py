@@ -15,7 +15,7 @@ from dynabench.demo_tasks.nli import DEMO_TASK as NLI_DEMO
 from dynabench.demo_tasks.sentiment import DEMO_TASK as SENTIMENT_DEMO
 from tasks.models import Context
 from tasks.services import ensure_builtin_task
-from tests.tiny_models import build_tiny_classifier
+from tests.helpers.tiny_models import build_tiny_classifier
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

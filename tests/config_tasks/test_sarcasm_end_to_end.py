@@ -21,7 +21,7 @@ from annotation.models import Example, Prediction
 from models_registry.inference import get_classifier
 from models_registry.models import RegisteredModel
 from tasks.models import Task
-from tests.tiny_models import build_tiny_classifier
+from tests.helpers.tiny_models import build_tiny_classifier
 
 pytestmark = pytest.mark.django_db
 

@@ -13,8 +13,7 @@ from leaderboards.jobs import pending_evaluations, request_evaluations, retry_ev
 from leaderboards.models import Dataset, Score
 from models_registry.inference import clear_cache
 from models_registry.models import RegisteredModel
-
-from .conftest import make_dataset
+from tests.factories.leaderboards import make_toy_dataset
 
 pytestmark = pytest.mark.django_db
 
@@ -65,9 +64,9 @@ def test_only_missing_evaluations_are_created(hate_task, tiny_registered_model, 
     first = request_evaluations(queue=False)
     assert len(first) == 1
     assert request_evaluations(queue=False) == []  # nothing new
-    second_dataset = make_dataset(hate_task, "toy-2", access=Dataset.Access.SCORING, n=4)
-    make_dataset(hate_task, "toy-3", access=Dataset.Access.STANDARD, n=3)
-    make_dataset(hate_task, "toy-hidden", access=Dataset.Access.HIDDEN, n=3)
+    second_dataset = make_toy_dataset(hate_task, "toy-2", access=Dataset.Access.SCORING, n=4)
+    make_toy_dataset(hate_task, "toy-3", access=Dataset.Access.STANDARD, n=3)
+    make_toy_dataset(hate_task, "toy-hidden", access=Dataset.Access.HIDDEN, n=3)
     Dataset.objects.create(task=hate_task, slug="empty", name="Empty", kind=Dataset.Kind.IMPORTED)
     new = request_evaluations(dataset=second_dataset, queue=False)
     assert [Score.objects.get(pk=pk).dataset.slug for pk in new] == ["toy-2"]
@@ -80,7 +79,7 @@ def test_only_missing_evaluations_are_created(hate_task, tiny_registered_model, 
 def test_a_grown_dataset_is_evaluated_again(tiny_registered_model, hate_task):
     from leaderboards.models import DatasetItem
 
-    dataset = make_dataset(hate_task, "growing", n=4)
+    dataset = make_toy_dataset(hate_task, "growing", n=4)
     _run_all(request_evaluations(queue=False))
     DatasetItem.objects.create(
         dataset=dataset, external_id="x", inputs={"statement": "hello"}, target="hateful"
@@ -93,7 +92,7 @@ def test_a_grown_dataset_is_evaluated_again(tiny_registered_model, hate_task):
 
 def test_a_second_model_triggers_only_its_own(hate_task, tiny_registered_model, toy_dataset, tmp_path):
     from models_registry.services import register_local_model
-    from tests.tiny_models import build_tiny_classifier
+    from tests.helpers.tiny_models import build_tiny_classifier
 
     _run_all(request_evaluations(queue=False))
     other = register_local_model(
@@ -180,7 +179,7 @@ def test_signal_on_a_model_becoming_ready(
 
 def test_signal_on_a_new_dataset(hate_task, tiny_registered_model, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        dataset = make_dataset(hate_task, "brand-new", n=5)
+        dataset = make_toy_dataset(hate_task, "brand-new", n=5)
     assert Score.objects.get(dataset=dataset).status == Score.Status.DONE
     # Perturbed copies made by that evaluation are not evaluated as datasets of their own.
     assert not Score.objects.filter(dataset__kind=Dataset.Kind.PERTURBED).exists()

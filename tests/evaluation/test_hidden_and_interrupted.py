@@ -19,8 +19,7 @@ from leaderboards.jobs import (
     run_evaluation_job,
 )
 from leaderboards.models import Dataset, Score
-
-from .conftest import make_dataset
+from tests.factories.leaderboards import make_toy_dataset
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +30,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def three_datasets(hate_task):
     return {
-        access: make_dataset(hate_task, f"toy-{access}", access=access, n=4)
+        access: make_toy_dataset(hate_task, f"toy-{access}", access=access, n=4)
         for access in (Dataset.Access.SCORING, Dataset.Access.STANDARD, Dataset.Access.HIDDEN)
     }
 
@@ -57,8 +56,8 @@ def test_signal_does_not_evaluate_a_new_hidden_dataset(
     hate_task, tiny_registered_model, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        hidden = make_dataset(hate_task, "new-hidden", access=Dataset.Access.HIDDEN, n=3)
-        scoring = make_dataset(hate_task, "new-scoring", access=Dataset.Access.SCORING, n=3)
+        hidden = make_toy_dataset(hate_task, "new-hidden", access=Dataset.Access.HIDDEN, n=3)
+        scoring = make_toy_dataset(hate_task, "new-scoring", access=Dataset.Access.SCORING, n=3)
     assert not Score.objects.filter(dataset=hidden).exists()
     assert Score.objects.get(dataset=scoring).status == Score.Status.DONE
 

@@ -14,9 +14,8 @@ from leaderboards.evaluation import GIB, evaluate_model_on_dataset, longest_batc
 from leaderboards.working_memory import LiveTensorBytes, peak_live_bytes
 from models_registry.inference import get_classifier
 from models_registry.services import register_local_model
-from tests.tiny_models import build_tiny_classifier
-
-from .conftest import make_dataset
+from tests.factories.leaderboards import make_toy_dataset
+from tests.helpers.tiny_models import build_tiny_classifier
 
 HIDDEN, INTER = 32, 64
 SENTENCE = "i love all people and they are good friends"  # [CLS] + 9 words + [SEP] = 11 tokens
@@ -98,7 +97,7 @@ def test_longest_batch_is_deterministic():
 
 @pytest.mark.django_db
 def test_evaluation_memory_is_weights_plus_working_memory_and_reproducible(hate_task, tmp_path):
-    dataset = make_dataset(hate_task, "toy")
+    dataset = make_toy_dataset(hate_task, "toy")
     models = [
         register_local_model(
             task=hate_task, name=name, path=str(build_tiny_classifier(tmp_path / name)), card={}

@@ -1,57 +1,30 @@
-"""Fixtures for the leaderboard tests: scoring datasets, models and their scores, made directly."""
+"""Fixtures of the leaderboard tests: scoring datasets and scores, made directly (factories)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.annotation.fakes import crashing_model  # noqa: F401 - fixture
-from tests.tiny_models import tiny_model_dir, tiny_registered_model  # noqa: F401 - fixtures
+from tests.factories.leaderboards import DatasetFactory, ScoreFactory
 
 
 @pytest.fixture
 def make_dataset(hate_task):
-    from leaderboards.models import Dataset
+    """``make_dataset(slug, round_=None, access="scoring", kind=None)``: a dataset of hate-speech named
+    ``slug`` in capitals, a round dataset when ``round_`` is given (else static) unless ``kind`` says."""
 
-    def make(slug, *, round_=None, access=Dataset.Access.SCORING, kind=None):
-        return Dataset.objects.create(
-            task=hate_task,
-            slug=slug,
-            name=slug.upper(),
-            kind=kind or (Dataset.Kind.ROUND if round_ else Dataset.Kind.STATIC),
-            access=access,
-            round=round_,
-        )
-
-    return make
-
-
-@pytest.fixture
-def make_model(hate_task):
-    from models_registry.models import RegisteredModel
-
-    def make(name, *, owner=None, published=True, anonymous=False, **extra):
-        return RegisteredModel.objects.create(
-            task=hate_task,
-            name=name,
-            owner=owner,
-            status=RegisteredModel.Status.READY,
-            is_published=published,
-            is_anonymous=anonymous,
-            **extra,
-        )
+    def make(slug, *, round_=None, access="scoring", kind=None):
+        kind = {"kind": kind} if kind else {}
+        return DatasetFactory(task=hate_task, slug=slug, round=round_, access=access, **kind)
 
     return make
 
 
 @pytest.fixture
 def score():
-    from leaderboards.models import Score
+    """``score(model, dataset, perf, throughput=100.0, memory=1.0, fairness=0.9, robustness=0.9,
+    **fields)``: a done score; a metric given as None is left out."""
 
-    def make(model, dataset, perf, *, throughput=100.0, memory=1.0, fairness=0.9, robustness=0.9, **extra):
-        metrics = {"throughput": throughput, "memory": memory, "fairness": fairness, "robustness": robustness}
-        metrics = {k: v for k, v in metrics.items() if v is not None}
-        return Score.objects.create(
-            model=model, dataset=dataset, status=Score.Status.DONE, perf=perf, metrics=metrics, **extra
-        )
+    def make(model, dataset, perf, **extra):
+        return ScoreFactory(model=model, dataset=dataset, perf=perf, **extra)
 
     return make

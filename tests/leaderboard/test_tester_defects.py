@@ -13,7 +13,6 @@ from django.urls import reverse
 from dynabench.text_rules import ascii_id
 from leaderboards.models import LeaderboardFork, LeaderboardSnapshot
 from leaderboards.tables import weight_text
-from tests.annotation.fakes import rule_model  # noqa: F401 - fixture
 
 
 def order(response) -> list[int]:
@@ -232,7 +231,7 @@ def test_weights_survive_resubmit_and_resort_exactly(client, board):
 # --- Elsewhere in leaderboards/: the replay's source round from a CSV ------------------------------
 
 
-def test_replay_reads_odd_round_digits_as_no_round(hate_task, rule_model, tmp_path):  # noqa: F811
+def test_replay_reads_odd_round_digits_as_no_round(hate_task, rule_model, tmp_path):
     from leaderboards.replay import replay_file
 
     path = tmp_path / "odd.csv"

@@ -1,21 +1,11 @@
-"""Fixtures of the loop tests: the tiny classifier ones, the rule stand-in, and a small training set."""
+"""Fixtures of the loop tests: a small validated training set in round 1."""
 
 from __future__ import annotations
 
 import pytest
 
 from annotation.models import Example
-from models_registry.inference import clear_cache
-from tests.annotation.fakes import rule_model  # noqa: F401 - fixture
-from tests.models_registry.toy_data import LABELS, TEXTS
-from tests.tiny_models import tiny_backbone_dir, tiny_model_dir, tiny_registered_model  # noqa: F401
-
-
-@pytest.fixture(autouse=True)
-def _fresh_model_cache():
-    clear_cache()
-    yield
-    clear_cache()
+from tests.helpers.toy_data import LABELS, TEXTS
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from models_registry.modeling import (
     pair_features,
     split_pair,
 )
-from tests.tiny_models import build_tiny_classifier
+from tests.helpers.tiny_models import build_tiny_classifier
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 PAIRS = [

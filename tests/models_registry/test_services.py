@@ -11,7 +11,7 @@ from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.selectors import target_models_for_round
 from models_registry.services import ModelRegistryError, register_local_model, set_round_targets
 from models_registry.weights import count_parameters
-from tests.tiny_models import build_tiny_classifier
+from tests.helpers.tiny_models import build_tiny_classifier
 
 
 @pytest.fixture(autouse=True)

@@ -15,8 +15,7 @@ from models_registry.inference import clear_cache
 from models_registry.models import RegisteredModel
 from models_registry.selectors import target_models_for_round
 from tasks.services import ensure_round
-
-from .toy_data import LABELS, TEXTS
+from tests.helpers.toy_data import LABELS, TEXTS
 
 
 @pytest.fixture(autouse=True)

@@ -24,7 +24,7 @@ from tasks.config import NLI_CONFIG, TaskConfig
 from tasks.models import Context
 from tasks.rules import model_wrong
 from tasks.services import ensure_round, set_current_round
-from tests.tiny_models import build_tiny_classifier
+from tests.helpers.tiny_models import build_tiny_classifier
 
 CFG = TaskConfig(NLI_CONFIG)
 LABELS = ("entailment", "neutral", "contradiction")

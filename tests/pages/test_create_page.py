@@ -291,7 +291,7 @@ def test_text_is_shown_back_when_the_round_closed_while_writing(
 def test_round_closing_while_the_model_answers_keeps_the_text(
     client, annotator, password, hate_round, rule_model, monkeypatch
 ):
-    from tests.annotation.fakes import rule_predict
+    from tests.helpers.fakes import rule_predict
 
     def close_then_predict(model, inputs):
         close_round(round_=type(hate_round).objects.get(pk=hate_round.pk))

@@ -15,7 +15,7 @@ from dynabench.demo_tasks.base import lay_out_task, model_name
 from dynabench.demo_tasks.qa import DEMO_TASK as QA_DEMO
 from tasks.models import Context
 from tasks.services import ensure_builtin_task
-from tests.tiny_qa import build_tiny_qa_model
+from tests.helpers.tiny_qa import build_tiny_qa_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ from models_registry.qa_inference import SpanPredictor, best_span, whole_words
 from models_registry.qa_modeling import is_qa_model_dir
 from models_registry.qa_training import RECIPES, QAItem, build_features, train_qa_model
 from models_registry.training import TrainingError
-from tests.tiny_qa import PASSAGES, build_tiny_qa_model
+from tests.helpers.tiny_qa import PASSAGES, build_tiny_qa_model
 
 
 def test_best_span_pairs_start_and_end_by_summed_logits():

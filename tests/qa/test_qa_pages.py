@@ -86,7 +86,7 @@ def test_a_malformed_offset_falls_back_to_finding_the_answer(
 
 
 def test_model_page_interact_box_answers_with_a_span(logged_in, tiny_qa_registered_model):
-    from tests.tiny_qa import PASSAGES
+    from tests.helpers.tiny_qa import PASSAGES
 
     url = reverse("leaderboards:model", args=[tiny_qa_registered_model.pk])
     response = logged_in.post(url, {"context": PASSAGES[0], "question": "Who won?"})

@@ -1,44 +1,13 @@
-"""Fixtures of the registry tests: the tiny classifier, zips made from it, a model folder of their own."""
+"""Fixtures of the model registry tests: the model folder of the test."""
 
 from __future__ import annotations
 
-import io
-import zipfile
 from pathlib import Path
 
 import pytest
-
-from tests.tiny_models import tiny_model_dir, tiny_registered_model  # noqa: F401
-
-
-def zip_bytes(entries: list[tuple[str | zipfile.ZipInfo, bytes]]) -> io.BytesIO:
-    """A zip in memory from (name or ZipInfo, content) pairs, names written exactly as given."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, content in entries:
-            archive.writestr(name, content)
-    buffer.seek(0)
-    return buffer
-
-
-def zip_dir(directory: Path, *, prefix: str = "", skip: tuple[str, ...] = ()) -> io.BytesIO:
-    """Zip the files of ``directory`` (flat), under ``prefix`` ("" or "folder/"), minus ``skip``."""
-    entries = [
-        (f"{prefix}{p.name}", p.read_bytes())
-        for p in sorted(Path(directory).iterdir())
-        if p.is_file() and p.name not in skip
-    ]
-    return zip_bytes(entries)
 
 
 @pytest.fixture
 def model_root(settings, tmp_path) -> Path:
     """DYNABENCH_MODEL_DIR of the test (the autouse fixture points it into tmp_path)."""
     return Path(settings.DYNABENCH_MODEL_DIR)
-
-
-def files_under(root: Path) -> set[str]:
-    """Every file path under ``root``, relative, as POSIX strings."""
-    return (
-        {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} if root.exists() else set()
-    )

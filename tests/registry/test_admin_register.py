@@ -8,8 +8,7 @@ from django.urls import reverse
 
 from models_registry.models import RegisteredModel
 from models_registry.weights import count_parameters
-
-from .conftest import zip_bytes, zip_dir
+from tests.helpers.zips import zip_bytes, zip_dir
 
 URL = reverse("admin:models_registry_registeredmodel_register")
 

@@ -20,9 +20,8 @@ from models_registry.services import (
     register_local_model,
     register_uploaded_model,
 )
-from tests.tiny_models import build_tiny_classifier
-
-from .conftest import zip_dir
+from tests.helpers.tiny_models import build_tiny_classifier
+from tests.helpers.zips import zip_dir
 
 UUID_HEX = re.compile(r"[0-9a-f]{32}")
 

@@ -16,8 +16,7 @@ from models_registry.services import (
     register_local_model,
     register_uploaded_model,
 )
-
-from .conftest import zip_bytes, zip_dir
+from tests.helpers.zips import zip_bytes, zip_dir
 
 CHANGELIST = reverse("admin:models_registry_registeredmodel_changelist")
 REFUSED_REASON = "upload refused: entry '../x' points outside the model folder ('..'); refused"

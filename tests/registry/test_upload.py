@@ -11,9 +11,8 @@ import pytest
 from models_registry.models import RegisteredModel
 from models_registry.services import ModelRegistryError, register_uploaded_model
 from models_registry.weights import count_parameters
-from tests.tiny_models import build_tiny_classifier
-
-from .conftest import files_under, zip_bytes, zip_dir
+from tests.helpers.tiny_models import build_tiny_classifier
+from tests.helpers.zips import files_under, zip_bytes, zip_dir
 
 CARD = {
     "backbone": "tiny-random-bert",

@@ -23,11 +23,8 @@ from models_registry.inference import (
 )
 from models_registry.models import RegisteredModel
 from models_registry.services import register_local_model, register_uploaded_model
-from tests.tiny_models import build_tiny_classifier
-
-from .conftest import zip_dir
-
-pytest_plugins = ["tests.tiny_qa"]
+from tests.helpers.tiny_models import build_tiny_classifier
+from tests.helpers.zips import zip_dir
 
 
 @pytest.fixture(autouse=True)

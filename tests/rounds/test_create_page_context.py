@@ -11,9 +11,8 @@ from annotation.models import Example
 from models_registry import inference
 from models_registry.services import set_round_targets
 from tasks.models import Context
-from tests.annotation.fakes import rule_predict
-
-from .conftest import stand_in
+from tests.factories.models_registry import stand_in
+from tests.helpers.fakes import rule_predict
 
 URL = reverse("annotation:create", args=["prompted"])
 

@@ -15,8 +15,7 @@ from models_registry.models import RegisteredModel
 from models_registry.selectors import target_models_for_round
 from tasks.models import Context, Round, Task
 from tasks.services import TaskError, close_round, start_next_round
-
-from .conftest import stand_in
+from tests.factories.models_registry import stand_in
 
 JSONL = (
     '{"prompt": "Tell me about your neighbours 🏘️", "tag": "people", "id": "n1"}\r\n'

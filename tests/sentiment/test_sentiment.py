@@ -14,8 +14,7 @@ from leaderboards.metrics import perf_function
 from tasks.config import SENTIMENT_CONFIG, TaskConfig
 from tasks.models import Context
 from tasks.rules import model_wrong
-
-from .conftest import slice_jsonl_gz
+from tests.helpers.data import slice_jsonl_gz
 
 CFG = TaskConfig(SENTIMENT_CONFIG)
 

@@ -10,9 +10,8 @@ from django.urls import reverse
 from tasks.config import HATE_SPEECH_CONFIG
 from tasks.models import Task
 from tasks.services import ensure_round, set_current_round
+from tests.factories.annotation import make_example
 from validation.models import Validation
-
-from .conftest import make_example
 
 CHANGELIST = reverse("admin:annotation_example_changelist")
 

@@ -10,11 +10,10 @@ from django.utils import timezone
 
 from annotation.models import Example
 from tasks.services import ensure_round
+from tests.factories.annotation import make_example
 from validation import selectors
 from validation.models import Validation, ValidationClaim
 from validation.services import VerdictError, next_example, submit_validation
-
-from .conftest import make_example
 
 
 def _served(round_, user):

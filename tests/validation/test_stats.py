@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from tasks.services import ensure_round
+from tests.factories.annotation import make_example
 from validation import selectors
 from validation.services import submit_validation
-
-from .conftest import make_example
 
 
 def _vote(example, user, verdict, **kw):

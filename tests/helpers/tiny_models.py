@@ -1,19 +1,9 @@
-"""A tiny classifier of the project's architecture, built offline in milliseconds, and fixtures using it.
+"""A tiny classifier of the project's architecture and a tiny encoder, built offline in milliseconds.
 
-Use the fixtures by importing them into a folder's ``conftest.py`` (as tests/models_registry does)::
-
-    from tests.tiny_models import tiny_model_dir, tiny_registered_model  # noqa: F401
-
-or with ``pytest_plugins = ["tests.tiny_models"]`` at the top of a test module (then do not also import
-from this module in that test module, or pytest warns that it cannot rewrite its asserts). Then::
-
-    def test_something(tiny_registered_model, hate_round): ...
-
-Fixtures:
-    tiny_backbone_dir: a tiny random BERT encoder + tokenizer, to pass as ``backbone_path`` to training.
-    tiny_model_dir: a ``save_pretrained`` directory (labels hateful / not-hateful, in a tmp folder).
-    tiny_registered_model: a ready ``RegisteredModel`` of ``hate_task`` at that directory, registered
-        through ``models_registry.services.register_local_model`` and made the target of ``hate_round``.
+``build_tiny_classifier`` writes a ``save_pretrained`` directory (labels hateful / not-hateful by
+default); ``build_tiny_backbone`` a tiny random BERT encoder + tokenizer, to pass as ``backbone_path``
+to training. The fixtures ``tiny_model_dir``, ``tiny_registered_model`` and ``tiny_backbone_dir`` of
+tests/conftest.py use them.
 
 The tiny model has random weights: its predictions are arbitrary but deterministic for a given seed.
 """
@@ -21,8 +11,6 @@ The tiny model has random weights: its predictions are arbitrary but determinist
 from __future__ import annotations
 
 from pathlib import Path
-
-import pytest
 
 # Words the tiny vocabulary knows, so that test sentences are not all [UNK]; emoji names included.
 TINY_WORDS = (
@@ -91,30 +79,6 @@ def build_tiny_classifier(
     return path
 
 
-@pytest.fixture
-def tiny_model_dir(tmp_path) -> Path:
-    """A freshly built tiny hateful / not-hateful classifier directory."""
-    return build_tiny_classifier(tmp_path / "tiny-model")
-
-
-@pytest.fixture
-def tiny_registered_model(hate_task, hate_round, tiny_model_dir):
-    """A ready RegisteredModel ("tiny-target") of hate_task, the (only) target of hate_round."""
-    from models_registry.inference import clear_cache
-    from models_registry.services import register_local_model, set_round_targets
-
-    model = register_local_model(
-        task=hate_task,
-        name="tiny-target",
-        path=str(tiny_model_dir),
-        card={"description": "Tiny random model for tests."},
-    )
-    assert model.status == model.Status.READY, model.error_message
-    set_round_targets(round=hate_round, models=[model])
-    yield model
-    clear_cache()
-
-
 def build_tiny_backbone(path: str | Path, seed: int = 0) -> Path:
     """Write a tiny random ``BertModel`` encoder and tokenizer to ``path`` (a stand-in for MiniLM).
 
@@ -144,9 +108,3 @@ def build_tiny_backbone(path: str | Path, seed: int = 0) -> Path:
     BertModel(config, add_pooling_layer=False).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
-
-
-@pytest.fixture
-def tiny_backbone_dir(tmp_path) -> Path:
-    """A tiny random BERT encoder directory to train on instead of MiniLM."""
-    return build_tiny_backbone(tmp_path / "tiny-backbone")
