@@ -1,6 +1,6 @@
 """Pair pooling (u, v, |u - v|, u * v) of the classifier, its save/reload, and the single-text model kept as is.
 
-All on the tiny random BERT of tests/tiny_models.py: values are checked against the formula computed by
+All on the tiny random BERT of tests/helpers/tiny_models.py: values are checked against the formula computed by
 hand on tiny tensors, or against the same model run piece by piece.
 """
 

@@ -22,7 +22,7 @@ def post(client, url, body):
 
 
 def test_create_decides_model_wrong_on_the_server(api, annotator, rule_model):
-    """The stand-in labels 'hateful' when the text contains 'hate' (tests/annotation/fakes.py)."""
+    """The stand-in labels 'hateful' when the text contains 'hate' (tests/helpers/fakes.py)."""
     fooled = post(api(annotator), CREATE, {"statement": "I hate Mondays 😩", "label": "not-hateful"})
     assert fooled.status_code == 201
     body = fooled.json()

@@ -1,6 +1,6 @@
 """Memory is reproducible: weights bytes plus the peak of live tensor bytes on the longest batch.
 
-Hand values: float32 is 4 bytes, int64 8. The tiny classifier (tests/tiny_models.py) has hidden size
+Hand values: float32 is 4 bytes, int64 8. The tiny classifier (tests/helpers/tiny_models.py) has hidden size
 H = 32, intermediate size I = 64 and 2 layers; its tokenizer makes 3 int64 tensors (input ids, token
 types, attention mask) of B x L for a batch of B texts padded to L tokens.
 """
