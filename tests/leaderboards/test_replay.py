@@ -142,3 +142,17 @@ def test_command_limit(hate_task, rule_model, replay_csv):
     )
     assert Example.objects.count() == 2
     assert "replayed 2 (created 2" in out.getvalue()
+
+
+def test_replay_reads_odd_round_digits_as_no_round(hate_task, rule_model, tmp_path):
+    from leaderboards.replay import replay_file
+
+    path = tmp_path / "odd.csv"
+    path.write_text(
+        "entry_id,text,round.base,label_gold\n1,fine text,5,0\n2,other text,²,1\n3,more text,"
+        + "9" * 5000
+        + ",1\n",
+        encoding="utf-8",
+    )
+    report = replay_file(task=hate_task, round_number=1, path=path, source_rounds=[5])
+    assert (report.read, report.created) == (1, 1)  # rows 2 and 3 have no readable round: not round 5
