@@ -12,7 +12,6 @@ import json
 import re
 import string
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -27,6 +26,7 @@ from leaderboards.metrics import (
 )
 from tasks.config import TaskConfig
 from tasks.rules import model_wrong, span_model_wrong
+from tests.helpers.data import data_path
 
 
 @pytest.mark.parametrize(
@@ -157,12 +157,9 @@ def _official_f1_score(prediction, ground_truth):
     return (2 * precision * recall) / (precision + recall)
 
 
-SQUAD = Path("/work/shared/data/squad/squad_v1.1_dev_shared.json.gz")
-
-
-@pytest.mark.skipif(not SQUAD.is_file(), reason="the shared SQuAD file is not on this machine")
-def test_matches_the_official_script_on_real_answer_pairs():
-    data = json.loads(gzip.decompress(SQUAD.read_bytes()))
+def test_matches_the_official_script_on_real_answer_pairs(settings):
+    squad = data_path(settings, "squad", "squad_v1.1_dev_shared.json.gz")
+    data = json.loads(gzip.decompress(squad.read_bytes()))
     pairs = []
     for article in data["data"][:6]:
         for paragraph in article["paragraphs"]:

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from annotation.models import Example
 from leaderboards.importers.squad import article_split, import_squad
 from tasks.models import Context
+from tests.helpers.data import data_path
 
 pytestmark = pytest.mark.django_db
 
@@ -115,12 +116,9 @@ def test_command_reports_and_refuses_a_missing_folder(qa_task, tmp_path):
         call_command("import_qa_data", "--data-dir", str(tmp_path / "nowhere"), verbosity=0)
 
 
-REAL = Path("/work/shared/data/squad/squad_v1.1_dev_shared.json.gz")
-
-
-@pytest.mark.skipif(not REAL.is_file(), reason="the shared SQuAD file is not on this machine")
-def test_real_squad_imports_whole(qa_task):
-    report = import_squad(task=qa_task, data_dir=REAL.parent)
+def test_real_squad_imports_whole(qa_task, settings):
+    squad_dir = data_path(settings, "squad", "squad_v1.1_dev_shared.json.gz").parent
+    report = import_squad(task=qa_task, data_dir=squad_dir)
     assert report.read == 9036 and report.created + report.skipped_count == 9036
     assert report.skipped_count <= 25  # repeated ids only, if any
     assert Context.objects.filter(task=qa_task).count() == 1872
