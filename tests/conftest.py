@@ -1,4 +1,4 @@
-"""Fixtures every test folder may use.
+"""Fixtures every test folder may use, and the CI rule that no test may skip.
 
 Named users (owner, annotator, validator, outsider, blocked) and the built-in tasks (hate-speech with
 its round 1, sentiment, nli, qa with its round 1 and two passages, the "prompted" task); stand-in and
@@ -264,7 +264,7 @@ def toy_dataset(hate_task):
 
 @pytest.fixture
 def data_dir(settings) -> Path:
-    """``settings.DYNABENCH_DATA_DIR``; skips the test when it or the hate-speech folders are missing."""
+    """``settings.DYNABENCH_DATA_DIR``; fails the test when it or the hate-speech folders are missing."""
     for sub in ("hatemoji_build", "hatecheck", "hatemoji_check"):
         data_path(settings, sub)
     return Path(settings.DYNABENCH_DATA_DIR)
@@ -277,3 +277,52 @@ def data_dir(settings) -> Path:
 def api():
     """``api(user)`` -> an APIClient authenticated as ``user`` by token (None: anonymous)."""
     return api_helpers.client_for
+
+
+# --- CI: a skipped test fails the run ---------------------------------------------------------------------
+#
+# In CI (the environment variable CI set to anything but "", 0, false or no; .ci/run sets it) a skip
+# means a dependency is missing: a package, node, the shared data. Such tests fail themselves where they
+# can (tests/helpers/data.py, the node test, plain imports); should a skip still happen, the run fails,
+# naming each skipped test and its reason. No skip is by design in this suite: ALLOWED_SKIPS maps the
+# node ids that may skip to why, and is empty.
+
+ALLOWED_SKIPS: dict[str, str] = {}
+_skipped: list[str] = []
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def _skip_reason(report) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _note_skip(report) -> None:
+    if report.skipped and not hasattr(report, "wasxfail") and report.nodeid not in ALLOWED_SKIPS:
+        _skipped.append(f"{report.nodeid}: {_skip_reason(report)}")
+
+
+def pytest_runtest_logreport(report):
+    _note_skip(report)
+
+
+def pytest_collectreport(report):
+    _note_skip(report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _in_ci() and _skipped and exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _in_ci() and _skipped:
+        terminalreporter.section(f"CI: {len(_skipped)} skipped test(s) fail the run", sep="=", red=True)
+        for line in _skipped:
+            terminalreporter.line(line, red=True)
+        terminalreporter.line("Install what is missing (or fix the test) instead of skipping.", red=True)

@@ -35,7 +35,7 @@ def round1_training_data(hate_round):
 
 @pytest.fixture
 def anli_dir(settings) -> Path:
-    """``DYNABENCH_DATA_DIR/anli``; the test is skipped when it is missing."""
+    """``DYNABENCH_DATA_DIR/anli``; the test fails when it is missing."""
     return data_path(settings, "anli")
 
 
@@ -51,5 +51,5 @@ def anli_slice(anli_dir, tmp_path):
 
 @pytest.fixture
 def dynasent_dir(settings) -> Path:
-    """``DYNABENCH_DATA_DIR/dynasent``; the test is skipped when it is missing."""
+    """``DYNABENCH_DATA_DIR/dynasent``; the test fails when it is missing."""
     return data_path(settings, "dynasent")

@@ -3,6 +3,7 @@
 import pytest
 
 from dynabench import demo
+from tests.helpers.data import data_path
 
 
 @pytest.fixture
@@ -72,8 +73,7 @@ def test_second_run_keeps_the_owners_rounds_and_targets(hate_task, demo_models, 
     from models_registry.models import RegisteredModel, RoundTarget
     from tasks.services import close_round, ensure_round, set_current_round
 
-    if not (settings.DYNABENCH_DATA_DIR / "hatemoji_build").is_dir():
-        pytest.skip(f"the shared data is not at {settings.DYNABENCH_DATA_DIR}")
+    data_path(settings, "hatemoji_build")
     first = demo.setup_demo(password="pw-one-1234", tasks=["hate-speech"], log=lambda _: None)
     hate_task.refresh_from_db()
     assert hate_task.current_round.number == 4

@@ -6,8 +6,6 @@ test_qa_target_training); the real SQuAD file is imported by the module's own im
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from annotation.models import Example
@@ -15,14 +13,14 @@ from dynabench.demo_tasks.base import lay_out_task, model_name
 from dynabench.demo_tasks.qa import DEMO_TASK as QA_DEMO
 from tasks.models import Context
 from tasks.services import ensure_builtin_task
+from tests.helpers.data import data_path
 from tests.helpers.tiny_qa import build_tiny_qa_model
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_round_2_opens_on_the_held_apart_articles_once(tmp_path, settings):
-    if not (Path(settings.DYNABENCH_DATA_DIR) / "squad").is_dir():
-        pytest.skip(f"the shared data is not at {settings.DYNABENCH_DATA_DIR}")
+    data_path(settings, "squad")
     from models_registry.services import register_local_model
 
     task = ensure_builtin_task("qa")

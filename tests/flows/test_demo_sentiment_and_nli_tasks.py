@@ -6,8 +6,6 @@ elsewhere); the real data is imported by the modules' own import step.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from dynabench.demo_tasks.base import lay_out_task, model_name
@@ -15,6 +13,7 @@ from dynabench.demo_tasks.nli import DEMO_TASK as NLI_DEMO
 from dynabench.demo_tasks.sentiment import DEMO_TASK as SENTIMENT_DEMO
 from tasks.models import Context
 from tasks.services import ensure_builtin_task
+from tests.helpers.data import data_path
 from tests.helpers.tiny_models import build_tiny_classifier
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,8 +41,7 @@ def _stand_ins(spec, labels, tmp_path):
 def test_rounds_are_laid_out_once_with_contexts_for_the_open_round(
     spec, labels, source_round, tmp_path, settings
 ):
-    if not (Path(settings.DYNABENCH_DATA_DIR) / "anli").is_dir():
-        pytest.skip(f"the shared data is not at {settings.DYNABENCH_DATA_DIR}")
+    data_path(settings, "anli")
     task = _stand_ins(spec, labels, tmp_path)
     task, report = lay_out_task(spec, recipe="quick", log=lambda _: None)
     assert report.trained == [] and task.current_round.number == spec.open_round

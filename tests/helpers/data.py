@@ -1,6 +1,7 @@
 """The real data folder (``settings.DYNABENCH_DATA_DIR``, as the app reads it) and slices of its files.
 
-A test that needs the real data is skipped, naming the missing folder, when the data is not there.
+A test that needs the real data fails, naming the missing path, when the data is not there: the data is
+a dependency of the suite like a package, not a reason to skip.
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ import pytest
 
 
 def data_path(settings, *parts: str) -> Path:
-    """``settings.DYNABENCH_DATA_DIR / parts``; skips the test, naming it, when that path is missing."""
+    """``settings.DYNABENCH_DATA_DIR / parts``; fails the test, naming it, when that path is missing."""
     path = Path(settings.DYNABENCH_DATA_DIR).joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"real data not available: {path} is missing (set DYNABENCH_DATA_DIR)")
+        pytest.fail(
+            f"the real data is missing: {path} does not exist "
+            "(set DYNABENCH_DATA_DIR to the folder of the shared data)",
+            pytrace=False,
+        )
     return path
 
 
