@@ -1,4 +1,5 @@
-"""annotation.services.create_example: validation, server-side model-wrong, idempotency, failures."""
+"""Creating examples (annotation.services.create_example, and the create page and API for the model-wrong
+verdict): validation, server-side model-wrong, idempotency, failures."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ import uuid
 
 import pytest
 from django.db import connection
+from django.urls import reverse
 
 from annotation.models import Example, Prediction
 from annotation.services import ExampleError, create_example
 from models_registry import inference
 from tasks.models import Context
 from tasks.services import close_round, ensure_round
-from tests.annotation.fakes import make_stand_in, rule_predict
+from tests.factories.models_registry import make_stand_in
+from tests.helpers.fakes import rule_label, rule_predict
 
 FAMILY = "👨\u200d👩\u200d👧\u200d👦"  # four emoji joined by three ZWJ: 7 code points, 11 UTF-16 units
 
@@ -69,16 +72,49 @@ def test_model_wrong_follows_the_exact_match_rule(
     assert example.predictions.get().model_wrong is model_wrong
 
 
-def test_the_client_cannot_set_model_wrong(hate_task, annotator, rule_model):
-    with pytest.raises(TypeError):
-        create_example(
-            task=hate_task,
-            annotator=annotator,
-            inputs={"statement": "hello"},
-            target="hateful",
-            model_wrong=False,
+def test_the_client_cannot_set_model_wrong(client, api, annotator, password, rule_model):
+    """``model_wrong`` is the server's verdict (the target's label against the model's): a create-page
+    POST claiming the opposite is stored with the server's verdict, and an API POST carrying the field
+    is refused and stores nothing, whether its body is JSON or form-encoded."""
+    create_page = reverse("annotation:create", args=[rule_model.task.slug])
+    api_create = f"/api/tasks/{rule_model.task.slug}/examples/"
+    client.login(username=annotator.username, password=password)
+    cases = [  # the stand-in says hateful iff the text contains "hate"
+        ("I hate them all", "hateful"),  # right: the server says not fooled
+        ("I hate them all", "not-hateful"),  # fooled
+        ("hello world", "hateful"),  # fooled
+        ("hello world", "not-hateful"),  # right
+    ]
+    for n, (statement, target) in enumerate(cases):
+        server = rule_label(statement) != target
+        claim = not server
+
+        page = client.post(
+            create_page,
+            {
+                "statement": f"{statement} {n}",
+                "label": target,
+                "client_token": str(uuid.uuid4()),
+                "model_wrong": "true" if claim else "false",
+            },
         )
-    assert Example.objects.count() == 0
+        assert page.status_code == 302, page.content[:300]
+        example = Example.objects.get(inputs={"statement": f"{statement} {n}"})
+        assert example.model_wrong is server
+        assert example.predictions.get().model_wrong is server
+
+        stored = Example.objects.count()
+        for fmt in ("json", "multipart"):
+            body = {"statement": f"{statement} {n} {fmt}", "label": target, "model_wrong": claim}
+            refused = api(annotator).post(api_create, body, format=fmt)
+            assert refused.status_code == 400, (fmt, refused.content[:300])
+            assert "Unknown field" in refused.json()["model_wrong"][0]
+        assert Example.objects.count() == stored
+
+        del body["model_wrong"]
+        accepted = api(annotator).post(api_create, body, format="json")
+        assert accepted.status_code == 201 and accepted.json()["model_wrong"] is server
+        assert Example.objects.get(pk=accepted.json()["id"]).model_wrong is server
 
 
 @pytest.mark.parametrize(("rule", "expected"), [("any", True), ("all", False), ("majority", False)])

@@ -18,7 +18,7 @@ from annotation.services import (
 )
 from models_registry import inference
 from tasks.services import close_round, ensure_round, set_current_round
-from tests.annotation.fakes import rule_predict
+from tests.helpers.fakes import rule_predict
 
 
 def _create(task, user, statement, label="hateful", **kwargs):

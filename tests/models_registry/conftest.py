@@ -1,3 +1,13 @@
-"""Fixtures of this folder: the tiny classifier ones from tests/tiny_models.py."""
+"""Fixtures of the model registry tests: the model folder of the test."""
 
-from tests.tiny_models import tiny_backbone_dir, tiny_model_dir, tiny_registered_model  # noqa: F401
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def model_root(settings, tmp_path) -> Path:
+    """DYNABENCH_MODEL_DIR of the test (the autouse fixture points it into tmp_path)."""
+    return Path(settings.DYNABENCH_MODEL_DIR)

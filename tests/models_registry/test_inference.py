@@ -10,7 +10,7 @@ import pytest
 
 from models_registry import inference
 from models_registry.inference import InferenceError, clear_cache, get_classifier, predict
-from tests.tiny_models import build_tiny_classifier
+from tests.helpers.tiny_models import build_tiny_classifier
 
 TEXTS = ["I hate 🐷 people", "what a nice day 🌹", "", "they should go back home " * 40]
 

@@ -18,7 +18,7 @@ import pytest
 from models_registry import inference
 from models_registry.inference import clear_cache, get_classifier
 from models_registry.model_files import files_identity
-from tests.tiny_models import build_tiny_classifier
+from tests.helpers.tiny_models import build_tiny_classifier
 
 TEXTS = ["I hate 🐷 people", "what a nice day 🌹", "they should go back home"]
 
@@ -93,7 +93,7 @@ def test_weights_replaced_by_another_process_are_picked_up(tmp_path, tiny_model_
     first = get_classifier(tiny_model_dir)
     before = _probabilities(first)
     code = (
-        "import sys; from tests.tiny_models import build_tiny_classifier; "
+        "import sys; from tests.helpers.tiny_models import build_tiny_classifier; "
         "build_tiny_classifier(sys.argv[1], seed=3)"
     )
     root = Path(__file__).resolve().parents[2]

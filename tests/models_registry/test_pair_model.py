@@ -1,6 +1,6 @@
 """Pair pooling (u, v, |u - v|, u * v) of the classifier, its save/reload, and the single-text model kept as is.
 
-All on the tiny random BERT of tests/tiny_models.py: values are checked against the formula computed by
+All on the tiny random BERT of tests/helpers/tiny_models.py: values are checked against the formula computed by
 hand on tiny tensors, or against the same model run piece by piece.
 """
 
@@ -20,7 +20,7 @@ from models_registry.modeling import (
     pair_features,
     split_pair,
 )
-from tests.tiny_models import build_tiny_classifier
+from tests.helpers.tiny_models import build_tiny_classifier
 
 NLI_LABELS = ("entailment", "neutral", "contradiction")
 PAIRS = [

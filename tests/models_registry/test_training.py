@@ -9,8 +9,7 @@ import pytest
 from models_registry.inference import clear_cache, get_classifier
 from models_registry.training import TrainingError, TrainingResult, train_classifier
 from models_registry.weights import count_parameters
-
-from .toy_data import LABELS, TEXTS
+from tests.helpers.toy_data import LABELS, TEXTS
 
 TASK_LABELS = ["hateful", "not-hateful"]
 

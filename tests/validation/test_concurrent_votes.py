@@ -13,11 +13,10 @@ import pytest
 from django.db import connection
 
 from tasks.round_stats import round_counts
+from tests.factories.annotation import make_example
 from validation import selectors
 from validation.models import Validation, ValidationClaim
 from validation.services import VerdictError, next_example, submit_validation
-
-from .conftest import make_example
 
 N_VOTERS = 12
 N_EXAMPLES = 10

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from tests.factories.annotation import make_example
 from validation.services import submit_validation
-
-from .conftest import make_example
 
 URL = reverse("validation:me", args=["hate-speech"])
 

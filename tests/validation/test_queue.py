@@ -11,11 +11,11 @@ from django.utils import timezone
 
 from annotation.models import Example
 from tasks.services import ensure_round
+from tests.factories.annotation import make_example
+from tests.factories.validation import ValidationFactory
 from validation import selectors
 from validation.models import Validation, ValidationClaim
 from validation.services import VerdictError, next_example, submit_validation
-
-from .conftest import make_example
 
 
 def _served(round_, user):
@@ -38,7 +38,7 @@ def test_own_example_is_not_served(hate_round, annotator):
 
 def test_example_already_validated_by_requester_is_not_served(hate_round, annotator, validator):
     example = make_example(hate_round, annotator)
-    Validation.objects.create(example=example, validator=validator, verdict="correct")
+    ValidationFactory(example=example, validator=validator, verdict="correct")
     assert _served(hate_round, validator) is None
     assert selectors.queue_summary(hate_round, validator).judged == 1
 
@@ -90,12 +90,12 @@ def test_fewest_validations_first(hate_round, annotator, validator, crowd):
     never = make_example(hate_round, annotator)
     for e, voters in ((twice, crowd[:2]), (once, crowd[:1])):
         for v in voters:
-            Validation.objects.create(example=e, validator=v, verdict="correct")
+            ValidationFactory(example=e, validator=v, verdict="correct")
     order = []
     for _ in range(3):
         e = _served(hate_round, validator)
         order.append(e)
-        Validation.objects.create(example=e, validator=validator, verdict="correct")
+        ValidationFactory(example=e, validator=validator, verdict="correct")
     assert order == [never, once, twice]
 
 

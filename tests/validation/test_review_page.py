@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from tests.factories.annotation import make_example
 from validation.models import Validation
 from validation.services import submit_validation
-
-from .conftest import make_example
 
 URL = reverse("validation:review", args=["hate-speech"])
 VERDICT_URL = reverse("validation:review_verdict", args=["hate-speech"])

@@ -6,10 +6,9 @@ import pytest
 
 from annotation.models import Example
 from annotation.services import settle_example
+from tests.factories.annotation import make_example
 from validation.models import Validation
 from validation.services import VerdictError, submit_validation
-
-from .conftest import make_example
 
 
 def _vote(example, user, verdict="correct", **kw):

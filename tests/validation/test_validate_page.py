@@ -8,9 +8,8 @@ from django.urls import reverse
 from annotation.models import Example
 from annotation.services import create_example
 from tasks.services import ensure_round
+from tests.factories.annotation import make_example
 from validation.models import Validation
-
-from .conftest import make_example
 
 URL = reverse("validation:validate", args=["hate-speech"])
 

@@ -1,0 +1,300 @@
+"""THE PERMISSION TABLE of the API (rules: dynabench/api/permissions.py): role x endpoint x method -> status.
+
+One parametrised test over ``ROWS``. Each row runs in a fresh database built by ``build_world``:
+
+* the hate-speech task (round 1 current, a stand-in target that answers by ``rule_label``), with one
+  model-fooling pending example ``{example}`` written by ``annotator``;
+* ``ctx-task``, a task with a context field (``premise``), round 1 current, two contexts;
+* ``retired``, an inactive task (404 everywhere).
+
+Roles: ``anonymous`` (no credentials), ``annotator`` (author of ``{example}``), ``validator`` and
+``outsider`` (signed in, own nothing), ``blocked`` (``is_blocked``), ``owner`` (owner of both active
+tasks, staff), ``model_owner`` (owns a registered model of hate-speech), ``superuser``.
+
+Statuses: 401 no credentials; 403 a write the caller may not make (blocked, not the author, their own
+example); 404 objects the caller may not see. To add rows (other endpoints), append tuples to ``ROWS``
+``(role, method, path, body, expected_status)``; ``path`` may use the ``{placeholders}`` of
+``build_world`` and ``body`` names an entry of ``BODIES`` (or is None). A new endpoint needs rows: the
+completeness test reads every route and method under ``/api/`` from the URL configuration and fails for
+one the table does not cover (``NOT_IN_TABLE`` names the few left out on purpose).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboards.models import Dataset
+from models_registry.models import RegisteredModel
+from tasks.models import Context, Task
+from tasks.services import ensure_round, set_current_round
+from tests.factories.annotation import make_example
+from tests.factories.models_registry import make_stand_in
+from tests.helpers.api import client_for
+from tests.helpers.fakes import rule_predict
+
+pytestmark = pytest.mark.django_db
+
+ROLES = ("anonymous", "annotator", "validator", "outsider", "blocked", "owner", "model_owner", "superuser")
+CONTRIBUTORS = ("annotator", "validator", "outsider", "owner", "model_owner", "superuser")
+
+CTX_CONFIG = {
+    "context_fields": [{"name": "premise", "type": "string"}],
+    "input_fields": [{"name": "hypothesis", "type": "string"}],
+    "target_field": {
+        "name": "label",
+        "type": "multiclass",
+        "labels": ["entailment", "neutral", "contradiction"],
+    },
+    "model_input_fields": ["premise", "hypothesis"],
+    "model_wrong_rule": {"type": "exact_match"},
+    "perf_metric": "accuracy",
+}
+
+BODIES = {
+    "example": {"statement": "I hate rainy mondays 🌧", "label": "not-hateful"},
+    "ctx_example": lambda w: {"context": w["context"], "hypothesis": "It rained.", "label": "neutral"},
+    "verdict": {"verdict": "correct"},
+    "flag": {"reason": "sent by mistake"},
+    "predict": {"inputs": [{"statement": "I hate rainy mondays"}]},
+}
+
+
+def _each(roles, method, path, body, status):
+    return [(role, method, path, body, status) for role in roles]
+
+
+def _split(method, path, body, **by_role):
+    """One row per role: ``by_role`` maps role -> status; ``default`` covers the roles not named."""
+    default = by_role.pop("default")
+    return [(role, method, path, body, by_role.get(role, default)) for role in ROLES]
+
+
+EX = "/api/examples/{example}/"
+ROWS: list[tuple[str, str, str, str | None, int]] = [
+    # tasks and rounds: public reads
+    *_each(ROLES, "GET", "/api/tasks/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/retired/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/no-such-task/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/1/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/7/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/retired/rounds/", None, 404),
+    *_split("DELETE", "/api/tasks/hate-speech/", None, default=405),
+    *_split("POST", "/api/tasks/", None, default=405),
+    # contexts: contributors only
+    *_split("GET", "/api/tasks/ctx-task/contexts/next/", None, anonymous=401, blocked=403, default=200),
+    *_split("GET", "/api/tasks/hate-speech/contexts/next/", None, anonymous=401, blocked=403, default=404),
+    # examples
+    *_split("POST", "/api/tasks/hate-speech/examples/", "example", anonymous=401, blocked=403, default=201),
+    *_split("POST", "/api/tasks/ctx-task/examples/", "ctx_example", anonymous=401, blocked=403, default=201),
+    *_split("POST", "/api/tasks/retired/examples/", "example", anonymous=401, blocked=403, default=404),
+    *_split("GET", "/api/tasks/hate-speech/examples/", None, anonymous=401, default=200),
+    *_split("GET", EX, None, anonymous=401, annotator=200, owner=200, superuser=200, default=404),
+    *_split("DELETE", EX, None, anonymous=401, default=405),
+    *_split(
+        "POST", EX + "retract/", None, anonymous=401, annotator=200, owner=403, superuser=403, default=404
+    ),
+    *_split(
+        "POST", EX + "flag/", "flag", anonymous=401, annotator=200, owner=403, superuser=403, default=404
+    ),
+    *_split("GET", EX + "retract/", None, anonymous=401, default=405),
+    *_split("POST", "/api/examples/999999/retract/", None, anonymous=401, default=404),
+    # validation
+    *_split("GET", "/api/tasks/hate-speech/validations/next/", None, anonymous=401, blocked=403, default=200),
+    *_split(
+        "GET",
+        "/api/tasks/hate-speech/validations/next/?round=5",
+        None,
+        anonymous=401,
+        blocked=403,
+        default=404,
+    ),
+    *_split("POST", EX + "validations/", "verdict", anonymous=401, blocked=403, annotator=403, default=201),
+    *_split("POST", "/api/examples/999999/validations/", "verdict", anonymous=401, blocked=403, default=404),
+    *_split("GET", EX + "validations/", None, anonymous=401, blocked=403, default=405),
+    # models (H4): published cards public; an unpublished one for its owner, task owners, superusers
+    *_each(ROLES, "GET", "/api/models/", None, 200),
+    *_each(ROLES, "GET", "/api/models/{model}/", None, 200),
+    *_split("GET", "/api/models/{draft}/", None, model_owner=200, owner=200, superuser=200, default=404),
+    *_split("GET", "/api/models/999999/", None, default=404),
+    *_split("POST", "/api/models/", None, anonymous=401, blocked=403, default=400),  # empty upload form
+    *_split("DELETE", "/api/models/{model}/", None, anonymous=401, default=405),
+    *_split("POST", "/api/models/{model}/predict/", "predict", anonymous=401, default=200),
+    *_split(
+        "POST",
+        "/api/models/{draft}/predict/",
+        "predict",
+        anonymous=401,
+        model_owner=200,
+        owner=200,
+        superuser=200,
+        default=404,
+    ),
+    # leaderboard, datasets, export (H4)
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/leaderboard/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/leaderboard/?metric_weights=perf:x", None, 400),
+    *_each(ROLES, "GET", "/api/tasks/retired/leaderboard/", None, 404),
+    *_each(ROLES, "GET", "/api/datasets/", None, 200),
+    *_each(ROLES, "GET", "/api/datasets/{scoring_dataset}/", None, 200),
+    *_split("GET", "/api/datasets/{hidden_dataset}/", None, owner=200, superuser=200, default=404),
+    *_split(
+        "GET", "/api/tasks/hate-speech/export/", None, anonymous=401, owner=200, superuser=200, default=403
+    ),
+    *_split("GET", "/api/tasks/retired/export/", None, anonymous=401, default=404),
+]
+
+
+def build_world(django_user_model, monkeypatch) -> dict:
+    """Users of every role and the objects the rows' paths refer to; returns ``{"users": ..., ids}``."""
+    from models_registry import inference
+    from tasks.services import ensure_builtin_task
+
+    def user(name, **extra):
+        return django_user_model.objects.create_user(username=name, password="pw-for-tests-only", **extra)
+
+    users = {
+        "anonymous": None,
+        "annotator": user("annotator"),
+        "validator": user("validator"),
+        "outsider": user("outsider"),
+        "blocked": user("blocked", is_blocked=True),
+        "owner": user("owner", is_staff=True),
+        "model_owner": user("model_owner"),
+        "superuser": user("root", is_staff=True, is_superuser=True),
+    }
+    hate = ensure_builtin_task("hate-speech")
+    round_ = ensure_round(task=hate, number=1)
+    set_current_round(task=hate, round_=round_)
+    hate.owners.add(users["owner"])
+    monkeypatch.setattr(inference, "predict", rule_predict)
+    model = make_stand_in(hate, round_)
+    model.owner = users["model_owner"]
+    model.save(update_fields=["owner"])
+    example = make_example(round_, users["annotator"], model_wrong=True)
+
+    ctx = Task.objects.create(slug="ctx-task", name="Context task", config=CTX_CONFIG)
+    ctx.owners.add(users["owner"])
+    ctx_round = ensure_round(task=ctx, number=1)
+    set_current_round(task=ctx, round_=ctx_round)
+    context = Context.objects.create(task=ctx, round=ctx_round, data={"premise": "It rained all day."})
+    Context.objects.create(task=ctx, round=ctx_round, data={"premise": "The sun shone."})
+
+    draft = RegisteredModel.objects.create(
+        task=hate, name="draft", owner=users["model_owner"], status="ready", is_published=False
+    )
+    scoring = Dataset.objects.create(
+        task=hate, slug="r1-test", name="R1 test", kind="round", access="scoring"
+    )
+    hidden = Dataset.objects.create(
+        task=hate, slug="r1-train", name="R1 train", kind="round", access="hidden"
+    )
+
+    retired = Task.objects.create(slug="retired", name="Retired", config=hate.config, is_active=False)
+    retired_round = ensure_round(task=retired, number=1)
+    set_current_round(task=retired, round_=retired_round)
+    return {
+        "users": users,
+        "example": example.pk,
+        "context": context.pk,
+        "model": model.pk,
+        "draft": draft.pk,
+        "scoring_dataset": scoring.pk,
+        "hidden_dataset": hidden.pk,
+    }
+
+
+def _row_id(row) -> str:
+    role, method, path, _body, status = row
+    return f"{role}-{method}-{path}-{status}"
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[_row_id(r) for r in ROWS])
+def test_permission_table(row, django_user_model, monkeypatch):
+    role, method, path, body_name, expected = row
+    world = build_world(django_user_model, monkeypatch)
+    client = client_for(world["users"][role])
+    body = BODIES[body_name] if body_name else None
+    if callable(body):
+        body = body(world)
+    url = path.format(**world)
+    response = (
+        getattr(client, method.lower())(url, body, format="json")
+        if body is not None
+        else getattr(client, method.lower())(url)
+    )
+    assert response.status_code == expected, (role, method, url, response.content[:300])
+    if not getattr(response, "streaming", False):  # the export streams JSONL; everything else is JSON
+        assert response["Content-Type"].startswith("application/json"), response["Content-Type"]
+
+
+# Routes under /api/ that the table leaves out, with why. Everything else the URL configuration serves
+# must have rows, so a new endpoint (or a new method on an old one) without rows fails the test below.
+NOT_IN_TABLE = {
+    "api/schema/": "the OpenAPI document (public YAML, not a JSON resource): test_api_contract.py reads it",
+    "api/docs/": "the Swagger UI page of that document (public HTML)",
+    "api/^": "the catch-all JSON 404 for paths no route matches; it guards no object",
+}
+IGNORED_METHODS = {"HEAD", "OPTIONS"}  # answered by Django and DRF for every view alike
+
+
+def _url_patterns(patterns, prefix=""):
+    """(route, pattern) of every URL pattern under ``patterns``, includes and DRF routers walked."""
+    from django.urls import URLResolver
+
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _url_patterns(pattern.url_patterns, prefix + str(pattern.pattern))
+        else:
+            yield prefix + str(pattern.pattern), pattern
+
+
+def _methods(callback) -> set[str] | None:
+    """HTTP methods the view serves (a DRF viewset's actions, an APIView's handlers); None if unknown."""
+    actions = getattr(callback, "actions", None)
+    if actions:
+        return {method.upper() for method in actions} - IGNORED_METHODS
+    view = getattr(callback, "cls", None) or getattr(callback, "view_class", None)
+    if view is None:
+        return None
+    return {m.upper() for m in view.http_method_names if hasattr(view, m)} - IGNORED_METHODS
+
+
+def served_api_endpoints() -> set[tuple[str, str]]:
+    """(route, method) of every endpoint the URL configuration serves under ``api/``."""
+    from django.urls import get_resolver
+
+    served = set()
+    api_routes = [(r, p) for r, p in _url_patterns(get_resolver().url_patterns) if r.startswith("api/")]
+    stale = set(NOT_IN_TABLE) - {route for route, _ in api_routes}
+    assert not stale, f"NOT_IN_TABLE names routes the API no longer has: {stale}"
+    for route, pattern in api_routes:
+        if route in NOT_IN_TABLE:
+            continue
+        methods = _methods(pattern.callback)
+        assert methods is not None, f"{route}: a view whose methods are unknown; add rows or NOT_IN_TABLE"
+        served |= {(route, method) for method in methods}
+    return served
+
+
+def _route_of(path: str) -> str:
+    """The URL configuration's route that serves a row's path (placeholders filled with an id)."""
+    from collections import defaultdict
+
+    from django.urls import resolve
+
+    return resolve(path.split("?")[0].format_map(defaultdict(lambda: "1"))).route
+
+
+def test_table_covers_every_role_for_every_endpoint_the_api_serves():
+    """Every (route, method) the URL configuration serves under /api/ has rows in the table, and each
+    (method, path) of the rows is listed for all roles, so no endpoint and no role is forgotten."""
+    in_table = {(_route_of(path), method) for _role, method, path, _body, _status in ROWS}
+    missing_endpoints = served_api_endpoints() - in_table
+    assert not missing_endpoints, f"API endpoints with no row in the permission table: {missing_endpoints}"
+
+    by_endpoint: dict[tuple[str, str], set[str]] = {}
+    for role, method, path, _body, _status in ROWS:
+        by_endpoint.setdefault((method, path), set()).add(role)
+    missing = {k: set(ROLES) - v for k, v in by_endpoint.items() if set(ROLES) - v}
+    assert not missing

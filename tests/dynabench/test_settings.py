@@ -1,0 +1,40 @@
+"""The settings module refuses to start without a secret unless DEBUG is on."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _import_settings(**env) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "SECRET_KEY_FILE", "DEBUG"}}
+    return subprocess.run(
+        [sys.executable, "-c", "import dynabench.settings as s; print(s.DEBUG, len(s.SECRET_KEY))"],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_secret_key_is_required_without_debug():
+    result = _import_settings(DEBUG="0")
+    assert result.returncode != 0
+    assert "Set SECRET_KEY (or SECRET_KEY_FILE)" in result.stderr
+
+
+def test_secret_key_can_come_from_a_file_and_is_stripped(tmp_path):
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret-value-of-20-chars\n", encoding="utf-8")
+    result = _import_settings(DEBUG="false", SECRET_KEY_FILE=str(secret))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "24"]
+
+
+def test_debug_allows_a_missing_secret():
+    result = _import_settings(DEBUG="1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[0] == "True"

@@ -1,0 +1,149 @@
+"""The demo's password handling and its retry schedule (the data and training are tested elsewhere)."""
+
+import pytest
+
+from dynabench import demo
+from tests.helpers.data import data_path
+
+
+@pytest.fixture
+def var_dir(settings, tmp_path):
+    settings.VAR_DIR = tmp_path
+    return tmp_path
+
+
+def test_generated_password_is_remembered_and_printed_again(var_dir):
+    first, source = demo.demo_password(None)
+    assert "generated now" in source
+    assert (var_dir / "demo_password").read_text() == first
+    assert oct((var_dir / "demo_password").stat().st_mode & 0o777) == "0o600"
+    again, source = demo.demo_password(None)
+    assert (again, "remembered" in source) == (first, True)
+
+
+def test_demo_password_from_the_environment_replaces_the_remembered_one(var_dir):
+    demo.demo_password(None)
+    given, source = demo.demo_password("Second-pass-555")
+    assert (given, "from DEMO_PASSWORD" in source) == ("Second-pass-555", True)
+    assert demo.demo_password(None)[0] == "Second-pass-555"
+
+
+@pytest.mark.django_db
+def test_demo_users_keep_a_changed_password_unless_asked(hate_task, django_user_model):
+    demo.ensure_demo_users(hate_task, "first-password-1", reset_password=False)
+    owner = django_user_model.objects.get(username="demo-owner")
+    assert owner.check_password("first-password-1") and owner.is_superuser
+    assert hate_task.owners.filter(pk=owner.pk).exists()
+    demo.ensure_demo_users(hate_task, "other-password-2", reset_password=False)
+    owner.refresh_from_db()
+    assert owner.check_password("first-password-1")
+    demo.ensure_demo_users(hate_task, "other-password-2", reset_password=True)
+    owner.refresh_from_db()
+    assert owner.check_password("other-password-2")
+    annotator = django_user_model.objects.get(username="demo-annotator")
+    assert not annotator.is_staff and annotator.check_password("other-password-2")
+
+
+@pytest.mark.django_db
+def test_retry_schedule_is_created_once():
+    from django_q.models import Schedule
+
+    demo.ensure_retry_schedule()
+    demo.ensure_retry_schedule()
+    schedule = Schedule.objects.get(name=demo.RETRY_SCHEDULE)
+    assert Schedule.objects.count() == 1
+    assert (schedule.func, schedule.minutes) == ("annotation.jobs.retry_failed_predictions_job", 2)
+
+
+@pytest.fixture
+def demo_models(hate_task, tmp_path, settings):
+    """The three demo targets, already 'trained' (tiny real models), so setup_demo only lays out rounds."""
+    from models_registry.services import register_local_model
+    from tests.helpers.tiny_models import build_tiny_classifier
+
+    settings.VAR_DIR = tmp_path
+    for rounds in ((1,), (1, 2), (1, 2, 3)):
+        name = demo.model_name(rounds, "quick")
+        path = build_tiny_classifier(tmp_path / name)
+        register_local_model(task=hate_task, name=name, path=str(path), card={})
+
+
+@pytest.mark.django_db(transaction=True)
+def test_second_run_keeps_the_owners_rounds_and_targets(hate_task, demo_models, settings):
+    from models_registry.models import RegisteredModel, RoundTarget
+    from tasks.services import close_round, ensure_round, set_current_round
+
+    data_path(settings, "hatemoji_build")
+    first = demo.setup_demo(password="pw-one-1234", tasks=["hate-speech"], log=lambda _: None)
+    hate_task.refresh_from_db()
+    assert hate_task.current_round.number == 4
+    assert first.trained == [] and first.tasks["hate-speech"].models[4] == "minilm-quick-r1-2-3"
+    assert [r.is_closed for r in hate_task.rounds.order_by("number")] == [True, True, True, False]
+
+    # The owner closes round 4, opens round 5 and gives round 4 another target.
+    close_round(round_=hate_task.current_round)
+    round5 = ensure_round(task=hate_task, number=5)
+    set_current_round(task=hate_task, round_=round5)
+    other = RegisteredModel.objects.get(name="minilm-quick-r1")
+    RoundTarget.objects.filter(round__number=4, round__task=hate_task).update(model=other)
+
+    second = demo.setup_demo(tasks=["hate-speech"], log=lambda _: None)
+    hate_task.refresh_from_db()
+    assert hate_task.current_round == round5
+    assert second.tasks["hate-speech"].models[4] == "minilm-quick-r1"
+    assert second.evaluated == 0
+
+
+def test_every_demo_task_module_names_a_builtin_task():
+    from dynabench.demo_tasks import demo_tasks
+    from tasks.services import BUILTIN_TASKS
+
+    specs = demo_tasks()
+    slugs = [spec.slug for spec in specs]
+    assert slugs[:3] == ["hate-speech", "sentiment", "nli"] and len(set(slugs)) == len(slugs)
+    for spec in specs:
+        assert spec.slug in BUILTIN_TASKS
+        assert spec.open_round in spec.target_training_rounds
+
+
+@pytest.mark.parametrize("worker_running, cleaned", [(False, True), (True, False)])
+def test_interrupted_jobs_are_failed_only_when_no_worker_runs(
+    db, settings, tmp_path, monkeypatch, worker_running, cleaned
+):
+    # demo.sh sets up the later tasks in the background while the worker runs: a job marked running
+    # then is really running and must not be marked interrupted.
+    calls = []
+    monkeypatch.setattr(demo, "fail_interrupted_training_jobs", lambda: calls.append("training"))
+    monkeypatch.setattr(demo, "fail_interrupted_evaluations", lambda: calls.append("evaluations"))
+    settings.VAR_DIR = tmp_path
+    demo.setup_demo(password="pw-one-1234", tasks=[], log=lambda _: None, worker_running=worker_running)
+    assert calls == (["training", "evaluations"] if cleaned else [])
+
+
+def test_an_evaluation_cut_off_by_a_stop_is_run_again_but_a_real_failure_is_not(db, hate_task, monkeypatch):
+    from leaderboards.models import Dataset, DatasetItem, Score
+    from leaderboards.scheduling import EVALUATION_INTERRUPTED
+    from models_registry.models import RegisteredModel
+
+    model = RegisteredModel.objects.create(task=hate_task, name="m", status="ready", is_published=True)
+    scores = {}
+    for slug, error in (("cut-off", EVALUATION_INTERRUPTED), ("broken", "RuntimeError: the model crashed")):
+        dataset = Dataset.objects.create(
+            task=hate_task, slug=slug, name=slug, kind=Dataset.Kind.STATIC, access=Dataset.Access.SCORING
+        )
+        DatasetItem.objects.create(dataset=dataset, inputs={"statement": "x"}, target="hateful")
+        scores[slug] = Score.objects.create(
+            model=model, dataset=dataset, status="failed", error_message=error
+        )
+    ran = []
+
+    def fake_run(score_id, progress=None):
+        ran.append(score_id)
+        Score.objects.filter(pk=score_id).update(status="done", perf=0.5)
+        return "done"
+
+    monkeypatch.setattr(demo, "run_evaluation_job", fake_run)
+    report = demo.DemoReport()
+    demo.evaluate_demo(hate_task, report, log=lambda _: None, wait_seconds=0)
+    assert ran == [scores["cut-off"].pk]
+    assert Score.objects.get(pk=scores["broken"].pk).status == "failed"
