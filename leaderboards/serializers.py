@@ -13,6 +13,7 @@ import re
 from rest_framework import serializers
 
 from annotation.exports import FORMATS
+from dynabench.api.queries import QueryIntegerField
 from tasks.models import Task
 
 from .forms import MAX_WEIGHT
@@ -207,7 +208,7 @@ class LeaderboardSerializer(serializers.Serializer):
 class ExportQuerySerializer(serializers.Serializer):
     """``?round=&format=`` of ``GET /api/tasks/{slug}/export/``."""
 
-    round = serializers.IntegerField(
+    round = QueryIntegerField(
         required=False, min_value=1, max_value=2**31 - 1, help_text="One round's examples (default: all)."
     )
     format = serializers.ChoiceField(choices=list(FORMATS), default="jsonl")

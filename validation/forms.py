@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from dynabench.form_fields import AsciiIdField
 from tasks.config import TaskConfig
 
 from .models import Validation
@@ -14,7 +15,7 @@ class VerdictForm(forms.Form):
     """A verdict on one example: the verdict (one submit button each), an optional corrected label
     (a choice of the task's labels) and reason. The label and verdict rules are the service's."""
 
-    example = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+    example = AsciiIdField(widget=forms.HiddenInput)
     verdict = forms.ChoiceField(
         choices=Validation.Verdict.choices,
         error_messages={"required": "Choose a verdict.", "invalid_choice": "Choose a verdict."},

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Example
+from dynabench.text_rules import ascii_id
 from tasks.models import Round, Task
 
 from .models import Validation, ValidationClaim
@@ -267,10 +268,12 @@ def annotator_round_stats(task: Task, *, user=None) -> list[AnnotatorRoundStats]
 
 
 def round_of(task: Task, number: int | str | None) -> Round | None:
-    """Round ``number`` of ``task``, or its current round when ``number`` is empty; None if missing."""
+    """Round ``number`` of ``task``, or its current round when ``number`` is empty; None if missing or
+    not written as ASCII digits (``text_rules.ascii_id``: ``" 4"``, ``"4.0"``, ``"1_0"`` are no round)."""
     if number in (None, ""):
         return task.current_round
-    try:
-        return Round.objects.select_related("task").get(task=task, number=int(number))
-    except (ValueError, Round.DoesNotExist):
+    if not isinstance(number, int):
+        number = ascii_id(number)
+    if number is None:
         return None
+    return Round.objects.select_related("task").filter(task=task, number=number).first()

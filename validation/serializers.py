@@ -8,7 +8,7 @@ from rest_framework import serializers
 from annotation.models import Example
 from annotation.serializers import MODEL_OUTPUT_SCHEMA, TextField, model_outputs
 from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
-from dynabench.api.queries import StrictQuerySerializer
+from dynabench.api.queries import QueryIntegerField, StrictQuerySerializer
 
 from .models import Validation
 
@@ -70,7 +70,7 @@ class NextValidationSerializer(serializers.Serializer):
 class NextValidationQuerySerializer(StrictQuerySerializer):
     """``?round=N`` (default: the task's current round)."""
 
-    round = serializers.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
+    round = QueryIntegerField(min_value=1, max_value=2**31 - 1, required=False)
 
 
 class VerdictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):

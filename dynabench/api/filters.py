@@ -31,7 +31,12 @@ def strict_boolean_filter(**kwargs) -> django_filters.TypedChoiceFilter:
 
 
 class _AsciiIntegerField(forms.CharField):
-    """1 to 10 ASCII digits, a value from 1 to ``MAX_INT``; anything else is a field error."""
+    """1 to 10 ASCII digits, a value from 1 to ``MAX_INT``; anything else is a field error (a space too:
+    the value is not stripped)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("strip", False)
+        super().__init__(*args, **kwargs)
 
     def to_python(self, value):
         value = super().to_python(value)

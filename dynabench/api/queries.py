@@ -9,6 +9,8 @@ from __future__ import annotations
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from dynabench.text_rules import ascii_id
+
 # "+", not "*": drf-spectacular documents a blank-allowed field as oneOf(this, maxLength 0), and the
 # empty string must match exactly one of them.
 NO_NUL_PATTERN = "^[^\\u0000]+$"
@@ -25,6 +27,20 @@ class StrictQuerySerializer(serializers.Serializer):
         if errors:
             raise serializers.ValidationError(errors)
         return attrs
+
+
+class QueryIntegerField(serializers.IntegerField):
+    """A whole number in a query parameter, as 1 to 10 ASCII digits (``text_rules.ascii_id``), then
+    ``min_value`` / ``max_value``. DRF's ``IntegerField`` reads ``" 4"``, ``"4.0"``, ``"1_0"`` and
+    Arabic-Indic digits as numbers; here they are a 400."""
+
+    default_error_messages = {"not_digits": "A whole number written with the digits 0-9."}
+
+    def to_internal_value(self, data):
+        number = ascii_id(data, max_digits=10) if isinstance(data, str) else None
+        if number is None:
+            self.fail("not_digits")
+        return super().to_internal_value(number)
 
 
 @extend_schema_field({"type": "string", "pattern": NO_NUL_PATTERN})

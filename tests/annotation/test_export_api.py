@@ -81,3 +81,10 @@ def test_export_refusals(examples, owner, annotator):
     assert response.status_code == 400 and "format" in response.json()
     assert api(owner).get(EXPORT, {"round": "one"}).status_code == 400
     assert Example.objects.count() == 2
+
+
+@pytest.mark.parametrize("raw", ["1_0", " 2", "2.0", "٢", "abc"])
+def test_export_round_parameter_is_ascii_digits(examples, owner, raw):
+    response = api(owner).get(EXPORT, {"round": raw})
+    assert response.status_code == 400
+    assert response.json() == {"round": ["A whole number written with the digits 0-9."]}
