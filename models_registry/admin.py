@@ -30,7 +30,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from dynabench.admin_extensions import ObjectTool, extend_admin
-from models_registry.round_targets import set_round_targets, start_next_round
+from models_registry.round_targets import next_round_number, set_round_targets, start_next_round
 from tasks.admin import TaskOwnedAdmin
 from tasks.context_files import ContextFileError
 from tasks.models import Round, Task
@@ -351,6 +351,7 @@ def start_round_view(model_admin, request, object_id):
                     models=list(form.cleaned_data["models"]),
                     contexts_file=upload,
                     contexts_format=getattr(form, "contexts_format", None),
+                    expected_number=form.cleaned_data["round_number"],
                 )
             except (TaskError, ContextFileError) as exc:
                 form.add_error(None, f"Nothing was changed: {exc}")
@@ -359,8 +360,7 @@ def start_round_view(model_admin, request, object_id):
                 return redirect("admin:tasks_task_change", task.pk)
     else:
         form = StartRoundForm(task)
-    numbers = Round.objects.filter(task=task).values_list("number", flat=True)
-    next_number = max(numbers, default=0) + 1
+    next_number = next_round_number(task)
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.opts,

@@ -6,12 +6,14 @@ from __future__ import annotations
 from django import forms
 from django.db.models import QuerySet
 
+from dynabench.form_fields import AsciiIdField
 from tasks.context_files import ContextFileError, format_from_name
 from tasks.models import Task
 
 from .hub import is_valid_hub_id
 from .models import RegisteredModel
 from .names import model_name_problem
+from .round_targets import next_round_number
 from .selectors import ready_models_for_task
 
 
@@ -136,9 +138,14 @@ class StartRoundForm(forms.Form):
         "fields by name, and optionally tag, metadata (a JSON object) and id (loading is idempotent by id).",
     )
 
+    #: The number of the round this form starts, as it was when the page was served: a second tab or a
+    #: resubmission after that round started is refused instead of starting the round after it.
+    round_number = AsciiIdField(widget=forms.HiddenInput, required=False)
+
     def __init__(self, task: Task, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.task = task
+        self.fields["round_number"].initial = next_round_number(task)
         self.fields["models"].queryset = ready_models_for_task(task)
         names = [spec["name"] for spec in task.cfg.context_fields]
         if names:

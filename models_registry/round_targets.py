@@ -65,6 +65,12 @@ def add_round_target(*, round: Round, model: RegisteredModel) -> RoundTarget:
     return RoundTarget.objects.get(round=round, model=model)
 
 
+def next_round_number(task: Task) -> int:
+    """The number the task's next round gets: the highest existing number + 1 (1 for a new task)."""
+    last = Round.objects.filter(task=task).order_by("-number").values_list("number", flat=True).first()
+    return (last or 0) + 1
+
+
 @transaction.atomic
 def start_next_round(
     *,
@@ -73,6 +79,7 @@ def start_next_round(
     models: Sequence,
     contexts_file: IO | None = None,
     contexts_format: str | None = None,
+    expected_number: int | None = None,
 ) -> tuple[Round, ContextLoadReport]:
     """Open round N+1 of ``task`` with its target model(s) and contexts, and make it the current round.
 
@@ -87,20 +94,27 @@ def start_next_round(
         models: one or more ready ``RegisteredModel`` of this task.
         contexts_file: optional JSONL or CSV file object (see ``load_contexts``).
         contexts_format: ``"jsonl"`` or ``"csv"``; taken from ``contexts_file.name`` when omitted.
+        expected_number: the number the caller means to start (the form's, as served); when another
+            round was started meanwhile, nothing is started.
 
     Returns:
         ``(round, report)``; the report is empty when no file was given.
 
     Raises:
-        TaskError: no model given, or a model of another task or not ready.
+        TaskError: no model given, a model of another task or not ready, or ``expected_number`` is not
+            the next round's number.
         ContextFileError: the contexts file cannot be read as a whole.
     """
     if not models:
         raise TaskError("Choose at least one target model for the new round.")
     # Lock the task: two owners starting a round at once get rounds N+1 and N+2, not a clash.
     locked = Task.objects.select_for_update().get(pk=task.pk)
-    last = Round.objects.filter(task=locked).order_by("-number").values_list("number", flat=True).first()
-    round_ = Round.objects.create(task=locked, number=(last or 0) + 1, description=description.strip())
+    number = next_round_number(locked)
+    if expected_number is not None and expected_number != number:
+        raise TaskError(
+            f"round {expected_number} has already been started; reload the page to start round {number}"
+        )
+    round_ = Round.objects.create(task=locked, number=number, description=description.strip())
     try:
         set_round_targets(round=round_, models=list(models))
     except ModelRegistryError as exc:

@@ -194,3 +194,23 @@ def test_only_the_current_open_round_accepts_examples(hate_task, hate_round, ann
     hate_task.refresh_from_db()
     with pytest.raises(ExampleError, match="closed"):
         create_example(task=hate_task, annotator=annotator, inputs={"statement": "x"}, target="hateful")
+
+
+def test_a_start_round_form_served_before_that_round_started_starts_nothing(owner_client, prompt_task):
+    """Two tabs of "Start round 2": the first starts round 2, the second is refused, not round 3."""
+    model = stand_in(prompt_task, "alpha")
+    page = owner_client.get(_url(prompt_task))
+    assert 'name="round_number" value="2"' in page.text
+    first = owner_client.post(_url(prompt_task), {"models": [model.pk], "round_number": "2"})
+    assert first.status_code == 302
+    second = owner_client.post(_url(prompt_task), {"models": [model.pk], "round_number": "2"})
+    assert second.status_code == 200
+    assert (
+        "Nothing was changed: round 2 has already been started; reload the page to start round 3"
+        in second.text
+    )
+    assert list(Round.objects.filter(task=prompt_task).values_list("number", flat=True)) == [1, 2]
+    assert (
+        owner_client.post(_url(prompt_task), {"models": [model.pk], "round_number": "3"}).status_code == 302
+    )
+    assert Round.objects.filter(task=prompt_task).count() == 3
