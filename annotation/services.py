@@ -17,6 +17,7 @@ from dynabench.text_rules import (
     control_character_message,
     first_control_character,
     has_visible_character,
+    no_visible_character_message,
     normalise_newlines,
 )
 from tasks import spans
@@ -110,10 +111,7 @@ def clean_inputs(
             cleaned[name] = ""
             continue
         if not has_visible_character(value):
-            errors.setdefault(name, []).append(
-                f"{label} has no visible character; write something visible "
-                "(letters, digits, punctuation or emoji), not only invisible or blank characters."
-            )
+            errors.setdefault(name, []).append(no_visible_character_message(label))
             cleaned[name] = value
             continue
         limit = cfg.max_length_of(spec)

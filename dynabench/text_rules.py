@@ -75,6 +75,26 @@ def has_visible_character(value: str) -> bool:
     return any(unicodedata.category(char)[0] in "LNPS" and char not in BLANK_LOOKING for char in value)
 
 
+def no_visible_character_message(label: str) -> str:
+    """The error for a text field whose characters are all invisible or blank-looking."""
+    return (
+        f"{label} has no visible character; write something visible "
+        "(letters, digits, punctuation or emoji), not only invisible or blank characters."
+    )
+
+
+def model_text_problem(value: str, label: str) -> str | None:
+    """The problem of a text a model is to read (already normalised, not blank), or None: a control
+    character or bidi override (``first_control_character``), or no visible character. The create page,
+    the model page's "try it" box and the predict API refuse the same texts with the same messages."""
+    char = first_control_character(value)
+    if char is not None:
+        return control_character_message(label, char)
+    if not has_visible_character(value):
+        return no_visible_character_message(label)
+    return None
+
+
 def check_free_text(value: str, label: str, limit: int) -> str | None:
     """The one error of an optional free text (explanation, flag reason) already normalised, or None."""
     char = first_control_character(value)

@@ -17,7 +17,7 @@ import re
 
 from django import forms
 
-from dynabench.text_rules import ascii_id, normalise_newlines
+from dynabench.text_rules import ascii_id, model_text_problem, normalise_newlines
 from tasks.models import Task
 
 from .models import Dataset
@@ -196,8 +196,11 @@ class InteractForm(forms.Form):
         data = super().clean()
         for name in self.cfg.model_input_fields:
             value = normalise_newlines(data.get(name) or "")
-            if name in self.fields and name not in self.errors and not value.strip():
-                self.add_error(name, "Type some text for the model.")
+            if name in self.fields and name not in self.errors:
+                if not value.strip():
+                    self.add_error(name, "Type some text for the model.")
+                elif problem := model_text_problem(value, self.fields[name].label):
+                    self.add_error(name, problem)
             data[name] = value
         return data
 

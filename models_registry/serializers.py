@@ -12,7 +12,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dynabench.api.bodies import RejectUnknownFieldsMixin
-from dynabench.text_rules import normalise_newlines
+from dynabench.text_rules import model_text_problem, normalise_newlines
 from models_registry.selectors import anonymous_numbers, sees_real_identity
 from tasks.models import Task
 
@@ -242,6 +242,8 @@ class PredictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
                     problems[name] = ["Type some text for the model."]
                 elif len(value) > limit:
                     problems[name] = [f"At most {limit:,} characters (this has {len(value):,})."]
+                elif problem := model_text_problem(normalise_newlines(value), "The text"):
+                    problems[name] = [problem]
                 else:
                     row[name] = normalise_newlines(value)
             if problems:

@@ -93,7 +93,16 @@ def test_interact_with_the_tiny_model(client, tiny_registered_model, outsider):
 
 @pytest.mark.parametrize(
     "text, message",
-    [("", "Type some text"), ("   \n ", "Type some text"), ("x" * 2001, "at most 2000"), ("a\x00b", "Null")],
+    [
+        ("", "Type some text"),
+        ("   \n ", "Type some text"),
+        ("x" * 2001, "at most 2000"),
+        ("a\x00b", "Null"),
+        # As on the create page: control characters, bidi overrides, nothing visible.
+        ("a\x07b", "contains the control character U+0007"),
+        ("abc\u202edef", "contains U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("\u200b\u200b", "has no visible character"),
+    ],
 )
 def test_interact_validates_the_text(client, tiny_registered_model, outsider, text, message):
     client.force_login(outsider)

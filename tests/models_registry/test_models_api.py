@@ -291,6 +291,29 @@ def test_predict_input_errors_are_400_with_field_messages(tiny_registered_model,
     assert set(errors) == {"1", "2"}
     assert "required" in errors["1"]["statement"][0]
     assert errors["2"]["statement"] == ["Type some text for the model."]
+    odd = [
+        {"statement": "a\x07b"},
+        {"statement": "abc\u202edef"},
+        {"statement": "\u200b\u200b"},
+        {"statement": "مرحبا \u200f🙂"},
+    ]
+    refused = client.post(url, {"inputs": odd}, format="json")
+    assert refused.status_code == 400
+    assert refused.json()["inputs"] == {
+        "0": {"statement": ["The text contains the control character U+0007; remove it and send again."]},
+        "1": {
+            "statement": [
+                "The text contains U+202E RIGHT-TO-LEFT OVERRIDE, which shows the text in another order than "
+                "it is stored; remove it and send again (right-to-left text itself is fine)."
+            ]
+        },
+        "2": {
+            "statement": [
+                "The text has no visible character; write something visible (letters, digits, punctuation "
+                "or emoji), not only invisible or blank characters."
+            ]
+        },
+    }  # right-to-left text with a mark and an emoji is fine
     too_long = client.post(url, {"inputs": [{"statement": "a" * 10_001}]}, format="json")
     assert too_long.status_code == 400 and "At most" in str(too_long.json())
     too_many = client.post(url, {"inputs": [{"statement": "x"}] * (MAX_PREDICT_INPUTS + 1)}, format="json")
