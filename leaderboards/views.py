@@ -223,8 +223,9 @@ def _card(model: RegisteredModel, identity: bool) -> dict:
     if not training and isinstance(card.get("training"), dict) and card["training"].get("rounds"):
         rounds = ", ".join(str(r) for r in card["training"]["rounds"])
         training = f"{model.task.name} round(s) {rounds}"
-        if card["training"].get("n_train"):
-            training += f", {card['training']['n_train']} training examples"
+        n_train = card["training"].get("n_train")
+        if isinstance(n_train, int) and not isinstance(n_train, bool) and n_train > 0:
+            training += f"; {n_train:,} training examples"
     figures = []
     for key, value in card.items():
         if key in CARD_FACTS_NOT_FIGURES:

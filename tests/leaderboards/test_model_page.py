@@ -53,7 +53,7 @@ def test_card_scores_and_per_tag_plot(client, carded, outsider):
         "22713216",
         "CC BY 4.0",
         "https://example.org/paper",
-        "round(s) 1, 2, 1234 training examples",
+        "round(s) 1, 2; 1,234 training examples",
         "Frozen MiniLM",
         "dev accuracy",
         "HATECHECK",
