@@ -1,5 +1,5 @@
 """The export of a task's examples through the API: streamed JSONL with pseudonyms, one round as CSV,
-refusals (owners only; issue 5, part B)."""
+refusals (owners only)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Datasets through the API: hidden ones for task owners only, each describing itself, filters (issue 5,
-part B; the export of examples: tests/annotation/test_export_api.py)."""
+"""Datasets through the API: hidden ones for task owners only, each describing itself, filters (the export of
+examples: tests/annotation/test_export_api.py)."""
 
 from __future__ import annotations
 
