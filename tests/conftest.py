@@ -16,7 +16,7 @@ import pytest
 
 from tests.factories.accounts import PASSWORD, UserFactory
 from tests.factories.leaderboards import make_toy_dataset
-from tests.factories.models_registry import RegisteredModelFactory, make_stand_in
+from tests.factories.models_registry import RegisteredModelFactory, make_stand_in, registered_target
 from tests.factories.tasks import ContextFactory, builtin_task, open_round
 from tests.factories.tasks import prompt_task as make_prompt_task
 from tests.helpers import api as api_helpers
@@ -210,18 +210,14 @@ def tiny_model_dir(tmp_path) -> Path:
 def tiny_registered_model(hate_task, hate_round, tiny_model_dir):
     """A ready RegisteredModel ("tiny-target") of hate_task, the (only) target of hate_round."""
     from models_registry.inference import clear_cache
-    from models_registry.round_targets import set_round_targets
-    from models_registry.services import register_local_model
 
-    model = register_local_model(
+    yield registered_target(
         task=hate_task,
+        round_=hate_round,
         name="tiny-target",
-        path=str(tiny_model_dir),
-        card={"description": "Tiny random model for tests."},
+        path=tiny_model_dir,
+        description="Tiny random model for tests.",
     )
-    assert model.status == model.Status.READY, model.error_message
-    set_round_targets(round=hate_round, models=[model])
-    yield model
     clear_cache()
 
 
@@ -240,18 +236,14 @@ def tiny_qa_model_dir(tmp_path) -> Path:
 def tiny_qa_registered_model(qa_task, qa_round, tiny_qa_model_dir):
     """A ready RegisteredModel ("tiny-qa") of ``qa``, the only target of ``qa_round``."""
     from models_registry.inference import clear_cache
-    from models_registry.round_targets import set_round_targets
-    from models_registry.services import register_local_model
 
-    model = register_local_model(
+    yield registered_target(
         task=qa_task,
+        round_=qa_round,
         name="tiny-qa",
-        path=str(tiny_qa_model_dir),
-        card={"description": "Tiny random QA model."},
+        path=tiny_qa_model_dir,
+        description="Tiny random QA model.",
     )
-    assert model.status == model.Status.READY, model.error_message
-    set_round_targets(round=qa_round, models=[model])
-    yield model
     clear_cache()
 
 

@@ -1,4 +1,5 @@
-"""Registered models: ``RegisteredModelFactory`` rows, and weightless stand-ins made round targets."""
+"""Registered models: ``RegisteredModelFactory`` rows, weightless stand-ins made round targets, and real
+model folders registered and made a round's target through the services."""
 
 from __future__ import annotations
 
@@ -36,5 +37,17 @@ def make_stand_in(task, round_, name: str = "stand-in", *, published: bool = Tru
     model = RegisteredModelFactory(
         task=task, name=name, path="/nonexistent/stand-in", status="ready", is_published=published
     )
+    set_round_targets(round=round_, models=[model])
+    return model
+
+
+def registered_target(*, task, round_, name: str, path, description: str):
+    """Register the model folder ``path`` through the service (checked, so it must be ``ready``) and make
+    it ``round_``'s only target."""
+    from models_registry.round_targets import set_round_targets
+    from models_registry.services import register_local_model
+
+    model = register_local_model(task=task, name=name, path=str(path), card={"description": description})
+    assert model.status == model.Status.READY, model.error_message
     set_round_targets(round=round_, models=[model])
     return model
