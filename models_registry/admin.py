@@ -30,10 +30,11 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from dynabench.admin_extensions import ObjectTool, extend_admin
-from models_registry.round_targets import next_round_number, set_round_targets, start_next_round
+from models_registry.round_targets import set_round_targets, start_next_round
 from tasks.admin import TaskOwnedAdmin
 from tasks.context_files import ContextFileError
 from tasks.models import Round, Task
+from tasks.selectors import next_round_number
 from tasks.services import TaskError
 
 from .forms import RegisterModelForm, StartRoundForm

@@ -9,11 +9,11 @@ from django.db.models import QuerySet
 from dynabench.form_fields import AsciiIdField
 from tasks.context_files import ContextFileError, format_from_name
 from tasks.models import Task
+from tasks.selectors import next_round_number
 
 from .hub import is_valid_hub_id
 from .models import RegisteredModel
 from .names import model_name_problem
-from .round_targets import next_round_number
 from .selectors import ready_models_for_task
 
 

@@ -14,6 +14,7 @@ from django.db import transaction
 
 from tasks.context_files import format_from_name
 from tasks.models import Round, Task
+from tasks.selectors import next_round_number
 from tasks.services import (
     ContextLoadReport,
     TaskError,
@@ -63,12 +64,6 @@ def add_round_target(*, round: Round, model: RegisteredModel) -> RoundTarget:
         return RoundTarget.objects.get(round=round, model=model)
     set_round_targets(round=round, models=[*current, model])
     return RoundTarget.objects.get(round=round, model=model)
-
-
-def next_round_number(task: Task) -> int:
-    """The number the task's next round gets: the highest existing number + 1 (1 for a new task)."""
-    last = Round.objects.filter(task=task).order_by("-number").values_list("number", flat=True).first()
-    return (last or 0) + 1
 
 
 @transaction.atomic

@@ -116,3 +116,9 @@ def _pick(qs: QuerySet[Context], rng: random.Random | None) -> Context | None:
     if not count:
         return None
     return qs.order_by("pk")[rng.randrange(count)]
+
+
+def next_round_number(task: Task) -> int:
+    """The number the task's next round gets: the highest existing number + 1 (1 for a new task)."""
+    last = Round.objects.filter(task=task).order_by("-number").values_list("number", flat=True).first()
+    return (last or 0) + 1
