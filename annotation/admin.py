@@ -1,4 +1,8 @@
-"""Admin for examples and their predictions (task owners see their tasks' examples)."""
+"""Admin for examples and their predictions (task owners see their tasks' examples).
+
+Also adds the example exports (streamed JSONL and CSV downloads, task owners only) to the Task and Round
+admins of ``tasks.admin`` (``dynabench.admin_extensions``).
+"""
 
 from __future__ import annotations
 
