@@ -388,6 +388,10 @@ def test_span_outputs_keep_answer_start_and_bad_numbers_are_a_502(
             "\u200b\u200d",
             "The name shows nothing: use at least one letter, digit, punctuation mark or symbol.",
         ),
+        (
+            "\u3164\u3164",  # HANGUL FILLER: a letter that renders blank, refused as example texts refuse it
+            "The name shows nothing: use at least one letter, digit, punctuation mark or symbol.",
+        ),
         ("nul\x00name", "Null characters are not allowed."),
     ],
 )
