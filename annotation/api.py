@@ -6,7 +6,6 @@ body is derived from the task config (``serializers.example_create_serializer``)
 
 from __future__ import annotations
 
-from django.db.models import Prefetch
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import exceptions, generics, status
@@ -23,7 +22,7 @@ from tasks.selectors import task_or_404
 
 from . import selectors, services
 from .filters import ExampleFilter
-from .models import Example, Prediction
+from .models import Example
 from .serializers import (
     CREATE_BODY_SCHEMA,
     ExampleSerializer,
@@ -47,13 +46,6 @@ def service_errors(exc: services.ExampleError) -> exceptions.ValidationError:
     """A service ``ExampleError`` as a DRF 400, its ``__all__`` key renamed ``non_field_errors``."""
     return exceptions.ValidationError(
         {("non_field_errors" if k == services.NON_FIELD else k): v for k, v in exc.errors.items()}
-    )
-
-
-def with_outputs(qs):
-    """Examples with what the serializer reads joined or prefetched (round, task, predictions, models)."""
-    return qs.select_related("round__task").prefetch_related(
-        Prefetch("predictions", queryset=Prediction.objects.select_related("model").order_by("id"))
     )
 
 
@@ -87,7 +79,7 @@ class ExampleListCreate(generics.ListAPIView):
         if getattr(self, "swagger_fake_view", False):  # schema generation: no request, no task
             return Example.objects.none()
         task = task_or_404(self.kwargs["slug"])
-        return with_outputs(
+        return selectors.with_predictions(
             selectors.examples_visible_to(self.request.user).filter(round__task=task)
         ).order_by("-created_at", "-id")
 
@@ -139,7 +131,7 @@ class ExampleListCreate(generics.ListAPIView):
             )
         except services.ExampleError as exc:
             raise service_errors(exc) from None
-        example = with_outputs(Example.objects.filter(pk=example.pk)).get()
+        example = selectors.with_predictions(Example.objects.filter(pk=example.pk)).get()
         return Response(
             ExampleSerializer(example, context={"request": request}).data,
             status=status.HTTP_201_CREATED,
@@ -150,7 +142,7 @@ class ExampleListCreate(generics.ListAPIView):
 def visible_example_or_404(request, pk) -> Example:
     """The example ``pk`` if the caller may see it (author, task owner, superuser); else 404."""
     pk = positive_int_or_404(pk, what="example")
-    example = with_outputs(selectors.examples_visible_to(request.user)).filter(pk=pk).first()
+    example = selectors.with_predictions(selectors.examples_visible_to(request.user)).filter(pk=pk).first()
     if example is None:
         raise exceptions.NotFound("No such example.")
     return example
@@ -176,7 +168,7 @@ class ExampleDetail(generics.RetrieveAPIView):
 
 
 def _refreshed(request, example: Example) -> Response:
-    example = with_outputs(Example.objects.filter(pk=example.pk)).get()
+    example = selectors.with_predictions(Example.objects.filter(pk=example.pk)).get()
     return Response(ExampleSerializer(example, context={"request": request}).data)
 
 

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 
 from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
 
-from .models import Example
+from .models import Example, Prediction
 
 
 def target_models_for_round(round_: Round) -> list[RegisteredModel]:
@@ -38,6 +38,20 @@ def own_examples(user) -> QuerySet[Example]:
     if not user.is_authenticated:
         return Example.objects.none()
     return Example.objects.filter(annotator=user).select_related("round__task")
+
+
+def with_predictions(qs: QuerySet[Example]) -> QuerySet[Example]:
+    """``qs`` with what an example's page or API body reads joined or prefetched: its round and task,
+    its context, and its predictions with their models in creation order."""
+    predictions = Prediction.objects.select_related("model").order_by("id")
+    return qs.select_related("round__task", "context").prefetch_related(
+        Prefetch("predictions", queryset=predictions)
+    )
+
+
+def example_with_predictions(pk: int) -> Example:
+    """Example ``pk`` through ``with_predictions``. Raises ``Example.DoesNotExist``."""
+    return with_predictions(Example.objects.filter(pk=pk)).get()
 
 
 def predictions_of(example: Example):

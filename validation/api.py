@@ -3,7 +3,6 @@ and a verdict on an example. Thin: ``validation.services`` and ``validation.sele
 
 from __future__ import annotations
 
-from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -11,7 +10,6 @@ from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
 from annotation.api import EXAMPLE_ID
-from annotation.models import Example, Prediction
 from dynabench.api.idempotency import idempotent
 from dynabench.api.lookups import positive_int_or_404
 from dynabench.api.permissions import IsContributor
@@ -49,16 +47,6 @@ class VerdictRefused(exceptions.APIException):
         super().__init__(detail=" ".join(messages), code=exc.code)
 
 
-def _served(pk: int) -> Example:
-    return (
-        Example.objects.select_related("round__task", "context")
-        .prefetch_related(
-            Prefetch("predictions", queryset=Prediction.objects.select_related("model").order_by("id"))
-        )
-        .get(pk=pk)
-    )
-
-
 class NextValidation(APIView):
     """Serve the caller the next example of the round to validate (``?round=N``, default the current
     round), reserved for them for ``DYNABENCH_VALIDATION_CLAIM_SECONDS`` like the validate page: asking
@@ -85,7 +73,7 @@ class NextValidation(APIView):
         if example is None:
             body["queue"] = selectors.queue_summary(round_, request.user).__dict__
         else:
-            body["example"] = _served(example.pk)
+            body["example"] = annotation_selectors.example_with_predictions(example.pk)
             claim = ValidationClaim.objects.filter(example_id=example.pk, validator=request.user).first()
             body["claim_expires_at"] = claim.expires_at if claim else None
         return Response(NextValidationSerializer(body).data)
