@@ -1,16 +1,61 @@
 """JSON parsing for the API that answers 400, never 500, to any body."""
 
+from __future__ import annotations
+
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
 
+def _lone_surrogate_path(data) -> str | None:
+    """Where in parsed JSON ``data`` a string (a value or a key) holds a lone surrogate, e.g.
+    ``"metadata.note"`` or ``"inputs[2]"``; None when there is none.
+
+    JSON may spell a lone surrogate (``"\\ud800"``); Python decodes it into a ``str`` that cannot be
+    encoded as UTF-8, so it could never be stored or shown. Walked with a stack, not recursion.
+    """
+    stack = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return path or "the body"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                where = f"{path}.{key}" if path else str(key)
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"a key of {path}" if path else "a key of the body"
+                stack.append((where, item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+    return None
+
+
 class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser, plus: a body nested too deeply for Python's recursion limit (e.g. 100,000
-    ``[``) is a 400 "JSON parse error" instead of an uncaught ``RecursionError``."""
+    """DRF's JSON parser, plus two answers of 400 instead of a 500:
+
+    * a body nested too deeply for Python's recursion limit (e.g. 100,000 ``[``);
+    * a string anywhere in the body (a value, a key, an unknown field's name) holding a lone surrogate
+      such as ``"\\ud800"``, which is not a character and cannot be stored: refused here, once, for every
+      endpoint and field.
+    """
 
     def parse(self, stream, media_type=None, parser_context=None):
-        """Parse ``stream`` as JSON; raises ``ParseError`` (400) for malformed or too deeply nested JSON."""
+        """Parse ``stream`` as JSON; raises ``ParseError`` (400) for malformed or too deeply nested JSON,
+        or for a lone surrogate in any string."""
         try:
-            return super().parse(stream, media_type, parser_context)
+            data = super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError("JSON parse error - the body is nested too deeply.") from None
+        path = _lone_surrogate_path(data)
+        if path is not None:
+            # The path is cut: a key holding the surrogate must not be echoed back in full either.
+            shown = path.encode("utf-8", "backslashreplace").decode("utf-8")[:200]
+            raise ParseError(
+                f"JSON parse error - {shown} holds a lone surrogate (a \\uD800-\\uDFFF escape that is not "
+                "half of a pair), which is not a character; send the text as valid Unicode."
+            )
+        return data

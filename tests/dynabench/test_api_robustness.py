@@ -200,3 +200,31 @@ def test_unknown_body_fields_are_refused_not_dropped(api, annotator, validator, 
         f"/api/examples/{example.pk}/flag/", {"reason": "typo", "why": "x"}, format="json"
     )
     assert flag.status_code == 400 and "why" in flag.json()
+
+
+@pytest.mark.parametrize(
+    ("body", "where"),
+    [
+        ('{"statement": "x", "label": "hateful", "metadata": {"note": "a\\ud800b"}}', "metadata.note"),
+        ('{"statement": "x", "label": "hateful", "metadata": {"\\udfff": 1}}', "a key of metadata"),
+        ('{"statement": "x", "label": "hateful", "unknown\\ud800": 1}', "a key of the body"),
+        ('{"statement": "x", "label": "hateful", "metadata": {"list": [1, "\\ud83d"]}}', "metadata.list[1]"),
+        ('{"statement": "\\udc00", "label": "hateful"}', "statement"),
+    ],
+)
+def test_a_lone_surrogate_anywhere_in_a_json_body_is_a_400_naming_where(
+    api, annotator, hate_round, body, where
+):
+    response = api(annotator).generic("POST", CREATE, body.encode(), content_type="application/json")
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    assert detail.startswith(f"JSON parse error - {where} holds a lone surrogate")
+    assert not Example.objects.exists()
+
+
+def test_a_surrogate_pair_is_one_character_and_stays_allowed(api, annotator, rule_model, hate_round):
+    body = '{"statement": "they \\ud83d\\udc0d", "label": "hateful", "metadata": {"\\ud83d\\ude42": "ok"}}'
+    response = api(annotator).generic("POST", CREATE, body.encode(), content_type="application/json")
+    assert response.status_code == 201, response.json()
+    example = Example.objects.get()
+    assert example.inputs == {"statement": "they 🐍"} and example.metadata == {"🙂": "ok"}
