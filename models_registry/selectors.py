@@ -27,9 +27,10 @@ def ready_models_for_task(task: Task) -> QuerySet[RegisteredModel]:
 def models_visible_to(user, task: Task | None = None) -> QuerySet[RegisteredModel]:
     """Models ``user`` may see (optionally of one ``task``), any status, by task and name.
 
-    Published models are visible to everyone, anonymous visitors included. An unpublished model is
-    visible only to its owner, the owners of its task and superusers; to anyone else it is not listed,
-    and views answer 404 for its id (``get_object_or_404(models_visible_to(user), pk=...)``).
+    Published models of an active task are visible to everyone, anonymous visitors included. An
+    unpublished model, or any model of a task made inactive, is visible only to its owner, the owners of
+    its task and superusers; to anyone else it is not listed, and views answer 404 for its id
+    (``get_object_or_404(models_visible_to(user), pk=...)``), predict included.
     Whether the owner's name is shown is a separate matter (``is_anonymous``).
     """
     qs = RegisteredModel.objects.select_related("task", "owner")
@@ -37,7 +38,7 @@ def models_visible_to(user, task: Task | None = None) -> QuerySet[RegisteredMode
         qs = qs.filter(task=task)
     if user is not None and user.is_authenticated and user.is_active and user.is_superuser:
         return qs
-    visible = Q(is_published=True)
+    visible = Q(is_published=True, task__is_active=True)
     if user is not None and user.is_authenticated and user.is_active:
         visible |= Q(owner=user) | Q(task__owners=user)
     # task__owners joins a many-to-many table: filter ids in a subquery so no row appears twice.

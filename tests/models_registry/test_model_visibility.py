@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.urls import reverse
 
 from models_registry.models import RegisteredModel
 from models_registry.selectors import models_visible_to
@@ -75,3 +76,25 @@ def test_a_model_row_is_unpublished_unless_told(hate_task):
     model.refresh_from_db()
     assert model.is_published is False
     assert RegisteredModel._meta.get_field("is_published").default is False
+
+
+def test_a_task_made_inactive_hides_its_published_models_from_everyone_but_their_people(
+    models, hate_task, annotator, owner, outsider, api, client, tiny_registered_model
+):
+    """The API list and detail, predict and the model page all answer as for an id that does not exist."""
+    tiny_registered_model.is_published = True
+    tiny_registered_model.save(update_fields=["is_published"])
+    hate_task.is_active = False
+    hate_task.save(update_fields=["is_active"])
+    assert names(models_visible_to(AnonymousUser())) == []
+    assert names(models_visible_to(outsider)) == []
+    assert names(models_visible_to(annotator)) == ["published", "unpublished"]  # their own models
+    assert names(models_visible_to(owner)) == ["published", "tiny-target", "unpublished"]  # the task's owner
+    pk = tiny_registered_model.pk
+    assert api(outsider).get("/api/models/", {"task": "hate-speech"}).json()["results"] == []
+    assert api(outsider).get(f"/api/models/{pk}/").status_code == 404
+    body = {"inputs": [{"statement": "hello"}]}
+    response = api(outsider).post(f"/api/models/{pk}/predict/", body, format="json")
+    assert response.status_code == 404 and response.json() == {"detail": "No such model."}
+    assert client.get(reverse("leaderboards:model", args=[pk])).status_code == 404
+    assert api(owner).post(f"/api/models/{pk}/predict/", body, format="json").status_code == 200
