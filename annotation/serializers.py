@@ -19,6 +19,7 @@ from annotation.exports import pseudonym
 from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
 from dynabench.api.lookups import MAX_ID
 from dynabench.api.queries import NO_NUL_PATTERN
+from dynabench.text_rules import control_character_message, first_control_character
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
@@ -150,14 +151,21 @@ class TextField(serializers.CharField):
         return super().to_internal_value(data)
 
 
+def _text_problem(text: str, plural: str, label: str) -> str | None:
+    """NUL (which PostgreSQL cannot store), or the control characters and bidi overrides every text field
+    refuses (``text_rules.first_control_character``: C0 but LF and tab, C1, U+202D/E)."""
+    if "\x00" in text:
+        return f"{plural} cannot contain the NUL character (U+0000)."
+    char = first_control_character(text)
+    return None if char is None else control_character_message(label, char)
+
+
 def _metadata_problem(value, depth: int = 0) -> str | None:
     if depth > MAX_METADATA_DEPTH:
         return f"Nested deeper than {MAX_METADATA_DEPTH} levels."
     if isinstance(value, dict):
         for k, v in value.items():
-            if "\x00" in k:
-                return "Keys cannot contain the NUL character (U+0000)."
-            problem = _metadata_problem(v, depth + 1)
+            problem = _text_problem(k, "Keys", "A key") or _metadata_problem(v, depth + 1)
             if problem:
                 return problem
     elif isinstance(value, list):
@@ -165,8 +173,8 @@ def _metadata_problem(value, depth: int = 0) -> str | None:
             problem = _metadata_problem(v, depth + 1)
             if problem:
                 return problem
-    elif isinstance(value, str) and "\x00" in value:
-        return "Text cannot contain the NUL character (U+0000)."
+    elif isinstance(value, str):
+        return _text_problem(value, "Text", "A text")
     return None
 
 

@@ -228,3 +228,36 @@ def test_a_surrogate_pair_is_one_character_and_stays_allowed(api, annotator, rul
     assert response.status_code == 201, response.json()
     example = Example.objects.get()
     assert example.inputs == {"statement": "they 🐍"} and example.metadata == {"🙂": "ok"}
+
+
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [
+        ({"note": "a\x85b"}, "A text contains the control character U+0085; remove it and send again."),
+        ({"k\x9b": 1}, "A key contains the control character U+009B; remove it and send again."),
+        (
+            {"list": ["ok", "bell\x07"]},
+            "A text contains the control character U+0007; remove it and send again.",
+        ),
+        ({"note": "ab\u202ecd"}, "A text contains U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ({"note": "a\x00b"}, "Text cannot contain the NUL character (U+0000)."),
+    ],
+)
+def test_metadata_refuses_the_control_characters_text_fields_refuse(
+    api, annotator, hate_round, metadata, message
+):
+    body = {"statement": "x", "label": "hateful", "metadata": metadata}
+    response = api(annotator).post(CREATE, body, format="json")
+    assert response.status_code == 400
+    [got] = response.json()["metadata"]
+    assert got.startswith(message)
+    assert not Example.objects.exists()
+
+
+def test_metadata_keeps_line_breaks_tabs_emoji_and_right_to_left_text(api, annotator, rule_model, hate_round):
+    metadata = {"note": "line one\nline\ttwo 🙂", "שלום": "مرحبا \u200f"}
+    response = api(annotator).post(
+        CREATE, {"statement": "x", "label": "hateful", "metadata": metadata}, format="json"
+    )
+    assert response.status_code == 201, response.json()
+    assert Example.objects.get().metadata == metadata
