@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import math
 import secrets
 import time
@@ -32,6 +33,8 @@ import urllib.request
 from collections.abc import Sequence
 
 from .model_files import InferenceError
+
+logger = logging.getLogger(__name__)
 
 MAX_RESPONSE_BYTES = 1_000_000
 PROBABILITY_TOLERANCE = 1e-3
@@ -119,10 +122,10 @@ def _post(url: str, secret: str, body: bytes, timeout: float) -> bytes:
         with _opener.open(request, timeout=timeout) as response:
             return _read_limited(response, deadline)
     except urllib.error.HTTPError as exc:
-        detail = exc.read(300).decode("utf-8", "replace").strip()
-        raise InferenceError(
-            f"the endpoint answered HTTP {exc.code} {exc.reason}" + (f": {detail}" if detail else "")
-        ) from exc
+        # The body goes to the server log only: the message reaches whoever calls predict, and an
+        # endpoint's error page is the endpoint's, not theirs to read.
+        logger.warning("endpoint %s answered HTTP %s: %r", url, exc.code, exc.read(300))
+        raise InferenceError(f"the endpoint answered HTTP {exc.code} {exc.reason}") from exc
     except TimeoutError as exc:
         raise InferenceError(f"the endpoint did not answer within {timeout:g} s (timeout)") from exc
     except urllib.error.URLError as exc:
@@ -190,8 +193,8 @@ def call_endpoint(
     try:
         answer = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        preview = raw[:80].decode("utf-8", "replace")
-        raise InferenceError(f"the endpoint's answer is not JSON ({exc}): {preview!r}") from exc
+        logger.warning("endpoint %s answered with no JSON: %r", url, raw[:300])
+        raise InferenceError(f"the endpoint's answer is not JSON ({type(exc).__name__})") from exc
     if not isinstance(answer, dict) or not isinstance(answer.get("outputs"), list):
         raise InferenceError('the endpoint\'s answer has no "outputs" list')
     outputs = answer["outputs"]

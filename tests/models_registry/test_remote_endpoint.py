@@ -69,7 +69,7 @@ class Endpoint:
                 if behaviour == "slow":
                     time.sleep(1.5)
                 elif behaviour == "not-json":
-                    return self._send(200, b"<html>oops</html>")
+                    return self._send(200, b"<html>oops: secret-token-123</html>")
                 elif behaviour == "wrong-length":
                     answer["outputs"].append(answer["outputs"][0])
                 elif behaviour == "unknown-label":
@@ -79,7 +79,7 @@ class Endpoint:
                 elif behaviour == "no-outputs":
                     answer = {"predictions": answer["outputs"]}
                 elif behaviour == "error-500":
-                    return self._send(500, b"internal error")
+                    return self._send(500, b"internal error: db password is hunter2")
                 elif behaviour == "huge":
                     return self._send(200, b'{"outputs": [' + b" " * 1_100_000 + b"]}")
                 elif behaviour == "huge-no-length":  # HTTP/1.0: the body ends when the connection closes
@@ -204,6 +204,8 @@ def test_malformed_answers_raise_inference_error(endpoint_model, endpoint, behav
     with pytest.raises(InferenceError, match=message) as caught:
         predict(endpoint_model, [{"statement": "hello"}])
     assert str(caught.value).startswith("model remote: ")
+    # What the endpoint sent is logged, never handed back to the caller of predict.
+    assert "hunter2" not in str(caught.value) and "secret-token-123" not in str(caught.value)
 
 
 def test_timeout(settings, endpoint_model, endpoint):
