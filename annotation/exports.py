@@ -26,7 +26,7 @@ from annotation.models import Example, Prediction
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
 
-FORMAT_VERSION = "1.1"
+FORMAT_VERSION = "1.2"
 FORMATS = ("jsonl", "csv")
 CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
 DEFAULT_CHUNK_SIZE = 500  # examples per query; the working set of one chunk is ~10 MiB
@@ -230,21 +230,34 @@ class _Exporter:
         return header
 
     def csv_row(self, record: dict[str, Any]) -> list[str]:
-        """One record as CSV cells: booleans ``true``/``false``, a non-string target as JSON."""
+        """One record as CSV cells: booleans ``true``/``false``, a non-string target as JSON, and every
+        text defused for spreadsheets (``csv_cell``)."""
         cells = []
         for key in RECORD_KEYS:
             value = record[key]
             if key == "context":
-                cells += [(value or {}).get(f, "") for f in self.context_fields]
+                cells += [csv_cell((value or {}).get(f, "")) for f in self.context_fields]
             elif key == "inputs":
-                cells += [value[f] for f in self.input_fields]
+                cells += [csv_cell(value[f]) for f in self.input_fields]
             elif isinstance(value, bool):
                 cells.append("true" if value else "false")
             elif isinstance(value, int):
                 cells.append(str(value))
             else:
-                cells.append(_text(value))
+                cells.append(csv_cell(_text(value)))
         return cells
+
+
+#: A cell starting with one of these is read as a formula by spreadsheet programs (OWASP, "CSV
+#: Injection"); the apostrophe itself, so that removing one leading apostrophe is always right.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "'")
+
+
+def csv_cell(text: str) -> str:
+    """``text`` as a CSV cell: with a leading apostrophe when it starts with ``FORMULA_STARTS``, so a
+    spreadsheet shows ``=HYPERLINK(...)`` as text instead of running it. A reader gets the text back by
+    removing one leading apostrophe from any cell that has one (docs/export-format.md, "CSV")."""
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 class _Line:

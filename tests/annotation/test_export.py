@@ -292,3 +292,29 @@ def test_datasets_loads_the_jsonl(hate_task, small_round, tmp_path):
     assert loaded.num_rows == 3
     assert loaded[1]["inputs"]["statement"] == RTL_TEXT
     assert json.loads(loaded[2]["metadata"]) == LONG_METADATA
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['=HYPERLINK("http://127.0.0.1/x","click")', "+1+1", "-2+3", "@SUM(A1)", "\tTAB", "'quoted"],
+)
+def test_csv_cells_that_a_spreadsheet_would_run_are_defused_and_jsonl_is_exact(
+    hate_task, hate_round, rule_model, annotator, text
+):
+    example, _ = create_example(
+        task=hate_task, annotator=annotator, inputs={"statement": text}, target="hateful", explanation=text
+    )
+    [row] = _csv(hate_task)
+    assert row["input.statement"] == "'" + text and row["explanation"] == "'" + text
+    assert row["example_id"] == str(example.pk)  # numbers are never prefixed
+    [record] = _jsonl(hate_task)
+    assert record["inputs"]["statement"] == text and record["explanation"] == text
+    assert row["input.statement"].removeprefix("'") == text  # the documented way back
+
+
+def test_csv_cells_of_ordinary_text_are_not_prefixed(hate_task, hate_round, rule_model, annotator):
+    create_example(
+        task=hate_task, annotator=annotator, inputs={"statement": "a = b, 3 - 2 @ home"}, target="hateful"
+    )
+    [row] = _csv(hate_task)
+    assert row["input.statement"] == "a = b, 3 - 2 @ home"
