@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 
 from dynabench.api.idempotency import idempotent
 from dynabench.api.permissions import can_contribute
+from tasks.spans import source_offset
 
 from . import inference
 from .filters import RegisteredModelFilter
@@ -145,6 +146,23 @@ class ModelDetailView(generics.RetrieveAPIView):
         return super().get(request, *args, **kwargs)
 
 
+def _offsets_into_sent_text(model: RegisteredModel, body: dict, outputs: list[dict]) -> list[dict]:
+    """Span outputs with ``answer_start`` counted in the passage as the caller sent it.
+
+    The model reads the passage with its newlines normalised (CRLF -> LF), so its offset is one short
+    per CRLF before the answer in the text that was sent; ``tasks.spans.source_offset`` maps it back.
+    """
+    target = model.task.cfg.target_field
+    if target.get("type") != "context_span":
+        return outputs
+    field = target["context_field"]
+    for sent, output in zip(body["inputs"], outputs, strict=True):
+        passage = sent.get(field)
+        if isinstance(output.get("answer_start"), int) and isinstance(passage, str):
+            output["answer_start"] = source_offset(passage, output["answer_start"])
+    return outputs
+
+
 class ModelPredictView(APIView):
     """``POST /api/models/{id}/predict/``: the model's outputs for 1 to 64 input objects."""
 
@@ -209,4 +227,4 @@ class ModelPredictView(APIView):
                 {"detail": f"The model could not answer ({type(exc).__name__})."},
                 status=status.HTTP_502_BAD_GATEWAY,
             )
-        return Response({"model": model.pk, "outputs": outputs})
+        return Response({"model": model.pk, "outputs": _offsets_into_sent_text(model, request.data, outputs)})

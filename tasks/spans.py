@@ -73,6 +73,25 @@ def normalise_with_offsets(text: str) -> tuple[str, list[int]]:
     return "".join(out), mapping
 
 
+def source_offset(text: str, normalised_offset: int) -> int:
+    """The offset in ``text`` (as sent, with CRLF or lone CR) of ``normalised_offset`` into
+    ``normalise_newlines(text)``: the inverse of ``normalise_with_offsets``' mapping (a CRLF's one LF maps
+    to its CR). An offset past the end maps to ``len(text)``.
+
+    Raises:
+        ValueError: a negative offset.
+    """
+    if normalised_offset < 0:
+        raise ValueError("an offset cannot be negative")
+    _, mapping = normalise_with_offsets(text)
+    for source in range(len(text)):
+        if text[source] == "\n" and source and text[source - 1] == "\r":
+            continue  # the LF of a CRLF: its CR already stands for the one LF both became
+        if mapping[source] >= normalised_offset:
+            return source
+    return len(text)
+
+
 def remap_span(text: str, start: int, end: int) -> tuple[str, int, int]:
     """``(normalised_text, start', end')`` for a span ``[start, end)`` given against un-normalised ``text``.
 

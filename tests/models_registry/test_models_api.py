@@ -411,3 +411,25 @@ def test_letters_of_any_script_and_emoji_stay_allowed_in_a_name(annotator, hate_
     )
     assert response.status_code in (201, 202), response.json()
     assert RegisteredModel.objects.get().name == name
+
+
+def test_a_qa_answer_start_counts_in_the_passage_as_sent_crlf_and_all(
+    tiny_qa_registered_model, annotator, monkeypatch
+):
+    """The model reads the passage with CRLF made LF; the offset the caller gets is into what they sent."""
+    passage = "Line one.\r\nLine two.\r\nThe Broncos won."
+    seen = []
+
+    def predict(model, inputs):
+        seen.append(inputs[0]["context"])
+        normalised = inputs[0]["context"]
+        return [{"answer": "Broncos", "answer_start": normalised.index("Broncos"), "score": 0.9}]
+
+    monkeypatch.setattr(inference, "predict", predict)
+    body = {"inputs": [{"context": passage, "question": "Who won?"}]}
+    response = api(annotator).post(predict_url(tiny_qa_registered_model), body, format="json")
+    assert response.status_code == 200, response.json()
+    [output] = response.json()["outputs"]
+    assert seen == ["Line one.\nLine two.\nThe Broncos won."]
+    assert output["answer_start"] == passage.index("Broncos") == 26  # 24 in the normalised passage
+    assert passage[output["answer_start"] : output["answer_start"] + len("Broncos")] == "Broncos"

@@ -179,3 +179,17 @@ def test_an_offset_inside_the_passage_with_an_answer_running_past_its_end():
 def test_a_typed_answer_that_would_cut_an_accent_says_so():
     with pytest.raises(SpanError, match="only inside a longer character"):
         resolve_answer("Jose\u0301 Mari\u0301a", "Jose")
+
+
+def test_source_offset_inverts_the_newline_normalisation():
+    from tasks.spans import source_offset
+
+    text = "a\r\nb\rc\nd🙂e"
+    normalised = "a\nb\nc\nd🙂e"
+    for n, char in enumerate(normalised):
+        s = source_offset(text, n)
+        assert text[s] == ("\r" if char == "\n" and text[s] in "\r" else char)
+    assert [source_offset(text, n) for n in range(len(normalised) + 1)] == [0, 1, 3, 4, 5, 6, 7, 8, 9, 10]
+    assert source_offset(text, 99) == len(text)
+    with pytest.raises(ValueError):
+        source_offset(text, -1)
