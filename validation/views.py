@@ -19,6 +19,7 @@ from tasks.models import Task
 
 from . import selectors, services
 from .forms import VerdictForm
+from .models import Validation
 
 REVIEW_PAGE_SIZE = 50
 
@@ -59,6 +60,18 @@ def _shown(example, task: Task) -> dict:
     }
 
 
+def _already_recorded(example, user, sent: str) -> str:
+    """What a second verdict on one example is told: the same one again (a double click, another tab)
+    was recorded once; a different one was not recorded, and the recorded one is named."""
+    recorded = selectors.validations_of(example).filter(validator=user).first()
+    if recorded is None or recorded.verdict == sent:
+        return f"Your verdict on example {example.pk} was already recorded."
+    return (
+        f"You already gave example {example.pk} the verdict “{recorded.get_verdict_display().lower()}”; "
+        f"your second verdict “{Validation.Verdict(sent).label.lower()}” was not recorded."
+    )
+
+
 def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None:
     """Call the service with a bound form and report the outcome as a flash message."""
     if not form.is_valid():
@@ -76,7 +89,7 @@ def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None
         )
     except services.VerdictError as exc:
         if exc.code == "already_validated":
-            messages.info(request, f"Your verdict on example {example.pk} was already recorded.")
+            messages.info(request, _already_recorded(example, request.user, form.cleaned_data["verdict"]))
         elif exc.code == "settled":
             messages.info(
                 request, f"Example {example.pk} was settled before your verdict; nothing was recorded."

@@ -153,3 +153,22 @@ def test_anonymous_is_sent_to_login(client, fooling):
 def test_task_page_links_to_validate(client, validator, password, hate_round):
     _login(client, validator, password)
     assert URL in client.get(reverse("tasks:detail", args=["hate-speech"])).text
+
+
+def test_a_different_verdict_from_a_second_tab_is_said_not_to_be_recorded(
+    client, validator, password, fooling
+):
+    _login(client, validator, password)
+    client.get(URL)
+    client.post(URL, {"example": fooling.pk, "verdict": "correct", "round": 1})
+    second = client.post(
+        URL,
+        {"example": fooling.pk, "verdict": "incorrect", "corrected_label": "not-hateful", "round": 1},
+        follow=True,
+    )
+    assert (
+        f"You already gave example {fooling.pk} the verdict “correct”; your second verdict “incorrect” "
+        "was not recorded." in second.text
+    )
+    assert "was already recorded" not in second.text
+    assert list(Validation.objects.values_list("verdict", flat=True)) == ["correct"]
