@@ -41,6 +41,10 @@ Limits and behaviour:
                        total unzipped size.
     DYNABENCH_ENDPOINT_TIMEOUT_SECONDS float, default 10. Timeout of one call to a remote inference
                        endpoint.
+    DYNABENCH_ENDPOINT_ALLOWED_NETWORKS list of CIDRs, default empty. Remote endpoints may not be on
+                       loopback, private, link-local, multicast, reserved or unspecified addresses
+                       (server-side request forgery); the operator allows such networks here, e.g.
+                       ``10.0.0.0/8`` for a model server on the same private network.
     DATA_UPLOAD_MAX_MEMORY_SIZE int, default 2621440 (2.5 MiB, Django's default). Largest request body
                        Django reads into memory (file uploads excepted).
     DYNABENCH_EXPORT_KEY str, default derived from SECRET_KEY. Key of the pseudonymous annotator and
@@ -99,6 +103,9 @@ DYNABENCH_MODEL_DIR = Path(env.str("DYNABENCH_MODEL_DIR", default=str(VAR_DIR / 
 DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600)
 DYNABENCH_MODEL_UPLOAD_MAX_BYTES = env.int("DYNABENCH_MODEL_UPLOAD_MAX_BYTES", default=1024**3)
 DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float("DYNABENCH_ENDPOINT_TIMEOUT_SECONDS", default=10.0)
+# Networks a remote endpoint may be on although they are loopback, private, link-local...
+# (models_registry/endpoint_addresses.py).
+DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = env.list("DYNABENCH_ENDPOINT_ALLOWED_NETWORKS", default=[])
 
 # Exports replace annotator and validator ids by HMAC-SHA256(key, "<round id>:<user id>") (annotation/exports.py).
 DYNABENCH_EXPORT_KEY = (

@@ -32,6 +32,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 
+from .endpoint_addresses import check_endpoint_url
 from .model_files import InferenceError
 
 logger = logging.getLogger(__name__)
@@ -188,6 +189,7 @@ def call_endpoint(
         return []
     if not url.lower().startswith(("http://", "https://")):
         raise InferenceError(f"endpoint URL {url!r} is not an http(s) URL")
+    check_endpoint_url(url)  # again at every call: the name may resolve elsewhere since registration
     body = json.dumps({"inputs": inputs}, ensure_ascii=False).encode("utf-8")
     raw = _post(url, secret, body, timeout)
     try:

@@ -41,6 +41,7 @@ from tasks.models import Task
 from . import inference
 from .archives import ArchiveRefused, extract_model_zip
 from .checks import PROBE_TEXT, check_model_folder, public_error
+from .endpoint_addresses import EndpointAddressRefused, check_endpoint_url
 from .endpoints import generate_secret
 from .hub import HubDownloadError, download_hub_model, is_valid_hub_id
 from .inference import InferenceError
@@ -353,7 +354,9 @@ def register_endpoint_model(
         (model, secret).
 
     Raises:
-        ModelRegistryError: a URL that is not http(s), no name, or a name the task already uses.
+        ModelRegistryError: a URL that is not http(s) or whose host is on an address remote endpoints
+            may not use (``endpoint_addresses.check_endpoint_url``), no name, or a name the task already
+            uses.
     """
 
     url = (url or "").strip()
@@ -361,6 +364,10 @@ def register_endpoint_model(
         URLValidator(schemes=["http", "https"])(url)
     except ValidationError as exc:
         raise ModelRegistryError(f"{url!r} is not an http(s) URL") from exc
+    try:
+        check_endpoint_url(url)
+    except EndpointAddressRefused as exc:
+        raise ModelRegistryError(str(exc)) from exc
     secret = generate_secret()
     model = _create_model(
         task=task,

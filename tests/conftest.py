@@ -44,6 +44,13 @@ def _fast_password_hashing(settings):
 
 
 @pytest.fixture(autouse=True)
+def _loopback_endpoints_allowed(settings):
+    """The tests' remote endpoints run on this machine's loopback, which the address rule refuses by
+    default; the rule itself is tested on stubbed resolutions (tests/models_registry/test_endpoint_addresses.py)."""
+    settings.DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
+
+
+@pytest.fixture(autouse=True)
 def _jobs_inline(settings):
     settings.Q_CLUSTER = {**settings.Q_CLUSTER, "sync": True}
 
