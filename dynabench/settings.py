@@ -51,6 +51,38 @@ Limits and behaviour:
                        validator ids in exports (docs/export-format.md); changing it (or, while it is
                        unset, SECRET_KEY) changes every pseudonym.
 
+Production profile (docs/deployment.md; ``make serve`` sets the first two):
+    REDIS_URL          URL, default empty. Set (e.g. ``redis://127.0.0.1:6379/0``): Django's cache is on
+                       Redis, shared by every web and job process (API throttles, allauth's log-in and
+                       sign-up rate limits, model versions), and django-q2 uses Redis as its broker.
+                       Unset: a per-process memory cache and django-q2 on the ORM broker (the demo).
+    DYNABENCH_DB_CONN_MAX_AGE int, default 60. Seconds a database connection is kept open for reuse
+                       (Django's ``CONN_MAX_AGE``, with ``CONN_HEALTH_CHECKS`` on, so a connection that
+                       died while idle is replaced before it is used); ``0`` opens one per request.
+    DYNABENCH_HTTPS    bool, default off. The site is served over HTTPS behind a proxy that terminates
+                       TLS and sets ``X-Forwarded-Proto``: secure session and CSRF cookies, redirect of
+                       plain HTTP (``/health/`` excepted, for load balancers), and HSTS.
+    DYNABENCH_HSTS_SECONDS int, default 31536000 (one year) when DYNABENCH_HTTPS is on, else 0.
+                       ``Strict-Transport-Security`` max-age, with ``includeSubDomains`` and ``preload``
+                       (preload takes effect only once the domain is submitted to the browsers' list).
+    DYNABENCH_TRUSTED_PROXY_COUNT int, default 0. Reverse proxies in front of gunicorn that append to
+                       ``X-Forwarded-For``; the client's address (allauth's per-address log-in and sign-up
+                       limits) is read that many hops from the right. Leave 0 when nothing sits in front:
+                       the header could then be forged.
+    DYNABENCH_CSP_REPORT_URI str, default empty. Where browsers report Content-Security-Policy
+                       violations; the policy itself is fixed (``CONTENT_SECURITY_POLICY`` below).
+
+Models (models_registry/inference.py):
+    DYNABENCH_MODEL_CACHE_BYTES int, default 2147483648 (2 GiB). Bound of each process's cache of
+                       loaded models, counted as the size of their weight files; the least recently used
+                       models are dropped first (the one in use always stays).
+    DYNABENCH_INFERENCE_TIMEOUT_SECONDS float, default 20. Longest wait for one local model call; after
+                       it the call fails with ``InferenceError`` and the example is stored with its
+                       prediction marked failed, scored again later (remote endpoints have
+                       DYNABENCH_ENDPOINT_TIMEOUT_SECONDS instead).
+    DYNABENCH_PRELOAD_TARGETS bool, default on. Each gunicorn worker loads the open rounds' target
+                       models in the background when it starts (``gunicorn.conf.py``).
+
 Background jobs (django-q2):
     DYNABENCH_JOB_WORKERS int, default 1. Worker processes of ``manage.py qcluster``.
     DYNABENCH_JOBS_SYNC bool, default off. Run jobs inline in the calling process (tests, demo set-up)
@@ -129,6 +161,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_q",
+    "csp",
+    "health_check",
     "dynabench",
     "accounts",
     "tasks",
@@ -142,6 +176,7 @@ MIDDLEWARE = [
     "dynabench.middleware.RejectUnreadableFormBodyMiddleware",
     "dynabench.middleware.ExplainMethodNotAllowedMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -172,6 +207,10 @@ TEMPLATES = [
 WSGI_APPLICATION = "dynabench.wsgi.application"
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+# Persistent connections: a request reuses its worker's connection instead of opening one (a few ms on
+# PostgreSQL); the health check replaces a connection the server closed (a restart) before it is used.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DYNABENCH_DB_CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Without a busy timeout the dev server and a job worker trip over each other's write locks, and
     # without IMMEDIATE a transaction that reads then writes (a validation claim) fails at once with
@@ -195,6 +234,10 @@ ACCOUNT_LOGIN_METHODS = {"username"}
 ACCOUNT_ADAPTER = "accounts.adapter.AccountAdapter"
 ACCOUNT_SIGNUP_FIELDS = ["username*", "email", "password1*", "password2*"]
 ACCOUNT_EMAIL_VERIFICATION = "none"
+# allauth's rate limits are on with its defaults (failed log-ins: 10 a minute per address and 5 in 5
+# minutes per username; log-ins 30 a minute and sign-ups 20 a minute per address). They count in the
+# cache, so across processes only with REDIS_URL set.
+ALLAUTH_TRUSTED_PROXY_COUNT = env.int("DYNABENCH_TRUSTED_PROXY_COUNT", default=0)
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 
 LANGUAGE_CODE = "en-us"
@@ -242,6 +285,7 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "EXCEPTION_HANDLER": "dynabench.api.errors.exception_handler",
+    "NUM_PROXIES": ALLAUTH_TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {"example_create": env.str("DYNABENCH_CREATE_RATE", default="120/min")},
 }
 SPECTACULAR_SETTINGS = {
@@ -256,6 +300,61 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
 }
 
+# One cache for every process when Redis is there: DRF's throttles, allauth's rate limits and the
+# model versions (models_registry/inference.py) must count across gunicorn workers and machines.
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "dynabench",
+            # A Redis that is down must not hang a request: fail fast, and the cache is then skipped
+            # (the throttles let the request through; see docs/deployment.md, "When Redis is down").
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+DYNABENCH_MODEL_CACHE_BYTES = env.int("DYNABENCH_MODEL_CACHE_BYTES", default=2 * 1024**3)
+DYNABENCH_INFERENCE_TIMEOUT_SECONDS = env.float("DYNABENCH_INFERENCE_TIMEOUT_SECONDS", default=20.0)
+DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
+
+# HTTPS behind a TLS-terminating proxy (docs/deployment.md, "HTTPS").
+DYNABENCH_HTTPS = env.bool("DYNABENCH_HTTPS", default=False)
+if DYNABENCH_HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^health/"]
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+SECURE_HSTS_SECONDS = env.int("DYNABENCH_HSTS_SECONDS", default=31_536_000 if DYNABENCH_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
+SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp): scripts only from this site, so injected markup cannot run
+# script. Styles allow inline because the Django admin's and DRF's browsable API templates carry
+# style attributes and <style> blocks; our own pages need neither. Images allow data: for Swagger UI.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+if env.str("DYNABENCH_CSP_REPORT_URI", default=""):
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["report-uri"] = [env.str("DYNABENCH_CSP_REPORT_URI")]
+
 Q_CLUSTER = {
     "name": "dynabench",
     "orm": "default",
@@ -265,6 +364,12 @@ Q_CLUSTER = {
     "max_attempts": 1,
     "sync": env.bool("DYNABENCH_JOBS_SYNC", default=False),
 }
+if REDIS_URL:
+    # Redis as the broker (several worker machines); the ORM broker stays the demo's. django-q2's
+    # Redis broker does not redeliver a job whose worker died: the stale-job sweeps
+    # (leaderboards.scheduling.fail_stale_evaluations and its training twin) hand such work back.
+    del Q_CLUSTER["orm"]
+    Q_CLUSTER["redis"] = REDIS_URL
 
 LOGGING = {
     "version": 1,

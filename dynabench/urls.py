@@ -1,9 +1,19 @@
-"""URL routes: the annotator pages, allauth, the admin, the JSON API."""
+"""URL routes: the health check, the annotator pages, allauth, the admin, the JSON API."""
 
 from django.contrib import admin
 from django.urls import include, path
 
+from dynabench.health import HealthView
+
+HEALTH_CHECKS = (
+    "health_check.checks.Database",
+    "health_check.checks.Cache",
+    "dynabench.health.JobBroker",
+    "models_registry.health.TargetModelFiles",
+)
+
 urlpatterns = [
+    path("health/", HealthView.as_view(checks=HEALTH_CHECKS), name="health"),
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("api/", include("dynabench.api_urls")),

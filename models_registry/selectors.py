@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 
 from tasks.models import Round, Task
 
@@ -17,6 +17,20 @@ def target_models_for_round(round: Round) -> list[RegisteredModel]:
         .order_by("position", "id")
     )
     return [t.model for t in targets]
+
+
+def open_round_targets() -> list[RegisteredModel]:
+    """The ready target models of every open round (its task's current round, not closed) of an
+    active task, each once, ordered by primary key: what annotators' examples are scored by now."""
+    open_rounds = Round.objects.filter(is_closed=False, task__is_active=True, task__current_round=F("pk"))
+    return list(
+        RegisteredModel.objects.filter(
+            status=RegisteredModel.Status.READY, round_targets__round__in=open_rounds
+        )
+        .select_related("task")
+        .distinct()
+        .order_by("pk")
+    )
 
 
 def ready_models_for_task(task: Task) -> QuerySet[RegisteredModel]:
