@@ -27,8 +27,18 @@ weight files and the tokenizer files). Each ``get_classifier`` call compares tha
 files' current one (a few ``stat`` calls, microseconds) and reloads when they differ. So a model
 retrained into the same directory (``train_target_for_rounds(..., replace=True)`` swaps a new
 directory into place) is picked up by every process: the web server and the job cluster, not only the
-process that trained it. ``clear_cache(path=None)`` still forgets cached classifiers (all, or one
-directory), for tests.
+process that trained it, on this machine or any other that mounts the same model folder
+(docs/deployment.md). A round's targets themselves are rows in the database, read on every request,
+so promoting another model needs no message to other processes. The cache is bounded by
+``DYNABENCH_MODEL_CACHE_BYTES``, counted as the models' weight-file sizes (``weights_bytes``); past
+it the least recently used models are dropped (never the one just asked for). ``clear_cache(path=None)``
+forgets cached classifiers (all, or one directory), for tests.
+
+Timeout: ``predict`` waits at most ``DYNABENCH_INFERENCE_TIMEOUT_SECONDS`` for a local model (load
+included), then raises ``InferenceError``; the call goes on in its pool thread (a Python thread cannot
+be stopped) and its model stays cached for the next call. The pool has ``INFERENCE_THREADS`` threads,
+so a model that hangs for good can hold at most that many; later calls then time out too, and their
+examples are stored with a failed prediction, scored again by ``retry_failed_predictions``.
 
 torch and transformers are imported lazily, on the first load, so importing this module is cheap.
 """
@@ -37,6 +47,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +63,7 @@ from .model_files import (
     check_model_dir,
     files_identity,
     labels_from_id2label,
+    weights_bytes,
     without_server_paths,
 )
 from .preprocessing import preprocess_all
@@ -65,8 +79,8 @@ DEFAULT_BATCH_SIZE = 32
 
 Text = str | tuple[str, str]
 
-# key -> (identity of the files when loaded, classifier)
-_cache: dict[str, tuple[FileIdentity, Classifier]] = {}
+# key -> (identity of the files when loaded, weight bytes, classifier), least recently used first
+_cache: OrderedDict[str, tuple[FileIdentity, int, Classifier]] = OrderedDict()
 _cache_lock = threading.Lock()
 # One lock per path so that two different models can load at the same time, while concurrent first
 # calls for the same path wait for the one load instead of loading twice.
@@ -196,6 +210,32 @@ def _load(path: str, allow_pickle: bool):
     return Classifier(path, allow_pickle=allow_pickle)
 
 
+def _cached(key: str, identity: FileIdentity):
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is None or cached[0] != identity:
+            return None
+        _cache.move_to_end(key)
+        return cached[2]
+
+
+def _store(key: str, identity: FileIdentity, classifier) -> None:
+    """Cache ``classifier``, then drop least recently used entries while over the byte bound."""
+    bound = int(getattr(settings, "DYNABENCH_MODEL_CACHE_BYTES", 0) or 0)
+    with _cache_lock:
+        _cache[key] = (identity, weights_bytes(key), classifier)
+        _cache.move_to_end(key)
+        while bound and len(_cache) > 1 and sum(entry[1] for entry in _cache.values()) > bound:
+            dropped, _ = _cache.popitem(last=False)
+            logger.info("model cache over %s bytes: dropped %s", bound, dropped)
+
+
+def cached_paths() -> list[str]:
+    """The directories whose models this process holds, least recently used first."""
+    with _cache_lock:
+        return list(_cache)
+
+
 def get_classifier(path: str | Path, *, allow_pickle: bool = False) -> Classifier:
     """The process-wide classifier for a ``save_pretrained`` directory, loading it on first use and
     again whenever the directory's files changed since (``files_identity``; module docstring, "Cache").
@@ -207,22 +247,20 @@ def get_classifier(path: str | Path, *, allow_pickle: bool = False) -> Classifie
             fixed directory is picked up on the next call).
     """
     key = _key(path)
-    identity = files_identity(key)
-    cached = _cache.get(key)
-    if cached is not None and cached[0] == identity:
-        return cached[1]
+    classifier = _cached(key, files_identity(key))
+    if classifier is not None:
+        return classifier
     with _cache_lock:
         path_lock = _path_locks.setdefault(key, threading.Lock())
     with path_lock:
         # Looked up again under the lock: another thread may have loaded these very files meanwhile.
         identity = files_identity(key)
-        cached = _cache.get(key)
-        if cached is not None and cached[0] == identity:
-            return cached[1]
+        classifier = _cached(key, identity)
+        if classifier is not None:
+            return classifier
         # The identity is taken before loading: files changed during the load are loaded again next time.
         classifier = _load(key, allow_pickle)
-        with _cache_lock:
-            _cache[key] = (identity, classifier)
+        _store(key, identity, classifier)
     return classifier
 
 
@@ -233,6 +271,26 @@ def clear_cache(path: str | Path | None = None) -> None:
             _cache.clear()
         else:
             _cache.pop(_key(path), None)
+
+
+# Local model calls run here so that ``predict`` can stop waiting (module docstring, "Timeout").
+INFERENCE_THREADS = 4
+_calls = ThreadPoolExecutor(max_workers=INFERENCE_THREADS, thread_name_prefix="inference")
+
+
+def _predict_local(model: RegisteredModel, texts: list[Text]) -> list[dict]:
+    timeout = float(settings.DYNABENCH_INFERENCE_TIMEOUT_SECONDS)
+
+    def call() -> list[dict]:
+        return get_classifier(model.path, allow_pickle=model.allow_pickle).predict_batch(texts)
+
+    future = _calls.submit(call)
+    try:
+        return future.result(timeout=timeout if timeout > 0 else None)
+    except FutureTimeout:
+        future.cancel()
+        logger.warning("model %s gave no answer within %s s", model.pk, timeout)
+        raise InferenceError(f"no answer within {timeout:g} s (the inference timeout)") from None
 
 
 def texts_for_inputs(model_input_fields: list[str], inputs: list[dict]) -> list[Text]:
@@ -290,15 +348,15 @@ def predict(model: RegisteredModel, inputs: list[dict]) -> list[dict]:
         One ``{"label": str, "probabilities": {label: float}}`` per input, in order.
 
     Raises:
-        InferenceError: on any failure (missing directory or files, bad input, crash in the model, an
-            unreachable, slow or malformed endpoint); the message says which.
+        InferenceError: on any failure (missing directory or files, bad input, crash in the model, no
+            answer within ``DYNABENCH_INFERENCE_TIMEOUT_SECONDS``, an unreachable, slow or malformed
+            endpoint); the message says which.
     """
     try:
         if model.source == model.Source.ENDPOINT:
             return _predict_remote(model, inputs)
         texts = texts_for_inputs(model.task.cfg.model_input_fields, inputs)
-        classifier = get_classifier(model.path, allow_pickle=model.allow_pickle)
-        return classifier.predict_batch(texts)
+        return _predict_local(model, texts)
     except InferenceError as exc:
         if str(exc).startswith(f"model {model.name}"):
             raise

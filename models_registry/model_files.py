@@ -139,6 +139,18 @@ def files_identity(path: str | Path) -> FileIdentity:
     return tuple(identity)
 
 
+def weights_bytes(path: str | Path) -> int:
+    """Bytes of a model directory's weight files (``*.safetensors``, ``*.bin``, shards included): what
+    loading it costs in memory, near enough (float32 weights load at their file size). 0 when the
+    directory is missing."""
+    directory = Path(path)
+    if not directory.is_dir():
+        return 0
+    return sum(
+        f.stat().st_size for f in directory.iterdir() if f.suffix in (".safetensors", ".bin") and f.is_file()
+    )
+
+
 def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> Path:
     """Check that ``path`` looks like a ``save_pretrained`` classifier directory; return it as a Path.
 
