@@ -2,7 +2,7 @@
 
 from django.http import JsonResponse
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 
 def not_found(request, *args, **kwargs):
@@ -12,7 +12,7 @@ def not_found(request, *args, **kwargs):
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include("tasks.api_urls")),
     path("", include("annotation.api_urls")),
     path("", include("validation.api_urls")),

@@ -31,6 +31,9 @@ Files:
                        read from (the importers' ``--data-dir`` default; ``docs/datasets.md``).
     DYNABENCH_MODEL_DIR path, default ``$DYNABENCH_VAR_DIR/models``. Where models are saved: trained ones
                        in ``<task slug>/<name>/``, uploaded and hub ones in ``<task slug>/<uuid>/``.
+                       Several machines share it (docs/deployment.md).
+    DYNABENCH_STATIC_ROOT path, default ``$DYNABENCH_VAR_DIR/staticfiles``. Where ``collectstatic``
+                       puts the static files whitenoise serves (the Docker image collects them at build).
 
 Limits and behaviour:
     DYNABENCH_VALIDATION_CLAIM_SECONDS int, default 600. How long an example served to a validator stays
@@ -246,7 +249,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT = Path(env.str("DYNABENCH_STATIC_ROOT", default=str(VAR_DIR / "staticfiles")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -323,12 +326,11 @@ DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
 
 # HTTPS behind a TLS-terminating proxy (docs/deployment.md, "HTTPS").
 DYNABENCH_HTTPS = env.bool("DYNABENCH_HTTPS", default=False)
+SECURE_SSL_REDIRECT = SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = DYNABENCH_HTTPS
+SECURE_REDIRECT_EXEMPT = [r"^health/"]
 if DYNABENCH_HTTPS:
+    # Only behind a proxy that sets the header itself: trusted from anyone else, it could be forged.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^health/"]
-    SESSION_COOKIE_SECURE = True
-    CSRF_COOKIE_SECURE = True
 SECURE_HSTS_SECONDS = env.int("DYNABENCH_HSTS_SECONDS", default=31_536_000 if DYNABENCH_HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
 SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
