@@ -14,7 +14,9 @@ from __future__ import annotations
 import dataclasses
 
 import redis
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.core.cache import caches
 from health_check.base import HealthCheck
 from health_check.exceptions import ServiceUnavailable
 from health_check.views import HealthCheckView
@@ -41,6 +43,35 @@ class JobBroker(HealthCheck):
             raise ServiceUnavailable(f"Redis broker unreachable: {type(exc).__name__}") from exc
         finally:
             client.close()
+
+
+@dataclasses.dataclass
+class SharedCache(HealthCheck):
+    """The default cache stores and gives back a value. For the fail-soft Redis cache
+    (``dynabench.cache``), which hides outages from the rest of the site, the probe goes straight to
+    Redis; other backends are probed with ``set``/``get``/``delete``.
+
+    Raises:
+        ServiceUnavailable: "cache unreachable: <error class>" or "cache gave back another value".
+    """
+
+    async def run(self) -> None:
+        await sync_to_async(self._roundtrip, thread_sensitive=True)()
+
+    def _roundtrip(self) -> None:
+        cache = caches["default"]
+        try:
+            if hasattr(cache, "strict_roundtrip"):
+                cache.strict_roundtrip()
+                return
+            cache.set("health:probe", "ok", 10)
+            if cache.get("health:probe") != "ok":
+                raise ValueError("the cache gave back another value than the one written")
+            cache.delete("health:probe")
+        except redis.RedisError as exc:
+            raise ServiceUnavailable(f"cache unreachable: {type(exc).__name__}") from exc
+        except ValueError as exc:
+            raise ServiceUnavailable("cache gave back another value") from exc
 
 
 class HealthView(HealthCheckView):

@@ -96,7 +96,10 @@ Read elsewhere (not through this module):
                        so no ``_FILE`` form); ``--password`` wins over it. Unset: the password remembered
                        in ``$DYNABENCH_VAR_DIR/demo_password``, else a new one.
     DJANGO_SETTINGS_MODULE default ``dynabench.settings`` (``manage.py``, ``wsgi.py``, ``asgi.py``).
-    DYNABENCH_HOST, DYNABENCH_PORT  where ``scripts/demo.sh`` serves; default ``127.0.0.1`` and ``8000``.
+    DYNABENCH_HOST, DYNABENCH_PORT  where ``scripts/demo.sh`` and gunicorn (``gunicorn.conf.py``) serve;
+                       default ``127.0.0.1`` and ``8000``.
+    DYNABENCH_WEB_WORKERS, DYNABENCH_WEB_TIMEOUT  gunicorn's worker processes (default 3) and seconds
+                       before a silent worker is replaced (default 60), read by ``gunicorn.conf.py``.
     DEMO_ARGS          arguments ``scripts/demo.sh`` passes to ``setup_demo`` (e.g. ``--tasks sentiment``);
                        when set, the whole set-up runs before serving. The script also sets DEBUG (default
                        0 there), SECRET_KEY_FILE, HF_HUB_OFFLINE=1 and TRANSFORMERS_OFFLINE=1.
@@ -309,11 +312,11 @@ REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            # Django's Redis cache, except that an outage is logged and skipped instead of raised
+            # (dynabench/cache.py; docs/deployment.md, "When Redis is down").
+            "BACKEND": "dynabench.cache.FailSoftRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "dynabench",
-            # A Redis that is down must not hang a request: fail fast, and the cache is then skipped
-            # (the throttles let the request through; see docs/deployment.md, "When Redis is down").
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }

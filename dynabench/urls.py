@@ -7,7 +7,7 @@ from dynabench.health import HealthView
 
 HEALTH_CHECKS = (
     "health_check.checks.Database",
-    "health_check.checks.Cache",
+    "dynabench.health.SharedCache",
     "dynabench.health.JobBroker",
     "models_registry.health.TargetModelFiles",
 )

@@ -25,7 +25,7 @@ def test_healthy_service_answers_200_with_every_check_ok(client, tiny_registered
     body = response.json()
     assert set(body.values()) == {"OK"}
     names = " ".join(body)
-    for part in ("Database", "Cache", "JobBroker", "TargetModelFiles"):
+    for part in ("Database", "SharedCache", "JobBroker", "TargetModelFiles"):
         assert part in names
 
 
@@ -79,13 +79,18 @@ def test_unreachable_redis_cache_makes_it_503(client):
         response = _health(client)
     assert response.status_code == 503
     [problem] = [v for k, v in response.json().items() if "Cache" in k]
-    assert problem == "Unexpected Result: Connection Error"
+    assert problem == "Unavailable: cache unreachable: ConnectionError"
 
 
 @pytest.mark.django_db
 def test_live_redis_broker_and_cache_are_ok(client, settings):
     settings.Q_CLUSTER = {**settings.Q_CLUSTER, "redis": "redis://127.0.0.1:6379/15"}
-    assert _health(client).status_code == 200
+    live_cache = {
+        "default": {"BACKEND": "dynabench.cache.FailSoftRedisCache", "LOCATION": "redis://127.0.0.1:6379/15"}
+    }
+    with override_settings(CACHES=live_cache):
+        response = _health(client)
+    assert response.status_code == 200, response.content
 
 
 @pytest.mark.django_db
