@@ -12,6 +12,9 @@ HEALTH_CHECKS = (
     "models_registry.health.TargetModelFiles",
 )
 
+# A database outage answers 503 with Retry-After, anything else 500 (JSON under /api/).
+handler500 = "dynabench.server_errors.server_error"
+
 urlpatterns = [
     path("health/", HealthView.as_view(checks=HEALTH_CHECKS), name="health"),
     path("admin/", admin.site.urls),
