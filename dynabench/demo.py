@@ -17,9 +17,9 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
-from django_q.models import Schedule
 
-from leaderboards.jobs import run_evaluation_job
+from annotation.jobs import ensure_retry_schedule
+from leaderboards.jobs import ensure_sweep_schedule, run_evaluation_job
 from leaderboards.models import Score
 from leaderboards.scheduling import (
     EVALUATION_INTERRUPTED,
@@ -39,7 +39,6 @@ PASSWORD_FILE = "demo_password"
 #: How long the demo waits for evaluations the job worker is running (its own timeout is one hour).
 WAIT_FOR_WORKER_SECONDS = 3600.0
 POLL_SECONDS = 5.0
-RETRY_SCHEDULE = "retry failed predictions"
 
 
 @dataclass
@@ -86,20 +85,6 @@ def _remember(path: Path, password: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.touch(mode=0o600)
     path.write_text(password, encoding="utf-8")
-
-
-def ensure_retry_schedule() -> None:
-    """Every 2 minutes the job cluster scores examples whose model failed (``retry_predictions``)."""
-
-    Schedule.objects.update_or_create(
-        name=RETRY_SCHEDULE,
-        defaults={
-            "func": "annotation.jobs.retry_failed_predictions_job",
-            "schedule_type": Schedule.MINUTES,
-            "minutes": 2,
-            "repeats": -1,
-        },
-    )
 
 
 @transaction.atomic
@@ -206,4 +191,5 @@ def setup_demo(
     report.password, report.password_source = demo_password(password)
     ensure_demo_users(set_up, report.password, reset_password=bool(password))
     ensure_retry_schedule()
+    ensure_sweep_schedule()
     return report

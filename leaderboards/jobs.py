@@ -10,13 +10,14 @@ import logging
 from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
+from django_q.models import Schedule
 
 from dynabench.job_queue import worker_timeout_seconds
 
 from . import evaluation
 from .evaluation import EvaluationError, InferenceError
 from .models import Score, TrainingJob
-from .scheduling import fail_stale_evaluations
+from .scheduling import fail_stale_evaluations, heartbeat, sweep_evaluations
 from .training.planning import TargetTrainingError
 from .training.requests import fail_interrupted_training_jobs
 from .training.targets import train_target_for_rounds
@@ -128,7 +129,7 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
     fail_stale_evaluations()
     # Two workers (or a retried delivery) racing on one Score: this UPDATE succeeds for one only.
     claimed = Score.objects.filter(pk=score_id, status=Score.Status.PENDING).update(
-        status=Score.Status.RUNNING, updated_at=timezone.now()
+        status=Score.Status.RUNNING, updated_at=timezone.now(), attempts=F("attempts") + 1
     )
     if not claimed:
         current = Score.objects.filter(pk=score_id).values_list("status", flat=True).first()
@@ -136,7 +137,8 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
         return current or "missing"
     score = Score.objects.select_related("model__task", "dataset__task").get(pk=score_id)
     try:
-        result = evaluation.evaluate_model_on_dataset(score.model, score.dataset, progress=progress)
+        with heartbeat(score_id):
+            result = evaluation.evaluate_model_on_dataset(score.model, score.dataset, progress=progress)
     except (EvaluationError, InferenceError) as exc:
         error = str(exc)
     except Exception as exc:  # noqa: BLE001 - the owner must see every failure in the admin
@@ -156,3 +158,26 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
         status=Score.Status.FAILED, error_message=error[:EVALUATION_ERROR_MAX], updated_at=timezone.now()
     )
     return Score.Status.FAILED
+
+
+SWEEP_SCHEDULE = "sweep evaluations"
+
+
+def sweep_evaluations_job() -> dict:
+    """Run again the evaluations cut off with their worker, queue again the forgotten pending ones
+    (``scheduling.sweep_evaluations``; on the ``SWEEP_SCHEDULE``, every minute)."""
+    return sweep_evaluations()
+
+
+def ensure_sweep_schedule() -> None:
+    """The job cluster runs ``sweep_evaluations_job`` every minute. Idempotent (by name); run by
+    ``setup_demo`` and ``manage.py ensure_schedules``."""
+    Schedule.objects.update_or_create(
+        name=SWEEP_SCHEDULE,
+        defaults={
+            "func": "leaderboards.jobs.sweep_evaluations_job",
+            "schedule_type": Schedule.MINUTES,
+            "minutes": 1,
+            "repeats": -1,
+        },
+    )

@@ -91,7 +91,13 @@ class Score(models.Model):
     metrics = models.JSONField(default=dict, blank=True)
     per_tag = models.JSONField(default=dict, blank=True)
     error_message = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Times a worker claimed this evaluation (scheduling.sweep_evaluations caps reruns).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
+    # While running: the worker's heartbeat (scheduling.heartbeat); a running Score whose heartbeat stopped
+    # was cut off with its worker.
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

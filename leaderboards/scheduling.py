@@ -6,10 +6,12 @@ and Scores a stopped worker left running. The job itself is ``leaderboards.jobs.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
@@ -206,3 +208,84 @@ def fail_stale_evaluations() -> int:
     """``fail_interrupted_evaluations`` bounded by the worker timeout (nothing when there is none)."""
     timeout = worker_timeout_seconds()
     return fail_interrupted_evaluations(older_than_seconds=timeout) if timeout is not None else 0
+
+
+# --- Heartbeat and sweep: evaluations cut off with their worker run again ---------------------------------
+#
+# A worker killed mid-evaluation (SIGKILL, out of memory, a machine lost) leaves its Score "running", and
+# neither broker hands the job back soon: the ORM broker only after Q_CLUSTER["retry"] (an hour), Redis
+# never. So a running evaluation touches its Score every HEARTBEAT_SECONDS, and the scheduled sweep
+# (``sweep_evaluations``, every minute) puts a running Score whose heartbeat stopped STALE_SECONDS ago back
+# to pending and queues it, up to MAX_EVALUATION_ATTEMPTS claims; after that it fails with
+# EVALUATION_INTERRUPTED (a model that kills its worker every time must not loop for ever). The sweep also
+# queues again pending Scores untouched for REQUEUE_PENDING_SECONDS: jobs that could not be queued (the
+# broker was down) or that Redis lost before a worker took them.
+
+HEARTBEAT_SECONDS = 30
+STALE_SECONDS = 120
+MAX_EVALUATION_ATTEMPTS = 3
+REQUEUE_PENDING_SECONDS = 600
+EVALUATION_GAVE_UP = (
+    f"interrupted {MAX_EVALUATION_ATTEMPTS} times: the evaluation worker stopped before it finished each time "
+    "(out of memory?); retry it"
+)
+
+
+@contextmanager
+def heartbeat(score_id: int, *, every_seconds: float | None = None) -> Iterator[None]:
+    """While the block runs, set Score ``score_id``'s ``updated_at`` to now every ``every_seconds``
+    (default ``HEARTBEAT_SECONDS``) as long as it is ``running``, from a thread of its own."""
+    interval = HEARTBEAT_SECONDS if every_seconds is None else every_seconds
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(interval):
+                Score.objects.filter(pk=score_id, status=Score.Status.RUNNING).update(
+                    updated_at=timezone.now()
+                )
+        finally:
+            connection.close()  # this thread's own connection
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{score_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
+def sweep_evaluations(*, now=None) -> dict[str, int]:
+    """Run again the evaluations cut off with their worker, and queue again the pending ones nobody took
+    (see the section comment above). Each change is a conditional ``UPDATE`` on the status it read, so
+    a Score that finished meanwhile keeps its result; the jobs run once however often they are queued.
+
+    Returns:
+        ``{"rerun": n, "gave_up": n, "requeued": n}``.
+    """
+    now = now or timezone.now()
+    stale = Score.objects.filter(
+        status=Score.Status.RUNNING, updated_at__lt=now - timedelta(seconds=STALE_SECONDS)
+    )
+    gave_up = stale.filter(attempts__gte=MAX_EVALUATION_ATTEMPTS).update(
+        status=Score.Status.FAILED, error_message=EVALUATION_GAVE_UP, updated_at=now
+    )
+    with transaction.atomic():
+        rerun = list(stale.filter(attempts__lt=MAX_EVALUATION_ATTEMPTS).values_list("pk", flat=True))
+        Score.objects.filter(pk__in=rerun, status=Score.Status.RUNNING).update(
+            status=Score.Status.PENDING, updated_at=now
+        )
+        forgotten = list(
+            Score.objects.filter(
+                status=Score.Status.PENDING, updated_at__lt=now - timedelta(seconds=REQUEUE_PENDING_SECONDS)
+            ).values_list("pk", flat=True)
+        )
+        # Touched so that each is queued again at most once per REQUEUE_PENDING_SECONDS.
+        Score.objects.filter(pk__in=forgotten, status=Score.Status.PENDING).update(updated_at=now)
+        _queue_after_commit(sorted(set(rerun) | set(forgotten)))
+    if rerun or gave_up:
+        logger.warning(
+            "evaluations cut off with their worker: %s queued again, %s gave up", len(rerun), gave_up
+        )
+    return {"rerun": len(rerun), "gave_up": gave_up, "requeued": len(forgotten)}

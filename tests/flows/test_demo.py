@@ -2,6 +2,7 @@
 
 import pytest
 
+from annotation.jobs import RETRY_SCHEDULE
 from dynabench import demo
 from tests.helpers.data import data_path
 
@@ -50,7 +51,7 @@ def test_retry_schedule_is_created_once():
 
     demo.ensure_retry_schedule()
     demo.ensure_retry_schedule()
-    schedule = Schedule.objects.get(name=demo.RETRY_SCHEDULE)
+    schedule = Schedule.objects.get(name=RETRY_SCHEDULE)
     assert Schedule.objects.count() == 1
     assert (schedule.func, schedule.minutes) == ("annotation.jobs.retry_failed_predictions_job", 2)
 
