@@ -9,20 +9,37 @@ delivered twice runs once.
 
 from __future__ import annotations
 
+import logging
+
+import redis
 from django.conf import settings
+from django.db import DatabaseError
 from django_q import tasks as django_q_tasks
 
+logger = logging.getLogger(__name__)
 
-def enqueue(func: str, *args, task_name: str) -> None:
+
+def enqueue(func: str, *args, task_name: str) -> bool:
     """Queue the job ``func`` (a dotted path, e.g. ``"leaderboards.jobs.run_evaluation_job"``) now.
 
     ``sync`` is read from the settings at call time: ``django_q.conf.Conf`` reads them once, at import,
     and tests switch it per test.
+
+    Returns:
+        True when queued; False when the broker could not be reached (Redis down, or the database for the
+        ORM broker). That is logged, not raised: the caller runs after its transaction committed, so the
+        request that asked for the job has stored its rows and must still answer; the job's row stays
+        pending and the scheduled sweeps queue it again (docs/deployment.md, "When Redis is down").
     """
-    # Looked up on the module at call time, so a test can patch ``django_q.tasks.async_task``.
-    django_q_tasks.async_task(
-        func, *args, task_name=task_name, sync=bool(settings.Q_CLUSTER.get("sync", False))
-    )
+    try:
+        # Looked up on the module at call time, so a test can patch ``django_q.tasks.async_task``.
+        django_q_tasks.async_task(
+            func, *args, task_name=task_name, sync=bool(settings.Q_CLUSTER.get("sync", False))
+        )
+    except (redis.RedisError, DatabaseError) as exc:
+        logger.error("could not queue %s (%s): the broker is unreachable: %s", task_name, func, exc)
+        return False
+    return True
 
 
 def worker_timeout_seconds() -> int | None:
