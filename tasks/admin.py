@@ -16,7 +16,7 @@ from dynabench.admin_extensions import ExtensibleAdmin
 from . import services
 from .config import validate_config
 from .models import Context, Round, Task
-from .round_stats import with_round_counts
+from .round_stats import rate, with_round_counts
 
 
 def _owned_task_ids(request) -> set[int]:
@@ -194,6 +194,11 @@ class TaskAdmin(TaskOwnedAdmin):
     inlines = [RoundInline]
 
 
+def _percent(value: float | None) -> str:
+    """A rate in [0, 1] as a percentage with one decimal (``"33.3%"``); ``"not measured"`` for None."""
+    return "not measured" if value is None else f"{value:.1%}"
+
+
 @admin.register(Round)
 class RoundAdmin(TaskOwnedAdmin):
     """Rounds with their example counts and MER (computed, read-only)."""
@@ -209,12 +214,22 @@ class RoundAdmin(TaskOwnedAdmin):
         "mer",
         "verified",
         "vmer",
+        "awaiting_verdict",
         "started_at",
     ]
     actions = ["close_rounds"]
     list_select_related = ["task"]
     list_filter = ["is_closed", ("task", admin.RelatedOnlyFieldListFilter)]
-    readonly_fields = ["collected", "model_fooling", "mer", "verified", "vmer", "started_at", "closed_at"]
+    readonly_fields = [
+        "collected",
+        "model_fooling",
+        "mer",
+        "verified",
+        "vmer",
+        "awaiting_verdict",
+        "started_at",
+        "closed_at",
+    ]
     fields = ["task", "number", "description", "is_closed", "metadata", *readonly_fields]
 
     def get_queryset(self, request):
@@ -230,10 +245,7 @@ class RoundAdmin(TaskOwnedAdmin):
 
     @admin.display(description="MER")
     def mer(self, obj) -> str:
-        collected = getattr(obj, "n_collected", 0)
-        if not collected:
-            return "–"
-        return f"{obj.n_fooling / collected:.1%}"
+        return _percent(rate(getattr(obj, "n_fooling", 0), getattr(obj, "n_scored", 0)))
 
     @admin.display(description="Verified model-fooling", ordering="n_verified")
     def verified(self, obj) -> int:
@@ -241,10 +253,11 @@ class RoundAdmin(TaskOwnedAdmin):
 
     @admin.display(description="vMER")
     def vmer(self, obj) -> str:
-        collected = getattr(obj, "n_collected", 0)
-        if not collected:
-            return "–"
-        return f"{obj.n_verified / collected:.1%}"
+        return _percent(rate(getattr(obj, "n_verified", 0), getattr(obj, "n_scored", 0)))
+
+    @admin.display(description="Awaiting a model verdict", ordering="n_unscored")
+    def awaiting_verdict(self, obj) -> int:
+        return getattr(obj, "n_unscored", 0)
 
     @admin.action(description="Close the selected rounds (they accept no more examples)")
     def close_rounds(self, request, queryset):

@@ -31,15 +31,20 @@ def _filters() -> dict[str, Q]:
     # live, so they are counted apart and stay out of MER and vMER.
     written_here = ~Q(examples__source=Example.Source.IMPORTED)
     live = Q(examples__is_retracted=False) & written_here
+    # Scored: the model verdict is known (model_wrong true or false). model_wrong is None while the
+    # target failed (prediction_status failed), when the round has no target (none), or under ask_user
+    # until the author answers; those examples are unscored and stay out of MER and vMER.
+    scored = live & Q(examples__model_wrong__isnull=False)
+    unscored = live & Q(examples__model_wrong__isnull=True)
     fooling = live & Q(examples__model_wrong=True)
     verified_fooling = fooling & Q(examples__status=Example.Status.VALIDATED_CORRECT)
-    unscored = live & Q(examples__prediction_status=Example.PredictionStatus.FAILED)
     imported = Q(examples__is_retracted=False, examples__source=Example.Source.IMPORTED)
     retracted = Q(examples__is_retracted=True) & written_here
     # "Flagged": a collected example that validators settled as flagged OR that its author flagged.
     flagged = live & (Q(examples__status=Example.Status.FLAGGED) | Q(examples__is_flagged_by_annotator=True))
     return {
         "n_collected": live,
+        "n_scored": scored,
         "n_fooling": fooling,
         "n_verified": verified_fooling,
         "n_unscored": unscored,
@@ -49,22 +54,36 @@ def _filters() -> dict[str, Q]:
     }
 
 
+def rate(part: int, scored: int) -> float | None:
+    """MER or vMER from counts: ``part / scored``, a fraction in [0, 1]; None ("not measured") when
+    ``scored`` is 0 (docs/domain.md, "MER and vMER").
+
+    Args:
+        part: model-fooling examples (MER) or verified model-fooling examples (vMER) among the scored.
+        scored: collected examples whose model verdict is known (``model_wrong`` not None).
+    """
+    return part / scored if scored else None
+
+
 @dataclass(frozen=True)
 class RoundCounts:
     """Statistics of one round (docs/domain.md, "MER and vMER").
 
-    ``collected`` counts examples written on the platform and not retracted; ``fooling`` those with
-    ``model_wrong`` true; ``verified`` the model-fooling ones settled ``validated_correct``;
-    ``unscored`` those whose target model failed and that wait for ``retry_predictions``;
-    ``imported`` examples from datasets (apart from everything else); ``retracted`` examples written
-    here and withdrawn by their author; ``flagged`` collected examples settled ``flagged`` by
-    validation or flagged by their author (one count per example, even when both);
-    ``median_time_ms`` the median ``time_taken_ms`` of the collected examples that have one (None when
-    none has).
+    ``collected`` counts examples written on the platform and not retracted; ``scored`` those of them
+    whose model verdict is known (``model_wrong`` true or false); ``unscored`` the rest
+    (``collected = scored + unscored``): awaiting a model verdict because their target failed (until
+    ``retry_predictions``), the round has no target, or an ``ask_user`` author has not answered yet;
+    ``fooling`` those with ``model_wrong`` true; ``verified`` the model-fooling ones settled
+    ``validated_correct``; ``imported`` examples from datasets (apart from everything else);
+    ``retracted`` examples written here and withdrawn by their author; ``flagged`` collected examples
+    settled ``flagged`` by validation or flagged by their author (one count per example, even when
+    both); ``median_time_ms`` the median ``time_taken_ms`` of the collected examples that have one
+    (None when none has).
     """
 
     round: Round
     collected: int
+    scored: int
     fooling: int
     unscored: int
     imported: int = 0
@@ -75,13 +94,15 @@ class RoundCounts:
 
     @property
     def mer(self) -> float | None:
-        """Model error rate: model-fooling / collected (retracted excluded); None when nothing collected."""
-        return self.fooling / self.collected if self.collected else None
+        """Model error rate in [0, 1]: model-fooling / scored (unscored and retracted examples in
+        neither); None ("not measured") when no collected example is scored."""
+        return rate(self.fooling, self.scored)
 
     @property
     def vmer(self) -> float | None:
-        """Validated MER: verified model-fooling / collected; None when nothing collected."""
-        return self.verified / self.collected if self.collected else None
+        """Validated MER in [0, 1]: verified model-fooling / scored, over the same examples as MER (so
+        vMER <= MER); None ("not measured") when no collected example is scored."""
+        return rate(self.verified, self.scored)
 
     @property
     def median_time_s(self) -> float | None:
@@ -92,8 +113,9 @@ class RoundCounts:
 def with_round_counts(rounds: QuerySet[Round]) -> QuerySet[Round]:
     """Annotate rounds with their counts in one query.
 
-    Adds ``n_collected``, ``n_fooling``, ``n_verified``, ``n_unscored``, ``n_imported``, ``n_retracted``
-    and ``n_flagged`` (meanings as in ``RoundCounts``).
+    Adds ``n_collected``, ``n_scored``, ``n_fooling``, ``n_verified``, ``n_unscored``, ``n_imported``,
+    ``n_retracted`` and ``n_flagged``, integers (meanings as in ``RoundCounts``; MER and vMER from them
+    with ``rate``).
     """
     return rounds.annotate(**{name: Count("examples", filter=f) for name, f in _filters().items()})
 
@@ -130,6 +152,7 @@ def _counts(r: Round, median_time_ms: float | None) -> RoundCounts:
     return RoundCounts(
         round=r,
         collected=r.n_collected,
+        scored=r.n_scored,
         fooling=r.n_fooling,
         unscored=r.n_unscored,
         imported=r.n_imported,

@@ -79,19 +79,34 @@ class TaskDetailSerializer(TaskSerializer):
 class RoundStatisticsSerializer(serializers.Serializer):
     """A round's figures, as on the task page (``tasks.round_stats.RoundCounts``).
 
-    ``examples`` are those written on the platform and not retracted; MER = fooling / examples;
-    vMER = validated_fooling / examples (docs/domain.md, "MER and vMER"); both null when no example was
-    collected.
+    ``examples`` are those written on the platform and not retracted; ``scored`` those of them whose
+    model verdict is known and ``unscored`` the rest (``examples = scored + unscored``). MER =
+    fooling / scored; vMER = validated_fooling / scored (docs/domain.md, "MER and vMER"); both fractions
+    in [0, 1], and null ("not measured") when no example of the round is scored (none collected, no
+    target model, or every target failed).
     """
 
     examples = serializers.IntegerField(source="collected")
+    scored = serializers.IntegerField(
+        help_text="Examples whose model verdict is known (model_wrong true or false): MER's denominator."
+    )
     fooling = serializers.IntegerField(help_text="Model-fooling examples (model_wrong true).")
     validated_fooling = serializers.IntegerField(
         source="verified", help_text="Model-fooling examples settled validated_correct."
     )
-    mer = serializers.FloatField(allow_null=True)
-    vmer = serializers.FloatField(allow_null=True)
-    unscored = serializers.IntegerField(help_text="Examples whose target model failed (to be retried).")
+    mer = serializers.FloatField(
+        allow_null=True, help_text="fooling / scored; null (not measured) when no example is scored."
+    )
+    vmer = serializers.FloatField(
+        allow_null=True,
+        help_text="validated_fooling / scored; null (not measured) when no example is scored.",
+    )
+    unscored = serializers.IntegerField(
+        help_text=(
+            "Examples awaiting a model verdict (target failed and to be retried, no target model, or "
+            "an ask_user author yet to answer); outside MER and vMER."
+        )
+    )
     imported = serializers.IntegerField(help_text="Examples imported from datasets (outside MER).")
     retracted = serializers.IntegerField()
     flagged = serializers.IntegerField()

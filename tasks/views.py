@@ -32,8 +32,8 @@ def task_detail(request, slug: str):
 def mer_chart(counts):
     """The MER and vMER per round as an inline SVG chart (``tasks.charts.Chart``).
 
-    A round with nothing collected here (e.g. an imported round) has no point: no live verdicts is
-    not a rate of 0.
+    A round whose MER is None (no collected example with a model verdict: nothing collected here, an
+    imported round, a round without a target model) has no point: no live verdict is not a rate of 0.
     """
     return rate_chart(
         [str(c.round.number) for c in counts],

@@ -30,7 +30,8 @@ def _create(task, user, statement, label):
 @pytest.fixture
 def small_round(hate_task, annotator, validator, rule_model, monkeypatch):
     """Six examples, by hand: A, B fool the model; C fools it but is retracted; D, E do not fool it;
-    F is unscored (the model crashed). Collected = A B D E F = 5, model-fooling = 2, MER = 2/5."""
+    F is unscored (the model crashed). Collected = A B D E F = 5, scored = A B D E = 4, model-fooling = 2,
+    MER = 2/4 (F, awaiting a model verdict, is in neither numerator nor denominator)."""
     _create(hate_task, annotator, "they should go back home", "hateful")  # A: model says not-hateful
     _create(hate_task, validator, "I hate nothing about them", "not-hateful")  # B: model says hateful
     c = _create(hate_task, annotator, "go back home", "hateful")  # C: fooled, then retracted
@@ -45,8 +46,8 @@ def small_round(hate_task, annotator, validator, rule_model, monkeypatch):
 
 def test_round_counts_and_mer_by_hand(small_round):
     counts = round_stats.round_counts(small_round)
-    assert (counts.collected, counts.fooling, counts.unscored) == (5, 2, 1)
-    assert counts.mer == pytest.approx(0.4)
+    assert (counts.collected, counts.scored, counts.fooling, counts.unscored) == (5, 4, 2, 1)
+    assert counts.mer == pytest.approx(2 / 4)
 
 
 def test_imported_examples_are_counted_apart_and_stay_out_of_mer(small_round):
@@ -62,7 +63,7 @@ def test_imported_examples_are_counted_apart_and_stay_out_of_mer(small_round):
         )
     counts = round_stats.round_counts(small_round)
     assert (counts.collected, counts.fooling, counts.unscored, counts.imported) == (5, 2, 1, 3)
-    assert counts.mer == pytest.approx(0.4)
+    assert counts.mer == pytest.approx(2 / 4)
 
 
 def test_round_counts_for_task_lists_every_round(hate_task, small_round):

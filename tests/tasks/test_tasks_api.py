@@ -64,7 +64,7 @@ def test_task_detail_says_owner_and_closed_round(api, hate_round, owner):
 def test_round_statistics_match_hand_counts(api, hate_task, hate_round, annotator, validator):
     """A fooling pending, B fooling settled correct, C not fooling, D fooling retracted, E imported.
 
-    examples = A, B, C = 3; fooling = A, B = 2; validated_fooling = B = 1; MER = 2/3; vMER = 1/3;
+    examples = A, B, C = 3, all scored; fooling = A, B = 2; validated_fooling = B = 1; MER = 2/3; vMER = 1/3;
     retracted = 1 (D); imported = 1 (E); flagged = 0; median time of A, B, C = 20 s (10, 20, 40 s).
     """
     make_example(hate_round, annotator, model_wrong=True, time_taken_ms=10_000)
@@ -80,6 +80,7 @@ def test_round_statistics_match_hand_counts(api, hate_task, hate_round, annotato
     stats = api(None).get("/api/tasks/hate-speech/rounds/1/").json()["statistics"]
     assert stats == {
         "examples": 3,
+        "scored": 3,
         "fooling": 2,
         "validated_fooling": 1,
         "mer": pytest.approx(2 / 3),
