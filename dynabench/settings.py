@@ -88,6 +88,11 @@ Models (models_registry/inference.py):
 
 Background jobs (django-q2):
     DYNABENCH_JOB_WORKERS int, default 1. Worker processes of ``manage.py qcluster``.
+    DYNABENCH_EVALUATION_STALE_SECONDS float, default 120. A running evaluation whose heartbeat (every
+                       quarter of this) stopped this long ago was cut off with its worker: the sweep
+                       runs it again (``leaderboards.scheduling``, "Heartbeat and sweep").
+    DYNABENCH_REQUEUE_PENDING_SECONDS float, default 600. A pending evaluation nobody took for this long
+                       (the broker was down when it was requested) is queued again by the sweep.
     DYNABENCH_JOBS_SYNC bool, default off. Run jobs inline in the calling process (tests, demo set-up)
                        instead of queueing them for the cluster.
 
@@ -326,6 +331,8 @@ else:
 DYNABENCH_MODEL_CACHE_BYTES = env.int("DYNABENCH_MODEL_CACHE_BYTES", default=2 * 1024**3)
 DYNABENCH_INFERENCE_TIMEOUT_SECONDS = env.float("DYNABENCH_INFERENCE_TIMEOUT_SECONDS", default=20.0)
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
+DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0)
+DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS", default=600.0)
 
 # HTTPS behind a TLS-terminating proxy (docs/deployment.md, "HTTPS").
 DYNABENCH_HTTPS = env.bool("DYNABENCH_HTTPS", default=False)

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
@@ -214,17 +215,35 @@ def fail_stale_evaluations() -> int:
 #
 # A worker killed mid-evaluation (SIGKILL, out of memory, a machine lost) leaves its Score "running", and
 # neither broker hands the job back soon: the ORM broker only after Q_CLUSTER["retry"] (an hour), Redis
-# never. So a running evaluation touches its Score every HEARTBEAT_SECONDS, and the scheduled sweep
-# (``sweep_evaluations``, every minute) puts a running Score whose heartbeat stopped STALE_SECONDS ago back
+# never. So a running evaluation touches its Score every ``heartbeat_seconds()``, and the scheduled sweep
+# (``sweep_evaluations``, every minute) puts a running Score whose heartbeat stopped ``stale_seconds()`` ago back
 # to pending and queues it, up to MAX_EVALUATION_ATTEMPTS claims; after that it fails with
 # EVALUATION_INTERRUPTED (a model that kills its worker every time must not loop for ever). The sweep also
-# queues again pending Scores untouched for REQUEUE_PENDING_SECONDS: jobs that could not be queued (the
+# queues again pending Scores untouched for ``requeue_pending_seconds()``: jobs that could not be queued (the
 # broker was down) or that Redis lost before a worker took them.
 
-HEARTBEAT_SECONDS = 30
+# Defaults of DYNABENCH_EVALUATION_STALE_SECONDS and DYNABENCH_REQUEUE_PENDING_SECONDS; the heartbeat
+# beats four times per stale period, so one late beat never makes a live evaluation look dead.
 STALE_SECONDS = 120
-MAX_EVALUATION_ATTEMPTS = 3
 REQUEUE_PENDING_SECONDS = 600
+MAX_EVALUATION_ATTEMPTS = 3
+
+
+def stale_seconds() -> float:
+    """Seconds without a heartbeat after which a running evaluation counts as cut off."""
+    return float(getattr(settings, "DYNABENCH_EVALUATION_STALE_SECONDS", STALE_SECONDS))
+
+
+def heartbeat_seconds() -> float:
+    """Seconds between two heartbeats of a running evaluation: a quarter of ``stale_seconds()``."""
+    return stale_seconds() / 4
+
+
+def requeue_pending_seconds() -> float:
+    """Seconds a pending evaluation waits untouched before the sweep queues it again."""
+    return float(getattr(settings, "DYNABENCH_REQUEUE_PENDING_SECONDS", REQUEUE_PENDING_SECONDS))
+
+
 EVALUATION_GAVE_UP = (
     f"interrupted {MAX_EVALUATION_ATTEMPTS} times: the evaluation worker stopped before it finished each time "
     "(out of memory?); retry it"
@@ -234,8 +253,8 @@ EVALUATION_GAVE_UP = (
 @contextmanager
 def heartbeat(score_id: int, *, every_seconds: float | None = None) -> Iterator[None]:
     """While the block runs, set Score ``score_id``'s ``updated_at`` to now every ``every_seconds``
-    (default ``HEARTBEAT_SECONDS``) as long as it is ``running``, from a thread of its own."""
-    interval = HEARTBEAT_SECONDS if every_seconds is None else every_seconds
+    (default ``heartbeat_seconds()``) as long as it is ``running``, from a thread of its own."""
+    interval = heartbeat_seconds() if every_seconds is None else every_seconds
     stop = threading.Event()
 
     def beat() -> None:
@@ -278,10 +297,10 @@ def sweep_evaluations(*, now=None) -> dict[str, int]:
         )
         forgotten = list(
             Score.objects.filter(
-                status=Score.Status.PENDING, updated_at__lt=now - timedelta(seconds=REQUEUE_PENDING_SECONDS)
+                status=Score.Status.PENDING, updated_at__lt=now - timedelta(seconds=requeue_pending_seconds())
             ).values_list("pk", flat=True)
         )
-        # Touched so that each is queued again at most once per REQUEUE_PENDING_SECONDS.
+        # Touched so that each is queued again at most once per requeue_pending_seconds().
         Score.objects.filter(pk__in=forgotten, status=Score.Status.PENDING).update(updated_at=now)
         _queue_after_commit(sorted(set(rerun) | set(forgotten)))
     if rerun or gave_up:

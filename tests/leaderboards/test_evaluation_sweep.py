@@ -19,6 +19,7 @@ from leaderboards.scheduling import (
     REQUEUE_PENDING_SECONDS,
     STALE_SECONDS,
     heartbeat,
+    heartbeat_seconds,
     sweep_evaluations,
 )
 from tests.factories.leaderboards import make_toy_dataset
@@ -107,3 +108,9 @@ def test_heartbeat_moves_updated_at_while_the_block_runs(score_at):
     assert during > before + timedelta(seconds=3000)
     time.sleep(0.2)
     assert Score.objects.get(pk=score.pk).updated_at == during  # stopped with the block
+
+
+def test_the_periods_come_from_the_settings(settings):
+    assert heartbeat_seconds() == STALE_SECONDS / 4 == 30
+    settings.DYNABENCH_EVALUATION_STALE_SECONDS = 20
+    assert heartbeat_seconds() == 5
