@@ -124,6 +124,9 @@ class ExampleAdmin(TaskOwnedAdmin):
         "is_flagged_by_annotator",
         "flag_reason",
         "created_at",
+        "settled_at",
+        "retracted_at",
+        "flagged_at",
         "updated_at",
     ]
     # What the annotator wrote and what the models said is the record; only the bookkeeping is editable.

@@ -79,7 +79,7 @@ class ExampleListCreate(generics.ListAPIView):
         if getattr(self, "swagger_fake_view", False):  # schema generation: no request, no task
             return Example.objects.none()
         task = task_or_404(self.kwargs["slug"])
-        return selectors.with_predictions(
+        return selectors.with_history(
             selectors.examples_visible_to(self.request.user).filter(round__task=task)
         ).order_by("-created_at", "-id")
 
@@ -131,7 +131,7 @@ class ExampleListCreate(generics.ListAPIView):
             )
         except services.ExampleError as exc:
             raise service_errors(exc) from None
-        example = selectors.with_predictions(Example.objects.filter(pk=example.pk)).get()
+        example = selectors.with_history(Example.objects.filter(pk=example.pk)).get()
         return Response(
             ExampleSerializer(example, context={"request": request}).data,
             status=status.HTTP_201_CREATED,
@@ -142,7 +142,7 @@ class ExampleListCreate(generics.ListAPIView):
 def visible_example_or_404(request, pk) -> Example:
     """The example ``pk`` if the caller may see it (author, task owner, superuser); else 404."""
     pk = positive_int_or_404(pk, what="example")
-    example = selectors.with_predictions(selectors.examples_visible_to(request.user)).filter(pk=pk).first()
+    example = selectors.with_history(selectors.examples_visible_to(request.user)).filter(pk=pk).first()
     if example is None:
         raise exceptions.NotFound("No such example.")
     return example
@@ -168,7 +168,7 @@ class ExampleDetail(generics.RetrieveAPIView):
 
 
 def _refreshed(request, example: Example) -> Response:
-    example = selectors.with_predictions(Example.objects.filter(pk=example.pk)).get()
+    example = selectors.with_history(Example.objects.filter(pk=example.pk)).get()
     return Response(ExampleSerializer(example, context={"request": request}).data)
 
 

@@ -7,7 +7,7 @@ pseudonyms: HMAC-SHA256 keyed with ``settings.DYNABENCH_EXPORT_KEY`` over (round
 in every export of that round and different across rounds.
 
 Validations are the validation app's table, above this one: they are read through the reverse relation
-``Example.validations`` (``_validations_model``), never by an import (docs/architecture.md, "Layers").
+``Example.validations`` (``annotation.selectors.validations_in_order``), never by an import (docs/architecture.md, "Layers").
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 
 from annotation.models import Example, Prediction
+from annotation.selectors import validations_in_order
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
 
-FORMAT_VERSION = "1.2"
+FORMAT_VERSION = "1.3"
 FORMATS = ("jsonl", "csv")
 CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
 DEFAULT_CHUNK_SIZE = 500  # examples per query; the working set of one chunk is ~10 MiB
@@ -66,6 +67,9 @@ RECORD_KEYS = (
     "tags",
     "metadata",
     "created_at",
+    "settled_at",
+    "retracted_at",
+    "flagged_at",
 )
 
 
@@ -105,16 +109,11 @@ def examples_for_export(task: Task, rounds: Sequence[Round] | None = None) -> Qu
     return qs.order_by("round__number", "id")
 
 
-def _validations_model():
-    """validation's ``Validation`` model, read off the reverse relation ``Example.validations``."""
-    return Example._meta.get_field("validations").related_model
-
-
 def _iterate(qs: QuerySet[Example], chunk_size: int) -> Iterator[Example]:
     predictions = Prediction.objects.order_by("id").only(
         "id", "example_id", "model_id", "status", "label", "output", "model_wrong", "error"
     )
-    validations = _validations_model().objects.order_by("created_at", "id")
+    validations = validations_in_order()
     return (
         qs.select_related("round", "context")
         .prefetch_related(
@@ -129,6 +128,11 @@ def _json_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+def _time(value) -> str:
+    """A time as ISO 8601 with its time zone, ``""`` for none (a change that has not happened)."""
+    return "" if value is None else value.isoformat()
+
+
 def _text(value: Any) -> str:
     if value is None:
         return ""
@@ -136,7 +140,7 @@ def _text(value: Any) -> str:
 
 
 class _Exporter:
-    """Turns examples of one task into format-1.1 records (dicts with a fixed set of keys and types)."""
+    """Turns examples of one task into records of ``FORMAT_VERSION`` (dicts with a fixed set of keys and types)."""
 
     def __init__(self, task: Task, key: str | bytes | None = None):
         self.task = task
@@ -149,7 +153,7 @@ class _Exporter:
         self.model_names = dict(RegisteredModel.objects.filter(task=task).values_list("id", "name"))
 
     def record(self, example: Example) -> dict[str, Any]:
-        """The format-1.1 record of one example. Every key has one type in every row (no nulls except
+        """The record of one example (docs/export-format.md). Every key has one type in every row (no nulls except
         ``context`` for a task without context fields, where it is null in every row): nested lists are
         JSON strings, so ``datasets`` never meets a column that is null in its first block."""
         round_ = example.round
@@ -215,6 +219,9 @@ class _Exporter:
             "tags": _json_text(tags),
             "metadata": _json_text(example.metadata or {}),
             "created_at": example.created_at.isoformat(),
+            "settled_at": _time(example.settled_at),
+            "retracted_at": _time(example.retracted_at),
+            "flagged_at": _time(example.flagged_at),
         }
 
     def csv_header(self) -> list[str]:
@@ -274,7 +281,7 @@ def iter_records(
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     key: str | bytes | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield one format-1.1 record (a dict, see docs/export-format.md) per example, in round and id order."""
+    """Yield one record (a dict, see docs/export-format.md) per example, in round and id order."""
     exporter = _Exporter(task, key)
     for example in _iterate(examples_for_export(task, rounds), chunk_size):
         yield exporter.record(example)

@@ -15,6 +15,11 @@ class Example(models.Model):
     ``inputs`` maps the task's input field names to text; ``target`` holds the target field's value
     (a label string, or ``{"answer": str, "answer_start": int}`` for spans). ``model_wrong`` is
     decided on the server from the predictions; it is ``None`` while no prediction succeeded.
+
+    Each state change happens at most once and keeps its time (docs/domain.md, "Example history"):
+    ``settled_at`` (pending → a settled status, by ``services.settle_example``), ``retracted_at`` and
+    ``flagged_at`` (the author's retraction and flag). They are null until the change happens, and for
+    changes made before these fields existed; imported examples arrive settled, with no ``settled_at``.
     """
 
     class Status(models.TextChoices):
@@ -69,6 +74,9 @@ class Example(models.Model):
     is_flagged_by_annotator = models.BooleanField(default=False)
     flag_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    settled_at = models.DateTimeField(null=True, blank=True, help_text="When a verdict settled it.")
+    retracted_at = models.DateTimeField(null=True, blank=True, help_text="When its author retracted it.")
+    flagged_at = models.DateTimeField(null=True, blank=True, help_text="When its author flagged it.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -49,6 +49,18 @@ def with_predictions(qs: QuerySet[Example]) -> QuerySet[Example]:
     )
 
 
+def validations_in_order() -> QuerySet:
+    """Every validation, oldest first (``created_at``, then id): the validation app's table, read through
+    the reverse relation ``Example.validations`` (docs/architecture.md, "Reaching up without an import")."""
+    return Example._meta.get_field("validations").related_model.objects.order_by("created_at", "id")
+
+
+def with_history(qs: QuerySet[Example]) -> QuerySet[Example]:
+    """``with_predictions(qs)`` with each example's validations prefetched oldest first: what the
+    example's page and its API body show of its history (docs/domain.md, "Example history")."""
+    return with_predictions(qs).prefetch_related(Prefetch("validations", queryset=validations_in_order()))
+
+
 def example_with_predictions(pk: int) -> Example:
     """Example ``pk`` through ``with_predictions``. Raises ``Example.DoesNotExist``."""
     return with_predictions(Example.objects.filter(pk=pk)).get()

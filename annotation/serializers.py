@@ -72,11 +72,29 @@ def model_outputs(example: Example) -> list[dict]:
     return rows
 
 
+class VoteSerializer(serializers.Serializer):
+    """One verdict on an example as its history shows it: who (a per-round pseudonym), what, when, and
+    whether it was the owner verdict that settled it. Validators' reasons are for the task's owners
+    (the review page and the export)."""
+
+    validator = serializers.SerializerMethodField(help_text="Pseudonymous validator id within the round.")
+    verdict = serializers.CharField()
+    corrected_label = serializers.CharField(allow_blank=True, help_text='The label it should have, or "".')
+    is_owner_verdict = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+    def get_validator(self, validation) -> str:
+        # validation.example is the example it was prefetched from (no query).
+        return pseudonym(validation.example.round_id, validation.validator_id)
+
+
 class ExampleSerializer(serializers.ModelSerializer):
     """An example as its author or a task owner sees it; the annotator only as a per-round pseudonym.
 
     ``annotator`` is ``annotation.exports.pseudonym`` (the id exports use), never a username;
-    ``mine`` says whether the caller wrote it.
+    ``mine`` says whether the caller wrote it. Its history (docs/domain.md, "Example history"):
+    ``created_at``, ``settled_at``, ``retracted_at``, ``flagged_at`` (null until that change happens)
+    and ``validations``, every verdict oldest first. Read it through ``selectors.with_history``.
     """
 
     task = serializers.CharField(source="round.task.slug", read_only=True)
@@ -91,6 +109,7 @@ class ExampleSerializer(serializers.ModelSerializer):
     model_outputs = serializers.SerializerMethodField()
     annotator = serializers.SerializerMethodField(help_text="Pseudonymous annotator id within the round.")
     mine = serializers.SerializerMethodField()
+    validations = VoteSerializer(many=True, read_only=True, help_text="Every verdict, oldest first.")
 
     class Meta:
         model = Example
@@ -115,6 +134,10 @@ class ExampleSerializer(serializers.ModelSerializer):
             "annotator",
             "mine",
             "created_at",
+            "settled_at",
+            "retracted_at",
+            "flagged_at",
+            "validations",
         ]
         read_only_fields = fields
 

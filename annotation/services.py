@@ -338,8 +338,9 @@ def add_explanation(*, example: Example, user, explanation: str) -> Example:
 
 
 @transaction.atomic
-def retract_example(*, example: Example, user) -> Example:
-    """The author withdraws an example: it leaves every count and queue. Idempotent.
+def retract_example(*, example: Example, user, now=None) -> Example:
+    """The author withdraws an example: it leaves every count and queue. Idempotent: ``retracted_at``
+    keeps the time of the first retraction (``now``, default the current time).
 
     Raises:
         ExampleError: if ``user`` is not the author.
@@ -347,13 +348,15 @@ def retract_example(*, example: Example, user) -> Example:
     locked = _own(example, user)
     if not locked.is_retracted:
         locked.is_retracted = True
-        locked.save(update_fields=["is_retracted", "updated_at"])
+        locked.retracted_at = now or timezone.now()
+        locked.save(update_fields=["is_retracted", "retracted_at", "updated_at"])
     return locked
 
 
 @transaction.atomic
-def flag_example(*, example: Example, user, reason: str = "") -> Example:
-    """The author flags their own example for the task owners (e.g. submitted by mistake).
+def flag_example(*, example: Example, user, reason: str = "", now=None) -> Example:
+    """The author flags their own example for the task owners (e.g. submitted by mistake), at ``now``
+    (``flagged_at``; default the current time).
 
     Once only: a second flag is refused rather than overwriting the reason the owners may already have
     read.
@@ -373,7 +376,8 @@ def flag_example(*, example: Example, user, reason: str = "") -> Example:
         raise ExampleError({"reason": [problem]})
     locked.is_flagged_by_annotator = True
     locked.flag_reason = reason
-    locked.save(update_fields=["is_flagged_by_annotator", "flag_reason", "updated_at"])
+    locked.flagged_at = now or timezone.now()
+    locked.save(update_fields=["is_flagged_by_annotator", "flag_reason", "flagged_at", "updated_at"])
     return locked
 
 
@@ -382,8 +386,9 @@ SETTLED_STATUSES = frozenset(
 )
 
 
-def settle_example(example_id: int, status: str) -> bool:
-    """Move a pending example to a settled status; True if this call made the transition.
+def settle_example(example_id: int, status: str, *, now=None) -> bool:
+    """Move a pending example to a settled status at ``now`` (``settled_at``; default the current time);
+    True if this call made the transition.
 
     For the validation service only (``validation.services.submit_validation``), which calls it inside
     its transaction while holding the example's row lock, and counts a settlement only when this
@@ -395,7 +400,8 @@ def settle_example(example_id: int, status: str) -> bool:
     """
     if status not in SETTLED_STATUSES:
         raise ValueError(f"{status!r} is not a settled status")
+    now = now or timezone.now()
     updated = Example.objects.filter(pk=example_id, status=Example.Status.PENDING).update(
-        status=status, updated_at=timezone.now()
+        status=status, settled_at=now, updated_at=now
     )
     return updated == 1

@@ -122,6 +122,25 @@ def _visible_example(request, pk: int):
     return get_object_or_404(selectors.examples_visible_to(request.user), pk=pk)
 
 
+def history_of(example) -> list[tuple]:
+    """The example's history as ``(time, what)`` pairs, oldest first (docs/domain.md, "Example history"):
+    written, every verdict (the owner verdict marked, no validator named), flagged and retracted by its
+    author, settled. A settlement follows the verdict that made it, which has the same time."""
+    events = [(example.created_at, "Written")]
+    for v in selectors.validations_in_order().filter(example=example):
+        what = f"{'Owner verdict' if v.is_owner_verdict else 'Verdict'}: {v.get_verdict_display().lower()}"
+        if v.corrected_label:
+            what += f" (corrected label: {v.corrected_label})"
+        events.append((v.created_at, what))
+    if example.flagged_at:
+        events.append((example.flagged_at, "Flagged for the task owners by its author"))
+    if example.retracted_at:
+        events.append((example.retracted_at, "Retracted by its author"))
+    if example.settled_at:
+        events.append((example.settled_at, f"Settled: {example.get_status_display().lower()}"))
+    return sorted(events, key=lambda event: event[0])  # stable: a settlement stays after its verdict
+
+
 def _render_outcome(request, example, *, explanation_form=None, flag_form=None):
     """The outcome page; a bound form passed in is shown with its errors and the text it was sent with.
 
@@ -153,6 +172,7 @@ def _render_outcome(request, example, *, explanation_form=None, flag_form=None):
             "flag_form": flag_form or FlagForm(),
             "asks_user": example.annotator_id == request.user.pk and awaits_user_verdict(example),
             "ask_user_rule": task.cfg.model_wrong_rule == "ask_user",
+            "history": history_of(example),
         },
     )
 

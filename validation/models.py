@@ -4,10 +4,17 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
+from django.utils import timezone
 
 
 class Validation(models.Model):
-    """One validator's verdict on one example (docs/domain.md, "Validation")."""
+    """One validator's verdict on one example (docs/domain.md, "Validation").
+
+    Rows are never changed once written: every vote is kept with its time. A person casts at most one
+    ordinary vote per example, and an example has at most one owner verdict (``is_owner_verdict``,
+    the one that settled it), a row of its own beside the owner's ordinary vote if they cast one.
+    """
 
     class Verdict(models.TextChoices):
         CORRECT = "correct", "Correct"
@@ -22,13 +29,21 @@ class Validation(models.Model):
     corrected_label = models.CharField(max_length=100, blank=True)
     reason = models.TextField(blank=True)
     is_owner_verdict = models.BooleanField(default=False)
-    created_at = models.DateTimeField(auto_now_add=True)
+    # Set by the service from its ``now`` (one time for the vote and the settlement it makes).
+    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["example", "created_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["example", "validator"], name="validation_one_per_example_and_validator"
+                fields=["example", "validator"],
+                condition=Q(is_owner_verdict=False),
+                name="validation_one_vote_per_example_and_validator",
+            ),
+            models.UniqueConstraint(
+                fields=["example"],
+                condition=Q(is_owner_verdict=True),
+                name="validation_one_owner_verdict_per_example",
             ),
         ]
 

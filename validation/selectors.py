@@ -45,16 +45,43 @@ def _n_validations() -> Subquery:
     return Coalesce(Subquery(counted, output_field=IntegerField()), Value(0))
 
 
+def _open(task: Task, **where) -> QuerySet[Example]:
+    """Examples of ``task`` open for validation (see ``open_examples``), filtered by ``where``."""
+    qs = annotation_selectors.collected_examples().filter(status=Example.Status.PENDING, **where)
+    if not task.cfg.validate_non_fooling:
+        qs = qs.filter(model_wrong=True)
+    return qs
+
+
 def open_examples(round_: Round) -> QuerySet[Example]:
     """Examples of ``round_`` still open for validation by anyone.
 
     Not retracted, not settled (``pending``; imported examples are stored settled), not imported,
     and model-fooling unless the task's config sets ``validate_non_fooling``.
     """
-    qs = annotation_selectors.collected_examples().filter(round=round_, status=Example.Status.PENDING)
-    if not round_.task.cfg.validate_non_fooling:
-        qs = qs.filter(model_wrong=True)
-    return qs
+    return _open(round_.task, round=round_)
+
+
+def verdict_examples(task: Task, user) -> QuerySet[Example]:
+    """The examples of ``task`` that ``user`` may send a verdict on and be told the state of
+    (docs/domain.md, "Visibility"); the verdict views look the posted id up here, so any other example
+    is answered exactly as an id that does not exist (404), and no refusal tells its state.
+
+    Those are: the examples ``annotation.selectors.examples_visible_to`` shows them (their own, every
+    example of a task they own, all for superusers: the rule of ``GET /api/examples/{id}/``); the
+    examples open for validation (``open_examples``: what the queue serves to anyone); those they gave
+    a verdict on (so a second tab hears "already recorded" and a late vote "already settled"); and the
+    one they hold a claim on, live or expired but not taken over (so a validator served an example
+    hears that it was settled or retracted meanwhile). None for anonymous users.
+    """
+    examples = annotation_selectors.examples_of_task(task)
+    if not user.is_authenticated:
+        return examples.none()
+    visible = annotation_selectors.examples_visible_to(user).filter(round__task=task).values("pk")
+    open_ = _open(task, round__task=task).values("pk")
+    voted = Validation.objects.filter(example=OuterRef("pk"), validator=user)
+    claimed = ValidationClaim.objects.filter(example=OuterRef("pk"), validator=user)
+    return examples.filter(Q(pk__in=visible) | Q(pk__in=open_) | Exists(voted) | Exists(claimed))
 
 
 def validatable_by(round_: Round, user) -> QuerySet[Example]:

@@ -172,12 +172,15 @@ def submit_validation(
     corrected_label: str = "",
     reason: str = "",
     owner_mode: bool = False,
+    now=None,
 ) -> VerdictOutcome:
     """Record ``validator``'s verdict on ``example`` and settle the example when it reaches quorum.
 
-    ``task.validation_quorum`` matching verdicts settle it (``correct`` → validated_correct,
+    ``task.validation_quorum`` matching ordinary verdicts settle it (``correct`` → validated_correct,
     ``incorrect`` → validated_incorrect, ``flagged`` → flagged); one verdict in ``owner_mode`` (task
-    owners only) settles it at once, replacing that owner's earlier ordinary vote if they cast one.
+    owners only) settles it at once. Every verdict is a new row stamped ``now`` (default the current
+    time), and a settlement it makes is stamped the same: an owner verdict is a row of its own, marked
+    ``is_owner_verdict``, beside that owner's earlier ordinary vote, which stays as it was.
     The example row is locked for the whole count-and-settle, so concurrent votes are counted one
     after another and the example is settled exactly once. The validator's claim on it is released.
 
@@ -194,6 +197,7 @@ def submit_validation(
     """
     if not can_contribute(validator):
         raise VerdictError("Your account cannot validate examples.", code="blocked")
+    now = now or timezone.now()
     # Lock the example row (only it: of=self) before reading anything the decision depends on.
     locked = Example.objects.select_for_update(of=("self",)).select_related("round__task").get(pk=example.pk)
     task = locked.round.task
@@ -213,31 +217,31 @@ def submit_validation(
     ):
         raise VerdictError("This example is not open for validation.", code="not_open")
 
-    earlier = Validation.objects.filter(example=locked, validator=validator).first()
-    if earlier is not None and not owner_mode:
+    if (
+        not owner_mode
+        and Validation.objects.filter(example=locked, validator=validator, is_owner_verdict=False).exists()
+    ):
         raise VerdictError("You have already validated this example.", code="already_validated")
-    fields = {
-        "verdict": verdict,
-        "corrected_label": corrected_label,
-        "reason": reason,
-        "is_owner_verdict": owner_mode,
-    }
-    if earlier is not None:
-        for name, value in fields.items():
-            setattr(earlier, name, value)
-        earlier.save(update_fields=list(fields))
-        validation = earlier
-    else:
-        # The row lock serialises one person's double submit too; the unique (example, validator)
-        # constraint stays the last line of defence.
-        validation = Validation.objects.create(example=locked, validator=validator, **fields)
+    # Always a new row, never an update of an earlier one. The row lock serialises one person's double
+    # submit too; the unique constraints (one ordinary vote per example and validator, one owner verdict
+    # per example) stay the last line of defence.
+    validation = Validation.objects.create(
+        example=locked,
+        validator=validator,
+        verdict=verdict,
+        corrected_label=corrected_label,
+        reason=reason,
+        is_owner_verdict=owner_mode,
+        created_at=now,
+    )
 
-    matching = Validation.objects.filter(example=locked, verdict=verdict).count()
+    matching = Validation.objects.filter(example=locked, verdict=verdict, is_owner_verdict=False).count()
     settled = False
     if owner_mode or matching >= task.validation_quorum:
-        settled = settle_example(locked.pk, selectors.STATUS_OF_VERDICT[verdict])
-    ValidationClaim.objects.filter(example=locked).filter(
-        **({} if settled else {"validator": validator})
-    ).delete()
+        settled = settle_example(locked.pk, selectors.STATUS_OF_VERDICT[verdict], now=now)
+    # Only the voter's own claim goes: a validator who was served the example and holds its claim is
+    # still told, when they send their verdict, that it was settled meanwhile (selectors.verdict_examples);
+    # a claim on a settled example is never served again and goes when its holder asks for the next one.
+    ValidationClaim.objects.filter(example=locked, validator=validator).delete()
     status = selectors.STATUS_OF_VERDICT[verdict] if settled else locked.status
     return VerdictOutcome(validation=validation, settled=settled, status=status)

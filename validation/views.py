@@ -12,7 +12,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation import selectors as annotation_selectors
 from annotation.selectors import predictions_of
 from tasks import selectors as task_selectors
 from tasks.models import Task
@@ -63,7 +62,7 @@ def _shown(example, task: Task) -> dict:
 def _already_recorded(example, user, sent: str) -> str:
     """What a second verdict on one example is told: the same one again (a double click, another tab)
     was recorded once; a different one was not recorded, and the recorded one is named."""
-    recorded = selectors.validations_of(example).filter(validator=user).first()
+    recorded = selectors.validations_of(example).filter(validator=user, is_owner_verdict=False).first()
     if recorded is None or recorded.verdict == sent:
         return f"Your verdict on example {example.pk} was already recorded."
     return (
@@ -77,7 +76,10 @@ def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None
     if not form.is_valid():
         messages.error(request, form.error_text())
         return
-    example = get_object_or_404(annotation_selectors.examples_of_task(task), pk=form.cleaned_data["example"])
+    # One lookup for unknown ids and examples the user may not see: both are the same 404.
+    example = get_object_or_404(
+        selectors.verdict_examples(task, request.user), pk=form.cleaned_data["example"]
+    )
     try:
         outcome = services.submit_validation(
             example=example,

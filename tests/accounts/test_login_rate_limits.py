@@ -40,7 +40,11 @@ def test_signups_are_limited_to_twenty_a_minute_per_address(client):
     for n in range(21):
         response = client.post(
             SIGNUP,
-            {"username": f"crowd{n}", "password1": "a-long-pass-phrase-9", "password2": "a-long-pass-phrase-9"},
+            {
+                "username": f"crowd{n}",
+                "password1": "a-long-pass-phrase-9",
+                "password2": "a-long-pass-phrase-9",
+            },
         )
         statuses.append(response.status_code)
         client.logout()

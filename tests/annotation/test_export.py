@@ -112,6 +112,9 @@ def test_jsonl_fields_by_hand(hate_task, hate_round, small_round, annotator, val
         "tags": "[]",
         "metadata": "{}",
         "created_at": small_round["emoji"].created_at.isoformat(),
+        "settled_at": "",
+        "retracted_at": "",
+        "flagged_at": "",
     }
     assert json.loads(emoji["predictions"]) == [
         {

@@ -85,14 +85,18 @@ def test_owner_verdict_settles_at_once(example, owner):
     assert (v.is_owner_verdict, v.corrected_label) == (True, "not-hateful")
 
 
-def test_owner_verdict_replaces_the_owners_earlier_vote(example, owner, validator):
-    _vote(example, owner, "correct")
+def test_owner_verdict_is_a_new_row_beside_the_owners_earlier_vote(example, owner, validator):
+    earlier = _vote(example, owner, "correct").validation
     _vote(example, validator, "correct")
     outcome = _vote(example, owner, "flagged", owner_mode=True)
     assert (outcome.settled, _status(example)) == (True, "flagged")
-    assert sorted(example.validations.values_list("verdict", "is_owner_verdict")) == [
-        ("correct", False),
-        ("flagged", True),
+    assert outcome.validation.pk != earlier.pk
+    assert list(
+        example.validations.order_by("id").values_list("validator", "verdict", "is_owner_verdict")
+    ) == [
+        (owner.pk, "correct", False),
+        (validator.pk, "correct", False),
+        (owner.pk, "flagged", True),
     ]
 
 

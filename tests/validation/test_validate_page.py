@@ -10,6 +10,7 @@ from annotation.services import create_example
 from tasks.services import ensure_round
 from tests.factories.annotation import make_example
 from validation.models import Validation
+from validation.services import submit_validation
 
 URL = reverse("validation:validate", args=["hate-speech"])
 
@@ -77,12 +78,28 @@ def test_three_accounts_validate_until_it_settles(client, validator, outsider, m
     assert f"Example {fooling.pk} is now settled." in page.text
     assert "Every example of round 1 that needs validation has been settled." in page.text
 
+    # Someone never served it and not among its voters may not see it: a 404, as for no such example.
     late = make_user("late")
     _login(client, late, password)
     assert "Nothing left to validate in round 1" in client.get(URL).text
-    page = client.post(URL, {"example": fooling.pk, "verdict": "incorrect", "round": 1}, follow=True)
-    assert f"Example {fooling.pk} was settled before your verdict; nothing was recorded." in page.text
+    page = client.post(URL, {"example": fooling.pk, "verdict": "incorrect", "round": 1})
+    assert page.status_code == 404
     assert Validation.objects.count() == 3
+
+
+def test_a_validator_served_an_example_is_told_it_was_settled_meanwhile(
+    client, validator, outsider, make_user, password, fooling
+):
+    _login(client, validator, password)
+    assert f'name="example" value="{fooling.pk}"' in client.get(URL).text  # served and claimed
+    for user in (outsider, make_user("second"), make_user("third")):
+        submit_validation(example=fooling, validator=user, verdict="correct")
+    fooling.refresh_from_db()
+    assert fooling.status == "validated_correct"
+    page = client.post(URL, {"example": fooling.pk, "verdict": "incorrect", "round": 1}, follow=True)
+    assert page.status_code == 200
+    assert f"Example {fooling.pk} was settled before your verdict; nothing was recorded." in page.text
+    assert not Validation.objects.filter(validator=validator).exists()
 
 
 def test_author_is_told_why_there_is_nothing(client, annotator, password, fooling):

@@ -59,14 +59,17 @@ def test_three_matching_verdicts_settle_once(
     third = verdict(api(owner), example.pk, verdict="correct").json()
     assert third["settled"] is True and third["example_status"] == "validated_correct"
     assert Example.objects.get(pk=example.pk).status == "validated_correct"
-    late = django_user_model.objects.create_user(username="late", password="x")
-    refused = verdict(api(late), example.pk, verdict="incorrect")
-    assert refused.status_code == 409 and refused.json()["detail"].startswith(
+    # A voter hears that it is settled; someone who never saw it gets the 404 of an unknown id.
+    late_voter = verdict(api(validator), example.pk, verdict="incorrect")
+    assert late_voter.status_code == 409 and late_voter.json()["detail"].startswith(
         "This example is already settled"
     )
+    late = django_user_model.objects.create_user(username="late", password="x")
+    refused = verdict(api(late), example.pk, verdict="incorrect")
+    assert (refused.status_code, refused.json()) == (404, {"detail": "No such example."})
 
 
-def test_verdict_refusals(api, hate_round, annotator, validator):
+def test_verdict_refusals(api, hate_round, annotator, validator, owner):
     example = make_example(hate_round, annotator, model_wrong=True)
     own = verdict(api(annotator), example.pk, verdict="correct")
     assert own.status_code == 403 and "your own example" in own.json()["detail"]
@@ -83,12 +86,20 @@ def test_verdict_refusals(api, hate_round, annotator, validator):
     assert ok.status_code == 201 and ok.json()["corrected_label"] == "not-hateful"
     twice = verdict(api(validator), example.pk, verdict="incorrect")
     assert twice.status_code == 409 and "already validated" in twice.json()["detail"]
+    # Not open, or retracted: a validator who may not see it gets the 404 of an unknown id; the task's
+    # owner (who may see every example of the task) is told why.
+    unknown = verdict(api(validator), 2**80, verdict="correct")
+    assert (unknown.status_code, unknown.json()) == (404, {"detail": "No such example."})
     non_fooling = make_example(hate_round, annotator, model_wrong=False)
     closed = verdict(api(validator), non_fooling.pk, verdict="correct")
+    assert (closed.status_code, closed.json()) == (404, {"detail": "No such example."})
+    closed = verdict(api(owner), non_fooling.pk, verdict="correct")
     assert closed.status_code == 409 and "not open" in closed.json()["detail"]
     retracted = make_example(hate_round, annotator, model_wrong=True, is_retracted=True)
-    assert verdict(api(validator), retracted.pk, verdict="correct").status_code == 409
-    assert verdict(api(validator), 2**80, verdict="correct").status_code == 404
+    gone = verdict(api(validator), retracted.pk, verdict="correct")
+    assert (gone.status_code, gone.json()) == (404, {"detail": "No such example."})
+    gone = verdict(api(owner), retracted.pk, verdict="correct")
+    assert gone.status_code == 409 and "retracted by its author" in gone.json()["detail"]
 
 
 def test_owner_mode_settles_with_one_verdict_for_task_owners_only(
