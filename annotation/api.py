@@ -6,6 +6,8 @@ body is derived from the task config (``serializers.example_create_serializer``)
 
 from __future__ import annotations
 
+import uuid
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import exceptions, generics, status
@@ -13,6 +15,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from dynabench.api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from dynabench.api.idempotency import idempotent
 from dynabench.api.lookups import positive_int_or_404
 from dynabench.api.permissions import IsContributorForWrites
@@ -128,6 +131,7 @@ class ExampleListCreate(generics.ListAPIView):
                 context=data["context_obj"],
                 explanation=data.get("explanation", ""),
                 metadata=data.get("metadata") or {},
+                client_token=client_token_of(request),
             )
         except services.ExampleError as exc:
             raise service_errors(exc) from None
@@ -137,6 +141,23 @@ class ExampleListCreate(generics.ListAPIView):
             status=status.HTTP_201_CREATED,
             headers={"Location": f"/api/examples/{example.pk}/"},
         )
+
+
+# Namespace of the client tokens derived from Idempotency-Keys (a fixed, random UUID).
+IDEMPOTENCY_TOKEN_NAMESPACE = uuid.UUID("6f1d2a4e-3c55-4b8e-9d0a-2f7b9c1e8a53")
+
+
+def client_token_of(request) -> uuid.UUID | None:
+    """The example's ``client_token`` for an API create: UUIDv5 of the caller's ``Idempotency-Key``, or
+    None without one.
+
+    Why: the key's record says "in progress" until the response is stored. A worker killed after the
+    example committed but before that leaves the record to be taken over by a retry
+    (``dynabench.api.idempotency``), which runs the create again; with the token derived from the key,
+    ``create_example`` finds the stored example instead of writing it twice.
+    """
+    key = request.headers.get(IDEMPOTENCY_HEADER)
+    return uuid.uuid5(IDEMPOTENCY_TOKEN_NAMESPACE, key) if key else None
 
 
 def visible_example_or_404(request, pk) -> Example:
