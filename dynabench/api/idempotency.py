@@ -31,10 +31,11 @@ Why the create page has a second mechanism, the form's ``client_token``: this on
 level, for any endpoint, replaying a stored response; it needs a caller that sends a header, and it
 forgets keys after a day. The ``client_token`` is part of the example (unique per annotator), so
 ``annotation.services.create_example`` itself is idempotent for every caller: the server-rendered form
-(a double click, a retried POST), the API's ``client_token`` field and replays (whose tokens are
-derived from the source row), for as long as the example exists. The two meet only on the API's
-create endpoint, where both may be sent and either one stops a duplicate (docs/architecture.md,
-"Where does this rule live", idempotency).
+(a double click, a retried POST), the API's create endpoint (whose token is derived from the
+Idempotency-Key, ``annotation.api.client_token_of``) and replays (whose tokens are derived from the
+source row), for as long as the example exists. The two meet on the API's create endpoint: a retry that
+takes over the key of a worker that died after its commit finds the example through the token instead
+of writing it again (docs/architecture.md, "Where does this rule live", idempotency).
 """
 
 from __future__ import annotations
