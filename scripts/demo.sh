@@ -4,6 +4,11 @@
 # A second run reuses the database, the trained models and the passwords: it loses nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib/processes.sh
+. scripts/lib/processes.sh
+# Ctrl-C, SIGTERM (to the script or its process group) or a closed terminal stops the server, the job
+# cluster and the background setup within seconds (STOP_GRACE_SECONDS, default 5, for the job in hand).
+stop_processes_on_exit
 PY=.venv/bin/python
 mkdir -p var
 if [ ! -s var/secret_key ]; then
@@ -26,18 +31,19 @@ else
 fi
 
 # The job cluster runs background work: scheduled re-scoring of examples whose model failed,
-# training jobs queued from the admin. It stops with the server.
-"$PY" manage.py qcluster > var/qcluster.log 2>&1 &
-PIDS="$!"
-trap 'kill $PIDS 2>/dev/null || true' EXIT INT TERM
+# training jobs queued from the admin. It stops with the server: the job in hand is finished if it ends
+# within the grace, else handed back (queued again after Q_CLUSTER["retry"] seconds).
+start_process var/qcluster.log "$PY" manage.py qcluster
 
 echo
 if [ -z "${DEMO_ARGS:-}" ]; then
   # Idempotent: tasks already set up are only checked; a run cut off by Ctrl-C resumes next time.
-  "$PY" manage.py setup_demo --worker-running > var/setup.log 2>&1 &
-  PIDS="$PIDS $!"
+  start_process var/setup.log "$PY" manage.py setup_demo --worker-running
   echo "Sentiment, NLI and extractive QA are being set up in the background (progress: var/setup.log);"
   echo "each opens for annotators when its targets are trained; its leaderboard fills as evaluations finish."
 fi
 echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it; job log: var/qcluster.log)"
-"$PY" manage.py runserver "$DYNABENCH_HOST:$DYNABENCH_PORT" --noreload
+# In the background too, so that a signal to the script alone is handled at once (bash runs a trap only
+# once its foreground command has ended); the script lives as long as the server.
+start_process - "$PY" manage.py runserver "$DYNABENCH_HOST:$DYNABENCH_PORT" --noreload
+wait "$STARTED_PID"
