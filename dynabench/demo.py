@@ -19,6 +19,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.jobs import ensure_retry_schedule
+from dynabench.job_queue import release_taken_jobs
 from leaderboards.jobs import ensure_sweep_schedule, run_evaluation_job
 from leaderboards.models import Score
 from leaderboards.scheduling import (
@@ -182,6 +183,7 @@ def setup_demo(
         # cut off by the last stop; so was an evaluation still marked running.
         fail_interrupted_training_jobs()
         fail_interrupted_evaluations()
+        release_taken_jobs()
     set_up: list[Task] = []
     for spec in chosen:
         task, report.tasks[spec.slug] = lay_out_task(spec, recipe=recipe, log=log)

@@ -14,7 +14,9 @@ import logging
 import redis
 from django.conf import settings
 from django.db import DatabaseError
+from django.utils import timezone
 from django_q import tasks as django_q_tasks
+from django_q.models import OrmQ
 
 logger = logging.getLogger(__name__)
 
@@ -47,3 +49,14 @@ def worker_timeout_seconds() -> int | None:
     (None when no timeout is set)."""
     timeout = settings.Q_CLUSTER.get("timeout")
     return int(timeout) if timeout else None
+
+
+def release_taken_jobs() -> int:
+    """On the ORM broker, make the jobs a stopped cluster had taken but not acknowledged available now.
+
+    django-q2 takes several jobs at a time and locks each until ``Q_CLUSTER["retry"]`` seconds later; a
+    cluster killed meanwhile leaves them locked for that long (an hour here). Only right when no cluster
+    runs (the demo's start, before ``qcluster``): a running cluster's jobs would be handed out twice
+    (harmless for our jobs, which claim their rows, but wasted work). Returns how many were released.
+    """
+    return OrmQ.objects.filter(lock__gt=timezone.now()).update(lock=timezone.now())

@@ -374,6 +374,9 @@ Q_CLUSTER = {
     "timeout": 3600,
     "retry": 3700,
     "max_attempts": 1,
+    # django-q2 takes up to this many jobs ahead of its workers; a killed cluster delays (ORM broker) or
+    # loses (Redis) what it had taken, so take as few as possible.
+    "queue_limit": 1,
     "sync": env.bool("DYNABENCH_JOBS_SYNC", default=False),
 }
 if REDIS_URL:
