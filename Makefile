@@ -1,10 +1,10 @@
-# The two entry points of the README. Both create .venv on first use and reuse it after.
+# The entry points of the README. Each creates .venv on first use and reuses it after.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/dynabench)
 
-.PHONY: demo test lint venv
+.PHONY: demo serve test lint venv
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ venv: $(VENV)/.installed
 
 demo: venv
 	bash scripts/demo.sh
+
+# The production profile: gunicorn, django-q2 on Redis, PostgreSQL (docs/deployment.md).
+serve: venv
+	bash scripts/serve.sh
 
 test: venv
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 HF_HUB_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)

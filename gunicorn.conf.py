@@ -1,0 +1,34 @@
+"""gunicorn settings of the production profile (``make serve``, ``compose.yaml``; docs/deployment.md).
+
+Everything comes from the environment:
+    DYNABENCH_HOST, DYNABENCH_PORT  where to listen; default ``127.0.0.1`` and ``8000``.
+    DYNABENCH_WEB_WORKERS  worker processes, default 3. Each holds its own copy of the target models
+                       (about 90 MB each for MiniLM), and runs one request at a time.
+    DYNABENCH_WEB_TIMEOUT  seconds before a silent worker is killed and replaced, default 60; above
+                       DYNABENCH_INFERENCE_TIMEOUT_SECONDS, so a slow model fails its call first.
+"""
+
+import os
+
+bind = f"{os.environ.get('DYNABENCH_HOST', '127.0.0.1')}:{os.environ.get('DYNABENCH_PORT', '8000')}"
+workers = int(os.environ.get("DYNABENCH_WEB_WORKERS", "3"))
+wsgi_app = "dynabench.wsgi:application"
+timeout = int(os.environ.get("DYNABENCH_WEB_TIMEOUT", "60"))
+# A stop (SIGTERM) lets requests in hand finish for this long, then kills them.
+graceful_timeout = 10
+keepalive = 5
+# Many annotators connect at once when a crowd study opens.
+backlog = 2048
+accesslog = "-"
+errorlog = "-"
+# gunicorn's control socket (one per user's home by default) is not used, and two instances on one host
+# would fight over it.
+control_socket_disable = True
+# Not preloaded: torch must not be imported before the fork (its thread pools do not survive it).
+preload_app = False
+
+
+def post_worker_init(worker):
+    from models_registry.warmup import prepare_web_worker
+
+    prepare_web_worker(processes=workers)

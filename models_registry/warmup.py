@@ -1,0 +1,70 @@
+"""What a web worker process does when it starts (called from ``gunicorn.conf.py``'s
+``post_worker_init``): set torch's thread count for the process, and load the open rounds' target
+models in the background so that the first annotators do not wait for a cold load.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+from django.conf import settings
+from django.db import close_old_connections, connections
+
+from .inference import get_classifier
+from .model_files import InferenceError
+from .models import RegisteredModel
+from .selectors import open_round_targets
+
+logger = logging.getLogger(__name__)
+
+
+def torch_threads_per_process(processes: int, cores: int | None = None) -> int:
+    """Intra-op threads for each of ``processes`` processes sharing ``cores`` CPU cores (default: the
+    cores this process may run on): ``max(1, cores // processes)``, so the web workers together do not
+    run more torch threads than there are cores (oversubscribed, every forward gets slower)."""
+    if cores is None:
+        cores = len(os.sched_getaffinity(0))
+    return max(1, cores // max(1, processes))
+
+
+def preload_open_round_targets() -> list[str]:
+    """Load (into this process's model cache) every open round's local target model.
+
+    Returns:
+        The names (``<task slug>/<model name>``) loaded; a target that fails to load is logged and
+        skipped (its examples get a failed prediction as usual), never raised.
+    """
+    loaded = []
+    try:
+        for model in open_round_targets():
+            if model.source == RegisteredModel.Source.ENDPOINT:
+                continue
+            try:
+                get_classifier(model.path, allow_pickle=model.allow_pickle)
+            except InferenceError as exc:
+                logger.warning("preload of %s/%s failed: %s", model.task.slug, model.name, exc)
+                continue
+            loaded.append(f"{model.task.slug}/{model.name}")
+    finally:
+        # This runs on a thread of its own: its database connection would otherwise stay open.
+        connections.close_all()
+    logger.info("preloaded %s target model(s): %s", len(loaded), ", ".join(loaded) or "none")
+    return loaded
+
+
+def prepare_web_worker(*, processes: int) -> threading.Thread | None:
+    """Set torch's threads for a web worker (one of ``processes`` on this machine) and, unless
+    ``DYNABENCH_PRELOAD_TARGETS`` is off, start ``preload_open_round_targets`` on a daemon thread
+    (returned; None when not started). The worker serves meanwhile: a request for a model still
+    loading waits for that one load (``get_classifier``'s per-path lock)."""
+    import torch  # deferred: only web workers pay for importing torch at start
+
+    torch.set_num_threads(torch_threads_per_process(processes))
+    close_old_connections()
+    if not settings.DYNABENCH_PRELOAD_TARGETS:
+        return None
+    thread = threading.Thread(target=preload_open_round_targets, name="preload-targets", daemon=True)
+    thread.start()
+    return thread
