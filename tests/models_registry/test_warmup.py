@@ -1,0 +1,50 @@
+"""A web worker's start (models_registry/warmup.py): torch threads shared out among the workers, and the
+open rounds' local targets loaded into the process's cache in the background."""
+
+from __future__ import annotations
+
+import pytest
+
+from models_registry.inference import cached_paths
+from models_registry.warmup import preload_open_round_targets, prepare_web_worker, torch_threads_per_process
+
+
+@pytest.mark.parametrize(
+    ("processes", "cores", "threads"), [(3, 2, 1), (1, 2, 2), (2, 8, 4), (3, 8, 2), (0, 4, 4), (16, 4, 1)]
+)
+def test_threads_per_process_share_the_cores(processes, cores, threads):
+    assert torch_threads_per_process(processes, cores) == threads
+
+
+@pytest.mark.django_db(transaction=True)
+def test_preload_loads_open_round_targets_and_skips_broken_ones(tiny_registered_model, make_model):
+    from models_registry.round_targets import set_round_targets
+
+    broken = make_model("gone", path="/nonexistent/model")
+    set_round_targets(
+        round=tiny_registered_model.round_targets.get().round, models=[tiny_registered_model, broken]
+    )
+    assert preload_open_round_targets() == [f"hate-speech/{tiny_registered_model.name}"]
+    assert cached_paths() == [str(tiny_model_path(tiny_registered_model))]
+
+
+def tiny_model_path(model):
+    from pathlib import Path
+
+    return Path(model.path).resolve()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_prepare_web_worker_sets_torch_threads_and_preloads(settings, tiny_registered_model):
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        thread = prepare_web_worker(processes=64)
+        assert torch.get_num_threads() == 1
+        thread.join(timeout=60)
+        assert len(cached_paths()) == 1
+        settings.DYNABENCH_PRELOAD_TARGETS = False
+        assert prepare_web_worker(processes=1) is None
+    finally:
+        torch.set_num_threads(before)
