@@ -24,10 +24,10 @@ COPY . .
 RUN useradd --create-home --uid 1000 dynabench \
     && mkdir -p /data/var /data/models /data/datasets \
     && chown -R dynabench /data
+# Static files are collected into the image (whitenoise serves them from here at run time).
 # collectstatic needs settings but no database or secret: a throwaway key for this one step.
-RUN SECRET_KEY=build-only DYNABENCH_VAR_DIR=/app/static-build python manage.py collectstatic --noinput --verbosity 0 \
-    && chown -R dynabench /app/static-build
 ENV DYNABENCH_STATIC_ROOT=/app/static-build
+RUN SECRET_KEY=build-only python manage.py collectstatic --noinput --verbosity 0
 USER dynabench
 EXPOSE 8000
 HEALTHCHECK --interval=30s --timeout=10s --start-period=60s \
