@@ -4,7 +4,10 @@ The server POSTs to whatever URL an owner registers, so a URL on loopback, a pri
 link-local metadata address would let anyone with admin access make the server call its own
 neighbours (server-side request forgery). Such an address is refused unless the operator allows its
 network (``DYNABENCH_ENDPOINT_ALLOWED_NETWORKS``). The check runs at registration and again before
-each call, as a name may resolve elsewhere later. The refusal names the rule, never what was resolved.
+each call, as a name may resolve elsewhere later; and the call itself connects only to an address it
+checked (``connect_checked``), so a name that resolves to a public address for the check and to a
+private one a moment later (DNS rebinding) is refused before any packet is sent there. The refusal
+names the rule, never what was resolved.
 """
 
 from __future__ import annotations
@@ -69,12 +72,54 @@ def check_endpoint_url(url: str, *, resolve: Resolver | None = None) -> None:
         infos = (resolve or socket.getaddrinfo)(host, port, type=socket.SOCK_STREAM)
     except (OSError, UnicodeError, ValueError) as exc:
         raise EndpointAddressRefused("the endpoint's host name cannot be resolved") from exc
-    allowed = list(getattr(settings, "DYNABENCH_ENDPOINT_ALLOWED_NETWORKS", []) or [])
+    allowed = _allowed()
     for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%", 1)[0])  # drop an IPv6 zone ("%eth0")
+        kind = refused_kind(_address_of(info), allowed)
+        if kind is not None:
+            raise _refusal(kind)
+
+
+def _allowed() -> list[str]:
+    return list(getattr(settings, "DYNABENCH_ENDPOINT_ALLOWED_NETWORKS", []) or [])
+
+
+def _address_of(info) -> Address:
+    return ipaddress.ip_address(info[4][0].split("%", 1)[0])  # drop an IPv6 zone ("%eth0")
+
+
+def _refusal(kind: str) -> EndpointAddressRefused:
+    return EndpointAddressRefused(
+        f"the endpoint's host is on a {kind} address, which remote endpoints may not use "
+        "(the operator can allow its network with DYNABENCH_ENDPOINT_ALLOWED_NETWORKS)"
+    )
+
+
+def connect_checked(host: str, port: int, timeout: float | None) -> socket.socket:
+    """A TCP connection to ``host``:``port`` made to an address checked by the rule, never another.
+
+    Resolves ``host`` once (``socket.getaddrinfo``, looked up at call time), refuses the whole host if
+    any address breaks a rule, then connects to those addresses in order (``socket.create_connection``
+    on the numeric address, also looked up at call time) until one answers.
+
+    Raises:
+        EndpointAddressRefused: the host does not resolve, or an address breaks a rule (before any
+            connection is attempted).
+        OSError: no address accepted the connection (refused, unreachable, timed out).
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise EndpointAddressRefused("the endpoint's host name cannot be resolved") from exc
+    allowed = _allowed()
+    addresses = [_address_of(info) for info in infos]
+    for address in addresses:
         kind = refused_kind(address, allowed)
         if kind is not None:
-            raise EndpointAddressRefused(
-                f"the endpoint's host is on a {kind} address, which remote endpoints may not use "
-                "(the operator can allow its network with DYNABENCH_ENDPOINT_ALLOWED_NETWORKS)"
-            )
+            raise _refusal(kind)
+    last_error: OSError | None = None
+    for address in addresses:
+        try:
+            return socket.create_connection((str(address), port), timeout=timeout)
+        except OSError as exc:
+            last_error = exc
+    raise last_error or OSError("the endpoint's host has no address")

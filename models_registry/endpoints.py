@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import http.client
 import json
 import logging
 import math
@@ -32,7 +33,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 
-from .endpoint_addresses import check_endpoint_url
+from .endpoint_addresses import check_endpoint_url, connect_checked
 from .model_files import InferenceError
 
 logger = logging.getLogger(__name__)
@@ -76,7 +77,35 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         raise InferenceError(f"the endpoint redirected (HTTP {code}) to {newurl}; redirects are not followed")
 
 
-_opener = urllib.request.build_opener(_NoRedirect)
+class _CheckedHTTPConnection(http.client.HTTPConnection):
+    """Connects only to an address the endpoint rule allows (``endpoint_addresses.connect_checked``)."""
+
+    def connect(self) -> None:
+        self.sock = connect_checked(self.host, self.port, self.timeout)
+
+
+class _CheckedHTTPSConnection(http.client.HTTPSConnection):
+    """The same for HTTPS; TLS checks the certificate against the host name, not the address."""
+
+    def connect(self) -> None:
+        sock = connect_checked(self.host, self.port, self.timeout)
+        self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+
+
+class _CheckedHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req):
+        return self.do_open(_CheckedHTTPConnection, req)
+
+
+class _CheckedHTTPSHandler(urllib.request.HTTPSHandler):
+    def https_open(self, req):
+        return self.do_open(_CheckedHTTPSConnection, req, context=self._context)
+
+
+# No proxy from the environment either: the connection goes to the checked address itself.
+_opener = urllib.request.build_opener(
+    urllib.request.ProxyHandler({}), _NoRedirect, _CheckedHTTPHandler, _CheckedHTTPSHandler
+)
 
 
 def _read_limited(response, deadline: float) -> bytes:

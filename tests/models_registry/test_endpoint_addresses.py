@@ -116,3 +116,55 @@ def test_each_call_checks_again_and_connects_nowhere_when_the_name_moved(setting
     monkeypatch.setattr(endpoints, "_post", no_connection)
     with pytest.raises(InferenceError, match="on a private address"):
         predict(model, [{"statement": "hello"}])
+
+
+def test_a_name_that_rebinds_after_the_check_is_refused_before_any_connection(
+    settings, monkeypatch, hate_task
+):
+    """DNS rebinding: the check before the call sees an allowed address, the connection's own lookup a
+    private one. The connection goes only to an address it checked itself, so nothing is sent."""
+    settings.DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    model = RegisteredModel.objects.create(
+        task=hate_task,
+        name="rebinding",
+        source=RegisteredModel.Source.ENDPOINT,
+        endpoint_url="http://rebinding.example:8080/predict",
+        endpoint_secret="s3cret",
+        status=RegisteredModel.Status.READY,
+    )
+    answers = iter([resolving_to("127.0.0.1"), resolving_to("10.0.0.7")])
+    lookups = []
+
+    def rebinding(host, port, type=0, **kwargs):
+        lookups.append(host)
+        return next(answers)(host, port, type=type)
+
+    connections = []
+
+    def guarded_connect(address, timeout=None, **kwargs):
+        connections.append(address)
+        raise AssertionError(f"no connection may be made, not even to {address}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    monkeypatch.setattr(socket, "create_connection", guarded_connect)
+    with pytest.raises(InferenceError, match="on a private address"):
+        predict(model, [{"statement": "hello"}])
+    assert lookups == ["rebinding.example", "rebinding.example"]  # the check, then the connection's own
+    assert connections == []
+
+
+def test_the_connection_goes_to_the_checked_address_by_number(settings, monkeypatch):
+    """connect_checked connects to the numeric address it judged, not to the name again."""
+    from models_registry.endpoint_addresses import connect_checked
+
+    settings.DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    monkeypatch.setattr(socket, "getaddrinfo", resolving_to("127.0.0.9"))
+    seen = []
+
+    def fake_connect(address, timeout=None, **kwargs):
+        seen.append((address, timeout))
+        return "socket"
+
+    monkeypatch.setattr(socket, "create_connection", fake_connect)
+    assert connect_checked("models.example", 8080, 2.5) == "socket"
+    assert seen == [(("127.0.0.9", 8080), 2.5)]
