@@ -1,7 +1,7 @@
 """Load on the production profile: annotators writing examples and validators voting at the same time.
 
 Run:  .venv/bin/python benchmarks/load_production.py [--annotators 50] [--validators 20] [--seconds 60]
-                                                     [--think 2.0] [--web-workers 3]
+                                                     [--think 2.0] [--web-workers 2]
 
 What it does, all on loopback:
   1. creates the database ``dynabench_load`` (dropped first if it is there) and migrates it; sets up the
@@ -166,7 +166,7 @@ def main() -> None:
     parser.add_argument("--validators", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--think", type=float, default=2.0, help="mean seconds between a client's requests")
-    parser.add_argument("--web-workers", type=int, default=3)
+    parser.add_argument("--web-workers", type=int, default=2)
     parser.add_argument("--port", type=int, default=8200)
     args = parser.parse_args()
 

@@ -103,7 +103,7 @@ Read elsewhere (not through this module):
     DJANGO_SETTINGS_MODULE default ``dynabench.settings`` (``manage.py``, ``wsgi.py``, ``asgi.py``).
     DYNABENCH_HOST, DYNABENCH_PORT  where ``scripts/demo.sh`` and gunicorn (``gunicorn.conf.py``) serve;
                        default ``127.0.0.1`` and ``8000``.
-    DYNABENCH_WEB_WORKERS, DYNABENCH_WEB_TIMEOUT  gunicorn's worker processes (default 3) and seconds
+    DYNABENCH_WEB_WORKERS, DYNABENCH_WEB_TIMEOUT  gunicorn's worker processes (default one per core) and seconds
                        before a silent worker is replaced (default 60), read by ``gunicorn.conf.py``.
     DEMO_ARGS          arguments ``scripts/demo.sh`` passes to ``setup_demo`` (e.g. ``--tasks sentiment``);
                        when set, the whole set-up runs before serving. The script also sets DEBUG (default
