@@ -2,11 +2,15 @@
 
 from django.http import JsonResponse
 from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 
+@csrf_exempt
 def not_found(request, *args, **kwargs):
-    """An ``/api/`` URL no route matches (e.g. ``/api/models/-1/``): a JSON 404, not the site's HTML page."""
+    """An ``/api/`` URL no route matches (e.g. ``/api/models/-1/``): a JSON 404, not the site's HTML page,
+    for every method: CSRF-exempt, since it changes nothing and a POST would otherwise meet Django's
+    HTML CSRF page first."""
     return JsonResponse({"detail": "Not found."}, status=404)
 
 

@@ -128,6 +128,7 @@ def validate(request, slug: str):
     }
     if example is None:
         context["summary"] = selectors.queue_summary(round_, request.user)
+        context["other_rounds"] = [r for r in context["rounds"] if r.pk != round_.pk]
         return render(request, "validation/empty.html", context)
     context.update(_shown(example, task))
     context["form"] = VerdictForm(task.cfg, initial={"example": example.pk})

@@ -68,6 +68,7 @@ def test_train_next_round_target_form_then_job(
     form = _action(owner_client, "tasks_task", "train_next_round_target", [hate_task.pk])
     assert form.status_code == 200
     assert "Train the next round" in form.content.decode()
+    assert "{#" not in form.content.decode()
     # The admin form offers no backbone choice; run the queued job on the tiny backbone for speed.
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = _action(
@@ -125,6 +126,7 @@ def test_start_next_round_with_model(owner_client, hate_task, hate_round):
     )
     assert confirm.status_code == 200
     assert "Start round 2" in confirm.content.decode()
+    assert "{#" not in confirm.content.decode()  # a template comment shown as text
     assert Round.objects.filter(task=hate_task).count() == 1  # nothing changed before the confirmation
     done = _action(
         owner_client,

@@ -145,6 +145,18 @@ def test_round_parameter(client, hate_task, hate_round, annotator, validator, pa
     assert client.get(f"{URL}?round=x").status_code == 404
 
 
+def test_empty_page_lists_the_other_rounds_without_a_stray_separator(
+    client, hate_task, hate_round, validator, password
+):
+    ensure_round(task=hate_task, number=2)
+    round3 = ensure_round(task=hate_task, number=3)
+    _login(client, validator, password)
+    page = client.get(f"{URL}?round={round3.number}").text
+    [line] = [line for line in page.splitlines() if "Other rounds:" in line]
+    links = f'<a href="{URL}?round=1">round 1</a> · <a href="{URL}?round=2">round 2</a></p>'
+    assert line.endswith(links), line
+
+
 def test_example_of_another_task_is_404(client, validator, password, fooling):
     _login(client, validator, password)
     other = reverse("validation:validate", args=["no-such-task"])
