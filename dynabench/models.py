@@ -28,6 +28,8 @@ class IdempotencyRecord(models.Model):
     state = models.CharField(max_length=12, choices=State.choices, default=State.IN_PROGRESS)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_body = models.JSONField(encoder=DjangoJSONEncoder, null=True, blank=True)
+    # The headers a replay must carry too (``idempotency.REPLAYED_RESPONSE_HEADERS``), e.g. Location.
+    response_headers = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -59,6 +59,8 @@ from dynabench.models import IdempotencyRecord
 HEADER = "Idempotency-Key"
 REPLAYED_HEADER = "Idempotent-Replayed"
 MAX_KEY_LENGTH = 255
+# Headers of the first response that a replay repeats: where the created resource is.
+REPLAYED_RESPONSE_HEADERS = ("Location",)
 
 KEY_PARAMETER = OpenApiParameter(
     name=HEADER,
@@ -202,14 +204,18 @@ def _store(record: IdempotencyRecord, response) -> bool:
         state=IdempotencyRecord.State.DONE,
         response_status=response.status_code,
         response_body=response.data,
+        response_headers={
+            name: response[name] for name in REPLAYED_RESPONSE_HEADERS if response.has_header(name)
+        },
         updated_at=timezone.now(),
     )
     return True
 
 
 def replay(record: IdempotencyRecord) -> Response:
-    """The stored response of a finished request, marked as a replay."""
-    return Response(record.response_body, status=record.response_status, headers={REPLAYED_HEADER: "true"})
+    """The stored response of a finished request (with its ``REPLAYED_RESPONSE_HEADERS``), marked as a replay."""
+    headers = {**(record.response_headers or {}), REPLAYED_HEADER: "true"}
+    return Response(record.response_body, status=record.response_status, headers=headers)
 
 
 def idempotent(handler):

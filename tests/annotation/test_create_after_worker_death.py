@@ -41,3 +41,12 @@ def test_different_keys_write_different_examples(annotator, rule_model):
     b = client.post(CREATE, BODY, format="json", HTTP_IDEMPOTENCY_KEY="key-b").json()["id"]
     no_key = client.post(CREATE, BODY, format="json").json()["id"]
     assert len({a, b, no_key}) == 3
+
+
+@pytest.mark.django_db
+def test_a_replay_carries_the_location_of_the_created_example(annotator, rule_model):
+    client = client_for(annotator)
+    first = client.post(CREATE, BODY, format="json", HTTP_IDEMPOTENCY_KEY="where-is-it")
+    replay = client.post(CREATE, BODY, format="json", HTTP_IDEMPOTENCY_KEY="where-is-it")
+    assert replay["Idempotent-Replayed"] == "true"
+    assert replay["Location"] == first["Location"] == f"/api/examples/{first.json()['id']}/"
