@@ -4,17 +4,19 @@
 # A second run reuses the database, the trained models and the passwords: it loses nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Where the secret key, logs (and, through the settings, the database and models) go.
+VAR="${DYNABENCH_VAR_DIR:-$PWD/var}"
 # shellcheck source=scripts/lib/processes.sh
 . scripts/lib/processes.sh
 # Ctrl-C, SIGTERM (to the script or its process group) or a closed terminal stops the server, the job
 # cluster and the background setup within seconds (STOP_GRACE_SECONDS, default 5, for the job in hand).
 stop_processes_on_exit
 PY=.venv/bin/python
-mkdir -p var
-if [ ! -s var/secret_key ]; then
-  (umask 077 && "$PY" -c 'import secrets, sys; sys.stdout.write(secrets.token_urlsafe(50))' > var/secret_key)
+mkdir -p "$VAR"
+if [ ! -s "$VAR/secret_key" ]; then
+  (umask 077 && "$PY" -c 'import secrets, sys; sys.stdout.write(secrets.token_urlsafe(50))' > "$VAR/secret_key")
 fi
-export SECRET_KEY_FILE="$PWD/var/secret_key"
+export SECRET_KEY_FILE="$VAR/secret_key"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 export DEBUG="${DEBUG:-0}"
 export DYNABENCH_HOST="${DYNABENCH_HOST:-127.0.0.1}" DYNABENCH_PORT="${DYNABENCH_PORT:-8000}"
@@ -33,16 +35,16 @@ fi
 # The job cluster runs background work: scheduled re-scoring of examples whose model failed,
 # training jobs queued from the admin. It stops with the server: the job in hand is finished if it ends
 # within the grace, else handed back (queued again after Q_CLUSTER["retry"] seconds).
-start_process var/qcluster.log "$PY" manage.py qcluster
+start_process "$VAR/qcluster.log" "$PY" manage.py qcluster
 
 echo
 if [ -z "${DEMO_ARGS:-}" ]; then
   # Idempotent: tasks already set up are only checked; a run cut off by Ctrl-C resumes next time.
-  start_process var/setup.log "$PY" manage.py setup_demo --worker-running
-  echo "Sentiment, NLI and extractive QA are being set up in the background (progress: var/setup.log);"
+  start_process "$VAR/setup.log" "$PY" manage.py setup_demo --worker-running
+  echo "Sentiment, NLI and extractive QA are being set up in the background (progress: $VAR/setup.log);"
   echo "each opens for annotators when its targets are trained; its leaderboard fills as evaluations finish."
 fi
-echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it; job log: var/qcluster.log)"
+echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it; job log: $VAR/qcluster.log)"
 # In the background too, so that a signal to the script alone is handled at once (bash runs a trap only
 # once its foreground command has ended); the script lives as long as the server.
 start_process - "$PY" manage.py runserver "$DYNABENCH_HOST:$DYNABENCH_PORT" --noreload

@@ -5,13 +5,15 @@
 # are this machine's services on loopback. Ctrl-C (or SIGTERM to this script) stops everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Where the secret key, logs (and, through the settings, the database and models) go.
+VAR="${DYNABENCH_VAR_DIR:-$PWD/var}"
 PY=.venv/bin/python
-mkdir -p var
+mkdir -p "$VAR"
 if [ -z "${SECRET_KEY:-}" ] && [ -z "${SECRET_KEY_FILE:-}" ]; then
-  if [ ! -s var/secret_key ]; then
-    (umask 077 && "$PY" -c 'import secrets, sys; sys.stdout.write(secrets.token_urlsafe(50))' > var/secret_key)
+  if [ ! -s "$VAR/secret_key" ]; then
+    (umask 077 && "$PY" -c 'import secrets, sys; sys.stdout.write(secrets.token_urlsafe(50))' > "$VAR/secret_key")
   fi
-  export SECRET_KEY_FILE="$PWD/var/secret_key"
+  export SECRET_KEY_FILE="$VAR/secret_key"
 fi
 export DEBUG="${DEBUG:-0}"
 export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TRANSFORMERS_OFFLINE="${TRANSFORMERS_OFFLINE:-1}"
@@ -35,12 +37,12 @@ fi
 # shellcheck source=scripts/lib/processes.sh
 . scripts/lib/processes.sh
 stop_processes_on_exit
-mkdir -p var/log
-start_process var/log/qcluster.log "$PY" manage.py qcluster
+mkdir -p "$VAR/log"
+start_process "$VAR/log/qcluster.log" "$PY" manage.py qcluster
 QCLUSTER_PID=$STARTED_PID
 start_process - "$PY" -m gunicorn -c gunicorn.conf.py
 GUNICORN_PID=$STARTED_PID
 echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/ with gunicorn (${DYNABENCH_WEB_WORKERS:-one per core} workers)," \
-  "jobs on Redis ($DYNABENCH_JOB_WORKERS workers, log var/log/qcluster.log); health: /health/; Ctrl-C stops it."
+  "jobs on Redis ($DYNABENCH_JOB_WORKERS workers, log $VAR/log/qcluster.log); health: /health/; Ctrl-C stops it."
 # Either process ending ends the profile: a half-running service is worse than a stopped one.
 wait -n "$GUNICORN_PID" "$QCLUSTER_PID" || true
