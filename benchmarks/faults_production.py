@@ -45,6 +45,7 @@ from benchmarks.load_production import (  # noqa: E402 - after the path is set
     annotator_loop,
     prepare_profile,
     request,
+    start_profile,
     wait_healthy,
     warm_up,
 )
@@ -387,14 +388,7 @@ def main() -> None:
         "DYNABENCH_JOB_WORKERS": "1",
     }
     env, setup = prepare_profile(annotators=10, validators=0, port=args.port, web_workers=3, extra=extra)
-    server = subprocess.Popen(
-        ["bash", "scripts/serve.sh"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    server = start_profile(env)
     base = f"http://127.0.0.1:{args.port}"
     try:
         wait_healthy(base)

@@ -178,14 +178,7 @@ def main() -> None:
 
     connections.close_all()
 
-    server = subprocess.Popen(
-        ["bash", "scripts/serve.sh"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    server = start_profile(env)
     base = f"http://127.0.0.1:{args.port}"
     try:
         wait_healthy(base)
@@ -233,6 +226,18 @@ def prepare_profile(
 
     django.setup()
     return env, set_up(annotators, validators, workdir)
+
+
+def start_profile(env: dict) -> subprocess.Popen:
+    """``scripts/serve.sh`` with ``env``, in a session of its own (stopped with ``os.killpg``), quiet."""
+    return subprocess.Popen(
+        ["bash", "scripts/serve.sh"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def redis_flush() -> None:
