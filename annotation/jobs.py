@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django_q.models import Schedule
+from dynabench.job_queue import ensure_schedule
 
 from . import predictions
 
@@ -22,12 +22,4 @@ def ensure_retry_schedule() -> None:
 
     Idempotent (``update_or_create`` by name); run by ``setup_demo`` and ``manage.py ensure_schedules``.
     """
-    Schedule.objects.update_or_create(
-        name=RETRY_SCHEDULE,
-        defaults={
-            "func": "annotation.jobs.retry_failed_predictions_job",
-            "schedule_type": Schedule.MINUTES,
-            "minutes": 2,
-            "repeats": -1,
-        },
-    )
+    ensure_schedule(RETRY_SCHEDULE, "annotation.jobs.retry_failed_predictions_job", minutes=2)

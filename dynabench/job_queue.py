@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
 from django_q import tasks as django_q_tasks
-from django_q.models import OrmQ
+from django_q.models import OrmQ, Schedule
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +49,17 @@ def worker_timeout_seconds() -> int | None:
     (None when no timeout is set)."""
     timeout = settings.Q_CLUSTER.get("timeout")
     return int(timeout) if timeout else None
+
+
+def ensure_schedule(name: str, func: str, *, minutes: int) -> None:
+    """Have the job cluster run ``func`` (a dotted path) every ``minutes`` minutes, for ever.
+
+    Idempotent: the schedule is created or updated by ``name`` (django-q2's ``Schedule``).
+    """
+    Schedule.objects.update_or_create(
+        name=name,
+        defaults={"func": func, "schedule_type": Schedule.MINUTES, "minutes": minutes, "repeats": -1},
+    )
 
 
 def release_taken_jobs() -> int:

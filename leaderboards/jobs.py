@@ -10,9 +10,8 @@ import logging
 from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
-from django_q.models import Schedule
 
-from dynabench.job_queue import worker_timeout_seconds
+from dynabench.job_queue import ensure_schedule, worker_timeout_seconds
 
 from . import evaluation
 from .evaluation import EvaluationError, InferenceError
@@ -172,12 +171,4 @@ def sweep_evaluations_job() -> dict:
 def ensure_sweep_schedule() -> None:
     """The job cluster runs ``sweep_evaluations_job`` every minute. Idempotent (by name); run by
     ``setup_demo`` and ``manage.py ensure_schedules``."""
-    Schedule.objects.update_or_create(
-        name=SWEEP_SCHEDULE,
-        defaults={
-            "func": "leaderboards.jobs.sweep_evaluations_job",
-            "schedule_type": Schedule.MINUTES,
-            "minutes": 1,
-            "repeats": -1,
-        },
-    )
+    ensure_schedule(SWEEP_SCHEDULE, "leaderboards.jobs.sweep_evaluations_job", minutes=1)
