@@ -267,3 +267,44 @@ def squad_f1(gold: Sequence, predicted: Sequence[str]) -> float | None:
 def squad_exact_match(gold: Sequence, predicted: Sequence[str]) -> float | None:
     """Mean over items of the best ``squad_exact_match_score``; None for no items (see ``squad_f1``)."""
     return _squad_mean(squad_exact_match_score, gold, predicted)
+
+
+def krippendorff_alpha_nominal(units: Iterable[Sequence]) -> float | None:
+    """Krippendorff's alpha for nominal data: the agreement of several coders beyond chance.
+
+    ``units`` holds, per unit (an example), the values its coders gave (verdicts; any hashable, one per
+    coder, missing coders simply absent). Units with fewer than two values cannot be paired and are
+    left out. With the coincidence matrix ``o[c][k] = sum over units of (ordered pairs of values c, k
+    from different coders) / (m_u - 1)``, ``n_c = sum_k o[c][k]`` and ``n = sum_c n_c``:
+
+        alpha = 1 - (n - 1) * sum_{c != k} o[c][k] / sum_{c != k} n_c * n_k
+
+    (Krippendorff, "Computing Krippendorff's Alpha-Reliability", 2011, section C, nominal metric).
+    1 is perfect agreement, 0 agreement at chance, below 0 systematic disagreement.
+
+    Returns:
+        alpha in [-1, 1], or None when fewer than two values are pairable or every pairable value is
+        the same (no variation: the expected disagreement is 0 and alpha is undefined).
+    """
+    coincidences: dict[tuple, float] = defaultdict(float)
+    for unit in units:
+        values = list(unit)
+        m = len(values)
+        if m < 2:
+            continue
+        counts = Counter(values)
+        for c, n_c in counts.items():
+            for k, n_k in counts.items():
+                pairs = n_c * (n_c - 1) if c == k else n_c * n_k
+                coincidences[(c, k)] += pairs / (m - 1)
+    totals: dict = defaultdict(float)
+    for (c, _k), o in coincidences.items():
+        totals[c] += o
+    n = sum(totals.values())
+    if n < 2:
+        return None
+    observed = sum(o for (c, k), o in coincidences.items() if c != k)
+    expected = sum(totals[c] * totals[k] for c in totals for k in totals if c != k)
+    if expected == 0:
+        return None
+    return 1 - (n - 1) * observed / expected

@@ -8,10 +8,13 @@ Definitions: docs/domain.md, "MER and vMER" and "Statistics".
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
 
 from django.db.models import Count, Q, QuerySet
+
+from dynabench.metrics import krippendorff_alpha_nominal
 
 from .models import Round, Task
 
@@ -78,7 +81,9 @@ class RoundCounts:
     ``retracted`` examples written here and withdrawn by their author; ``flagged`` collected examples
     settled ``flagged`` by validation or flagged by their author (one count per example, even when
     both); ``median_time_ms`` the median ``time_taken_ms`` of the collected examples that have one
-    (None when none has).
+    (None when none has); ``agreement`` Krippendorff's alpha (nominal) over the validators' ordinary
+    verdicts on the collected examples (owner verdicts left out: they settle, they do not code), None
+    when it is undefined (``dynabench.metrics.krippendorff_alpha_nominal``).
     """
 
     round: Round
@@ -91,6 +96,7 @@ class RoundCounts:
     retracted: int = 0
     flagged: int = 0
     median_time_ms: float | None = None
+    agreement: float | None = None
 
     @property
     def mer(self) -> float | None:
@@ -148,7 +154,24 @@ def _median_times(round_ids: list[int]) -> dict[int, float | None]:
     return {pk: median(values) for pk, values in times.items()}
 
 
-def _counts(r: Round, median_time_ms: float | None) -> RoundCounts:
+def _agreements(round_ids: list[int]) -> dict[int, float | None]:
+    """Krippendorff's alpha (nominal) of each round's ordinary verdicts on its collected examples, from
+    one query over ``Example.validations`` (the reverse relation: validation sits above this app)."""
+    Example = examples_model()
+    verdicts: dict[int, dict[int, list[str]]] = {pk: defaultdict(list) for pk in round_ids}
+    rows = (
+        Example.objects.filter(
+            round_id__in=round_ids, is_retracted=False, validations__is_owner_verdict=False
+        )
+        .exclude(source=Example.Source.IMPORTED)
+        .values_list("round_id", "pk", "validations__verdict")
+    )
+    for round_id, example_id, verdict in rows.iterator(chunk_size=5000):
+        verdicts[round_id][example_id].append(verdict)
+    return {pk: krippendorff_alpha_nominal(units.values()) for pk, units in verdicts.items()}
+
+
+def _counts(r: Round, median_time_ms: float | None, agreement: float | None = None) -> RoundCounts:
     return RoundCounts(
         round=r,
         collected=r.n_collected,
@@ -160,20 +183,23 @@ def _counts(r: Round, median_time_ms: float | None) -> RoundCounts:
         retracted=r.n_retracted,
         flagged=r.n_flagged,
         median_time_ms=median_time_ms,
+        agreement=agreement,
     )
 
 
 def round_counts_for_task(task: Task) -> list[RoundCounts]:
     """Per-round statistics of a task, lowest round first.
 
-    Two queries whatever the number of rounds: the counts, and the times for the medians.
+    Three queries whatever the number of rounds: the counts, the times for the medians, the verdicts
+    for the agreement.
     """
     rounds = list(with_round_counts(Round.objects.filter(task=task).order_by("number")))
-    medians = _median_times([r.pk for r in rounds])
-    return [_counts(r, medians[r.pk]) for r in rounds]
+    ids = [r.pk for r in rounds]
+    medians, agreements = _median_times(ids), _agreements(ids)
+    return [_counts(r, medians[r.pk], agreements[r.pk]) for r in rounds]
 
 
 def round_counts(round_: Round) -> RoundCounts:
-    """Statistics of one round: counts, MER, vMER and median time (see ``RoundCounts``)."""
+    """Statistics of one round: counts, MER, vMER, median time and agreement (see ``RoundCounts``)."""
     r = with_round_counts(Round.objects.filter(pk=round_.pk)).get()
-    return _counts(r, _median_times([r.pk])[r.pk])
+    return _counts(r, _median_times([r.pk])[r.pk], _agreements([r.pk])[r.pk])

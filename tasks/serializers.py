@@ -111,6 +111,15 @@ class RoundStatisticsSerializer(serializers.Serializer):
     retracted = serializers.IntegerField()
     flagged = serializers.IntegerField()
     median_time_s = serializers.FloatField(allow_null=True)
+    agreement_alpha = serializers.FloatField(
+        source="agreement",
+        allow_null=True,
+        help_text=(
+            "Krippendorff's alpha (nominal) over the validators' verdicts on the round's examples (owner "
+            "verdicts left out): 1 full agreement, 0 chance; null when undefined (fewer than two "
+            "verdicts on any example, or all the same)."
+        ),
+    )
 
 
 class RoundSerializer(serializers.ModelSerializer):

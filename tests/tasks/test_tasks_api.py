@@ -90,6 +90,7 @@ def test_round_statistics_match_hand_counts(api, hate_task, hate_round, annotato
         "retracted": 1,
         "flagged": 0,
         "median_time_s": 20.0,
+        "agreement_alpha": None,  # no verdicts yet
     }
     rounds = api(None).get("/api/tasks/hate-speech/rounds/").json()
     assert [r["number"] for r in rounds["results"]] == [1, 2]
