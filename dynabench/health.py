@@ -75,20 +75,10 @@ class SharedCache(HealthCheck):
 
 
 class HealthView(HealthCheckView):
-    """django-health-check's view answering 503 instead of 500 when a check fails."""
+    """django-health-check's view answering 503 instead of 500 when a check fails, in every format."""
 
-    def render_to_response(self, context, **response_kwargs):
-        response = super().render_to_response(context, **response_kwargs)
-        return _service_unavailable(response)
-
-    def render_to_response_json(self, status):
-        return _service_unavailable(super().render_to_response_json(status))
-
-    def render_to_response_text(self, status):
-        return _service_unavailable(super().render_to_response_text(status))
-
-
-def _service_unavailable(response):
-    if response.status_code == 500:
-        response.status_code = 503
-    return response
+    async def get(self, request, *args, **kwargs):
+        response = await super().get(request, *args, **kwargs)
+        if response.status_code == 500:  # the library's "a check failed"
+            response.status_code = 503
+        return response

@@ -41,6 +41,9 @@ def test_a_target_whose_files_are_gone_makes_it_503_naming_the_model(client, tin
     )
     # Other parts are still reported as fine: the answer says which part is down.
     assert [v for k, v in response.json().items() if "Database" in k] == ["OK"]
+    # Every format says 503, not the library's 500.
+    assert client.get("/health/", HTTP_ACCEPT="text/plain").status_code == 503
+    assert client.get("/health/", HTTP_ACCEPT="text/html").status_code == 503
 
 
 @pytest.mark.django_db
