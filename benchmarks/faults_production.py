@@ -142,28 +142,43 @@ def integrity(rec: Recorder, setup) -> str:
     )
 
 
-def fault_worker_kill(base, setup, script_pid) -> None:
+def scoring_dataset(slug: str, items: list[tuple[str, str]]):
+    """A hate-speech scoring dataset ``slug`` of (statement, label) items, created with its items in one
+    transaction: its evaluation is requested (and queued) after the commit, as an import's is."""
     from django.db import transaction
 
-    from leaderboards.models import Dataset, DatasetItem, Score
+    from leaderboards.models import Dataset, DatasetItem
     from tasks.models import Task
 
-    task = Task.objects.get(slug="hate-speech")
-    statements = setup["statements"]
     with transaction.atomic():
         dataset = Dataset.objects.create(
-            task=task, slug="fault-eval", name="Fault eval", kind="static", access="scoring", split="test"
+            task=Task.objects.get(slug="hate-speech"),
+            slug=slug,
+            name=slug.replace("-", " ").capitalize(),
+            kind="static",
+            access="scoring",
+            split="test",
         )
         DatasetItem.objects.bulk_create(
             DatasetItem(
-                dataset=dataset,
-                external_id=f"f{i}",
-                inputs={"statement": statements[i % len(statements)]},
-                target=random.Random(i).choice(["hateful", "not-hateful"]),
-                tags=[],
+                dataset=dataset, external_id=f"{slug}-{i}", inputs={"statement": text}, target=label, tags=[]
             )
-            for i in range(3000)
+            for i, (text, label) in enumerate(items)
         )
+    return dataset
+
+
+def fault_worker_kill(base, setup, script_pid) -> None:
+    from leaderboards.models import Score
+
+    statements = setup["statements"]
+    dataset = scoring_dataset(
+        "fault-eval",
+        [
+            (statements[i % len(statements)], random.Random(i).choice(["hateful", "not-hateful"]))
+            for i in range(3000)
+        ],
+    )
     # The dataset's creation queued its evaluation (after commit) on Redis.
     deadline = time.monotonic() + 120
     score = None
@@ -232,10 +247,7 @@ def fault_postgres(base, setup, script_pid) -> None:
 
 
 def fault_redis(base, setup, script_pid) -> None:
-    from django.db import transaction
-
-    from leaderboards.models import Dataset, DatasetItem, Score
-    from tasks.models import Task
+    from leaderboards.models import Score
 
     observed: dict = {}
 
@@ -245,26 +257,9 @@ def fault_redis(base, setup, script_pid) -> None:
         observed["down"] = time.monotonic()
         time.sleep(1)
         observed["health"] = request("GET", f"{base}/health/?format=json", setup["annotators"][0][1])
-        task = Task.objects.get(slug="hate-speech")
-        with transaction.atomic():
-            dataset = Dataset.objects.create(
-                task=task,
-                slug="while-redis-down",
-                name="While Redis down",
-                kind="static",
-                access="scoring",
-                split="test",
-            )
-            DatasetItem.objects.bulk_create(
-                DatasetItem(
-                    dataset=dataset,
-                    external_id=f"r{i}",
-                    inputs={"statement": text},
-                    target="hateful",
-                    tags=[],
-                )
-                for i, text in enumerate(setup["statements"][:50])
-            )
+        dataset = scoring_dataset(
+            "while-redis-down", [(text, "hateful") for text in setup["statements"][:50]]
+        )
         observed["dataset"] = dataset.pk
         time.sleep(6)
         subprocess.run(REDIS_START, check=True)
