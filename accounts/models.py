@@ -12,6 +12,11 @@ class User(AbstractUser):
     is_blocked = models.BooleanField(
         default=False, help_text="Blocked users keep their data but can no longer write examples."
     )
+    # Annotator leaderboards are pseudonymous unless the person opts in to a display name.
+    display_name = models.CharField(max_length=60, blank=True)
+    show_display_name = models.BooleanField(
+        default=False, help_text="Show the display name on annotator leaderboards instead of a pseudonym."
+    )
 
     class Meta(AbstractUser.Meta):
         swappable = "AUTH_USER_MODEL"

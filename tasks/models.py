@@ -34,12 +34,32 @@ class Task(models.Model):
         default=3, help_text="Matching validations that settle an example."
     )
     is_active = models.BooleanField(default=True)
+    # Qualification and quality control (docs/crowd.md). Empty caps mean no cap.
+    daily_example_cap = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Examples one worker may write per day (UTC); empty for no cap."
+    )
+    daily_validation_cap = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Validations one worker may cast per day (UTC); empty for no cap."
+    )
+    requires_allow_list = models.BooleanField(
+        default=False, help_text="Only workers on this task's allow list may write and validate."
+    )
+    gold_share = models.FloatField(
+        default=0.0, help_text="Share of the validation queue served from gold items, in [0, 1)."
+    )
+    gold_accuracy_threshold = models.FloatField(
+        null=True, blank=True, help_text="A validator whose gold accuracy falls below this is held for review."
+    )
+    gold_min_answers = models.PositiveSmallIntegerField(
+        default=5, help_text="Gold answers needed before the accuracy threshold applies."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(condition=Q(validation_quorum__gte=1), name="task_quorum_at_least_one"),
+            models.CheckConstraint(condition=Q(gold_share__gte=0) & Q(gold_share__lt=1), name="task_gold_share_in_range"),
         ]
 
     def __str__(self) -> str:
@@ -95,6 +115,13 @@ class Round(models.Model):
     started_at = models.DateTimeField(auto_now_add=True)
     closed_at = models.DateTimeField(null=True, blank=True)
     metadata = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
+    # Competition mode (docs/crowd.md, "Competition mode"): a round run as a shared task.
+    is_competition = models.BooleanField(
+        default=False, help_text="A shared task: a fixed number of examples per participant, no retraction."
+    )
+    examples_per_participant = models.PositiveIntegerField(
+        null=True, blank=True, help_text="In competition mode, the examples each participant writes."
+    )
 
     class Meta:
         ordering = ["task", "number"]
@@ -139,3 +166,121 @@ class Context(models.Model):
 
     def __str__(self) -> str:
         return f"context {self.pk} ({self.round})"
+
+
+class TaskWorker(models.Model):
+    """One person's standing on one task: the task's block or allow list, a hold for review, and how far
+    they are through onboarding (tutorial seen, quiz passed). One row per (task, user), created on first
+    need; no row means "not listed, not held, not onboarded" (docs/crowd.md, "Qualification").
+    """
+
+    class Listing(models.TextChoices):
+        NONE = "", "Not listed"
+        ALLOWED = "allowed", "On the allow list"
+        BLOCKED = "blocked", "On the block list"
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="workers")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="task_standings")
+    listing = models.CharField(max_length=10, choices=Listing.choices, blank=True, default="")
+    listing_reason = models.TextField(blank=True)
+    held_at = models.DateTimeField(
+        null=True, blank=True, help_text="Held for review (e.g. gold accuracy below the task's threshold)."
+    )
+    held_reason = models.TextField(blank=True)
+    tutorial_seen_at = models.DateTimeField(null=True, blank=True)
+    quiz_passed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task", "user"]
+        constraints = [models.UniqueConstraint(fields=["task", "user"], name="task_worker_one_per_task_and_user")]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.task.slug}"
+
+
+class TutorialItem(models.Model):
+    """A worked example shown on the task's tutorial before a worker's first example: what was written,
+    what the model answered, whether it was fooled, and why (``note``)."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="tutorial_items")
+    position = models.PositiveSmallIntegerField(default=0)
+    text = models.TextField(help_text="The example as an annotator would write it (and its context, if any).")
+    label = models.CharField(max_length=100, blank=True, help_text="The label the annotator meant.")
+    model_answer = models.CharField(max_length=200, blank=True)
+    fooled_model = models.BooleanField(help_text="Whether this example fooled the model.")
+    note = models.TextField(blank=True, help_text="Why it did or did not fool the model.")
+
+    class Meta:
+        ordering = ["task", "position", "id"]
+
+    def __str__(self) -> str:
+        return f"tutorial item {self.position} of {self.task.slug}"
+
+
+class Quiz(models.Model):
+    """A task's qualification quiz: a worker must pass it before writing or validating while it is active."""
+
+    task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="quiz")
+    is_active = models.BooleanField(default=True)
+    introduction = models.TextField(blank=True)
+    pass_mark = models.FloatField(
+        default=1.0, help_text="Share of questions to answer right to pass, in (0, 1]."
+    )
+    max_attempts = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Attempts allowed per worker; empty for no limit."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "quizzes"
+        constraints = [
+            models.CheckConstraint(condition=Q(pass_mark__gt=0) & Q(pass_mark__lte=1), name="quiz_pass_mark_in_range"),
+        ]
+
+    def __str__(self) -> str:
+        return f"quiz of {self.task.slug}"
+
+
+class QuizQuestion(models.Model):
+    """One multiple-choice question: ``choices`` is a list of strings, ``answer`` one of them."""
+
+    quiz = models.ForeignKey(Quiz, on_delete=models.CASCADE, related_name="questions")
+    position = models.PositiveSmallIntegerField(default=0)
+    text = models.TextField()
+    choices = models.JSONField(encoder=UnicodeJSONEncoder, default=list)
+    answer = models.CharField(max_length=500)
+    explanation = models.TextField(blank=True, help_text="Shown after the attempt.")
+
+    class Meta:
+        ordering = ["quiz", "position", "id"]
+
+    def __str__(self) -> str:
+        return f"question {self.position} of {self.quiz}"
+
+    def clean(self) -> None:
+        if not isinstance(self.choices, list) or len(self.choices) < 2 or not all(
+            isinstance(c, str) and c.strip() for c in self.choices
+        ):
+            raise ValidationError({"choices": "Give at least two non-empty choices, as a JSON list of strings."})
+        if self.answer not in self.choices:
+            raise ValidationError({"answer": "The answer must be one of the choices, exactly."})
+
+
+class QuizAttempt(models.Model):
+    """One worker's attempt at a quiz, kept whether passed or failed."""
+
+    quiz = models.ForeignKey(Quiz, on_delete=models.CASCADE, related_name="attempts")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="quiz_attempts")
+    answers = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, help_text="Question id → choice.")
+    n_correct = models.PositiveSmallIntegerField()
+    n_questions = models.PositiveSmallIntegerField()
+    passed = models.BooleanField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["quiz", "user", "created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.user}: {self.n_correct}/{self.n_questions} on {self.quiz}"
