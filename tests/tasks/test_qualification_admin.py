@@ -1,0 +1,170 @@
+"""The qualification admin for task owners: the tutorial inline and the cap fields on the task page, the
+quiz with its questions (checked by ``QuizQuestion.clean``) and read-only attempts, the workers'
+changelist scoped to the owner's tasks with its actions, a new standing named by username."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from django.urls import reverse
+
+from tasks import qualification
+from tasks.config import HATE_SPEECH_CONFIG
+from tasks.models import Quiz, Task, TaskWorker
+from tests.factories.qualification import answers, make_quiz, standing
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner_client(client, owner, password):
+    assert client.login(username=owner.username, password=password)
+    return client
+
+
+@pytest.fixture
+def other_task(db):
+    return Task.objects.create(slug="other", name="Other task", config=copy.deepcopy(HATE_SPEECH_CONFIG))
+
+
+def _management(prefix: str, total: int = 0, initial: int = 0) -> dict:
+    return {
+        f"{prefix}-TOTAL_FORMS": str(total),
+        f"{prefix}-INITIAL_FORMS": str(initial),
+        f"{prefix}-MIN_NUM_FORMS": "0",
+        f"{prefix}-MAX_NUM_FORMS": "1000",
+    }
+
+
+def test_task_page_has_the_tutorial_inline_and_the_cap_fields(owner_client, hate_task, hate_round):
+    url = reverse("admin:tasks_task_change", args=[hate_task.pk])
+    text = owner_client.get(url).text
+    for name in (
+        "daily_example_cap",
+        "daily_validation_cap",
+        "requires_allow_list",
+        "tutorial_items-TOTAL_FORMS",
+    ):
+        assert f'name="{name}"' in text
+    data = {
+        "name": hate_task.name,
+        "slug": hate_task.slug,
+        "config": json.dumps(HATE_SPEECH_CONFIG),
+        "instructions": "x",
+        "owners": [u.pk for u in hate_task.owners.all()],
+        "current_round": hate_round.pk,
+        "validation_quorum": 3,
+        "is_active": "on",
+        "daily_example_cap": "20",
+        "requires_allow_list": "on",
+        **_management("rounds", 1, 1),
+        "rounds-0-id": hate_round.pk,
+        "rounds-0-task": hate_task.pk,
+        **_management("tutorial_items", 1),
+        "tutorial_items-0-position": "0",
+        "tutorial_items-0-text": "Go back where you c0me from",
+        "tutorial_items-0-label": "hateful",
+        "tutorial_items-0-model_answer": "not-hateful",
+        "tutorial_items-0-fooled_model": "on",
+        "tutorial_items-0-note": "Digits for letters.",
+    }
+    response = owner_client.post(url, data)
+    assert response.status_code == 302, response.context["adminform"].errors if response.context else ""
+    hate_task.refresh_from_db()
+    assert (hate_task.daily_example_cap, hate_task.daily_validation_cap, hate_task.requires_allow_list) == (
+        20,
+        None,
+        True,
+    )
+    item = hate_task.tutorial_items.get()
+    assert (item.text, item.fooled_model, item.note) == (
+        "Go back where you c0me from",
+        True,
+        "Digits for letters.",
+    )
+
+
+def _quiz_form(task, answer: str) -> dict:
+    return {
+        "task": task.pk,
+        "is_active": "on",
+        "introduction": "",
+        "pass_mark": "0.75",
+        "max_attempts": "",
+        **_management("questions", 1),
+        "questions-0-position": "0",
+        "questions-0-text": "Is 'I love you' hateful?",
+        "questions-0-choices": json.dumps(["yes", "no"]),
+        "questions-0-answer": answer,
+        "questions-0-explanation": "Love is not hate.",
+        **_management("attempts"),
+    }
+
+
+def test_owner_adds_a_quiz_and_a_wrong_answer_is_refused(owner_client, hate_task, other_task):
+    url = reverse("admin:tasks_quiz_add")
+    response = owner_client.post(url, _quiz_form(hate_task, "maybe"))
+    assert response.status_code == 200
+    assert "The answer must be one of the choices, exactly." in response.text
+    assert not Quiz.objects.exists()
+    response = owner_client.post(url, _quiz_form(other_task, "no"))
+    assert response.status_code == 200 and not Quiz.objects.exists()  # not their task
+    response = owner_client.post(url, _quiz_form(hate_task, "no"))
+    assert response.status_code == 302
+    question = hate_task.quiz.questions.get()
+    assert (question.choices, question.answer) == (["yes", "no"], "no")
+
+
+def test_quiz_page_shows_attempts_read_only(owner_client, hate_task, annotator):
+    quiz = make_quiz(hate_task, n_questions=4)
+    qualification.submit_quiz(task=hate_task, user=annotator, answers=answers(quiz, 3))
+    text = owner_client.get(reverse("admin:tasks_quiz_change", args=[quiz.pk])).text
+    assert "attempts-TOTAL_FORMS" in text
+    assert 'name="attempts-0-n_correct"' not in text  # read-only: shown, not editable
+    assert "annotator" in text
+
+
+def test_workers_changelist_is_scoped_and_its_actions_work(
+    owner_client, hate_task, other_task, annotator, validator
+):
+    mine = standing(hate_task, annotator)
+    qualification.hold_for_review(task=hate_task, user=validator, reason="gold")
+    theirs = standing(other_task, annotator)
+    url = reverse("admin:tasks_taskworker_changelist")
+    shown = {w.pk for w in owner_client.get(url).context["cl"].result_list}
+    assert shown == {mine.pk, hate_task.workers.get(user=validator).pk}
+
+    ids = [mine.pk, theirs.pk]  # theirs is not in the owner's queryset: untouched
+    owner_client.post(url, {"action": "block", "_selected_action": ids})
+    mine.refresh_from_db()
+    theirs.refresh_from_db()
+    assert (mine.listing, mine.listing_reason) == ("blocked", "Blocked by owner in the admin.")
+    assert theirs.listing == ""
+    owner_client.post(url, {"action": "allow", "_selected_action": [mine.pk]})
+    mine.refresh_from_db()
+    assert mine.listing == "allowed"
+    owner_client.post(url, {"action": "remove_from_lists", "_selected_action": [mine.pk]})
+    mine.refresh_from_db()
+    assert (mine.listing, mine.listing_reason) == ("", "")
+    held = hate_task.workers.get(user=validator)
+    owner_client.post(url, {"action": "release_hold", "_selected_action": [held.pk]})
+    held.refresh_from_db()
+    assert (held.held_at, held.held_reason) == (None, "")
+
+
+def test_owner_adds_a_standing_by_username(owner_client, hate_task, other_task, annotator):
+    url = reverse("admin:tasks_taskworker_add")
+    page = owner_client.get(url)
+    assert 'name="username"' in page.text and 'name="user"' not in page.text  # no list of every account
+    form = {"task": hate_task.pk, "listing": "allowed", "listing_reason": "", "held_reason": ""}
+    response = owner_client.post(url, {**form, "username": "nobody"})
+    assert "No account has this username." in response.text
+    response = owner_client.post(url, {**form, "username": "annotator"})
+    assert response.status_code == 302
+    assert TaskWorker.objects.get(task=hate_task, user=annotator).listing == "allowed"
+    response = owner_client.post(url, {**form, "username": "annotator"})
+    assert "annotator already has a standing on hate-speech; change that one." in response.text
+    response = owner_client.post(url, {**form, "task": other_task.pk, "username": "annotator"})
+    assert response.status_code == 200 and not other_task.workers.exists()
