@@ -1,0 +1,292 @@
+"""Round releases: a round's validated examples frozen into versioned, read-only files.
+
+``create_release(round_=..., user=...)`` writes ``<DYNABENCH_RELEASES_DIR>/<task>/round-<n>/v<version>/``:
+
+* ``train.jsonl``, ``dev.jsonl``, ``test.jsonl``: one export row per example (``annotation.exports``,
+  docs/export-format.md: pseudonymised, with its predictions and validations), by the example's split;
+  an example without a split (every one written on the platform) is in ``train``. A split with no row
+  has no file.
+* ``release.json``: the format version, task, round, version, licence, counts, lineage, the files with
+  their SHA-256 and size, and ``sha256``.
+* ``README.md``: a dataset card whose YAML header the Hugging Face hub reads (``license``,
+  ``pretty_name``, ``task_categories``, ``size_categories``, ``configs`` with one data file per split).
+
+What goes in: the round's examples written on the platform (``source`` created) and settled
+``validated_correct``, as Dynabench's own releases did. Out: pending, ``validated_incorrect`` and
+``flagged`` examples (the validators said the label is wrong or the example unusable), retracted ones
+(their authors withdrew them) and imported or replayed ones (they are another dataset's rows, released
+by that dataset).
+
+Versions: the content hash ``sha256`` (``content_sha256``: the SHA-256 of the ``sha256sum`` manifest of
+the split files, in the order train, dev, test) decides. The same content as the latest release returns
+that release; any change (a new validated example, an overturned verdict, a re-scored prediction) makes
+version n+1 beside it, and a published version is never touched: files are written into a temporary
+folder, renamed into place, then made read-only, and the ``Release`` row refuses changes. The round's
+row is locked for the whole call, so two owners releasing at once get one version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.template.loader import render_to_string
+
+from annotation.exports import FORMAT_VERSION as EXPORT_FORMAT_VERSION
+from annotation.exports import iter_records
+from tasks.models import Round
+
+from .models import Release, TrainingJob
+
+#: The layout of ``release.json`` (a new key bumps the minor number).
+RELEASE_FORMAT_VERSION = "1.0"
+SPLITS = ("train", "dev", "test")
+SPLIT_FILES = {split: f"{split}.jsonl" for split in SPLITS}
+RELEASED_STATUS = "validated_correct"
+RELEASED_SOURCE = "created"
+
+
+class ReleaseError(Exception):
+    """A release that cannot be made (nothing to release); says why."""
+
+
+# --- what is released -----------------------------------------------------------------------------
+
+
+def released_records(round_: Round) -> dict[str, list[dict[str, Any]]]:
+    """The round's release rows by split (``SPLITS``), each an export record, in example id order."""
+    by_split: dict[str, list[dict[str, Any]]] = {split: [] for split in SPLITS}
+    for record in iter_records(round_.task, [round_]):
+        if (
+            record["status"] != RELEASED_STATUS
+            or record["is_retracted"]
+            or record["source"] != RELEASED_SOURCE
+        ):
+            continue
+        by_split[record["split"] if record["split"] in by_split else "train"].append(record)
+    return by_split
+
+
+def _jsonl(records: list[dict[str, Any]]) -> bytes:
+    # As the export writes it: keys in the documented order, real characters, one line per example.
+    return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in records).encode()
+
+
+def content_sha256(files: dict[str, bytes]) -> str:
+    """SHA-256 of the ``sha256sum`` manifest (``<hex>  <name>\\n`` per file) of the split files, in the
+    order train, dev, test; ``files`` maps file names to their bytes (absent splits left out). Hashing
+    the manifest instead of the concatenation keeps ``a`` in train and ``b`` in dev apart from ``ab`` in train."""
+    manifest = "".join(
+        f"{hashlib.sha256(files[name]).hexdigest()}  {name}\n"
+        for name in SPLIT_FILES.values()
+        if name in files
+    )
+    return hashlib.sha256(manifest.encode()).hexdigest()
+
+
+def _counts(by_split: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    splits = {}
+    for split, records in by_split.items():
+        if records:
+            labels = Counter(r["target"] for r in records if isinstance(r["target"], str))
+            splits[split] = {"rows": len(records), "labels": dict(sorted(labels.items()))}
+    return {"total": sum(s["rows"] for s in splits.values()), "splits": splits}
+
+
+def lineage(round_: Round) -> dict[str, Any]:
+    """The round's target models and the rounds whose data trained each: from the training job that made
+    the model (``TrainingJob.rounds``), else its card (``training.rounds``, written by the loop), else
+    unknown (``null``: an uploaded or hub model)."""
+    targets = []
+    for target in round_.targets.select_related("model").order_by("position", "pk"):
+        model = target.model
+        job = TrainingJob.objects.filter(model=model, status=TrainingJob.Status.DONE).order_by("-pk").first()
+        card_rounds = ((model.card or {}).get("training") or {}).get("rounds")
+        if job is not None:
+            rounds, source = sorted(job.rounds), "training_job"
+        elif isinstance(card_rounds, list):
+            rounds, source = sorted(card_rounds), "model_card"
+        else:
+            rounds, source = None, "unknown"
+        targets.append(
+            {
+                "model_id": model.pk,
+                "name": model.name,
+                "round_target_id": target.pk,
+                "position": target.position,
+                "trained_on_rounds": rounds,
+                "trained_on_source": source,
+            }
+        )
+    return {"round": round_.number, "targets": targets}
+
+
+# --- the dataset card -----------------------------------------------------------------------------
+
+_CC = re.compile(r"\bCC[ -]?(BY(?:-(?:NC|SA|ND))*)[ -]?(\d\.\d)\b", re.IGNORECASE)
+
+
+def hub_licence_id(licence: str) -> str:
+    """The Hugging Face hub's licence id for a task licence: ``CC BY-NC 4.0 (ANLI ...)`` → ``cc-by-nc-4.0``;
+    ``other`` for anything else (the card's ``license_name`` then gives the text)."""
+    match = _CC.search(licence or "")
+    return f"cc-{match.group(1).lower()}-{match.group(2)}" if match else "other"
+
+
+def size_category(n: int) -> str:
+    """The hub's ``size_categories`` value for ``n`` rows (``n<1K``, ``1K<n<10K``, ...)."""
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
+    return next((label for bound, label in bounds if n < bound), "n>1M")
+
+
+def dataset_card(release_info: dict[str, Any], task) -> str:
+    """``README.md``: a YAML header (JSON-quoted strings, valid YAML) and a short description."""
+    licence = release_info["licence"]
+    header = {
+        "license": hub_licence_id(licence),
+        "pretty_name": f"{task.name}, round {release_info['round']} (release v{release_info['version']})",
+        "task_categories": (
+            "question-answering"
+            if task.cfg.target_field.get("type") == "context_span"
+            else "text-classification"
+        ),
+        "size_categories": size_category(release_info["counts"]["total"]),
+    }
+    lines = ["---"] + [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in header.items()]
+    if header["license"] == "other":
+        lines.append(f"license_name: {json.dumps(licence or 'unspecified', ensure_ascii=False)}")
+    lines += ["configs:", "- config_name: default", "  data_files:"]
+    for name in release_info["files"]:
+        lines += [f"  - split: {name.removesuffix('.jsonl')}", f"    path: {name}"]
+    lines.append("---")
+    data_files = {name.removesuffix(".jsonl"): name for name in release_info["files"]}
+    body = render_to_string(
+        "leaderboards/release_readme.md",
+        {
+            "info": release_info,
+            "task": task,
+            "licence": licence or "unspecified",
+            "non_commercial": task.cfg.is_non_commercial,
+            "data_files": json.dumps(data_files),
+        },
+    )
+    return "\n".join(lines) + "\n\n" + body
+
+
+# --- writing --------------------------------------------------------------------------------------
+
+
+def release_dir(release: Release) -> Path:
+    """The folder of ``release``'s files."""
+    return Path(settings.DYNABENCH_RELEASES_DIR) / release.path
+
+
+def release_files(release: Release) -> list[str]:
+    """The names of ``release``'s files: its split files (as in ``release.json``), then the two others."""
+    splits = [SPLIT_FILES[s] for s in SPLITS if s in (release.counts or {}).get("splits", {})]
+    return [*splits, "release.json", "README.md"]
+
+
+def _make_read_only(folder: Path) -> None:
+    for item in folder.iterdir():
+        item.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    folder.chmod(stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+
+
+def _remove_orphan(folder: Path) -> None:
+    """A version folder without its row (the process died between the rename and the commit): remove it."""
+    folder.chmod(stat.S_IRWXU)
+    for item in folder.iterdir():
+        item.chmod(stat.S_IRUSR | stat.S_IWUSR)
+    shutil.rmtree(folder)
+
+
+@transaction.atomic
+def create_release(*, round_: Round, user=None) -> tuple[Release, bool]:
+    """Release ``round_``'s validated examples (this module's docstring); ``user`` is recorded as
+    ``created_by`` (None for an operator's command without ``--actor``).
+
+    Returns:
+        ``(release, created)``: the new version, or the latest one (``created`` False) when the
+        content is the same as the latest release's.
+
+    Raises:
+        ReleaseError: the round has no example to release.
+    """
+    # Lock the round's row: a second owner releasing the same round waits here, then finds this
+    # release's hash and gets it back instead of a duplicate version.
+    round_ = Round.objects.select_for_update().select_related("task").get(pk=round_.pk)
+    task = round_.task
+    by_split = released_records(round_)
+    files = {SPLIT_FILES[split]: _jsonl(records) for split, records in by_split.items() if records}
+    if not files:
+        raise ReleaseError(f"{task.slug} round {round_.number} has no validated-correct example to release.")
+    sha = content_sha256(files)
+    latest = Release.objects.filter(round=round_).order_by("-version").first()
+    if latest is not None and latest.sha256 == sha:
+        return latest, False
+
+    version = latest.version + 1 if latest is not None else 1
+    relative = f"{task.slug}/round-{round_.number}/v{version}"
+    final = Path(settings.DYNABENCH_RELEASES_DIR) / relative
+    counts = _counts(by_split)
+    info = {
+        "format_version": RELEASE_FORMAT_VERSION,
+        "export_format_version": EXPORT_FORMAT_VERSION,
+        "task": task.slug,
+        "round": round_.number,
+        "version": version,
+        "licence": task.cfg.licence,
+        "sha256": sha,
+        "counts": counts,
+        "lineage": lineage(round_),
+        "files": {
+            name: {"sha256": hashlib.sha256(data).hexdigest(), "bytes": len(data)}
+            for name, data in files.items()
+        },
+        "selection": {"status": RELEASED_STATUS, "source": RELEASED_SOURCE, "retracted": False},
+    }
+    release = Release.objects.create(
+        task=task,
+        round=round_,
+        version=version,
+        created_by=user,
+        sha256=sha,
+        licence=info["licence"],
+        format_version=RELEASE_FORMAT_VERSION,
+        counts=counts,
+        lineage=info["lineage"],
+        path=relative,
+    )
+    info["created_at"] = release.created_at.isoformat()
+    info["created_by"] = user.get_username() if user is not None else ""
+
+    final.parent.mkdir(parents=True, exist_ok=True)
+    if final.exists():
+        _remove_orphan(final)
+    work = Path(tempfile.mkdtemp(prefix=f".v{version}-", dir=final.parent))
+    try:
+        for name, data in files.items():
+            (work / name).write_bytes(data)
+        (work / "release.json").write_text(
+            json.dumps(info, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+        )
+        (work / "README.md").write_text(dataset_card(info, task), encoding="utf-8")
+        _make_read_only(work)
+        # One rename: readers see no folder, or the whole release.
+        os.rename(work, final)
+    except BaseException:
+        if work.exists():
+            _remove_orphan(work)
+        raise
+    return release, True
