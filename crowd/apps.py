@@ -1,0 +1,47 @@
+from django.apps import AppConfig
+
+
+class CrowdConfig(AppConfig):
+    """Crowd studies, participants and the pay ledger. Listens to the annotation and validation signals
+    (``annotation.signals``, ``validation.signals``): the apps below know nothing of pay."""
+
+    name = "crowd"
+    verbose_name = "Crowd studies"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_save
+
+        from annotation.signals import example_created, example_retracted
+        from validation.models import GoldAnswer
+        from validation.signals import example_settled, validation_recorded
+
+        from . import handlers
+
+        example_created.connect(handlers.on_example_changed, dispatch_uid="crowd.example_created")
+        example_retracted.connect(handlers.on_example_changed, dispatch_uid="crowd.example_retracted")
+        example_settled.connect(handlers.on_example_changed, dispatch_uid="crowd.example_settled")
+        validation_recorded.connect(handlers.on_validation_recorded, dispatch_uid="crowd.validation_recorded")
+        post_save.connect(
+            handlers.on_gold_answer_saved, sender=GoldAnswer, dispatch_uid="crowd.gold_answer_saved"
+        )
+
+        # The audit log (dynabench/audit.py): study settings (not the entry key), payment batches, and a
+        # ledger row's payment when it is saved; not the ledger rows every example and vote adds.
+        from dynabench import audit
+
+        from .models import LedgerEntry, PaymentBatch, Study
+
+        audit.register(
+            Study, task_of=lambda study: study.round.task_id, exclude_fields=["entry_key", "created_at"]
+        )
+        audit.register(
+            PaymentBatch,
+            task_of=lambda batch: batch.study.round.task_id,
+            exclude_fields=["content", "created_at"],
+        )
+        audit.register(
+            LedgerEntry,
+            task_of=lambda entry: entry.round.task_id,
+            include_fields=["paid_at", "batch", "amount", "currency"],
+            only_if=lambda entry, action: action != audit.CREATE,
+        )

@@ -1,0 +1,23 @@
+"""Receivers of the annotation and validation signals, and of ``post_save`` of ``GoldAnswer`` (connected in
+``CrowdConfig.ready``). They run inside the sending service's transaction, so a ledger row commits or
+rolls back with its event."""
+
+from __future__ import annotations
+
+from . import ledger
+
+
+def on_example_changed(sender, example, **kwargs) -> None:
+    """An example was written, retracted, settled or overturned: reconcile its ledger rows."""
+    ledger.reconcile_example(example)
+
+
+def on_validation_recorded(sender, validation, **kwargs) -> None:
+    """A verdict was recorded: pay it under its validator's running participation, if any."""
+    ledger.reconcile_validation(validation)
+
+
+def on_gold_answer_saved(sender, instance, created, **kwargs) -> None:
+    """A gold answer was stored (``validation.gold.record_gold_answer``): pay it as a verdict."""
+    if created:
+        ledger.reconcile_gold_answer(instance)

@@ -1,0 +1,192 @@
+"""Writes for crowd studies: entering through the link, consent, completion, returning a study, and the
+owner's study settings (docs/crowd.md, "Crowd studies").
+
+Slots: a study holds ``max_participants`` participations at most that are active or completed. The study
+row is locked (``select_for_update``) while a newcomer is counted and admitted, so two people entering at
+once cannot both take the last slot. Expired participations are abandoned first (``lifecycle``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from . import ledger, lifecycle, selectors
+from .links import EntryIds
+from .models import CrowdIdentity, Participation, Study, new_entry_key
+
+
+class StudyRefused(Exception):
+    """An entry, consent or completion the study refuses; ``code`` names the rule, the message is for the
+    participant: ``closed``, ``full``, ``freed`` (returned or abandoned: no second entry),
+    ``busy`` (an active participation in another study of the same round), ``not_done`` (completing
+    before the work is done), ``not_active`` (the participation ended)."""
+
+    def __init__(self, code: str, message: str):
+        self.code = code
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """The outcome of ``enter``: the participant's account and participation; ``created`` for a newcomer."""
+
+    user: object
+    participation: Participation
+    created: bool
+
+
+def username_for(platform: str, participant_id: str) -> str:
+    """The derived username of a crowd account: ``<platform>-<first 20 hex digits of sha256(id)>``.
+    The participant id is not shown in it (it may be personal data on some platforms)."""
+    digest = hashlib.sha256(f"{platform}:{participant_id}".encode()).hexdigest()[:20]
+    return f"{platform}-{digest}"
+
+
+def _existing_user(platform: str, participant_id: str):
+    identity = (
+        CrowdIdentity.objects.select_related("user")
+        .filter(platform=platform, participant_id=participant_id)
+        .first()
+    )
+    return identity.user if identity is not None else None
+
+
+def _new_identity(platform: str, participant_id: str):
+    """A new account bound to (platform, participant id), with an unusable password (the caller holds
+    the study's row lock; the unique constraints remain the last line of defence)."""
+    User = get_user_model()
+    user = User(username=username_for(platform, participant_id))
+    user.set_unusable_password()
+    user.save()
+    CrowdIdentity.objects.create(platform=platform, participant_id=participant_id, user=user)
+    return user
+
+
+def _resume(participation: Participation, now) -> Participation:
+    lifecycle.expire_if_late(participation, now=now)
+    if participation.status in (Participation.Status.RETURNED, Participation.Status.ABANDONED):
+        raise StudyRefused(
+            "freed",
+            "You have already returned this study or its time limit passed, so its place went to someone "
+            "else; you cannot take part again.",
+        )
+    return participation
+
+
+@transaction.atomic
+def enter(*, study: Study, ids: EntryIds, now=None) -> Entry:
+    """Admit (or resume) the participant the entry link names: their account, then their participation.
+
+    The caller has checked the key (``links.key_matches``) and read ``ids`` (``links.parse_entry``; not a
+    preview). A completed participation is returned as it is (the completion page shows the code again).
+    A newcomer's account is made only once they are admitted: a refusal creates nothing. The study's row
+    lock, taken first, serialises entries: two first entries of one person at once (two tabs) make one
+    account and one participation, and two newcomers cannot both take the last place.
+
+    Raises:
+        StudyRefused: ``freed``, ``closed``, ``full`` or ``busy``.
+    """
+    now = now or timezone.now()
+    study = Study.objects.select_for_update().get(pk=study.pk)
+    user = _existing_user(study.platform, ids.participant_id)
+    if user is not None:
+        existing = Participation.objects.select_related("study").filter(study=study, user=user).first()
+        if existing is not None:
+            return Entry(user, _resume(existing, now), False)
+    if not study.is_open:
+        raise StudyRefused("closed", "This study is closed; it takes no new participants.")
+    lifecycle.abandon_expired(study=study, now=now)
+    if selectors.slots_taken(study) >= study.max_participants:
+        raise StudyRefused(
+            "full", "This study is full: every place is taken. Please return it on the platform."
+        )
+    if user is None:
+        user = _new_identity(study.platform, ids.participant_id)
+    else:
+        other = selectors.active_participations_of(user).filter(round_id=study.round_id).first()
+        if other is not None and not lifecycle.expire_if_late(other, now=now):
+            raise StudyRefused(
+                "busy",
+                f"You are taking part in another study of this round ({other.study.name}); finish it first.",
+            )
+    participation = Participation.objects.create(
+        study=study,
+        round_id=study.round_id,
+        user=user,
+        session_id=ids.session_id,
+        platform_study_id=ids.platform_study_id,
+        assignment_id=ids.assignment_id,
+        hit_id=ids.hit_id,
+        turk_submit_to=ids.turk_submit_to,
+        started_at=now,
+    )
+    return Entry(user, participation, True)
+
+
+def record_consent(*, participation: Participation, now=None) -> bool:
+    """Record the participant's consent, once (``consented_at`` keeps the first time); True if recorded now.
+
+    Raises:
+        StudyRefused: ``not_active`` when the participation has ended.
+    """
+    now = now or timezone.now()
+    lifecycle.expire_if_late(participation, now=now)
+    if participation.status != Participation.Status.ACTIVE:
+        raise StudyRefused("not_active", "This participation has ended.")
+    recorded = Participation.objects.filter(pk=participation.pk, consented_at__isnull=True).update(
+        consented_at=now
+    )
+    participation.refresh_from_db()
+    return recorded == 1
+
+
+@transaction.atomic
+def complete(*, participation: Participation, now=None) -> Participation:
+    """Complete a participation whose work is done and record its reward; completing twice is one
+    completion (the second call returns the completed participation and adds nothing).
+
+    The participation's row lock orders this after any event being paid under it.
+
+    Raises:
+        StudyRefused: ``not_done`` (with the progress in the message) or ``not_active`` (returned or
+            abandoned).
+    """
+    now = now or timezone.now()
+    locked = (
+        Participation.objects.select_for_update(of=("self",)).select_related("study").get(pk=participation.pk)
+    )
+    if locked.status == Participation.Status.COMPLETED:
+        return locked
+    lifecycle.expire_if_late(locked, now=now)
+    if locked.status != Participation.Status.ACTIVE:
+        raise StudyRefused("not_active", "This participation has ended; it can no longer be completed.")
+    progress = selectors.progress_of(locked)
+    if not progress.done:
+        raise StudyRefused(
+            "not_done",
+            f"Not finished yet: {progress.examples} of {progress.examples_required} examples and "
+            f"{progress.validations} of {progress.validations_required} validations done.",
+        )
+    lifecycle.mark_completed(locked, now=now)
+    locked.refresh_from_db()
+    ledger.record_reward(locked)
+    return locked
+
+
+def return_study(*, participation: Participation, now=None) -> bool:
+    """The participant gives the study back (or an owner marks it returned): active → returned once, the
+    slot is freed. True if this call made the change; False when it had already ended."""
+    return lifecycle.mark_returned(participation, now=now)
+
+
+def rotate_entry_key(*, study: Study) -> str:
+    """Give the study a new entry key (the old link stops working); returns it."""
+    key = new_entry_key()
+    Study.objects.filter(pk=study.pk).update(entry_key=key)
+    study.entry_key = key
+    return key

@@ -1,0 +1,179 @@
+"""Crowd pages: the entry link, consent, completion and returning a study (docs/crowd.md, "Crowd studies").
+
+Nobody is recognised by a header, a cookie value or an id alone: the entry link must carry the study's
+key, and a participant is known afterwards only by the session the entry page logged them in with.
+Every crowd page may be framed by MTurk (ExternalQuestion); the completion page may post to MTurk.
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import login, logout
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from . import selectors, services
+from .framing import SESSION_FLAG, crowd_page
+from .links import BadEntry, key_matches, parse_entry
+from .models import Participation, Platform, Study
+
+PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
+
+
+def _study_or_404(public_id) -> Study:
+    return get_object_or_404(Study.objects.select_related("round__task"), public_id=public_id)
+
+
+def _participation_or_404(request, study: Study) -> Participation:
+    """The signed-in user's participation in ``study``; 404 for anyone else (the link logs people in)."""
+    if not request.user.is_authenticated:
+        raise Http404("No such page.")
+    participation = (
+        Participation.objects.select_related("study__round__task")
+        .filter(study=study, user=request.user)
+        .first()
+    )
+    if participation is None:
+        raise Http404("No such page.")
+    return participation
+
+
+def work_url(participation: Participation) -> str:
+    """Where a participant works next: the create page while examples are wanted, else the validate page."""
+    study = participation.study
+    slug = study.round.task.slug
+    if study.examples_required and selectors.progress_of(participation).examples < study.examples_required:
+        return reverse("annotation:create", args=[slug])
+    return reverse("validation:validate", args=[slug])
+
+
+def _refused(request, study: Study, message: str, *, status: int, title: str = "You cannot take part"):
+    return render(
+        request, "crowd/refused.html", {"study": study, "title": title, "message": message}, status=status
+    )
+
+
+@require_GET
+@crowd_page
+def enter(request, public_id):
+    """``GET /study/<uuid>/enter/?key=<entry_key>&<platform ids>``: log the participant in and send them on.
+
+    403 without the right key and 400 naming a missing or malformed id (nothing is created either way);
+    MTurk's preview shows the task and consent read-only; a closed or full study, or a freed place,
+    answers 409 with a page saying so. Someone else signed in in this browser is logged out first.
+    """
+    study = _study_or_404(public_id)
+    if not key_matches(study, request.GET.get("key")):
+        return _refused(
+            request,
+            study,
+            "This link is not valid: its key is missing or wrong.",
+            status=403,
+            title="Link not valid",
+        )
+    try:
+        ids = parse_entry(study, request.GET)
+    except BadEntry as exc:
+        return render(
+            request,
+            "crowd/bad_link.html",
+            {"study": study, "parameter": exc.parameter, "message": str(exc)},
+            status=400,
+        )
+    if ids.preview:
+        return render(request, "crowd/preview.html", {"study": study, "task": study.round.task})
+    try:
+        entry = services.enter(study=study, ids=ids)
+    except services.StudyRefused as exc:
+        return _refused(request, study, str(exc), status=409)
+    if request.user.is_authenticated and request.user.pk != entry.user.pk:
+        logout(request)
+    login(request, entry.user, backend="django.contrib.auth.backends.ModelBackend")  # rotates the session
+    if study.platform == Platform.MTURK:
+        request.session[SESSION_FLAG] = True  # the create and validate pages are framed by MTurk too
+    participation = entry.participation
+    if participation.status == Participation.Status.COMPLETED:
+        return redirect("crowd:complete", public_id=study.public_id)
+    if participation.consented_at is None:
+        return redirect("crowd:consent", public_id=study.public_id)
+    return redirect(work_url(participation))
+
+
+@require_http_methods(["GET", "POST"])
+@crowd_page
+def consent(request, public_id):
+    """The study's consent text, once per participation: "I agree" (POST) records the time and sends the
+    participant to the work; after that this page only sends them on."""
+    study = _study_or_404(public_id)
+    participation = _participation_or_404(request, study)
+    if participation.status == Participation.Status.COMPLETED:
+        return redirect("crowd:complete", public_id=study.public_id)
+    if participation.consented_at is not None and participation.status == Participation.Status.ACTIVE:
+        return redirect(work_url(participation))
+    if request.method == "POST":
+        try:
+            services.record_consent(participation=participation)
+        except services.StudyRefused as exc:
+            return _refused(request, study, str(exc), status=409)
+        return redirect(work_url(participation))
+    if participation.status != Participation.Status.ACTIVE:
+        return _refused(request, study, "This participation has ended.", status=409)
+    return render(request, "crowd/consent.html", {"study": study, "task": study.round.task})
+
+
+def completion_target(participation: Participation) -> dict:
+    """Where a completed participant goes: ``{"url": ..., "mturk_action": ..., "assignment_id": ...}``.
+
+    Prolific: the study's completion URL, else Prolific's completion page with the code. MTurk: a form
+    posted by the participant's browser to ``<turkSubmitTo>/mturk/externalSubmit`` (this server never
+    calls out). Generic: the completion URL, if any (the page shows the code either way).
+    """
+    study = participation.study
+    if study.platform == Platform.MTURK and participation.turk_submit_to:
+        return {
+            "url": "",
+            "mturk_action": f"{participation.turk_submit_to}/mturk/externalSubmit",
+            "assignment_id": participation.assignment_id,
+        }
+    if study.completion_url:
+        return {"url": study.completion_url}
+    if study.platform == Platform.PROLIFIC:
+        return {"url": PROLIFIC_COMPLETE.format(code=study.completion_code)}
+    return {"url": ""}
+
+
+@require_http_methods(["GET", "POST"])
+@crowd_page
+def complete(request, public_id):
+    """``/study/<uuid>/complete/``: complete the participation (once) and show the completion code, then
+    send the participant back to the platform. Refused (409, with the progress) before the work is done."""
+    study = _study_or_404(public_id)
+    participation = _participation_or_404(request, study)
+    try:
+        participation = services.complete(participation=participation)
+    except services.StudyRefused as exc:
+        context = {"study": study, "message": str(exc), "participation": participation}
+        if exc.code == "not_done":
+            context["work_url"] = work_url(participation)
+        return render(request, "crowd/not_done.html", context, status=409)
+    return render(
+        request,
+        "crowd/complete.html",
+        {"study": study, "participation": participation, **completion_target(participation)},
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@crowd_page
+def return_study(request, public_id):
+    """ "Return this study": a confirmation page (GET); POST gives the place back (once) and logs out."""
+    study = _study_or_404(public_id)
+    participation = _participation_or_404(request, study)
+    if request.method == "POST":
+        services.return_study(participation=participation)
+        logout(request)
+        return render(request, "crowd/returned.html", {"study": study})
+    if participation.status != Participation.Status.ACTIVE:
+        return _refused(request, study, "This participation has already ended.", status=409)
+    return render(request, "crowd/return.html", {"study": study})
