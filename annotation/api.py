@@ -20,7 +20,7 @@ from dynabench.api.idempotency import idempotent
 from dynabench.api.lookups import positive_int_or_404
 from dynabench.api.permissions import IsContributorForWrites
 from dynabench.api.throttling import ExampleCreateThrottle
-from tasks.api import SLUG
+from tasks.api import SLUG, NotQualifiedError
 from tasks.selectors import task_or_404
 
 from . import selectors, services
@@ -133,6 +133,8 @@ class ExampleListCreate(generics.ListAPIView):
                 metadata=data.get("metadata") or {},
                 client_token=client_token_of(request),
             )
+        except services.NotQualifiedToWrite as exc:  # the task's rules: 403 with code and url
+            raise NotQualifiedError(exc.code, exc.message, exc.url) from None
         except services.ExampleError as exc:
             raise service_errors(exc) from None
         example = selectors.with_history(Example.objects.filter(pk=example.pk)).get()

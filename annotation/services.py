@@ -20,11 +20,11 @@ from dynabench.text_rules import (
     no_visible_character_message,
     normalise_newlines,
 )
-from tasks import spans
+from tasks import qualification, spans
 from tasks.config import TaskConfig
 from tasks.models import Context, Round, Task
 
-from . import selectors
+from . import selectors, signals
 from .models import Example, Prediction
 from .predictions import example_verdict, model_verdict, prediction_label, prediction_status, run_model
 
@@ -158,11 +158,36 @@ def _clean_span(target, spec: dict, context: Context | None, errors: dict) -> ob
     return span.as_target()
 
 
-def _check_can_write(annotator) -> None:
+class NotQualifiedToWrite(ExampleError):
+    """The task's qualification rules refuse the writer (``tasks.qualification.check_can_contribute``):
+    ``code`` is the rule (``blocked``, ``not_allowed``, ``held``, ``tutorial``, ``quiz``, ``daily_cap``,
+    ``competition_limit``), ``url`` the page that lifts it (tutorial, quiz) or None. The API answers 403
+    with both; pages show the message (or redirect to ``url``)."""
+
+    def __init__(self, refusal: qualification.NotQualified):
+        self.code = refusal.code
+        self.url = refusal.url
+        self.message = refusal.message
+        super().__init__(refusal.message)
+
+
+def _check_can_write(
+    annotator, task: Task | None = None, *, source: str = Example.Source.CREATED, lock: bool = False
+) -> None:
+    """The account-wide rule (``User.can_contribute``), then, with ``task``, the task's qualification
+    rules (``NotQualifiedToWrite``). Replayed rows (``source=replay``) measure a target, they are no
+    one's work: the task's rules do not apply to them. ``lock``: inside the storing transaction, take
+    the worker's row lock so two requests at the daily cap cannot both pass."""
     if annotator is None or not annotator.is_authenticated:
         raise ExampleError("Log in to write examples.")
     if not annotator.can_contribute:
         raise ExampleError("Your account is blocked from writing examples.")
+    if task is None or source == Example.Source.REPLAY:
+        return
+    try:
+        qualification.check_can_contribute(task, annotator, qualification.WRITE, lock=lock)
+    except qualification.NotQualified as refusal:
+        raise NotQualifiedToWrite(refusal) from None
 
 
 def _existing(annotator, client_token) -> Example | None:
@@ -200,7 +225,8 @@ def create_example(
         ``(example, created)``.
 
     Raises:
-        ExampleError: blocked user, no open current round (also re-checked under the round's row lock
+        ExampleError: blocked user, ``NotQualifiedToWrite`` when the task's qualification rules refuse
+            the writer (checked before the models run and again under the worker's row lock), no open current round (also re-checked under the round's row lock
             when storing), a context from another round, or invalid inputs / target (keyed by field
             name). ``TokenAlreadyUsed`` for a reused token with other text.
     """
@@ -221,6 +247,8 @@ def create_example(
         raise ExampleError(f"Round {round_.number} is closed; it accepts no new examples.")
     if context is not None and context.round_id != round_.pk:
         raise ExampleError({"context": ["This context is not part of the current round."]})
+    # Before the models run (no need to make them think for a refused writer); again under the lock below.
+    _check_can_write(annotator, task, source=source)
 
     cfg = task.cfg
     clean, target = clean_inputs(cfg, inputs, target, context=context)
@@ -250,6 +278,9 @@ def create_example(
                     f"Round {locked_round.number} closed while the model was answering; "
                     "your example was not saved."
                 )
+            # Locks the writer's TaskWorker row, then counts: of two requests at the daily cap (or the
+            # competition limit) the second counts the first's example once it commits, and is refused.
+            _check_can_write(annotator, task, source=source, lock=True)
             example = Example.objects.create(
                 round=round_,
                 context=context,
@@ -279,6 +310,7 @@ def create_example(
                     for o in outcomes
                 ]
             )
+            signals.example_created.send(sender=Example, example=example)
     except IntegrityError:
         # Two submissions with the same token raced past the lookup above; the unique constraint
         # (annotator, client_token) let exactly one insert through. Return that one.
@@ -343,13 +375,19 @@ def retract_example(*, example: Example, user, now=None) -> Example:
     keeps the time of the first retraction (``now``, default the current time).
 
     Raises:
-        ExampleError: if ``user`` is not the author.
+        ExampleError: if ``user`` is not the author, or the example's round is a competition (whose
+            examples cannot be retracted).
     """
     locked = _own(example, user)
+    if locked.round.is_competition:
+        raise ExampleError(
+            f"Round {locked.round.number} is a competition: examples written in it cannot be retracted."
+        )
     if not locked.is_retracted:
         locked.is_retracted = True
         locked.retracted_at = now or timezone.now()
         locked.save(update_fields=["is_retracted", "retracted_at", "updated_at"])
+        signals.example_retracted.send(sender=Example, example=locked)
     return locked
 
 
@@ -402,6 +440,26 @@ def settle_example(example_id: int, status: str, *, now=None) -> bool:
         raise ValueError(f"{status!r} is not a settled status")
     now = now or timezone.now()
     updated = Example.objects.filter(pk=example_id, status=Example.Status.PENDING).update(
+        status=status, settled_at=now, updated_at=now
+    )
+    return updated == 1
+
+
+def overturn_settlement(example_id: int, status: str, *, previous: str, now=None) -> bool:
+    """Move a settled example from the settled status ``previous`` to another one, ``status``, at ``now``
+    (``settled_at`` becomes the time of the overturning verdict); True if this call made the change.
+
+    For the validation service only (``validation.services.overturn_verdict``, an owner overturning a
+    settled example), under the example's row lock. The UPDATE is conditional on ``status = previous``,
+    so a stale caller changes nothing.
+
+    Raises:
+        ValueError: if ``status`` or ``previous`` is not a settled status, or they are the same.
+    """
+    if status not in SETTLED_STATUSES or previous not in SETTLED_STATUSES or status == previous:
+        raise ValueError(f"cannot overturn {previous!r} to {status!r}")
+    now = now or timezone.now()
+    updated = Example.objects.filter(pk=example_id, status=previous).update(
         status=status, settled_at=now, updated_at=now
     )
     return updated == 1

@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from dynabench.text_rules import ascii_id
+from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
@@ -53,10 +54,23 @@ def create(request, slug: str):
     opened meanwhile (the hidden ``round`` field names the round the form was served in; sending again
     submits to the new round), and when the form token was already used for another example (the form
     then gets a fresh token).
+
+    The task's qualification rules (``tasks.qualification.check_can_contribute``): on a GET, a worker who
+    has to see the tutorial or pass the quiz is sent there (``?next=`` back here); a blocked, unlisted,
+    held, capped or competition-limited one sees the message instead of the form. A POST goes to the
+    service, which checks the same rules and refuses with the message above the text kept.
     """
     task = task_selectors.task_or_404(slug)
     cfg = task.cfg
     collecting = task.open_round is not None
+    refusal = None
+    if request.method != "POST" and collecting and request.user.can_contribute:
+        try:
+            qualification.check_can_contribute(task, request.user, qualification.WRITE, lock=False)
+        except qualification.NotQualified as exc:
+            if exc.url:
+                return redirect(qualification.with_next(exc.url, request.get_full_path()))
+            refusal = exc
     needs_context = bool(cfg.context_fields) and collecting
     # A task whose context fields are all optional (sentiment's prompt) can be written without one.
     context_required = any(not spec.get("optional", False) for spec in cfg.context_fields)
@@ -105,6 +119,7 @@ def create(request, slug: str):
             "form": form,
             "collecting": collecting,
             "blocked": not request.user.can_contribute,
+            "refusal": refusal,
             "needs_context": needs_context,
             "context_missing": needs_context and context is None and context_required,
             "served_context": context,
@@ -222,8 +237,13 @@ def explain(request, pk: int):
 def retract(request, pk: int):
     """Retract the author's example: it leaves the counts and the validation queue."""
     example = _own_example(request, pk)
-    services.retract_example(example=example, user=request.user)
-    messages.success(request, "Example retracted. It no longer counts.")
+    try:
+        services.retract_example(example=example, user=request.user)
+    except services.ExampleError as exc:  # a competition round's examples cannot be retracted
+        for message in exc.errors.get(services.NON_FIELD, []) or [str(exc)]:
+            messages.error(request, message)
+    else:
+        messages.success(request, "Example retracted. It no longer counts.")
     return redirect("annotation:outcome", pk=example.pk)
 
 

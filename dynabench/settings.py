@@ -32,6 +32,9 @@ Files:
     DYNABENCH_MODEL_DIR path, default ``$DYNABENCH_VAR_DIR/models``. Where models are saved: trained ones
                        in ``<task slug>/<name>/``, uploaded and hub ones in ``<task slug>/<uuid>/``.
                        Several machines share it (docs/deployment.md).
+    DYNABENCH_RELEASES_DIR path, default ``$DYNABENCH_VAR_DIR/releases``. Where round releases are
+                       frozen, one read-only folder per version: ``<task slug>/round-<n>/v<version>/``
+                       (``leaderboards/releases.py``). Back it up: a release is never written twice.
     DYNABENCH_STATIC_ROOT path, default ``$DYNABENCH_VAR_DIR/staticfiles``. Where ``collectstatic``
                        puts the static files whitenoise serves (the Docker image collects them at build).
 
@@ -100,6 +103,9 @@ Read elsewhere (not through this module):
     DEMO_PASSWORD      the password of the demo accounts, read by ``manage.py setup_demo`` (``os.environ``,
                        so no ``_FILE`` form); ``--password`` wins over it. Unset: the password remembered
                        in ``$DYNABENCH_VAR_DIR/demo_password``, else a new one.
+    DYNABENCH_OPERATOR the username recorded as the actor of the audit log for management commands run
+                       without ``--actor`` (``dynabench/audit.py``); unset, the entries have no actor and
+                       carry the OS user in ``additional_data``.
     DJANGO_SETTINGS_MODULE default ``dynabench.settings`` (``manage.py``, ``wsgi.py``, ``asgi.py``).
     DYNABENCH_HOST, DYNABENCH_PORT  where ``scripts/demo.sh`` and gunicorn (``gunicorn.conf.py``) serve;
                        default ``127.0.0.1`` and ``8000``.
@@ -143,6 +149,7 @@ CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 VAR_DIR = Path(env.str("DYNABENCH_VAR_DIR", default=str(BASE_DIR / "var")))
 DYNABENCH_DATA_DIR = Path(env.str("DYNABENCH_DATA_DIR", default=str(BASE_DIR.parent / "shared" / "data")))
 DYNABENCH_MODEL_DIR = Path(env.str("DYNABENCH_MODEL_DIR", default=str(VAR_DIR / "models")))
+DYNABENCH_RELEASES_DIR = Path(env.str("DYNABENCH_RELEASES_DIR", default=str(VAR_DIR / "releases")))
 DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600)
 DYNABENCH_MODEL_UPLOAD_MAX_BYTES = env.int("DYNABENCH_MODEL_UPLOAD_MAX_BYTES", default=1024**3)
 DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float("DYNABENCH_ENDPOINT_TIMEOUT_SECONDS", default=10.0)
@@ -155,6 +162,11 @@ DYNABENCH_EXPORT_KEY = (
     env.str("DYNABENCH_EXPORT_KEY", default="").strip()
     or hashlib.sha256(b"dynabench-export-key:" + SECRET_KEY.encode()).hexdigest()
 )
+
+# The audit log (dynabench/audit.py): changes as JSON values ({field: [before, after]}), not their text;
+# nothing logged for fixtures loaded raw.
+AUDITLOG_STORE_JSON_CHANGES = True
+AUDITLOG_DISABLE_ON_RAW_SAVE = True
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -174,12 +186,14 @@ INSTALLED_APPS = [
     "django_q",
     "csp",
     "health_check",
+    "auditlog",
     "dynabench",
     "accounts",
     "tasks",
     "models_registry",
     "annotation",
     "validation",
+    "crowd",
     "leaderboards",
 ]
 
@@ -193,8 +207,13 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After authentication: the audit log's actor is the request's user, read when an entry is written
+    # (so an API token's user, authenticated in the view, not the anonymous session; dynabench/audit.py).
+    "dynabench.audit.AuditMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # After the clickjacking and CSP middlewares: an MTurk worker's pages may be framed by MTurk only.
+    "crowd.framing.MTurkFramingMiddleware",
     "allauth.account.middleware.AccountMiddleware",
 ]
 
@@ -210,6 +229,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "crowd.context_processors.study_progress",
             ],
         },
     },

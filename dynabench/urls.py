@@ -24,5 +24,6 @@ urlpatterns = [
     path("", include("tasks.urls")),
     path("", include("annotation.urls")),
     path("", include("validation.urls")),
+    path("", include("crowd.urls")),
     path("", include("leaderboards.urls")),
 ]

@@ -28,7 +28,8 @@ from leaderboards.training.requests import check_training_name, request_training
 from tasks.admin import TaskOwnedAdmin, only_one_owned_task
 from tasks.models import Round, Task
 
-from .models import Dataset, DatasetItem, Score, TrainingJob
+from .models import Dataset, DatasetItem, Release, Score, TrainingJob
+from .releases import ReleaseError, create_release, release_dir
 from .selectors import auto_eval_datasets, card_eval_datasets
 
 #: The name help text, without angle brackets: the admin renders model help texts as HTML.
@@ -334,3 +335,76 @@ def train_next_round_target(modeladmin, request, queryset):
 
 
 extend_admin(Task, actions=[train_next_round_target])
+
+
+@admin.register(Release)
+class ReleaseAdmin(TaskOwnedAdmin):
+    """Round releases, read-only: a release is never changed or deleted (``leaderboards.releases``)."""
+
+    list_display = [
+        "__str__",
+        "task",
+        "round",
+        "version",
+        "total",
+        "licence",
+        "sha256",
+        "created_by",
+        "created_at",
+    ]
+    list_select_related = ["task", "round__task", "created_by"]
+    list_filter = [("task", admin.RelatedOnlyFieldListFilter)]
+    readonly_fields = [
+        "task", "round", "version", "created_by", "created_at", "sha256", "licence", "format_version",
+        "counts", "lineage", "path", "folder",
+    ]  # fmt: skip
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Examples")
+    def total(self, obj) -> int:
+        return (obj.counts or {}).get("total", 0)
+
+    @admin.display(description="Folder on the server")
+    def folder(self, obj) -> str:
+        return str(release_dir(obj))
+
+
+@admin.action(description="Release the selected round(s) (freeze their validated examples)")
+def release_rounds(modeladmin, request, queryset):
+    """``create_release`` for each selected round the user owns; an unchanged round gets its latest release back."""
+    for round_ in queryset.select_related("task").order_by("task__slug", "number"):
+        if not round_.task.is_owner(request.user):
+            modeladmin.message_user(
+                request, f"{round_}: only the task's owners can release it.", messages.ERROR
+            )
+            continue
+        try:
+            release, created = create_release(round_=round_, user=request.user)
+        except ReleaseError as exc:
+            modeladmin.message_user(request, f"{round_}: {exc}", messages.WARNING)
+            continue
+        url = reverse("admin:leaderboards_release_change", args=[release.pk])
+        text = "released as" if created else "is unchanged since"
+        modeladmin.message_user(
+            request,
+            format_html(
+                '{} {} <a href="{}">v{}</a> ({} examples).',
+                round_,
+                text,
+                url,
+                release.version,
+                release.counts.get("total", 0),
+            ),
+            messages.SUCCESS if created else messages.INFO,
+        )
+
+
+extend_admin(Round, actions=[release_rounds])

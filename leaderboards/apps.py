@@ -8,13 +8,21 @@ class LeaderboardsConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported here as Django requires: models cannot be imported before the app registry is ready.
+        from dynabench import audit
         from models_registry.models import RegisteredModel
 
         from . import signals
-        from .models import Dataset
+        from .models import Dataset, Release
 
         # A model becoming ready, or a new dataset, starts only the evaluations missing.
         post_save.connect(
             signals.model_saved, sender=RegisteredModel, dispatch_uid="leaderboards.model_saved"
         )
         post_save.connect(signals.dataset_saved, sender=Dataset, dispatch_uid="leaderboards.dataset_saved")
+
+        # The audit log (dynabench/audit.py): who released which round version (a release never changes).
+        audit.register(
+            Release,
+            task_of=lambda release: release.task_id,
+            include_fields=["task", "round", "version", "sha256", "licence", "path"],
+        )

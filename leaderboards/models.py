@@ -240,3 +240,50 @@ class LeaderboardSnapshot(models.Model):
         if self.pk is not None and not self._state.adding:
             raise ValueError("A leaderboard snapshot is immutable once saved.")
         super().save(*args, **kwargs)
+
+
+class Release(models.Model):
+    """A frozen, versioned copy of a round's validated examples (``leaderboards.releases``).
+
+    Its files lie under ``settings.DYNABENCH_RELEASES_DIR / path`` (``<task>/round-<n>/v<version>/``):
+    one JSONL per split, ``release.json`` and a dataset card ``README.md``, read-only. ``sha256`` is the
+    SHA-256 of the split files' ``sha256sum`` manifest (``releases.content_sha256``); ``counts`` is
+    ``{"total": int, "splits": {split: {"rows": int, "labels": {label: int}}}}``; ``lineage`` is
+    ``{"round": int, "targets": [{"model_id", "name", "round_target_id", "position",
+    "trained_on_rounds": [int] | null, "trained_on_source"}]}``. Immutable once saved: a change to the
+    round makes a new version.
+    """
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="releases")
+    round = models.ForeignKey("tasks.Round", on_delete=models.PROTECT, related_name="releases")
+    version = models.PositiveIntegerField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="releases"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    sha256 = models.CharField(max_length=64)
+    licence = models.CharField(max_length=200, blank=True)
+    format_version = models.CharField(max_length=20)
+    counts = models.JSONField(default=dict)
+    lineage = models.JSONField(default=dict)
+    path = models.CharField(
+        max_length=500, help_text="Folder of the files, relative to DYNABENCH_RELEASES_DIR."
+    )
+
+    class Meta:
+        ordering = ["task", "round__number", "version"]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "version"], name="release_version_unique_per_round"),
+            models.CheckConstraint(condition=Q(version__gte=1), name="release_version_at_least_one"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.path}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None and not self._state.adding:
+            raise ValueError("A release is immutable once saved; make a new version instead.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args, **kwargs):
+        raise ValueError("A release is never deleted: its files may have been downloaded and cited.")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import annotators_views, views
 
 app_name = "leaderboards"
 
@@ -11,4 +11,5 @@ urlpatterns = [
     path("tasks/<slug:slug>/leaderboard/snapshots/", views.snapshot_create, name="snapshot_create"),
     path("tasks/<slug:slug>/leaderboard/snapshots/<int:pk>/", views.snapshot_detail, name="snapshot"),
     path("models/<int:pk>/", views.model_detail, name="model"),
+    path("tasks/<slug:slug>/annotators/", annotators_views.annotator_leaderboard, name="annotators"),
 ]

@@ -202,8 +202,14 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
 
     def _set_published(self, request, queryset, published: bool) -> None:
         """Set ``is_published`` on the selected models the user may change (owner, task owner, superuser)."""
-        allowed = [m.pk for m in queryset.select_related("task") if self.has_change_permission(request, m)]
-        changed = RegisteredModel.objects.filter(pk__in=allowed).update(is_published=published)
+        allowed = [m for m in queryset.select_related("task") if self.has_change_permission(request, m)]
+        changed = 0
+        for model in allowed:
+            # One save per model, not a queryset update: the audit log records each change (dynabench/audit.py).
+            if model.is_published != published:
+                model.is_published = published
+                model.save(update_fields=["is_published", "updated_at"])
+            changed += 1
         verb = "Published" if published else "Unpublished"
         self.message_user(request, f"{verb} {changed} model(s).")
         if len(allowed) < queryset.count():

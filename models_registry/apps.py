@@ -4,3 +4,18 @@ from django.apps import AppConfig
 class ModelsRegistryConfig(AppConfig):
     name = "models_registry"
     verbose_name = "Model registry"
+
+    def ready(self) -> None:
+        # Imported here as Django requires: models cannot be imported before the app registry is ready.
+        from dynabench import audit
+
+        from .models import RegisteredModel, RoundTarget
+
+        # The audit log (dynabench/audit.py): a model's publication and visibility (not its check status,
+        # card or timestamps), and the rounds' targets.
+        audit.register(
+            RegisteredModel,
+            task_of=lambda model: model.task_id,
+            include_fields=["task", "name", "owner", "is_published", "is_anonymous"],
+        )
+        audit.register(RoundTarget, task_of=lambda target: target.round.task_id)

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
-from dynabench.admin_extensions import ExtensibleAdmin
+from dynabench import audit
+from dynabench.admin_extensions import ExtensibleAdmin, ObjectTool, extend_admin
 
 from . import services
 from .config import validate_config
-from .models import Context, Round, Task
+from .models import Context, Quiz, QuizAttempt, QuizQuestion, Round, Task, TaskWorker, TutorialItem
 from .round_stats import rate, with_round_counts
 
 
@@ -111,6 +114,9 @@ class TaskAdminForm(forms.ModelForm):
             "current_round",
             "validation_quorum",
             "is_active",
+            "daily_example_cap",
+            "daily_validation_cap",
+            "requires_allow_list",
         ]
 
     def __init__(self, *args, **kwargs):
@@ -178,6 +184,167 @@ def only_one_owned_task(modeladmin, request, tasks: list[Task]) -> Task | None:
     return tasks[0]
 
 
+class _ParentTaskInline:
+    """An inline whose parent belongs to a task (the Task itself, or a Quiz): the task's owners may view,
+    add, change and delete its rows without Django model permissions, as on ``TaskOwnedAdmin`` pages."""
+
+    def _task_of_parent(self, obj) -> Task | None:
+        return obj if isinstance(obj, Task) else getattr(obj, "task", None)
+
+    def _parent_owned(self, request, obj) -> bool:
+        if not (request.user.is_active and request.user.is_staff):
+            return False
+        if obj is None:  # a new parent: its task field offers only the owner's tasks
+            return bool(_owned_task_ids(request))
+        task = self._task_of_parent(obj)
+        return task is not None and task.pk in _owned_task_ids(request)
+
+    def has_view_permission(self, request, obj=None):
+        return super().has_view_permission(request, obj) or self._parent_owned(request, obj)
+
+    def has_add_permission(self, request, obj=None):
+        return super().has_add_permission(request, obj) or self._parent_owned(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) or self._parent_owned(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) or self._parent_owned(request, obj)
+
+
+class TutorialItemInline(_ParentTaskInline, admin.StackedInline):
+    """The worked examples of the task's tutorial (``/tasks/<slug>/tutorial/``), in ``position`` order."""
+
+    model = TutorialItem
+    fields = ["position", "text", "label", "model_answer", "fooled_model", "note"]
+    extra = 0
+
+
+class QuizQuestionInline(_ParentTaskInline, admin.StackedInline):
+    """A quiz's questions; ``QuizQuestion.clean`` checks the choices and that the answer is one of them."""
+
+    model = QuizQuestion
+    fields = ["position", "text", "choices", "answer", "explanation"]
+    extra = 0
+
+
+class QuizAttemptInline(_ParentTaskInline, admin.TabularInline):
+    """Workers' attempts at the quiz, read-only."""
+
+    model = QuizAttempt
+    fields = ["user", "n_correct", "n_questions", "passed", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Quiz)
+class QuizAdmin(TaskOwnedAdmin):
+    """A task's qualification quiz (``/tasks/<slug>/quiz/``): pass mark, attempts, questions, attempts."""
+
+    owners_can_add = True
+    list_display = ["__str__", "task", "is_active", "pass_mark", "max_attempts", "updated_at"]
+    list_select_related = ["task"]
+    fields = ["task", "is_active", "introduction", "pass_mark", "max_attempts"]
+    inlines = [QuizQuestionInline, QuizAttemptInline]
+
+
+class TaskWorkerAdminForm(forms.ModelForm):
+    """A worker's standing; a new row names its worker by ``username`` (no list of every account)."""
+
+    username = forms.CharField(
+        max_length=150, required=False, help_text="The worker's username, exactly as they sign in."
+    )
+
+    class Meta:
+        model = TaskWorker
+        fields = ["task", "listing", "listing_reason", "held_reason"]
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk is not None:
+            return cleaned
+        username = (cleaned.get("username") or "").strip()
+        user = get_user_model().objects.filter(username=username).first() if username else None
+        if user is None:
+            self.add_error("username", "No account has this username." if username else "Give a username.")
+            return cleaned
+        task = cleaned.get("task")
+        if task is not None and TaskWorker.objects.filter(task=task, user=user).exists():
+            self.add_error("username", f"{username} already has a standing on {task.slug}; change that one.")
+            return cleaned
+        self.instance.user = user
+        return cleaned
+
+
+def _set_listing(modeladmin, request, queryset, listing: str, done: str) -> None:
+    """Set ``listing`` on the selected workers the user may change (``queryset`` is owner-scoped)."""
+    reason = f"{done.capitalize()} by {request.user.username} in the admin." if listing else ""
+    n = queryset.update(listing=listing, listing_reason=reason, updated_at=timezone.now())
+    modeladmin.message_user(request, f"{n} worker(s) {done}.", messages.SUCCESS)
+
+
+@admin.register(TaskWorker)
+class TaskWorkerAdmin(TaskOwnedAdmin):
+    """Workers' standing on the owner's tasks: block and allow lists, holds for review, onboarding."""
+
+    owners_can_add = True
+    form = TaskWorkerAdminForm
+    list_display = ["user", "task", "listing", "held_at", "tutorial_seen_at", "quiz_passed_at", "updated_at"]
+    list_select_related = ["user", "task"]
+    list_filter = [
+        "listing",
+        ("held_at", admin.EmptyFieldListFilter),
+        ("task", admin.RelatedOnlyFieldListFilter),
+    ]
+    search_fields = ["user__username"]
+    actions = ["block", "allow", "remove_from_lists", "release_hold"]
+
+    def get_fields(self, request, obj=None):
+        who = ["username"] if obj is None else ["user"]
+        return [
+            "task",
+            *who,
+            "listing",
+            "listing_reason",
+            "held_at",
+            "held_reason",
+            "tutorial_seen_at",
+            "quiz_passed_at",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_readonly_fields(self, request, obj=None):
+        fixed = ["held_at", "tutorial_seen_at", "quiz_passed_at", "created_at", "updated_at"]
+        return fixed if obj is None else ["task", "user", *fixed]
+
+    @admin.action(description="Block the selected workers on their task")
+    def block(self, request, queryset):
+        _set_listing(self, request, queryset, TaskWorker.Listing.BLOCKED, "blocked")
+
+    @admin.action(description="Put the selected workers on their task's allow list")
+    def allow(self, request, queryset):
+        _set_listing(self, request, queryset, TaskWorker.Listing.ALLOWED, "allowed")
+
+    @admin.action(description="Remove the selected workers from the block and allow lists")
+    def remove_from_lists(self, request, queryset):
+        _set_listing(self, request, queryset, TaskWorker.Listing.NONE, "removed from the lists")
+
+    @admin.action(description="Release the selected workers' holds for review")
+    def release_hold(self, request, queryset):
+        n = queryset.filter(held_at__isnull=False).update(
+            held_at=None, held_reason="", updated_at=timezone.now()
+        )
+        self.message_user(request, f"Released {n} hold(s).", messages.SUCCESS)
+
+
 @admin.register(Task)
 class TaskAdmin(TaskOwnedAdmin):
     """Tasks: config (validated on save), owners, current round."""
@@ -191,7 +358,7 @@ class TaskAdmin(TaskOwnedAdmin):
     filter_horizontal = ["owners"]
     readonly_fields = ["created_at"]
     prepopulated_fields = {"slug": ["name"]}
-    inlines = [RoundInline]
+    inlines = [RoundInline, TutorialItemInline]
 
 
 def _percent(value: float | None) -> str:
@@ -298,3 +465,25 @@ class ContextAdmin(TaskOwnedAdmin):
     ]
     search_fields = ["tag", "external_id", "data"]
     readonly_fields = ["created_at"]
+
+
+# The audit log (dynabench/audit.py), read-only: superusers see every entry, a task owner those of the
+# tasks they own; each Task page links to its task's entries.
+admin.site.unregister(audit.LogEntry)
+
+
+@admin.register(audit.LogEntry)
+class LogEntryAdmin(audit.TaskScopedLogEntryAdmin):
+    def owned_task_ids(self, request) -> set[int]:
+        return _owned_task_ids(request)
+
+    def task_choices(self, request) -> list[tuple[int, str]]:
+        tasks = (
+            Task.objects.all()
+            if self._sees_all(request)
+            else Task.objects.filter(pk__in=_owned_task_ids(request))
+        )
+        return [(task.pk, task.slug) for task in tasks.order_by("slug")]
+
+
+extend_admin(Task, urls=[audit.task_log_urls], object_tools=[ObjectTool("Audit log", "audit_log")])

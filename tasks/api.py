@@ -6,7 +6,7 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -30,6 +30,17 @@ SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, descrip
 NUMBER = OpenApiParameter(
     "number", OpenApiTypes.INT, OpenApiParameter.PATH, description="Round number (1, 2, ...)."
 )
+
+
+class NotQualifiedError(PermissionDenied):
+    """403 for a refusal of the task's qualification rules (``tasks.qualification.NotQualified``): the body
+    is ``{"detail": message, "code": code, "url": url}``, ``code`` one of ``qualification.CODES`` and
+    ``url`` the page that lifts it (tutorial, quiz) or null."""
+
+    def __init__(self, code: str, message: str, url: str | None = None):
+        super().__init__(detail=message, code=code)
+        # Set after __init__: DRF would turn a null url into the text "None".
+        self.detail = {"detail": self.detail, "code": code, "url": url}
 
 
 class TaskList(generics.ListAPIView):

@@ -5,7 +5,7 @@ Slugs and numbers are ``str`` in the routes so that a malformed one gets the API
 
 from django.urls import path
 
-from . import api
+from . import api, api_workers
 
 urlpatterns = [
     path("tasks/", api.TaskList.as_view(), name="api-task-list"),
@@ -13,4 +13,10 @@ urlpatterns = [
     path("tasks/<str:slug>/rounds/", api.RoundList.as_view(), name="api-round-list"),
     path("tasks/<str:slug>/rounds/<str:number>/", api.RoundDetail.as_view(), name="api-round-detail"),
     path("tasks/<str:slug>/contexts/next/", api.NextContext.as_view(), name="api-context-next"),
+    path("tasks/<str:slug>/workers/", api_workers.TaskWorkerList.as_view(), name="api-task-workers"),
+    path(
+        "tasks/<str:slug>/workers/<str:username>/",
+        api_workers.TaskWorkerDetail.as_view(),
+        name="api-task-worker",
+    ),
 ]

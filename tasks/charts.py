@@ -10,6 +10,7 @@ which is not the same as a rate of 0). The geometry is plain arithmetic so tests
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -177,3 +178,59 @@ def _polyline(run: list[Point], colour: str, dash_attr: str) -> str:
         return ""
     coords = " ".join(f"{_fmt(p.x)},{_fmt(p.y)}" for p in run)
     return f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}/>'
+
+
+def _nice_top(largest: float) -> float:
+    """The smallest 1, 2 or 5 times a power of ten at or above ``largest`` (the chart's top gridline)."""
+    if largest <= 0:
+        return 1.0
+    power = 10 ** math.floor(math.log10(largest))
+    for step in (1, 2, 5, 10):
+        if largest <= step * power:
+            return float(step * power)
+    return float(10 * power)
+
+
+def amount_chart(
+    labels: Sequence[str],
+    values: Sequence[float | None],
+    *,
+    unit: str,
+    width: int = 480,
+    height: int = 240,
+    title: str = "",
+    x_title: str = "",
+) -> Chart:
+    """A line chart of one series of non-negative amounts (e.g. cost per verified model-fooling example,
+    in ``unit``) over categorical ``labels``, as ``rate_chart`` draws rates: the y axis runs from 0 to
+    ``_nice_top`` of the largest value, so y of v = TOP + (1 - v / top) * (height - TOP - BOTTOM).
+    A ``None`` value is a gap. Negative values are drawn at 0 (a round whose reversals exceed its pay).
+
+    Raises:
+        ValueError: when there is not one value per label.
+    """
+    labels = [str(label) for label in labels]
+    if len(values) != len(labels):
+        raise ValueError(f"{len(values)} values for {len(labels)} labels")
+    present = [max(float(v), 0.0) for v in values if v is not None]
+    top = _nice_top(max(present, default=0.0))
+    scaled = [None if v is None else max(float(v), 0.0) / top for v in values]
+    chart = rate_chart(
+        labels, [Series(unit, scaled)], width=width, height=height, title=title, x_title=x_title
+    )
+    # Relabel the rate chart's percentages as amounts: gridlines and point titles.
+    svg = str(chart.svg)
+    for g in GRID:
+        svg = svg.replace(f">{int(g * 100)}%</text>", f">{_amount(g * top)}</text>", 1)
+    points = {unit: [Point(p.x, p.y, p.value * top, p.label, p.index) for p in chart.points.get(unit, [])]}
+    for before, after in zip(chart.points.get(unit, []), points[unit], strict=True):
+        svg = svg.replace(
+            f"{escape(unit)} {escape(before.label)}: {before.value:.1%}</title>",
+            f"{escape(unit)} {escape(after.label)}: {_amount(after.value)}</title>",
+            1,
+        )
+    return Chart(width=width, height=height, labels=labels, points=points, svg=mark_safe(svg))
+
+
+def _amount(value: float) -> str:
+    return f"{value:,.2f}"

@@ -48,7 +48,9 @@ class Task(models.Model):
         default=0.0, help_text="Share of the validation queue served from gold items, in [0, 1)."
     )
     gold_accuracy_threshold = models.FloatField(
-        null=True, blank=True, help_text="A validator whose gold accuracy falls below this is held for review."
+        null=True,
+        blank=True,
+        help_text="A validator whose gold accuracy falls below this is held for review.",
     )
     gold_min_answers = models.PositiveSmallIntegerField(
         default=5, help_text="Gold answers needed before the accuracy threshold applies."
@@ -59,7 +61,9 @@ class Task(models.Model):
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(condition=Q(validation_quorum__gte=1), name="task_quorum_at_least_one"),
-            models.CheckConstraint(condition=Q(gold_share__gte=0) & Q(gold_share__lt=1), name="task_gold_share_in_range"),
+            models.CheckConstraint(
+                condition=Q(gold_share__gte=0) & Q(gold_share__lt=1), name="task_gold_share_in_range"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -180,7 +184,9 @@ class TaskWorker(models.Model):
         BLOCKED = "blocked", "On the block list"
 
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="workers")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="task_standings")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="task_standings"
+    )
     listing = models.CharField(max_length=10, choices=Listing.choices, blank=True, default="")
     listing_reason = models.TextField(blank=True)
     held_at = models.DateTimeField(
@@ -194,7 +200,9 @@ class TaskWorker(models.Model):
 
     class Meta:
         ordering = ["task", "user"]
-        constraints = [models.UniqueConstraint(fields=["task", "user"], name="task_worker_one_per_task_and_user")]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "user"], name="task_worker_one_per_task_and_user")
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} on {self.task.slug}"
@@ -236,7 +244,9 @@ class Quiz(models.Model):
     class Meta:
         verbose_name_plural = "quizzes"
         constraints = [
-            models.CheckConstraint(condition=Q(pass_mark__gt=0) & Q(pass_mark__lte=1), name="quiz_pass_mark_in_range"),
+            models.CheckConstraint(
+                condition=Q(pass_mark__gt=0) & Q(pass_mark__lte=1), name="quiz_pass_mark_in_range"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -260,10 +270,14 @@ class QuizQuestion(models.Model):
         return f"question {self.position} of {self.quiz}"
 
     def clean(self) -> None:
-        if not isinstance(self.choices, list) or len(self.choices) < 2 or not all(
-            isinstance(c, str) and c.strip() for c in self.choices
+        if (
+            not isinstance(self.choices, list)
+            or len(self.choices) < 2
+            or not all(isinstance(c, str) and c.strip() for c in self.choices)
         ):
-            raise ValidationError({"choices": "Give at least two non-empty choices, as a JSON list of strings."})
+            raise ValidationError(
+                {"choices": "Give at least two non-empty choices, as a JSON list of strings."}
+            )
         if self.answer not in self.choices:
             raise ValidationError({"answer": "The answer must be one of the choices, exactly."})
 

@@ -3,16 +3,18 @@
 Examples are the annotation app's table, which sits above this one. These reads reach it through the
 round's reverse relation (``Round.examples``) and its model class (``examples_model()``), never by an
 import, so the task page, the round API and the round admin, which live here, can show the figures.
-Definitions: docs/domain.md, "MER and vMER" and "Statistics".
+The crowd cost reads the crowd app's pay ledger the same way (``Round.ledger_entries``).
+Definitions: docs/domain.md, "MER and vMER" and "Statistics"; docs/crowd.md, "Cost per round".
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cache
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 
 from dynabench.metrics import krippendorff_alpha_nominal
 
@@ -69,6 +71,62 @@ def rate(part: int, scored: int) -> float | None:
 
 
 @dataclass(frozen=True)
+class RoundCost:
+    """What a round's crowd work cost in one ``currency`` (docs/crowd.md, "Cost per round"): ``total``, the
+    sum of every pay ledger row of the round (reversals included, paid or not), and ``total`` divided by
+    the collected examples, by the collected examples that are settled (any status), and by the verified
+    model-fooling ones; each ``Decimal`` (unrounded), None when its count is 0."""
+
+    currency: str
+    total: Decimal
+    per_collected: Decimal | None
+    per_validated: Decimal | None
+    per_verified_fooling: Decimal | None
+
+
+def _per(total: Decimal, count: int) -> Decimal | None:
+    return total / count if count else None
+
+
+def _costs(rounds) -> dict[int, tuple[RoundCost, ...]]:
+    """Each round's cost per currency, from the crowd app's ledger through the reverse relation
+    ``Round.ledger_entries`` (crowd sits above this app), and the settled count for rounds that have
+    ledger rows: two queries. ``rounds`` are annotated by ``with_round_counts``."""
+    by_pk = {r.pk: r for r in rounds}
+    totals = (
+        Round.objects.filter(pk__in=by_pk, ledger_entries__isnull=False)
+        .values_list("pk", "ledger_entries__currency")
+        .annotate(total=Sum("ledger_entries__amount"))
+        .order_by("pk", "ledger_entries__currency")
+    )
+    rows = list(totals)
+    if not rows:
+        return {pk: () for pk in by_pk}
+    Example = examples_model()
+    settled = dict(
+        Example.objects.filter(round_id__in={pk for pk, _, _ in rows}, is_retracted=False)
+        .exclude(source=Example.Source.IMPORTED)
+        .exclude(status=Example.Status.PENDING)
+        .values_list("round_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    costs: dict[int, list[RoundCost]] = {pk: [] for pk in by_pk}
+    for pk, currency, total in rows:
+        r = by_pk[pk]
+        costs[pk].append(
+            RoundCost(
+                currency=currency,
+                total=total,
+                per_collected=_per(total, r.n_collected),
+                per_validated=_per(total, settled.get(pk, 0)),
+                per_verified_fooling=_per(total, r.n_verified),
+            )
+        )
+    return {pk: tuple(c) for pk, c in costs.items()}
+
+
+@dataclass(frozen=True)
 class RoundCounts:
     """Statistics of one round (docs/domain.md, "MER and vMER").
 
@@ -83,7 +141,8 @@ class RoundCounts:
     both); ``median_time_ms`` the median ``time_taken_ms`` of the collected examples that have one
     (None when none has); ``agreement`` Krippendorff's alpha (nominal) over the validators' ordinary
     verdicts on the collected examples (owner verdicts left out: they settle, they do not code), None
-    when it is undefined (``dynabench.metrics.krippendorff_alpha_nominal``).
+    when it is undefined (``dynabench.metrics.krippendorff_alpha_nominal``); ``costs`` the crowd pay of
+    the round, one ``RoundCost`` per currency (empty when nothing was paid through a study).
     """
 
     round: Round
@@ -97,6 +156,13 @@ class RoundCounts:
     flagged: int = 0
     median_time_ms: float | None = None
     agreement: float | None = None
+    costs: tuple[RoundCost, ...] = ()
+
+    @property
+    def cost(self) -> RoundCost | None:
+        """The round's crowd cost when it was paid in one currency; None with no ledger rows or with
+        several currencies (then see ``costs``, one per currency)."""
+        return self.costs[0] if len(self.costs) == 1 else None
 
     @property
     def mer(self) -> float | None:
@@ -171,7 +237,9 @@ def _agreements(round_ids: list[int]) -> dict[int, float | None]:
     return {pk: krippendorff_alpha_nominal(units.values()) for pk, units in verdicts.items()}
 
 
-def _counts(r: Round, median_time_ms: float | None, agreement: float | None = None) -> RoundCounts:
+def _counts(
+    r: Round, median_time_ms: float | None, agreement: float | None = None, costs: tuple[RoundCost, ...] = ()
+) -> RoundCounts:
     return RoundCounts(
         round=r,
         collected=r.n_collected,
@@ -184,22 +252,23 @@ def _counts(r: Round, median_time_ms: float | None, agreement: float | None = No
         flagged=r.n_flagged,
         median_time_ms=median_time_ms,
         agreement=agreement,
+        costs=costs,
     )
 
 
 def round_counts_for_task(task: Task) -> list[RoundCounts]:
     """Per-round statistics of a task, lowest round first.
 
-    Three queries whatever the number of rounds: the counts, the times for the medians, the verdicts
-    for the agreement.
+    Four or five queries whatever the number of rounds: the counts, the times for the medians, the
+    verdicts for the agreement, the ledger totals (and settled counts) for the cost.
     """
     rounds = list(with_round_counts(Round.objects.filter(task=task).order_by("number")))
     ids = [r.pk for r in rounds]
-    medians, agreements = _median_times(ids), _agreements(ids)
-    return [_counts(r, medians[r.pk], agreements[r.pk]) for r in rounds]
+    medians, agreements, costs = _median_times(ids), _agreements(ids), _costs(rounds)
+    return [_counts(r, medians[r.pk], agreements[r.pk], costs[r.pk]) for r in rounds]
 
 
 def round_counts(round_: Round) -> RoundCounts:
     """Statistics of one round: counts, MER, vMER, median time and agreement (see ``RoundCounts``)."""
     r = with_round_counts(Round.objects.filter(pk=round_.pk)).get()
-    return _counts(r, _median_times([r.pk])[r.pk], _agreements([r.pk])[r.pk])
+    return _counts(r, _median_times([r.pk])[r.pk], _agreements([r.pk])[r.pk], _costs([r])[r.pk])

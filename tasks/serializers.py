@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from dynabench.api.queries import QueryTextField, StrictQuerySerializer
+from dynabench.money import fmt
 from tasks.selectors import STRATEGIES
 
 from .models import Context, Round, Task
@@ -76,6 +77,42 @@ class TaskDetailSerializer(TaskSerializer):
         return bool(request and task.is_owner(request.user))
 
 
+class RoundCostSerializer(serializers.Serializer):
+    """A round's crowd cost in one currency (``tasks.round_stats.RoundCost``): amounts as decimal strings
+    with two decimals (rounded half-up), each ``per_*`` null when its count is 0."""
+
+    currency = serializers.CharField(help_text="ISO 4217 code, e.g. GBP.")
+    total = serializers.SerializerMethodField(
+        help_text="Every pay ledger row of the round, reversals included."
+    )
+    per_collected = serializers.SerializerMethodField(help_text="total / collected examples.")
+    per_validated = serializers.SerializerMethodField(
+        help_text="total / collected examples settled (any status)."
+    )
+    per_verified_fooling = serializers.SerializerMethodField(
+        help_text="total / verified model-fooling examples."
+    )
+
+    @staticmethod
+    def _money(value) -> str | None:
+        return None if value is None else fmt(value)
+
+    def get_total(self, cost) -> str:
+        return fmt(cost.total)
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_per_collected(self, cost) -> str | None:
+        return self._money(cost.per_collected)
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_per_validated(self, cost) -> str | None:
+        return self._money(cost.per_validated)
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_per_verified_fooling(self, cost) -> str | None:
+        return self._money(cost.per_verified_fooling)
+
+
 class RoundStatisticsSerializer(serializers.Serializer):
     """A round's figures, as on the task page (``tasks.round_stats.RoundCounts``).
 
@@ -120,6 +157,11 @@ class RoundStatisticsSerializer(serializers.Serializer):
             "verdicts on any example, or all the same)."
         ),
     )
+    cost = RoundCostSerializer(
+        allow_null=True,
+        help_text="The round's crowd pay in its currency; null when nothing was paid or in several currencies.",
+    )
+    costs = RoundCostSerializer(many=True, help_text="The round's crowd pay, one entry per currency.")
 
 
 class RoundSerializer(serializers.ModelSerializer):

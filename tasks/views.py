@@ -3,7 +3,7 @@
 from django.shortcuts import render
 
 from . import selectors
-from .charts import Series, rate_chart
+from .charts import Series, amount_chart, rate_chart
 from .round_stats import round_counts_for_task
 
 
@@ -24,6 +24,7 @@ def task_detail(request, slug: str):
             "cfg": task.cfg,
             "round_counts": counts,
             "mer_chart": mer_chart(counts),
+            "cost_chart": cost_chart(counts),
             "collecting": task.open_round is not None,
         },
     )
@@ -39,5 +40,26 @@ def mer_chart(counts):
         [str(c.round.number) for c in counts],
         [Series("MER", [c.mer for c in counts]), Series("vMER", [c.vmer for c in counts])],
         title="Model error rate (MER) and validated MER (vMER) per round",
+        x_title="Round",
+    )
+
+
+def cost_chart(counts):
+    """The crowd cost per verified model-fooling example per round (``RoundCounts.cost``), as an inline
+    SVG chart in the rounds' currency; None when no round has one (nothing paid through a study, or the
+    rounds were paid in several currencies, which one axis cannot show)."""
+    costs = [c.cost for c in counts]
+    currencies = {cost.currency for cost in costs if cost is not None}
+    if len(currencies) != 1 or all(cost is None or cost.per_verified_fooling is None for cost in costs):
+        return None
+    (currency,) = currencies
+    return amount_chart(
+        [str(c.round.number) for c in counts],
+        [
+            None if cost is None or cost.per_verified_fooling is None else float(cost.per_verified_fooling)
+            for cost in costs
+        ],
+        unit=currency,
+        title=f"Crowd cost per verified model-fooling example per round ({currency})",
         x_title="Round",
     )

@@ -1,19 +1,31 @@
 """Admin for validations: read-only (verdicts are written by the validation service, which keeps counts).
 
 Also adds the owner-verdict actions to the Example admin (``annotation.admin``, an extension through
-``dynabench.admin_extensions``): settle the selected examples as correct, incorrect or flagged.
+``dynabench.admin_extensions``): settle the selected examples as correct, incorrect or flagged; and the
+gold actions (mark the selected examples as gold with a known verdict, ``validation.gold``). Gold items
+and gold answers have admins of their own, and the Task admin a "Gold accuracy" page (per validator).
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.http import Http404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 
 from annotation.models import Example
-from dynabench.admin_extensions import extend_admin
+from dynabench.admin_extensions import ObjectTool, extend_admin
 from tasks.admin import TaskOwnedAdmin
+from tasks.models import Task
 
-from .models import Validation
-from .services import VerdictError, submit_validation
+from . import gold, gold_selectors
+from .models import GoldAnswer, GoldItem, Validation
+from .services import VerdictError, overturn_verdict, submit_validation
 
 
 @admin.register(Validation)
@@ -81,3 +93,182 @@ def settle_flagged(modeladmin, request, queryset):
 
 
 extend_admin(Example, actions=[settle_correct, settle_incorrect, settle_flagged])
+
+
+def _overturn(modeladmin, request, queryset, verdict: str) -> None:
+    """Overturn each selected settled example with an owner verdict (``services.overturn_verdict``)."""
+    changed, refused = 0, []
+    for example in queryset.select_related("round__task"):
+        try:
+            changed += overturn_verdict(example=example, owner=request.user, verdict=verdict).settled
+        except VerdictError as exc:
+            refused.append(f"example {example.pk}: " + " ".join(m for ms in exc.errors.values() for m in ms))
+    modeladmin.message_user(request, f"Overturned {changed} example(s) to {verdict}.", messages.SUCCESS)
+    if refused:
+        modeladmin.message_user(request, "Not overturned: " + "; ".join(refused[:20]), messages.WARNING)
+
+
+@admin.action(description="Overturn a settled example: validated correct (owner verdict)")
+def overturn_correct(modeladmin, request, queryset):
+    _overturn(modeladmin, request, queryset, "correct")
+
+
+@admin.action(description="Overturn a settled example: validated incorrect (owner verdict)")
+def overturn_incorrect(modeladmin, request, queryset):
+    _overturn(modeladmin, request, queryset, "incorrect")
+
+
+@admin.action(description="Overturn a settled example: flagged (owner verdict)")
+def overturn_flagged(modeladmin, request, queryset):
+    _overturn(modeladmin, request, queryset, "flagged")
+
+
+extend_admin(Example, actions=[overturn_correct, overturn_incorrect, overturn_flagged])
+
+
+# ---------------------------------------------------------------------------------------------------
+# Gold items (validation.gold)
+
+
+@admin.register(GoldItem)
+class GoldItemAdmin(TaskOwnedAdmin):
+    """Gold items of the owner's tasks: the known verdict, answers and how many were right. Marked from
+    the Example admin's actions (or the gold API); here the note can be edited and items retired."""
+
+    task_path = "task"
+    list_display = [
+        "id",
+        "example",
+        "round_number",
+        "verdict",
+        "n_answers",
+        "n_correct",
+        "created_at",
+        "retired_at",
+    ]
+    list_filter = ["verdict", ("task", admin.RelatedOnlyFieldListFilter), "retired_at"]
+    readonly_fields = ["task", "example", "verdict", "created_by", "created_at", "retired_at"]
+    fields = ["task", "example", "verdict", "note", "created_by", "created_at", "retired_at"]
+    actions = ["retire"]
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("example__round")
+            .annotate(
+                n_answers=Count("answers"), n_correct=Count("answers", filter=Q(answers__is_correct=True))
+            )
+        )
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # retire instead: answers keep their gold item
+
+    @admin.display(description="Round", ordering="example__round__number")
+    def round_number(self, obj: GoldItem) -> int:
+        return obj.example.round.number
+
+    @admin.display(description="Answers", ordering="n_answers")
+    def n_answers(self, obj: GoldItem) -> int:
+        return obj.n_answers
+
+    @admin.display(description="Right", ordering="n_correct")
+    def n_correct(self, obj: GoldItem) -> int:
+        return obj.n_correct
+
+    @admin.action(description="Stop serving the selected gold items (delete if unanswered, else retire)")
+    def retire(self, request, queryset):
+        done = {"deleted": 0, "retired": 0}
+        for item in queryset.select_related("task"):
+            try:
+                done[gold.retire_gold(gold=item, by=request.user)] += 1
+            except gold.GoldError as exc:
+                self.message_user(request, f"Gold item {item.pk}: {exc}", messages.WARNING)
+        self.message_user(request, f"Deleted {done['deleted']}, retired {done['retired']}.", messages.SUCCESS)
+
+
+@admin.register(GoldAnswer)
+class GoldAnswerAdmin(TaskOwnedAdmin):
+    """Validators' answers on gold items, read-only (written by the validation service)."""
+
+    task_path = "gold__task"
+    list_display = ["id", "gold", "validator", "verdict", "is_correct", "created_at"]
+    list_select_related = ["gold", "validator"]
+    list_filter = ["is_correct", "verdict", ("gold__task", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["validator__username"]
+    readonly_fields = [
+        "gold",
+        "validator",
+        "verdict",
+        "corrected_label",
+        "reason",
+        "is_correct",
+        "created_at",
+    ]
+    fields = readonly_fields
+
+    def has_add_permission(self, request):
+        return False
+
+
+def _mark_gold(modeladmin, request, queryset, verdict: str) -> None:
+    """Mark each selected example as gold with ``verdict`` (the service checks ownership)."""
+    marked, refused = 0, []
+    for example in queryset.select_related("round__task"):
+        try:
+            gold.mark_gold(task=example.round.task, example=example, verdict=verdict, by=request.user)
+        except gold.GoldError as exc:
+            refused.append(f"example {example.pk}: " + " ".join(m for ms in exc.errors.values() for m in ms))
+        else:
+            marked += 1
+    modeladmin.message_user(request, f"Marked {marked} example(s) as gold ({verdict}).", messages.SUCCESS)
+    if refused:
+        modeladmin.message_user(request, "Not marked: " + "; ".join(refused[:20]), messages.WARNING)
+
+
+@admin.action(description="Mark as gold: known verdict correct")
+def gold_correct(modeladmin, request, queryset):
+    _mark_gold(modeladmin, request, queryset, "correct")
+
+
+@admin.action(description="Mark as gold: known verdict incorrect")
+def gold_incorrect(modeladmin, request, queryset):
+    _mark_gold(modeladmin, request, queryset, "incorrect")
+
+
+@admin.action(description="Mark as gold: known verdict flagged")
+def gold_flagged(modeladmin, request, queryset):
+    _mark_gold(modeladmin, request, queryset, "flagged")
+
+
+extend_admin(Example, actions=[gold_correct, gold_incorrect, gold_flagged])
+
+
+def gold_accuracy_view(model_admin, request, object_id):
+    """The task's gold accuracy per validator (``gold_selectors.gold_accuracy_table``), for its owners."""
+    task = model_admin.get_object(request, unquote(object_id))
+    if task is None:
+        raise Http404("No such task.")
+    if not model_admin.has_change_permission(request, task):
+        raise PermissionDenied
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "original": task,
+        "task": task,
+        "rows": gold_selectors.gold_accuracy_table(task),
+        "title": f"Gold accuracy on {task}",
+        "change_url": reverse("admin:tasks_task_change", args=[task.pk]),
+    }
+    return TemplateResponse(request, "validation/admin/gold_accuracy.html", context)
+
+
+def _gold_accuracy_urls(model_admin) -> list:
+    view = model_admin.admin_site.admin_view(partial(gold_accuracy_view, model_admin))
+    return [path("<path:object_id>/gold-accuracy/", view, name="tasks_task_gold_accuracy")]
+
+
+extend_admin(Task, urls=[_gold_accuracy_urls], object_tools=[ObjectTool("Gold accuracy", "gold_accuracy")])

@@ -13,10 +13,10 @@ from annotation.api import EXAMPLE_ID
 from dynabench.api.idempotency import idempotent
 from dynabench.api.lookups import positive_int_or_404
 from dynabench.api.permissions import IsContributor
-from tasks.api import SLUG
+from tasks.api import SLUG, NotQualifiedError
 from tasks.selectors import task_or_404
 
-from . import selectors, services
+from . import gold_selectors, selectors, services
 from .models import ValidationClaim
 from .serializers import (
     NextValidationQuerySerializer,
@@ -36,6 +36,16 @@ STATUS_OF_CODE = {
     "retracted": status.HTTP_409_CONFLICT,
     "not_open": status.HTTP_409_CONFLICT,
 }
+
+
+def refused(exc: services.VerdictError) -> exceptions.APIException:
+    """The API error of a service refusal: the task's qualification rules answer 403 with ``code`` and
+    ``url`` (``tasks.api.NotQualifiedError``); anything else ``VerdictRefused``."""
+    if exc.qualification:
+        return NotQualifiedError(
+            exc.code, " ".join(exc.errors.get(services.NON_FIELD) or [str(exc)]), exc.url
+        )
+    return VerdictRefused(exc)
 
 
 class VerdictRefused(exceptions.APIException):
@@ -68,14 +78,19 @@ class NextValidation(APIView):
         try:
             example = services.next_example(round_=round_, validator=request.user)
         except services.VerdictError as exc:
-            raise VerdictRefused(exc) from None
+            raise refused(exc) from None
         body = {"round": round_.number, "example": None, "claim_expires_at": None, "queue": None}
         if example is None:
             body["queue"] = selectors.queue_summary(round_, request.user).__dict__
         else:
-            body["example"] = annotation_selectors.example_with_predictions(example.pk)
+            shown = annotation_selectors.example_with_predictions(example.pk)
             claim = ValidationClaim.objects.filter(example_id=example.pk, validator=request.user).first()
-            body["claim_expires_at"] = claim.expires_at if claim else None
+            if claim is not None:
+                body["claim_expires_at"] = claim.expires_at
+            else:  # a gold item (validation.gold), possibly of another round: shown as one of this round
+                body["claim_expires_at"] = gold_selectors.gold_claim_expiry(round_, example, request.user)
+                shown.round = round_
+            body["example"] = shown
         return Response(NextValidationSerializer(body).data)
 
 
@@ -111,7 +126,7 @@ class ExampleValidations(APIView):
                 raise exceptions.ValidationError(
                     {("non_field_errors" if k == services.NON_FIELD else k): v for k, v in exc.errors.items()}
                 ) from None
-            raise VerdictRefused(exc) from None
+            raise refused(exc) from None
         v = outcome.validation
         result = {
             "id": v.pk,

@@ -73,3 +73,94 @@ class ValidationClaim(models.Model):
 
     def __str__(self) -> str:
         return f"{self.validator} holds example {self.example_id} until {self.expires_at:%H:%M:%S}"
+
+
+class GoldItem(models.Model):
+    """An example of the task whose verdict its owners know, mixed into validators' queues to measure
+    them (docs/crowd.md, "Gold items"). Any round of the task, normally an example already settled.
+
+    A gold item is served like any other example (``validation.gold_selectors.gold_queue_for``) and a
+    verdict on it is a ``GoldAnswer``, never a ``Validation``: it changes no vote count, quorum, MER,
+    vMER or agreement. ``retired_at`` set: no longer served (the answers stay for gold accuracy).
+    """
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="gold_items")
+    example = models.ForeignKey("annotation.Example", on_delete=models.PROTECT, related_name="gold_items")
+    verdict = models.CharField(
+        max_length=10, choices=Validation.Verdict.choices, help_text="The known verdict."
+    )
+    note = models.TextField(blank=True, help_text="For owners: why this is the verdict.")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    retired_at = models.DateTimeField(null=True, blank=True, help_text="No longer served when set.")
+
+    class Meta:
+        ordering = ["task", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["example"],
+                condition=Q(retired_at__isnull=True),
+                name="gold_item_one_active_per_example",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"gold {self.verdict} on example {self.example_id}"
+
+
+class GoldAnswer(models.Model):
+    """One validator's verdict on a gold item, kept apart from ``Validation`` (docs/crowd.md, "Gold
+    items"). ``is_correct``: ``verdict`` equals the gold item's verdict when answered."""
+
+    gold = models.ForeignKey(GoldItem, on_delete=models.PROTECT, related_name="answers")
+    validator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="gold_answers"
+    )
+    verdict = models.CharField(max_length=10, choices=Validation.Verdict.choices)
+    corrected_label = models.CharField(max_length=100, blank=True)
+    reason = models.TextField(blank=True)
+    is_correct = models.BooleanField()
+    # The round the validator was validating when served it (their statistics count it there, as a vote).
+    round = models.ForeignKey(
+        "tasks.Round", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["gold", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["gold", "validator"], name="gold_answer_one_per_gold_and_validator"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.validator} → {self.verdict} on {self.gold}"
+
+
+class GoldClaim(models.Model):
+    """A gold item served to one validator in ``round`` (the round they were validating), until
+    ``expires_at``: the record that what they were served was gold, so their verdict becomes a
+    ``GoldAnswer``. Not exclusive, unlike ``ValidationClaim``: many validators may hold the same gold
+    item at once. At most one per validator and round (the queue's one-claim-per-round rule)."""
+
+    gold = models.ForeignKey(GoldItem, on_delete=models.CASCADE, related_name="claims")
+    validator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="gold_claims"
+    )
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="+")
+    expires_at = models.DateTimeField(db_index=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["expires_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["validator", "round"], name="gold_claim_one_per_validator_and_round"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.validator} holds {self.gold} until {self.expires_at:%H:%M:%S}"

@@ -19,7 +19,7 @@ from annotation.models import Example
 from dynabench.text_rules import ascii_id
 from tasks.models import Round, Task
 
-from .models import Validation, ValidationClaim
+from .models import GoldAnswer, GoldClaim, GoldItem, Validation, ValidationClaim
 
 # The settled status a verdict stands for (docs/domain.md, "Quorum").
 STATUS_OF_VERDICT: dict[str, str] = {
@@ -48,6 +48,8 @@ def _n_validations() -> Subquery:
 def _open(task: Task, **where) -> QuerySet[Example]:
     """Examples of ``task`` open for validation (see ``open_examples``), filtered by ``where``."""
     qs = annotation_selectors.collected_examples().filter(status=Example.Status.PENDING, **where)
+    # A gold item's verdict is known: it is served only as gold (validation.gold_selectors.gold_queue_for).
+    qs = qs.exclude(pk__in=GoldItem.objects.filter(retired_at__isnull=True).values("example_id"))
     if not task.cfg.validate_non_fooling:
         qs = qs.filter(model_wrong=True)
     return qs
@@ -57,7 +59,8 @@ def open_examples(round_: Round) -> QuerySet[Example]:
     """Examples of ``round_`` still open for validation by anyone.
 
     Not retracted, not settled (``pending``; imported examples are stored settled), not imported,
-    and model-fooling unless the task's config sets ``validate_non_fooling``.
+    not an active gold item (served only as gold), and model-fooling unless the task's config sets
+    ``validate_non_fooling``.
     """
     return _open(round_.task, round=round_)
 
@@ -72,7 +75,9 @@ def verdict_examples(task: Task, user) -> QuerySet[Example]:
     examples open for validation (``open_examples``: what the queue serves to anyone); those they gave
     a verdict on (so a second tab hears "already recorded" and a late vote "already settled"); and the
     one they hold a claim on, live or expired but not taken over (so a validator served an example
-    hears that it was settled or retracted meanwhile). None for anonymous users.
+    hears that it was settled or retracted meanwhile); and the gold items served to them as gold or
+    answered as gold (``validation.gold``), so a gold item answers like any other example. None for
+    anonymous users.
     """
     examples = annotation_selectors.examples_of_task(task)
     if not user.is_authenticated:
@@ -81,16 +86,30 @@ def verdict_examples(task: Task, user) -> QuerySet[Example]:
     open_ = _open(task, round__task=task).values("pk")
     voted = Validation.objects.filter(example=OuterRef("pk"), validator=user)
     claimed = ValidationClaim.objects.filter(example=OuterRef("pk"), validator=user)
-    return examples.filter(Q(pk__in=visible) | Q(pk__in=open_) | Exists(voted) | Exists(claimed))
+    # Gold items served to them as gold, or answered as gold, answer as any served or voted example.
+    gold_claimed = GoldClaim.objects.filter(gold__example=OuterRef("pk"), validator=user)
+    gold_answered = GoldAnswer.objects.filter(gold__example=OuterRef("pk"), validator=user)
+    return examples.filter(
+        Q(pk__in=visible)
+        | Q(pk__in=open_)
+        | Exists(voted)
+        | Exists(claimed)
+        | Exists(gold_claimed)
+        | Exists(gold_answered)
+    )
 
 
 def validatable_by(round_: Round, user) -> QuerySet[Example]:
-    """Open examples of ``round_`` that ``user`` may judge: not their own, not already judged by them.
+    """Open examples of ``round_`` that ``user`` may judge: not their own, not already judged by them
+    (nor answered by them as gold).
 
     Claims are not considered here (see ``queue_for``).
     """
     mine = Validation.objects.filter(example=OuterRef("pk"), validator=user)
-    return open_examples(round_).exclude(annotator=user).exclude(Exists(mine))
+    answered_as_gold = GoldAnswer.objects.filter(gold__example=OuterRef("pk"), validator=user)
+    return (
+        open_examples(round_).exclude(annotator=user).exclude(Exists(mine)).exclude(Exists(answered_as_gold))
+    )
 
 
 def queue_for(round_: Round, user, *, now=None) -> QuerySet[Example]:
@@ -230,7 +249,8 @@ class AnnotatorRoundStats:
 
     ``submitted``: examples they wrote there (not retracted, not imported); ``fooling``: of those,
     model-fooling; ``verified_fooling``: model-fooling and settled ``validated_correct``;
-    ``validations``: verdicts they gave on the round's examples; ``judged_settled``: of their
+    ``validations``: verdicts they gave on the round's examples, gold answers served in the round
+    included (``validation.gold``); ``judged_settled``: of their
     non-owner verdicts, those on examples now settled; ``agreeing``: of those, the ones whose verdict
     matches the settled status. Owner verdicts are left out of agreement (they settle the example, so
     they agree by construction).
@@ -252,7 +272,7 @@ class AnnotatorRoundStats:
 
 
 def annotator_round_stats(task: Task, *, user=None) -> list[AnnotatorRoundStats]:
-    """Per (person, round) statistics of ``task``, sorted by user id then round number (two queries).
+    """Per (person, round) statistics of ``task``, sorted by user id then round number (three queries).
 
     Args:
         user: only this person's rows when given.
@@ -291,6 +311,14 @@ def annotator_round_stats(task: Task, *, user=None) -> list[AnnotatorRoundStats]
     ):
         key = (r.pop("validator_id"), r.pop("example__round__number"))
         rows.setdefault(key, {}).update(r)
+    # Gold answers count as verdicts given in the round they were served in, so a person's own figures do
+    # not tell them which of their verdicts were on gold items (validation.gold).
+    gold = GoldAnswer.objects.filter(gold__task=task, round__isnull=False)
+    if user is not None:
+        gold = gold.filter(validator=user)
+    for r in gold.values("validator_id", "round__number").order_by().annotate(n=Count("pk")):
+        row = rows.setdefault((r["validator_id"], r["round__number"]), {})
+        row["validations"] = row.get("validations", 0) + r["n"]
     return [AnnotatorRoundStats(user_id=u, round_number=n, **rows[(u, n)]) for u, n in sorted(rows)]
 
 

@@ -20,12 +20,13 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.models import Example
-from annotation.services import settle_example
+from annotation.services import overturn_settlement, settle_example
 from dynabench.api.permissions import can_contribute
 from dynabench.text_rules import normalise_newlines
+from tasks import qualification
 from tasks.models import Round
 
-from . import selectors
+from . import gold, gold_selectors, selectors, signals
 from .models import Validation, ValidationClaim
 
 NON_FIELD = "__all__"
@@ -37,15 +38,36 @@ class VerdictError(Exception):
 
     ``errors`` maps field names (``verdict``, ``corrected_label``, ``reason`` or ``__all__``) to
     messages, like a form's errors. ``code`` names the rule that refused it: ``blocked``, ``invalid``,
-    ``own_example``, ``already_validated``, ``retracted``, ``settled``, ``not_open`` or ``not_owner``.
+    ``own_example``, ``already_validated``, ``retracted``, ``settled``, ``not_open`` or ``not_owner``,
+    or one of the task's qualification rules (``tasks.qualification.CODES``: ``blocked``,
+    ``not_allowed``, ``held``, ``quiz``, ``daily_cap``); ``qualification`` is True then, and ``url`` the
+    page that lifts it (the quiz) or None.
     """
 
-    def __init__(self, errors: dict[str, list[str]] | str, *, code: str = "invalid"):
+    def __init__(
+        self,
+        errors: dict[str, list[str]] | str,
+        *,
+        code: str = "invalid",
+        url: str | None = None,
+        qualification: bool = False,
+    ):
         if isinstance(errors, str):
             errors = {NON_FIELD: [errors]}
         self.errors = errors
         self.code = code
+        self.url = url
+        self.qualification = qualification
         super().__init__("; ".join(f"{k}: {' '.join(v)}" for k, v in errors.items()))
+
+
+def _check_qualified(task, validator, *, lock: bool) -> None:
+    """The task's qualification rules for validating (``tasks.qualification.check_can_contribute``), as a
+    ``VerdictError`` with the rule's code. ``lock`` inside the verdict's transaction (daily cap)."""
+    try:
+        qualification.check_can_contribute(task, validator, qualification.VALIDATE, lock=lock)
+    except qualification.NotQualified as refusal:
+        raise VerdictError(refusal.message, code=refusal.code, url=refusal.url, qualification=True) from None
 
 
 def claim_seconds() -> int:
@@ -84,10 +106,12 @@ def next_example(*, round_: Round, validator, now=None) -> Example | None:
         empty (``selectors.queue_summary`` says why).
 
     Raises:
-        VerdictError: (code ``blocked``) for anonymous, inactive or blocked users.
+        VerdictError: (code ``blocked``) for anonymous, inactive or blocked users; a qualification code
+            when the task's rules refuse the validator (``_check_qualified``).
     """
     if not can_contribute(validator):
         raise VerdictError("Your account cannot validate examples.", code="blocked")
+    _check_qualified(round_.task, validator, lock=False)
     now = now or timezone.now()
     expires_at = now + timedelta(seconds=claim_seconds())
     with transaction.atomic():
@@ -95,7 +119,14 @@ def next_example(*, round_: Round, validator, now=None) -> Example | None:
         if held is not None:
             ValidationClaim.objects.filter(pk=held.pk).update(expires_at=expires_at)
             return held.example
+        # Gold items (validation.gold) are mixed in at the task's gold_share, served like any example.
+        held_gold = gold.held_gold(round_=round_, validator=validator, now=now, expires_at=expires_at)
+        if held_gold is not None:
+            return held_gold
         ValidationClaim.objects.filter(validator=validator, example__round=round_).delete()
+        served_gold = gold.serve_gold(round_=round_, validator=validator, now=now, expires_at=expires_at)
+        if served_gold is not None:
+            return served_gold
         # Race handling: two validators asking at once each lock their candidate row with
         # FOR UPDATE SKIP LOCKED, so the second skips the row the first is claiming and takes the next
         # one instead of waiting for it or getting it too. The lock lasts only this transaction; after
@@ -132,6 +163,9 @@ class VerdictOutcome:
     validation: Validation
     settled: bool
     status: str
+    # A verdict on a gold item served as gold: ``validation`` is then the stored ``GoldAnswer`` (same
+    # fields the responses read), ``settled`` False and ``status`` pending, as for a vote short of quorum.
+    gold: bool = False
 
 
 def _clean(example: Example, verdict: str, corrected_label: str, reason: str) -> tuple[str, str]:
@@ -161,6 +195,28 @@ def _clean(example: Example, verdict: str, corrected_label: str, reason: str) ->
     if errors:
         raise VerdictError(errors, code="invalid")
     return corrected_label, reason
+
+
+def _gold_verdict(locked: Example, validator, verdict: str, corrected_label: str, reason: str, now):
+    """A verdict on an example served to ``validator`` as gold (``validation.gold``): stored as a
+    ``GoldAnswer`` and answered as a real vote that did not settle would be (``settled`` False, status
+    pending), or ``already_validated`` for a second one; None when it was not served to them as gold."""
+    claim = gold_selectors.gold_claim_on(locked, validator)
+    if claim is None:
+        if gold_selectors.has_gold_answer(locked, validator):
+            raise VerdictError("You have already validated this example.", code="already_validated")
+        return None
+    answer = gold.record_gold_answer(
+        claim=claim,
+        validator=validator,
+        verdict=verdict,
+        corrected_label=corrected_label,
+        reason=reason,
+        now=now,
+    )
+    if answer is None:
+        raise VerdictError("You have already validated this example.", code="already_validated")
+    return VerdictOutcome(validation=answer, settled=False, status=Example.Status.PENDING, gold=True)
 
 
 @transaction.atomic
@@ -193,7 +249,9 @@ def submit_validation(
             (``invalid``); their own example (``own_example``); a second verdict on one example
             (``already_validated``); retracted (``retracted``); already settled, including late
             votes (``settled``); a non-fooling example when the task validates only model-fooling
-            ones, or an imported one (``not_open``); owner mode by a non-owner (``not_owner``).
+            ones, or an imported one (``not_open``); owner mode by a non-owner (``not_owner``); the
+            task's qualification rules (``blocked``, ``not_allowed``, ``held``, ``quiz``, ``daily_cap``,
+            with ``qualification`` True).
     """
     if not can_contribute(validator):
         raise VerdictError("Your account cannot validate examples.", code="blocked")
@@ -201,9 +259,16 @@ def submit_validation(
     # Lock the example row (only it: of=self) before reading anything the decision depends on.
     locked = Example.objects.select_for_update(of=("self",)).select_related("round__task").get(pk=example.pk)
     task = locked.round.task
+    # Locks the validator's TaskWorker row before counting today's verdicts (the daily cap), so two
+    # verdicts sent at once at the cap are counted one after the other. Owners are exempt.
+    _check_qualified(task, validator, lock=True)
     corrected_label, reason = _clean(locked, verdict, corrected_label, reason)
     if owner_mode and not task.is_owner(validator):
         raise VerdictError("Only the task's owners can settle an example in owner mode.", code="not_owner")
+    if not owner_mode:
+        gold_outcome = _gold_verdict(locked, validator, verdict, corrected_label, reason, now)
+        if gold_outcome is not None:
+            return gold_outcome
     if locked.annotator_id is not None and locked.annotator_id == validator.pk:
         raise VerdictError("You cannot validate your own example.", code="own_example")
     if locked.is_retracted:
@@ -234,14 +299,72 @@ def submit_validation(
         is_owner_verdict=owner_mode,
         created_at=now,
     )
+    signals.validation_recorded.send(sender=Validation, validation=validation)
 
     matching = Validation.objects.filter(example=locked, verdict=verdict, is_owner_verdict=False).count()
     settled = False
     if owner_mode or matching >= task.validation_quorum:
         settled = settle_example(locked.pk, selectors.STATUS_OF_VERDICT[verdict], now=now)
+        if settled:
+            signals.example_settled.send(
+                sender=Example,
+                example=locked,
+                status=selectors.STATUS_OF_VERDICT[verdict],
+                previous=locked.status,
+            )
     # Only the voter's own claim goes: a validator who was served the example and holds its claim is
     # still told, when they send their verdict, that it was settled meanwhile (selectors.verdict_examples);
     # a claim on a settled example is never served again and goes when its holder asks for the next one.
     ValidationClaim.objects.filter(example=locked, validator=validator).delete()
     status = selectors.STATUS_OF_VERDICT[verdict] if settled else locked.status
     return VerdictOutcome(validation=validation, settled=settled, status=status)
+
+
+@transaction.atomic
+def overturn_verdict(*, example: Example, owner, verdict: str, reason: str = "", now=None) -> VerdictOutcome:
+    """A task owner overturns an example settled by quorum: their owner verdict (a row of its own, stamped
+    ``now``) gives it another settled status (``annotation.services.overturn_settlement``), and
+    ``signals.example_settled`` tells the apps above (the crowd ledger reverses or adds a bonus).
+
+    An example has at most one owner verdict, so one already settled by an owner verdict cannot be
+    overturned again. Votes are never changed: the quorum's verdicts stay as they were.
+
+    Returns:
+        ``VerdictOutcome(validation, settled=True, status)``.
+
+    Raises:
+        VerdictError: not an owner (``not_owner``); unknown verdict or bad reason (``invalid``); the
+            example is pending (``not_settled``: settle it with an owner verdict instead), retracted
+            (``retracted``), already has this status or an owner verdict (``settled``).
+    """
+    now = now or timezone.now()
+    locked = Example.objects.select_for_update(of=("self",)).select_related("round__task").get(pk=example.pk)
+    if not locked.round.task.is_owner(owner):
+        raise VerdictError("Only the task's owners can overturn a settled example.", code="not_owner")
+    corrected_label, reason = _clean(locked, verdict, "", reason)
+    if locked.is_retracted:
+        raise VerdictError("This example was retracted by its author.", code="retracted")
+    if locked.status == Example.Status.PENDING:
+        raise VerdictError(
+            "This example is not settled yet; give an owner verdict instead.", code="not_settled"
+        )
+    status = selectors.STATUS_OF_VERDICT[verdict]
+    if status == locked.status:
+        raise VerdictError(f"This example is already {locked.get_status_display().lower()}.", code="settled")
+    if Validation.objects.filter(example=locked, is_owner_verdict=True).exists():
+        raise VerdictError("An owner verdict already settled this example.", code="settled")
+    validation = Validation.objects.create(
+        example=locked,
+        validator=owner,
+        verdict=verdict,
+        corrected_label=corrected_label,
+        reason=reason,
+        is_owner_verdict=True,
+        created_at=now,
+    )
+    signals.validation_recorded.send(sender=Validation, validation=validation)
+    previous = locked.status
+    changed = overturn_settlement(locked.pk, status, previous=previous, now=now)
+    if changed:
+        signals.example_settled.send(sender=Example, example=locked, status=status, previous=previous)
+    return VerdictOutcome(validation=validation, settled=changed, status=status if changed else previous)

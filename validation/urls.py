@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import quality_views, views
 
 app_name = "validation"
 
@@ -9,4 +9,5 @@ urlpatterns = [
     path("tasks/<slug:slug>/review/", views.review, name="review"),
     path("tasks/<slug:slug>/review/verdict/", views.review_verdict, name="review_verdict"),
     path("tasks/<slug:slug>/me/", views.my_stats, name="me"),
+    path("tasks/<slug:slug>/rounds/<str:number>/quality/", quality_views.round_quality_page, name="quality"),
 ]

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.selectors import predictions_of
+from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
@@ -96,6 +97,8 @@ def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None
             messages.info(
                 request, f"Example {example.pk} was settled before your verdict; nothing was recorded."
             )
+        elif exc.qualification:
+            pass  # the task's rules: the page this redirects to says why (or sends to the quiz)
         else:
             messages.error(request, form.service_error_text(exc))
         return
@@ -108,6 +111,10 @@ def validate(request, slug: str):
     """Serve the next example of the round (``?round=N``, default current) and take a verdict on it.
 
     POST records the verdict, then redirects (POST/redirect/GET) to the next example.
+
+    The task's qualification rules (``tasks.qualification``): a validator who has to pass the quiz is
+    sent to it (``?next=`` back here); any other refusal (blocked, not on the allow list, held, daily
+    cap) is shown on the task page instead of an example.
     """
     task = task_selectors.task_or_404(slug)
     round_ = _round_or_404(task, request.GET.get("round") or request.POST.get("round"))
@@ -118,6 +125,8 @@ def validate(request, slug: str):
     try:
         example = services.next_example(round_=round_, validator=request.user)
     except services.VerdictError as exc:
+        if exc.qualification and exc.url:
+            return redirect(qualification.with_next(exc.url, here))
         messages.error(request, VerdictForm.service_error_text(exc))
         return redirect("tasks:detail", slug=task.slug)
     context = {

@@ -67,12 +67,13 @@ def test_empty_round_has_no_rates(hate_round):
     assert (c.collected, c.mer, c.vmer, c.median_time_ms) == (0, None, None, None)
 
 
-def test_task_statistics_take_three_queries_whatever_the_rounds(hate_task, six_examples):
+def test_task_statistics_take_four_queries_whatever_the_rounds(hate_task, six_examples):
     for n in (2, 3, 4):
         _example(ensure_round(task=hate_task, number=n), wrong=True, ms=n)
     with CaptureQueriesContext(connection) as queries:
         rows = round_stats.round_counts_for_task(hate_task)
-    assert len(queries) == 3  # counts, median times, verdicts for the agreement
+    # counts, median times, verdicts for the agreement, crowd ledger totals (none: no settled count)
+    assert len(queries) == 4
     assert [r.round.number for r in rows] == [1, 2, 3, 4]
     assert [r.median_time_ms for r in rows] == [3000, 2, 3, 4]
 

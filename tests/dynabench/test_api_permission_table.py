@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import pytest
 
+from crowd.models import Study
 from leaderboards.models import Dataset
 from models_registry.models import RegisteredModel
 from tasks.models import Context, Task
@@ -56,6 +57,19 @@ BODIES = {
     "verdict": {"verdict": "correct"},
     "flag": {"reason": "sent by mistake"},
     "predict": {"inputs": [{"statement": "I hate rainy mondays"}]},
+    "gold": lambda w: {"example": w["example"], "verdict": "correct"},
+    "study": {
+        "task": "hate-speech",
+        "round": 1,
+        "name": "A study",
+        "platform": "prolific",
+        "examples_required": 2,
+        "max_participants": 5,
+        "completion_code": "CODE1",
+        "consent_text": "I agree.",
+    },
+    "study_patch": {"is_open": False},
+    "worker": {"listing": "allowed", "held": False},
 }
 
 
@@ -85,6 +99,33 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     # contexts: contributors only
     *_split("GET", "/api/tasks/ctx-task/contexts/next/", None, anonymous=401, blocked=403, default=200),
     *_split("GET", "/api/tasks/hate-speech/contexts/next/", None, anonymous=401, blocked=403, default=404),
+    # a task's workers (qualification): task owners only
+    *_split(
+        "GET", "/api/tasks/hate-speech/workers/", None, anonymous=401, owner=200, superuser=200, default=403
+    ),
+    *_split("GET", "/api/tasks/retired/workers/", None, anonymous=401, default=404),
+    *[
+        row
+        for method in ("GET", "PUT", "PATCH")
+        for row in _split(
+            method,
+            "/api/tasks/hate-speech/workers/annotator/",
+            None if method == "GET" else "worker",
+            anonymous=401,
+            owner=200,
+            superuser=200,
+            default=403,
+        )
+    ],
+    *_split(
+        "PATCH",
+        "/api/tasks/hate-speech/workers/nobody/",
+        "worker",
+        anonymous=401,
+        owner=404,
+        superuser=404,
+        default=403,
+    ),
     # examples
     *_split("POST", "/api/tasks/hate-speech/examples/", "example", anonymous=401, blocked=403, default=201),
     *_split("POST", "/api/tasks/ctx-task/examples/", "ctx_example", anonymous=401, blocked=403, default=201),
@@ -113,6 +154,41 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     *_split("POST", EX + "validations/", "verdict", anonymous=401, blocked=403, annotator=403, default=201),
     *_split("POST", "/api/examples/999999/validations/", "verdict", anonymous=401, blocked=403, default=404),
     *_split("GET", EX + "validations/", None, anonymous=401, blocked=403, default=405),
+    # gold items, gold accuracy and per-person agreement: task owners only
+    *_split(
+        "GET", "/api/tasks/hate-speech/gold/", None, anonymous=401, owner=200, superuser=200, default=403
+    ),
+    *_split(
+        "POST", "/api/tasks/hate-speech/gold/", "gold", anonymous=401, owner=201, superuser=201, default=403
+    ),
+    *_split(
+        "DELETE",
+        "/api/tasks/hate-speech/gold/999999/",
+        None,
+        anonymous=401,
+        owner=404,
+        superuser=404,
+        default=403,
+    ),
+    *_split(
+        "GET",
+        "/api/tasks/hate-speech/gold/accuracy/",
+        None,
+        anonymous=401,
+        owner=200,
+        superuser=200,
+        default=403,
+    ),
+    *_split(
+        "GET",
+        "/api/tasks/hate-speech/rounds/1/agreement/",
+        None,
+        anonymous=401,
+        owner=200,
+        superuser=200,
+        default=403,
+    ),
+    *_split("GET", "/api/tasks/retired/gold/", None, anonymous=401, default=404),
     # models (H4): published cards public; an unpublished one for its owner, task owners, superusers
     *_each(ROLES, "GET", "/api/models/", None, 200),
     *_each(ROLES, "GET", "/api/models/{model}/", None, 200),
@@ -135,6 +211,8 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     *_each(ROLES, "GET", "/api/tasks/hate-speech/leaderboard/", None, 200),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/leaderboard/?metric_weights=perf:x", None, 400),
     *_each(ROLES, "GET", "/api/tasks/retired/leaderboard/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/annotators/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/annotators/?round=7", None, 400),
     *_each(ROLES, "GET", "/api/datasets/", None, 200),
     *_each(ROLES, "GET", "/api/datasets/{scoring_dataset}/", None, 200),
     *_split("GET", "/api/datasets/{hidden_dataset}/", None, owner=200, superuser=200, default=404),
@@ -142,6 +220,29 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
         "GET", "/api/tasks/hate-speech/export/", None, anonymous=401, owner=200, superuser=200, default=403
     ),
     *_split("GET", "/api/tasks/retired/export/", None, anonymous=401, default=404),
+    # crowd studies: the studies of the caller's tasks (an empty list for others); another's answers 404
+    *_split("GET", "/api/studies/", None, anonymous=401, default=200),
+    *_split("POST", "/api/studies/", "study", anonymous=401, owner=201, superuser=201, default=403),
+    *_split("GET", "/api/studies/{study}/", None, anonymous=401, owner=200, superuser=200, default=404),
+    *_split("PUT", "/api/studies/{study}/", "study", anonymous=401, owner=200, superuser=200, default=404),
+    *_split(
+        "PATCH", "/api/studies/{study}/", "study_patch", anonymous=401, owner=200, superuser=200, default=404
+    ),
+    # round releases: public reads while the task is active (an inactive one's for its owners); owners
+    # release (409 here: round 1 has nothing validated yet)
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/1/releases/", None, 200),
+    *_split("GET", "/api/tasks/retired/rounds/1/releases/", None, superuser=200, default=404),
+    *_split(
+        "POST",
+        "/api/tasks/hate-speech/rounds/1/releases/",
+        None,
+        anonymous=401,
+        owner=409,
+        superuser=409,
+        default=403,
+    ),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/1/releases/1/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/1/releases/1/files/train.jsonl", None, 404),
 ]
 
 
@@ -190,6 +291,10 @@ def build_world(django_user_model, monkeypatch) -> dict:
         task=hate, slug="r1-train", name="R1 train", kind="round", access="hidden"
     )
 
+    study = Study.objects.create(
+        round=round_, name="Study", platform="prolific", examples_required=1, max_participants=5,
+        completion_code="CODE0", consent_text="I agree.",
+    )  # fmt: skip
     retired = Task.objects.create(slug="retired", name="Retired", config=hate.config, is_active=False)
     retired_round = ensure_round(task=retired, number=1)
     set_current_round(task=retired, round_=retired_round)
@@ -201,6 +306,7 @@ def build_world(django_user_model, monkeypatch) -> dict:
         "draft": draft.pk,
         "scoring_dataset": scoring.pk,
         "hidden_dataset": hidden.pk,
+        "study": study.public_id,
     }
 
 

@@ -1,4 +1,4 @@
-"""``manage.py ensure_schedules`` (run by ``make serve``) creates the cluster's two recurring jobs, once."""
+"""``manage.py ensure_schedules`` (run by ``make serve``) creates the cluster's recurring jobs, once."""
 
 from __future__ import annotations
 
@@ -15,4 +15,5 @@ def test_ensure_schedules_creates_both_once():
     assert rows == {
         "retry failed predictions": ("annotation.jobs.retry_failed_predictions_job", Schedule.MINUTES, 2, -1),
         "sweep evaluations": ("leaderboards.jobs.sweep_evaluations_job", Schedule.MINUTES, 1, -1),
+        "abandon expired participations": ("crowd.jobs.abandon_expired_job", Schedule.MINUTES, 5, -1),
     }

@@ -35,6 +35,7 @@ def test_the_apps_are_layered_in_the_documented_order():
     order = [layer for layer in _layers() if len(layer) == 1]
     assert order == [
         {"leaderboards"},
+        {"crowd"},
         {"validation"},
         {"annotation"},
         {"models_registry"},

@@ -113,6 +113,10 @@ def _task_form(task, round_, config, instructions="x"):
         "rounds-MAX_NUM_FORMS": "1000",
         "rounds-0-id": round_.pk,
         "rounds-0-task": task.pk,
+        "tutorial_items-TOTAL_FORMS": "0",
+        "tutorial_items-INITIAL_FORMS": "0",
+        "tutorial_items-MIN_NUM_FORMS": "0",
+        "tutorial_items-MAX_NUM_FORMS": "1000",
     }
 
 

@@ -91,6 +91,8 @@ def test_round_statistics_match_hand_counts(api, hate_task, hate_round, annotato
         "flagged": 0,
         "median_time_s": 20.0,
         "agreement_alpha": None,  # no verdicts yet
+        "cost": None,  # nothing paid through a crowd study (tests/crowd/test_cost_per_round.py)
+        "costs": [],
     }
     rounds = api(None).get("/api/tasks/hate-speech/rounds/").json()
     assert [r["number"] for r in rounds["results"]] == [1, 2]

@@ -8,13 +8,14 @@ from functools import partial
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
+from dynabench.audit import OperatorCommand
 from tasks.services import ensure_builtin_task
 
 
-class RoundImportCommand(BaseCommand):
+class RoundImportCommand(OperatorCommand):
     """Subclasses set ``task_slug`` (a built-in task), ``folder`` (under the data folder) and
     ``importer`` (``importer(task=, data_dir=, progress=) -> ImportReport``)."""
 

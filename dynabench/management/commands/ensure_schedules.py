@@ -3,7 +3,8 @@
 Run by ``scripts/serve.sh`` before it starts the cluster (``setup_demo`` does the same for the demo):
 scoring again, every 2 minutes, the examples whose target model failed or timed out when they were
 written (``annotation.jobs.ensure_retry_schedule``), and every minute, evaluations cut off with their
-worker run again (``leaderboards.jobs.ensure_sweep_schedule``). Idempotent.
+worker run again (``leaderboards.jobs.ensure_sweep_schedule``), and every 5 minutes, crowd participations past
+their time limit abandoned (``crowd.jobs.ensure_abandon_schedule``). Idempotent.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand
 
 from annotation.jobs import RETRY_SCHEDULE, ensure_retry_schedule
+from crowd.jobs import ABANDON_SCHEDULE, ensure_abandon_schedule
 from leaderboards.jobs import SWEEP_SCHEDULE, ensure_sweep_schedule
 
 
@@ -20,4 +22,5 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         ensure_retry_schedule()
         ensure_sweep_schedule()
-        self.stdout.write(f"schedules ready: {RETRY_SCHEDULE}, {SWEEP_SCHEDULE}")
+        ensure_abandon_schedule()
+        self.stdout.write(f"schedules ready: {RETRY_SCHEDULE}, {SWEEP_SCHEDULE}, {ABANDON_SCHEDULE}")

@@ -1,11 +1,10 @@
 import os
 
-from django.core.management.base import BaseCommand
-
+from dynabench.audit import OperatorCommand
 from dynabench.demo import setup_demo
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = "Set up the local demo: import the real data, train the targets, create demo accounts. Idempotent."
 
     def add_arguments(self, parser):

@@ -8,11 +8,12 @@ from functools import partial
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from tqdm import tqdm
 
 from annotation.importers.hatemoji_build import FILES as HATEMOJI_BUILD_FILES
 from annotation.importers.hatemoji_build import import_hatemoji_build
+from dynabench.audit import OperatorCommand
 from leaderboards.importers.static_sets import STATIC_SETS, import_static_sets
 from tasks.services import ensure_builtin_task
 
@@ -26,7 +27,7 @@ def required_files(data_dir: Path) -> list[Path]:
     ]
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = (
         "Import the real hate-speech data: HatemojiBuild as rounds 1-3 of the hate-speech task, "
         "HateCheck and HatemojiCheck as static datasets. Safe to re-run: nothing is added twice."

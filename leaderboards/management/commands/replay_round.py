@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from dynabench.audit import OperatorCommand
 from leaderboards.training.replay import DEFAULT_REPLAY_USER, ReplayError, replay_file
 from tasks.models import Task
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = (
         "Feed the rows of a dataset file (HatemojiBuild CSV: entry_id, text, label_gold[, round.base, split]) "
         "through the same service as the create page, as a named replay user, into the task's current "

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import transaction
 
+from dynabench.audit import OperatorCommand
 from leaderboards.models import TrainingJob
 from leaderboards.training.planning import (
     MODEL_NAME_RULE,
@@ -20,7 +21,7 @@ from leaderboards.training.targets import train_target_for_rounds
 from tasks.models import Task
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = (
         "Train a classifier (MiniLM + mean pooling, or pair pooling for text pairs, + linear head) on the training split of the given rounds, "
         "choose on their dev split, report test accuracies (each round's test split, HateCheck) and register "

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
+from dynabench.audit import OperatorCommand
 from tasks.context_files import FORMATS, format_from_name
 from tasks.models import Round
 from tasks.services import ContextFileError, load_contexts
 
 
-class Command(BaseCommand):
+class Command(OperatorCommand):
     help = (
         "Load a round's contexts from a JSONL or CSV file (the task's context fields by name, optional "
         "tag, metadata, id). Idempotent by id; invalid records are skipped and listed with line numbers."
