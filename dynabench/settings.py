@@ -68,6 +68,10 @@ Production profile (docs/deployment.md; ``make serve`` sets the first two):
     DYNABENCH_HTTPS    bool, default off. The site is served over HTTPS behind a proxy that terminates
                        TLS and sets ``X-Forwarded-Proto``: secure session and CSRF cookies, redirect of
                        plain HTTP (``/health/`` excepted, for load balancers), and HSTS.
+    DYNABENCH_CROSS_SITE_FRAMES bool, default off; needs DYNABENCH_HTTPS. Session and CSRF cookies
+                       ``SameSite=None`` so a worker's session survives inside another site's frame: MTurk
+                       shows an ExternalQuestion HIT in a frame on mturk.com, where browsers do not send
+                       ``SameSite=Lax`` cookies (docs/crowd.md, "MTurk"). CSRF tokens still guard posts.
     DYNABENCH_HSTS_SECONDS int, default 31536000 (one year) when DYNABENCH_HTTPS is on, else 0.
                        ``Strict-Transport-Security`` max-age, with ``includeSubDomains`` and ``preload``
                        (preload takes effect only once the domain is submitted to the browsers' list).
@@ -358,6 +362,13 @@ DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS
 DYNABENCH_HTTPS = env.bool("DYNABENCH_HTTPS", default=False)
 SECURE_SSL_REDIRECT = SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = DYNABENCH_HTTPS
 SECURE_REDIRECT_EXEMPT = [r"^health/"]
+if env.bool("DYNABENCH_CROSS_SITE_FRAMES", default=False):
+    if not DYNABENCH_HTTPS:
+        # Browsers drop SameSite=None cookies that are not also Secure: the session would be lost.
+        raise ImproperlyConfigured(
+            "DYNABENCH_CROSS_SITE_FRAMES needs DYNABENCH_HTTPS=1 (SameSite=None cookies must be Secure)."
+        )
+    SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "None"
 if DYNABENCH_HTTPS:
     # Only behind a proxy that sets the header itself: trusted from anyone else, it could be forged.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -138,11 +138,15 @@ def examples_written_today(task: Task, user, now: datetime) -> int:
 
 
 def validations_cast_today(task: Task, user, now: datetime) -> int:
-    """Ordinary verdicts ``user`` cast on ``task``'s examples on the UTC day of ``now``."""
+    """Verdicts ``user`` cast on ``task``'s examples on the UTC day of ``now``: ordinary votes and gold
+    answers alike (a gold item looks like any other example to the validator, so it counts the same;
+    both tables sit above this app and are read through ``User.validations`` and ``User.gold_answers``)."""
     start, end = utc_day(now)
-    return user.validations.filter(
+    votes = user.validations.filter(
         example__round__task=task, is_owner_verdict=False, created_at__gte=start, created_at__lt=end
     ).count()
+    gold = user.gold_answers.filter(gold__task=task, created_at__gte=start, created_at__lt=end).count()
+    return votes + gold
 
 
 def examples_in_round(round_, user) -> int:

@@ -39,7 +39,7 @@ class GoldItemCreateSerializer(RejectUnknownFieldsMixin, serializers.Serializer)
     """The body of ``POST /api/tasks/{slug}/gold/``: an example id of the task, its known verdict, a note."""
 
     example = serializers.IntegerField(min_value=1, max_value=2**31 - 1)
-    verdict = serializers.ChoiceField(choices=Validation.Verdict.values)
+    verdict = serializers.ChoiceField(choices=Validation.Verdict.choices)
     note = TextField(required=False, default="", allow_blank=True, max_length=MAX_NOTE_LENGTH)
 
 

@@ -76,7 +76,7 @@ class NextValidationQuerySerializer(StrictQuerySerializer):
 class VerdictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     """The body of ``POST /api/examples/{id}/validations/``."""
 
-    verdict = serializers.ChoiceField(choices=Validation.Verdict.values)
+    verdict = serializers.ChoiceField(choices=Validation.Verdict.choices)
     corrected_label = TextField(required=False, default="", max_length=100)
     reason = TextField(required=False, default="")
     owner_mode = StrictBooleanField(

@@ -87,6 +87,19 @@ def test_https_turns_on_secure_cookies_hsts_and_the_proxy_header():
     assert off == {"SESSION_COOKIE_SECURE": False, "SECURE_HSTS_SECONDS": 0, "SECURE_SSL_REDIRECT": False}
 
 
+def test_cross_site_frames_make_the_cookies_samesite_none_and_need_https():
+    """MTurk frames the HIT from another site: Lax cookies would not be sent there, so the worker's session
+    would be lost; SameSite=None is only accepted by browsers on Secure cookies."""
+    framed = _settings(
+        "SESSION_COOKIE_SAMESITE", "CSRF_COOKIE_SAMESITE", **PRODUCTION, DYNABENCH_CROSS_SITE_FRAMES="1"
+    )
+    assert framed == {"SESSION_COOKIE_SAMESITE": "None", "CSRF_COOKIE_SAMESITE": "None"}
+    # Without it the project leaves Django's default, Lax (not set in dynabench.settings).
+    assert _settings("SESSION_COOKIE_SAMESITE", **PRODUCTION) == {"SESSION_COOKIE_SAMESITE": None}
+    refused = _run(["-c", "import dynabench.settings"], DEBUG="1", DYNABENCH_CROSS_SITE_FRAMES="1")
+    assert refused.returncode != 0 and "DYNABENCH_CROSS_SITE_FRAMES needs DYNABENCH_HTTPS=1" in refused.stderr
+
+
 def test_database_connections_persist_with_health_checks():
     values = _settings("DATABASES", **PRODUCTION)
     assert values["DATABASES"]["default"]["CONN_MAX_AGE"] == 60

@@ -79,6 +79,10 @@ def _create_task_in_admin(client, site_admin, task_owner, config: dict) -> Task:
             "is_active": "on",
             "rounds-TOTAL_FORMS": 0,
             "rounds-INITIAL_FORMS": 0,
+            "tutorial_items-TOTAL_FORMS": 0,
+            "tutorial_items-INITIAL_FORMS": 0,
+            "gold_share": 0,
+            "gold_min_answers": 5,
         },
     )
     assert response.status_code == 302, response.context["adminform"].form.errors
@@ -191,6 +195,10 @@ def test_the_admin_names_each_config_problem_by_its_path(client, site_admin, tas
             "validation_quorum": 3,
             "rounds-TOTAL_FORMS": 0,
             "rounds-INITIAL_FORMS": 0,
+            "tutorial_items-TOTAL_FORMS": 0,
+            "tutorial_items-INITIAL_FORMS": 0,
+            "gold_share": 0,
+            "gold_min_answers": 5,
         },
     )
     assert response.status_code == 200

@@ -208,6 +208,26 @@ def test_validation_cap_counts_ordinary_verdicts_of_the_day(hate_task, hate_roun
     assert check_can_contribute(hate_task, validator, "write", lock=False).user == validator
 
 
+def test_gold_answers_count_towards_the_validation_cap_like_votes(
+    hate_task, hate_round, annotator, validator
+):
+    """A gold item looks like any other example to its validator, so answering it uses the day's cap."""
+    from tests.factories.validation import GoldItemFactory, serve_as_gold
+    from validation.services import VerdictError, submit_validation
+
+    hate_task.daily_validation_cap = 1
+    hate_task.save(update_fields=["daily_validation_cap"])
+    gold_example = make_example(hate_round, annotator, status="validated_correct")
+    gold = GoldItemFactory(example=gold_example)
+    serve_as_gold(gold, validator)
+    assert submit_validation(example=gold_example, validator=validator, verdict="correct").gold
+    other = make_example(hate_round, annotator)
+    with pytest.raises(VerdictError) as caught:
+        submit_validation(example=other, validator=validator, verdict="correct")
+    assert caught.value.code == "daily_cap"
+    assert qualification.validations_cast_today(hate_task, validator, datetime.now(UTC)) == 1
+
+
 # --- competition mode ------------------------------------------------------------------------------------
 
 
