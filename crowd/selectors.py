@@ -41,7 +41,8 @@ class Progress:
 
 
 def progress_of(participation: Participation) -> Progress:
-    """The participation's progress: its ledger rows counted by kind (one query)."""
+    """The participation's progress: its ledger rows counted by kind, retracted examples netted out
+    (three counts)."""
     rows = LedgerEntry.objects.filter(participation=participation)
     examples = (
         rows.filter(kind=LedgerEntry.Kind.EXAMPLE).count()
