@@ -352,7 +352,9 @@ def overturn_verdict(*, example: Example, owner, verdict: str, reason: str = "",
     if status == locked.status:
         raise VerdictError(f"This example is already {locked.get_status_display().lower()}.", code="settled")
     if Validation.objects.filter(example=locked, is_owner_verdict=True).exists():
-        raise VerdictError("An owner verdict already settled this example.", code="settled")
+        raise VerdictError(
+            "An owner verdict already settled this example, and an owner verdict is final.", code="settled"
+        )
     validation = Validation.objects.create(
         example=locked,
         validator=owner,
