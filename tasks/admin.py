@@ -117,6 +117,9 @@ class TaskAdminForm(forms.ModelForm):
             "daily_example_cap",
             "daily_validation_cap",
             "requires_allow_list",
+            "gold_share",
+            "gold_accuracy_threshold",
+            "gold_min_answers",
         ]
 
     def __init__(self, *args, **kwargs):
@@ -221,7 +224,8 @@ class TutorialItemInline(_ParentTaskInline, admin.StackedInline):
 
 
 class QuizQuestionInline(_ParentTaskInline, admin.StackedInline):
-    """A quiz's questions; ``QuizQuestion.clean`` checks the choices and that the answer is one of them."""
+    """A quiz's questions; ``QuizQuestion.clean`` checks the choices (two or more, all different) and that
+    the answer is one of them."""
 
     model = QuizQuestion
     fields = ["position", "text", "choices", "answer", "explanation"]
@@ -397,7 +401,16 @@ class RoundAdmin(TaskOwnedAdmin):
         "started_at",
         "closed_at",
     ]
-    fields = ["task", "number", "description", "is_closed", "metadata", *readonly_fields]
+    fields = [
+        "task",
+        "number",
+        "description",
+        "is_closed",
+        "is_competition",
+        "examples_per_participant",
+        "metadata",
+        *readonly_fields,
+    ]
 
     def get_queryset(self, request):
         return with_round_counts(super().get_queryset(request))

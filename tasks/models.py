@@ -11,6 +11,32 @@ from .config import TaskConfig, validate_config
 from .json import UnicodeJSONEncoder
 
 
+def constraint_field_errors(instance: models.Model, messages: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """The named ``CheckConstraint``s of ``instance``'s model that ``instance`` breaks, as field errors for
+    ``clean()``: ``messages`` maps a constraint name to ``(field, message)``; the result maps each field
+    of a broken constraint to its message (empty when none is broken).
+
+    The database constraint stays the guarantee; this only says which field is wrong, in words (Django
+    reports a broken constraint above the form, as "Constraint “name” is violated.", on no field). A field
+    whose value is not of its type yet is skipped (``clean_fields`` reports it). One query per constraint
+    (``CheckConstraint.validate``). Example: ``constraint_field_errors(quiz, {"quiz_pass_mark_in_range":
+    ("pass_mark", "...")})`` -> ``{"pass_mark": "..."}`` for ``pass_mark = 0``.
+    """
+    constraints = {c.name: c for c in instance._meta.constraints}
+    errors: dict[str, str] = {}
+    for name, (field_name, message) in messages.items():
+        field = instance._meta.get_field(field_name)
+        try:
+            field.to_python(getattr(instance, field.attname))
+        except ValidationError:
+            continue  # not a value of the field's type: clean_fields reports it
+        try:
+            constraints[name].validate(type(instance), instance)
+        except ValidationError:
+            errors[field_name] = message
+    return errors
+
+
 class Task(models.Model):
     """A benchmark problem defined by its config (docs/domain.md, "Task")."""
 
@@ -72,8 +98,19 @@ class Task(models.Model):
     def clean(self) -> None:
         validate_config(self.config)
         self._check_labels_unchanged()
+        errors = constraint_field_errors(
+            self,
+            {
+                "task_gold_share_in_range": (
+                    "gold_share",
+                    "A share of the validation queue, at least 0 and less than 1 (e.g. 0.1); 0 for no gold.",
+                )
+            },
+        )
         if self.current_round_id and self.current_round.task_id != self.pk:
-            raise ValidationError({"current_round": "The current round must be one of this task's rounds."})
+            errors["current_round"] = "The current round must be one of this task's rounds."
+        if errors:
+            raise ValidationError(errors)
 
     def _check_labels_unchanged(self) -> None:
         """Labels are what examples' targets and models' outputs mean: they cannot change under them."""
@@ -143,6 +180,15 @@ class Round(models.Model):
         definition of that rule (``Task.open_round``); the create service checks it again under the
         round's row lock when it stores an example."""
         return not self.is_closed and self.task.current_round_id == self.pk
+
+    def clean(self) -> None:
+        """A competition round needs its fixed number of examples per participant."""
+        if self.is_competition and not self.examples_per_participant:
+            raise ValidationError(
+                {
+                    "examples_per_participant": "A competition round needs the number of examples each participant writes."
+                }
+            )
 
 
 class Context(models.Model):
@@ -252,6 +298,21 @@ class Quiz(models.Model):
     def __str__(self) -> str:
         return f"quiz of {self.task.slug}"
 
+    def clean(self) -> None:
+        errors = constraint_field_errors(
+            self,
+            {
+                "quiz_pass_mark_in_range": (
+                    "pass_mark",
+                    "A share of the questions, more than 0 and at most 1 (e.g. 0.75).",
+                )
+            },
+        )
+        if self.max_attempts == 0:  # no worker could ever pass
+            errors["max_attempts"] = "At least one attempt; leave empty for no limit."
+        if errors:
+            raise ValidationError(errors)
+
 
 class QuizQuestion(models.Model):
     """One multiple-choice question: ``choices`` is a list of strings, ``answer`` one of them."""
@@ -278,6 +339,8 @@ class QuizQuestion(models.Model):
             raise ValidationError(
                 {"choices": "Give at least two non-empty choices, as a JSON list of strings."}
             )
+        if len({c.strip() for c in self.choices}) < len(self.choices):  # "a" and "a " look the same
+            raise ValidationError({"choices": "Each choice must be different."})
         if self.answer not in self.choices:
             raise ValidationError({"answer": "The answer must be one of the choices, exactly."})
 

@@ -8,6 +8,7 @@ import copy
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from tasks import qualification
@@ -45,6 +46,9 @@ def test_task_page_has_the_tutorial_inline_and_the_cap_fields(owner_client, hate
         "daily_example_cap",
         "daily_validation_cap",
         "requires_allow_list",
+        "gold_share",
+        "gold_accuracy_threshold",
+        "gold_min_answers",
         "tutorial_items-TOTAL_FORMS",
     ):
         assert f'name="{name}"' in text
@@ -59,6 +63,9 @@ def test_task_page_has_the_tutorial_inline_and_the_cap_fields(owner_client, hate
         "is_active": "on",
         "daily_example_cap": "20",
         "requires_allow_list": "on",
+        "gold_share": "0.1",
+        "gold_accuracy_threshold": "0.8",
+        "gold_min_answers": "5",
         **_management("rounds", 1, 1),
         "rounds-0-id": hate_round.pk,
         "rounds-0-task": hate_task.pk,
@@ -78,6 +85,7 @@ def test_task_page_has_the_tutorial_inline_and_the_cap_fields(owner_client, hate
         None,
         True,
     )
+    assert (hate_task.gold_share, hate_task.gold_accuracy_threshold, hate_task.gold_min_answers) == (0.1, 0.8, 5)
     item = hate_task.tutorial_items.get()
     assert (item.text, item.fooled_model, item.note) == (
         "Go back where you c0me from",
@@ -168,3 +176,88 @@ def test_owner_adds_a_standing_by_username(owner_client, hate_task, other_task, 
     assert "annotator already has a standing on hate-speech; change that one." in response.text
     response = owner_client.post(url, {**form, "task": other_task.pk, "username": "annotator"})
     assert response.status_code == 200 and not other_task.workers.exists()
+
+
+PASS_MARK_ERROR = "A share of the questions, more than 0 and at most 1 (e.g. 0.75)."
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"max_attempts": "0"}, "max_attempts", "At least one attempt; leave empty for no limit."),
+        ({"pass_mark": "0"}, "pass_mark", PASS_MARK_ERROR),
+        ({"pass_mark": "1.5"}, "pass_mark", PASS_MARK_ERROR),
+        ({"pass_mark": "-0.25"}, "pass_mark", PASS_MARK_ERROR),
+    ],
+)
+def test_an_unpassable_quiz_is_refused_under_its_field(owner_client, hate_task, change, field, message):
+    response = owner_client.post(reverse("admin:tasks_quiz_add"), {**_quiz_form(hate_task, "no"), **change})
+    assert response.status_code == 200
+    form = response.context["adminform"].form
+    assert form.errors == {field: [message]}  # under the field, not "Constraint ... is violated." on top
+    assert "is violated" not in response.text
+    assert not Quiz.objects.exists()
+
+
+def test_the_limits_of_a_quiz_are_accepted(owner_client, hate_task):
+    form = {**_quiz_form(hate_task, "no"), "pass_mark": "1", "max_attempts": "1"}
+    assert owner_client.post(reverse("admin:tasks_quiz_add"), form).status_code == 302
+    assert (hate_task.quiz.pass_mark, hate_task.quiz.max_attempts) == (1.0, 1)
+
+
+@pytest.mark.parametrize("choices", [["a", "a"], ["yes", "no", "yes "]])
+def test_a_question_with_the_same_choice_twice_is_refused(owner_client, hate_task, choices):
+    form = {**_quiz_form(hate_task, "a"), "questions-0-choices": json.dumps(choices)}
+    response = owner_client.post(reverse("admin:tasks_quiz_add"), form)
+    assert response.status_code == 200
+    [questions] = [f for f in response.context["inline_admin_formsets"] if f.formset.prefix == "questions"]
+    assert questions.formset.forms[0].errors == {"choices": ["Each choice must be different."]}
+    assert not Quiz.objects.exists()
+
+
+GOLD_SHARE_ERROR = "A share of the validation queue, at least 0 and less than 1 (e.g. 0.1); 0 for no gold."
+
+
+@pytest.mark.parametrize("gold_share", [-0.1, 1.0, 1.5])
+def test_task_gold_share_outside_zero_to_one_is_a_field_error(hate_task, gold_share):
+    hate_task.gold_share = gold_share
+    with pytest.raises(ValidationError) as caught:
+        hate_task.full_clean()
+    assert caught.value.message_dict == {"gold_share": [GOLD_SHARE_ERROR]}  # not "Constraint ... violated."
+
+
+@pytest.mark.parametrize("gold_share", [0.0, 0.99])
+def test_task_gold_share_in_range_is_accepted(hate_task, gold_share):
+    hate_task.gold_share = gold_share
+    hate_task.full_clean()
+
+
+def test_a_pass_mark_that_is_not_a_number_gets_only_the_type_error(hate_task):
+    quiz = Quiz(task=hate_task, pass_mark="abc")
+    with pytest.raises(ValidationError) as caught:
+        quiz.full_clean()
+    assert caught.value.message_dict == {"pass_mark": ["“abc” value must be a float."]}
+
+
+def test_an_owner_makes_a_round_a_competition_in_the_admin_and_it_needs_the_quota(
+    client, owner, password, hate_round
+):
+    """The round's competition fields are on its admin page; a competition without a quota is refused there."""
+    from django.urls import reverse
+
+    client.login(username=owner.username, password=password)
+    url = reverse("admin:tasks_round_change", args=[hate_round.pk])
+    form = {
+        "task": hate_round.task_id,
+        "number": hate_round.number,
+        "description": "",
+        "metadata": "{}",
+        "is_competition": "on",
+        "examples_per_participant": "",
+    }
+    refused = client.post(url, form)
+    assert refused.status_code == 200
+    assert "A competition round needs the number of examples each participant writes." in refused.text
+    assert client.post(url, {**form, "examples_per_participant": "20"}).status_code == 302
+    hate_round.refresh_from_db()
+    assert (hate_round.is_competition, hate_round.examples_per_participant) == (True, 20)

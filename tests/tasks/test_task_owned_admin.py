@@ -107,6 +107,8 @@ def _task_form(task, round_, config, instructions="x"):
         "current_round": round_.pk,
         "validation_quorum": 3,
         "is_active": "on",
+        "gold_share": "0",
+        "gold_min_answers": "5",
         "rounds-TOTAL_FORMS": "1",
         "rounds-INITIAL_FORMS": "1",
         "rounds-MIN_NUM_FORMS": "0",
