@@ -4,6 +4,7 @@ payment export), participations ("mark returned"), the ledger and payment batche
 from __future__ import annotations
 
 from django.contrib import admin, messages
+from django.db.models import F
 from django.http import HttpResponse
 from django.utils.html import format_html
 
@@ -11,7 +12,7 @@ from tasks.admin import TaskOwnedAdmin
 
 from . import payments, services
 from .links import entry_link
-from .models import LedgerEntry, Participation, PaymentBatch, Study
+from .models import LIVE_FIXED, LedgerEntry, Participation, PaymentBatch, Study
 
 
 @admin.action(description="Export unpaid payments (and mark them paid)")
@@ -22,6 +23,9 @@ def export_payments_action(modeladmin, request, queryset):
         modeladmin.message_user(request, "Select exactly one study to export.", messages.WARNING)
         return None
     export = payments.export_payments(study=studies[0], user=request.user)
+    if export.batch is None:
+        modeladmin.message_user(request, "Nothing to pay.", messages.INFO)
+        return None
     response = HttpResponse(export.content, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = (
         f'attachment; filename="payments-{studies[0].public_id}-{export.batch.pk}.csv"'
@@ -34,6 +38,28 @@ def rotate_entry_key_action(modeladmin, request, queryset):
     for study in queryset:
         services.rotate_entry_key(study=study)
     modeladmin.message_user(request, f"New entry keys for {queryset.count()} study(ies).", messages.SUCCESS)
+
+
+def validation_warnings(study: Study) -> list[str]:
+    """Why a study's required validations may not be reachable: the task's quorum needs more validators
+    than the study has participants besides the author, or the task serves only model-fooling examples
+    for validation."""
+    if not study.validations_required:
+        return []
+    task = study.round.task
+    warnings = []
+    if task.validation_quorum > study.max_participants - 1:
+        warnings.append(
+            f"Examples cannot settle among the participants alone: quorum {task.validation_quorum} needs "
+            f"{task.validation_quorum} validators besides the author, and this study has "
+            f"{study.max_participants} place(s)."
+        )
+    if not task.cfg.validate_non_fooling:
+        warnings.append(
+            f"{task.name} validates only model-fooling examples: participants can validate only the "
+            "examples that fooled the model, so they may find nothing to validate for a while."
+        )
+    return warnings
 
 
 @admin.register(Study)
@@ -72,6 +98,26 @@ class StudyAdmin(TaskOwnedAdmin):
     def get_form(self, request, obj=None, **kwargs):
         self._request = request
         return super().get_form(request, obj, **kwargs)
+
+    def get_readonly_fields(self, request, obj=None):
+        """A study with participants shows its pay, amounts and round read-only (``Study.clean``)."""
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None and obj.pk is not None and obj.participations.exists():
+            fields += ["round", *LIVE_FIXED]
+        return fields
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        """A new study picks among open rounds only (``Round.is_open``: current and not closed)."""
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        adding = getattr(request.resolver_match, "url_name", "") == "crowd_study_add"
+        if db_field.name == "round" and adding and field is not None:
+            field.queryset = field.queryset.filter(is_closed=False, task__current_round=F("pk"))
+        return field
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        for warning in validation_warnings(obj):
+            messages.warning(request, warning)
 
     @admin.display(description="Entry link")
     def entry_link_shown(self, obj: Study) -> str:

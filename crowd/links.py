@@ -34,10 +34,12 @@ PROLIFIC_TEMPLATE = "PROLIFIC_PID={{%PROLIFIC_PID%}}&STUDY_ID={{%STUDY_ID%}}&SES
 
 
 class BadEntry(Exception):
-    """A missing or malformed id in the entry link; ``parameter`` names it."""
+    """A missing or malformed id in the entry link; ``parameter`` names it, ``missing`` tells which
+    (True: absent, empty or still the platform's placeholder; False: present but not a valid id)."""
 
-    def __init__(self, parameter: str, message: str):
+    def __init__(self, parameter: str, message: str, *, missing: bool = True):
         self.parameter = parameter
+        self.missing = missing
         super().__init__(message)
 
 
@@ -73,6 +75,7 @@ def _id(query, name: str, *, required: bool = True) -> str:
         raise BadEntry(
             name,
             f"{name} is not a valid id: 1 to {MAX_ID_LENGTH} visible ASCII characters (no spaces).",
+            missing=False,
         )
     return value
 
@@ -95,7 +98,11 @@ def parse_entry(study: Study, query) -> EntryIds:
             return EntryIds(assignment_id=assignment, preview=True)
         submit_to = _id(query, "turkSubmitTo").rstrip("/")
         if submit_to not in MTURK_SUBMIT_HOSTS:
-            raise BadEntry("turkSubmitTo", f"turkSubmitTo must be one of {', '.join(MTURK_SUBMIT_HOSTS)}.")
+            raise BadEntry(
+                "turkSubmitTo",
+                f"turkSubmitTo must be one of {', '.join(MTURK_SUBMIT_HOSTS)}.",
+                missing=False,
+            )
         return EntryIds(
             participant_id=_id(query, "workerId"),
             assignment_id=assignment,

@@ -41,6 +41,20 @@ class Platform(models.TextChoices):
 DEFAULT_CURRENCY = {Platform.PROLIFIC: "GBP", Platform.MTURK: "USD", Platform.GENERIC: "USD"}
 
 
+#: A study's fields that cannot change once anyone has entered it (``Study.clean``), and why.
+LIVE_FIXED = (
+    "platform",
+    "currency",
+    "reward",
+    "pay_per_example",
+    "pay_per_validation",
+    "bonus_per_verified_fooling",
+    "examples_required",
+    "validations_required",
+)
+LIVE_FIXED_MESSAGE = "This study has participants: its pay and amounts are fixed; create a new study instead."
+
+
 class Study(models.Model):
     """A round's work offered on a crowd platform: what one submission is, what it pays, who may enter.
 
@@ -112,6 +126,11 @@ class Study(models.Model):
         super().save(*args, **kwargs)
 
     def clean(self) -> None:
+        """The study's rules, for the admin form and the API (``StudySerializer.validate``): some work per
+        submission; the completion code or URL the platform needs; a new study (or one moved) collects in
+        an open round (``Round.is_open``); once anyone has entered, the pay and amounts and the round are
+        fixed and ``max_participants`` cannot go below the places taken. Raises ``ValidationError``
+        (field → message)."""
         errors: dict[str, str] = {}
         if not self.examples_required and not self.validations_required:
             errors["examples_required"] = "A submission needs at least one example or one validation."
@@ -119,8 +138,35 @@ class Study(models.Model):
             errors["completion_code"] = "Give a completion code, a completion URL, or both."
         if self.platform == Platform.PROLIFIC and not self.completion_code:
             errors["completion_code"] = "Prolific needs the study's completion code."
+        stored = Study.objects.filter(pk=self.pk).first() if self.pk else None
+        if self.round_id and (stored is None or stored.round_id != self.round_id) and not self.round.is_open:
+            why = "is closed" if self.round.is_closed else "is not the task's current round"
+            errors["round"] = f"Round {self.round.number} {why}; studies collect in the open round."
+        if stored is not None:
+            errors.update(self._live_errors(stored))
         if errors:
             raise ValidationError(errors)
+
+    def _live_errors(self, stored: Study) -> dict[str, str]:
+        """Changes refused once anyone has entered the study (``stored`` is its saved row): the pay and
+        amounts (``LIVE_FIXED``), the round, and ``max_participants`` below the places taken."""
+        if not self.participations.exists():
+            return {}
+        errors = {
+            name: LIVE_FIXED_MESSAGE
+            for name in LIVE_FIXED
+            if getattr(self, name) != getattr(stored, name) and not (name == "currency" and not self.currency)
+        }
+        if self.round_id != stored.round_id:
+            errors["round"] = "This study has participants: its round is fixed; create a new study instead."
+        taken = self.participations.filter(
+            status__in=(Participation.Status.ACTIVE, Participation.Status.COMPLETED)
+        ).count()
+        if self.max_participants is not None and self.max_participants < taken:
+            errors["max_participants"] = (
+                f"{taken} places are taken (active or completed participants); the study cannot hold fewer."
+            )
+        return errors
 
     @property
     def time_limit(self) -> timedelta:

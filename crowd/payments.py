@@ -57,7 +57,8 @@ def _reason(study: Study, kinds: dict[str, int]) -> str:
 
 def export_payments(*, study: Study, dry_run: bool = False, user=None, now=None) -> Export:
     """Build the study's payment file from its unpaid ledger rows and, unless ``dry_run``, mark the rows
-    it covers paid under a new ``PaymentBatch`` (which keeps the file)."""
+    it covers paid under a new ``PaymentBatch`` (which keeps the file). With no row to mark paid, no
+    batch is created (``batch`` is None, ``n_entries`` 0)."""
     now = now or timezone.now()
     with transaction.atomic():
         rows = list(
@@ -102,7 +103,7 @@ def export_payments(*, study: Study, dry_run: bool = False, user=None, now=None)
             else:
                 writer.writerow([pid, fmt(net), study.currency, len(entries)])
         content = out.getvalue()
-        if dry_run:
+        if dry_run or not settled_ids:  # nothing to mark paid: no (empty) batch
             return Export(content, None, n_workers, len(settled_ids))
         batch = PaymentBatch.objects.create(
             study=study, created_by=user, content=content, n_workers=n_workers, n_entries=len(settled_ids)

@@ -39,6 +39,21 @@ class Progress:
     def done(self) -> bool:
         return self.examples >= self.examples_required and self.validations >= self.validations_required
 
+    @property
+    def validations_due(self) -> int:
+        """Verdicts still to cast (0 when none are required or all are cast)."""
+        return max(0, self.validations_required - self.validations)
+
+    @property
+    def summary(self) -> str:
+        """``"1 of 2 examples, 0 of 4 validations"``, naming only the amounts the study asks for."""
+        parts = []
+        if self.examples_required:
+            parts.append(f"{self.examples} of {self.examples_required} examples")
+        if self.validations_required:
+            parts.append(f"{self.validations} of {self.validations_required} validations")
+        return ", ".join(parts)
+
 
 def progress_of(participation: Participation) -> Progress:
     """The participation's progress: its ledger rows counted by kind, retracted examples netted out

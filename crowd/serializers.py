@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
@@ -12,11 +14,22 @@ from .links import entry_link
 from .models import Study
 
 
+class _FlagField(StrictBooleanField):
+    """``StrictBooleanField`` that also takes the field's own default when a form-encoded body leaves the
+    flag out (DRF then passes ``default_empty_html``, a ``bool``, which the strict field would refuse)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool):
+            return data
+        return super().to_internal_value(data)
+
+
 class StudySerializer(RejectUnknownFieldsMixin, serializers.ModelSerializer):
     """A study: the round it collects for (``task`` slug and ``round`` number, set on creation only), what
     one submission is and pays (amounts as decimal strings in ``currency``), its limits, and the exact
     ``entry_link`` to give the platform (with ``entry_key``, the link's secret; ``rotate_entry_key: true``
-    on an update replaces it, and the old link stops working)."""
+    on an update replaces it, and the old link stops working). Read-only fields sent in a body are a 400;
+    ``is_open`` defaults to true. The study's rules are ``Study.clean``'s (field errors)."""
 
     id = serializers.UUIDField(source="public_id", read_only=True)
     task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all(), source="round.task")
@@ -25,9 +38,9 @@ class StudySerializer(RejectUnknownFieldsMixin, serializers.ModelSerializer):
     validations_required = StrictIntegerField(min_value=0, required=False)
     max_participants = StrictIntegerField(min_value=1)
     time_limit_minutes = StrictIntegerField(min_value=1, required=False)
-    is_open = StrictBooleanField(required=False)
+    is_open = _FlagField(required=False, default=True)  # also when a form body leaves it out
     entry_link = serializers.SerializerMethodField(help_text="The exact link to give the platform.")
-    rotate_entry_key = StrictBooleanField(write_only=True, required=False, default=False)
+    rotate_entry_key = _FlagField(write_only=True, required=False, default=False)
     participants = serializers.SerializerMethodField(help_text="Participations by status.")
 
     class Meta:
@@ -62,6 +75,17 @@ class StudySerializer(RejectUnknownFieldsMixin, serializers.ModelSerializer):
             name: {"min_value": 0}
             for name in ("reward", "pay_per_example", "pay_per_validation", "bonus_per_verified_fooling")
         }
+
+    def to_internal_value(self, data):
+        """Refuse read-only fields sent in the body (``id``, ``entry_key``, ``entry_link``,
+        ``participants``, ``created_at``) with a 400 under each, as unknown fields are."""
+        if isinstance(data, Mapping):
+            sent = sorted(name for name in data if name in self.fields and self.fields[name].read_only)
+            if sent:
+                raise serializers.ValidationError(
+                    {name: ["Read-only; it cannot be set (leave it out)."] for name in sent}
+                )
+        return super().to_internal_value(data)
 
     def get_entry_link(self, study: Study) -> str:
         request = self.context.get("request")

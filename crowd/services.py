@@ -4,6 +4,15 @@ owner's study settings (docs/crowd.md, "Crowd studies").
 Slots: a study holds ``max_participants`` participations at most that are active or completed. The study
 row is locked (``select_for_update``) while a newcomer is counted and admitted, so two people entering at
 once cannot both take the last slot. Expired participations are abandoned first (``lifecycle``).
+
+Sessions: every participant's link carries the study's key, so the key alone does not tell participants
+apart. A participation is therefore bound to the platform session that opened it (``session_key_of``:
+Prolific ``SESSION_ID``, MTurk ``assignmentId``, the generic ``session_id`` when the first entry had
+one). Re-entering it with another (or no) session id is refused (``other_session``) unless the browser
+is already signed in as that participant. Residual risk: a participation that does not exist yet (in
+another study, or a generic study whose links carry no ``session_id``) can still be opened by anyone
+who has the link and knows a participant id. Ids are never shown on this platform (usernames are hashes),
+and what that participation earns is paid to the id's owner, not to whoever opened it.
 """
 
 from __future__ import annotations
@@ -17,12 +26,13 @@ from django.utils import timezone
 
 from . import ledger, lifecycle, selectors
 from .links import EntryIds
-from .models import CrowdIdentity, Participation, Study, new_entry_key
+from .models import CrowdIdentity, Participation, Platform, Study, new_entry_key
 
 
 class StudyRefused(Exception):
     """An entry, consent or completion the study refuses; ``code`` names the rule, the message is for the
     participant: ``closed``, ``full``, ``freed`` (returned or abandoned: no second entry),
+    ``other_session`` (an existing participation opened with another platform session),
     ``busy`` (an active participation in another study of the same round), ``not_done`` (completing
     before the work is done), ``not_active`` (the participation ended)."""
 
@@ -67,6 +77,39 @@ def _new_identity(platform: str, participant_id: str):
     return user
 
 
+#: How the pages name each platform to a participant.
+PLATFORM_NAMES = {
+    Platform.PROLIFIC: "Prolific",
+    Platform.MTURK: "MTurk",
+    Platform.GENERIC: "the platform you came from",
+}
+
+
+def session_key_of(platform: str, *, session_id: str = "", assignment_id: str = "") -> str:
+    """The platform session a participation is bound to: MTurk's ``assignmentId``, else the
+    ``session_id`` (Prolific ``SESSION_ID``, generic ``session_id``; "" when a generic link had none)."""
+    return assignment_id if platform == Platform.MTURK else session_id
+
+
+def _check_session(participation: Participation, ids: EntryIds, signed_in) -> None:
+    """Refuse re-entering ``participation`` from another platform session (module docstring), unless
+    ``signed_in`` (the browser's user) is its participant already."""
+    platform = participation.study.platform
+    bound = session_key_of(
+        platform, session_id=participation.session_id, assignment_id=participation.assignment_id
+    )
+    given = session_key_of(platform, session_id=ids.session_id, assignment_id=ids.assignment_id)
+    if not bound or given == bound:
+        return
+    if signed_in is not None and getattr(signed_in, "pk", None) == participation.user_id:
+        return
+    name = PLATFORM_NAMES.get(platform, "the platform")
+    raise StudyRefused(
+        "other_session",
+        f"This place was opened from another session on {name}; open the study from {name} itself.",
+    )
+
+
 def _resume(participation: Participation, now) -> Participation:
     lifecycle.expire_if_late(participation, now=now)
     if participation.status in (Participation.Status.RETURNED, Participation.Status.ABANDONED):
@@ -79,17 +122,20 @@ def _resume(participation: Participation, now) -> Participation:
 
 
 @transaction.atomic
-def enter(*, study: Study, ids: EntryIds, now=None) -> Entry:
+def enter(*, study: Study, ids: EntryIds, signed_in=None, now=None) -> Entry:
     """Admit (or resume) the participant the entry link names: their account, then their participation.
 
     The caller has checked the key (``links.key_matches``) and read ``ids`` (``links.parse_entry``; not a
-    preview). A completed participation is returned as it is (the completion page shows the code again).
+    preview). ``signed_in`` is the user the browser is signed in as (or None). An existing participation
+    is resumed only from the platform session that opened it, or by its own signed-in participant
+    (module docstring). A completed participation is returned as it is (the completion page shows the
+    code again).
     A newcomer's account is made only once they are admitted: a refusal creates nothing. The study's row
     lock, taken first, serialises entries: two first entries of one person at once (two tabs) make one
     account and one participation, and two newcomers cannot both take the last place.
 
     Raises:
-        StudyRefused: ``freed``, ``closed``, ``full`` or ``busy``.
+        StudyRefused: ``other_session``, ``freed``, ``closed``, ``full`` or ``busy``.
     """
     now = now or timezone.now()
     study = Study.objects.select_for_update().get(pk=study.pk)
@@ -97,6 +143,7 @@ def enter(*, study: Study, ids: EntryIds, now=None) -> Entry:
     if user is not None:
         existing = Participation.objects.select_related("study").filter(study=study, user=user).first()
         if existing is not None:
+            _check_session(existing, ids, signed_in)
             return Entry(user, _resume(existing, now), False)
     if not study.is_open:
         raise StudyRefused("closed", "This study is closed; it takes no new participants.")
@@ -167,11 +214,7 @@ def complete(*, participation: Participation, now=None) -> Participation:
         raise StudyRefused("not_active", "This participation has ended; it can no longer be completed.")
     progress = selectors.progress_of(locked)
     if not progress.done:
-        raise StudyRefused(
-            "not_done",
-            f"Not finished yet: {progress.examples} of {progress.examples_required} examples and "
-            f"{progress.validations} of {progress.validations_required} validations done.",
-        )
+        raise StudyRefused("not_done", f"Not finished yet: {progress.summary} done.")
     lifecycle.mark_completed(locked, now=now)
     locked.refresh_from_db()
     ledger.record_reward(locked)

@@ -19,6 +19,8 @@ from .links import BadEntry, key_matches, parse_entry
 from .models import Participation, Platform, Study
 
 PROLIFIC_COMPLETE = "https://app.prolific.com/submissions/complete?cc={code}"
+#: Session key: the studies this (signed-out) browser has just returned, for a repeated POST.
+RETURNED_KEY = "crowd_returned_studies"
 
 
 def _study_or_404(public_id) -> Study:
@@ -60,8 +62,10 @@ def enter(request, public_id):
     """``GET /study/<uuid>/enter/?key=<entry_key>&<platform ids>``: log the participant in and send them on.
 
     403 without the right key and 400 naming a missing or malformed id (nothing is created either way);
-    MTurk's preview shows the task and consent read-only; a closed or full study, or a freed place,
-    answers 409 with a page saying so. Someone else signed in in this browser is logged out first.
+    MTurk's preview shows the task and consent read-only; a closed or full study, a freed place, or an
+    existing participation opened from another platform session (``services.enter``) answers 409 with a
+    page saying so. Someone else signed in in this browser is logged out first; the participant signed in
+    already (a second tab) keeps their session (no new login, so no new CSRF token).
     """
     study = _study_or_404(public_id)
     if not key_matches(study, request.GET.get("key")):
@@ -78,18 +82,21 @@ def enter(request, public_id):
         return render(
             request,
             "crowd/bad_link.html",
-            {"study": study, "parameter": exc.parameter, "message": str(exc)},
+            {"study": study, "parameter": exc.parameter, "message": str(exc), "missing": exc.missing},
             status=400,
         )
     if ids.preview:
         return render(request, "crowd/preview.html", {"study": study, "task": study.round.task})
+    signed_in = request.user if request.user.is_authenticated else None
     try:
-        entry = services.enter(study=study, ids=ids)
+        entry = services.enter(study=study, ids=ids, signed_in=signed_in)
     except services.StudyRefused as exc:
         return _refused(request, study, str(exc), status=409)
-    if request.user.is_authenticated and request.user.pk != entry.user.pk:
-        logout(request)
-    login(request, entry.user, backend="django.contrib.auth.backends.ModelBackend")  # rotates the session
+    if signed_in is None or signed_in.pk != entry.user.pk:
+        if signed_in is not None:
+            logout(request)
+        login(request, entry.user, backend="django.contrib.auth.backends.ModelBackend")  # rotates the session
+    # else: their own session already (a second tab): keep it, so the first tab's CSRF token stays valid
     if study.platform == Platform.MTURK:
         request.session[SESSION_FLAG] = True  # the create and validate pages are framed by MTurk too
     participation = entry.participation
@@ -160,20 +167,49 @@ def complete(request, public_id):
     return render(
         request,
         "crowd/complete.html",
-        {"study": study, "participation": participation, **completion_target(participation)},
+        {
+            "study": study,
+            "participation": participation,
+            "platform_name": services.PLATFORM_NAMES.get(study.platform, "the platform"),
+            **completion_target(participation),
+        },
     )
 
 
 @require_http_methods(["GET", "POST"])
 @crowd_page
 def return_study(request, public_id):
-    """ "Return this study": a confirmation page (GET); POST gives the place back (once) and logs out."""
+    """ "Return this study": a confirmation page (GET); POST gives the place back (once) and logs out.
+
+    A second POST (already returned, the browser now signed out) answers "You have already returned this
+    study."; a completed participant is told there is nothing to return (409)."""
     study = _study_or_404(public_id)
+    if not request.user.is_authenticated and str(study.public_id) in request.session.get(RETURNED_KEY, []):
+        return _already_returned(request, study)  # a second "Yes, return this study" after the logout
     participation = _participation_or_404(request, study)
+    if participation.status == Participation.Status.COMPLETED:
+        return _refused(
+            request,
+            study,
+            "You have completed this study; there is nothing to return.",
+            status=409,
+            title="Nothing to return",
+        )
+    if participation.status == Participation.Status.RETURNED:
+        return _already_returned(request, study)
     if request.method == "POST":
-        services.return_study(participation=participation)
+        if not services.return_study(participation=participation):
+            participation.refresh_from_db()
+            if participation.status == Participation.Status.RETURNED:
+                return _already_returned(request, study)
+            return _refused(request, study, "This participation has already ended.", status=409)
         logout(request)
+        request.session[RETURNED_KEY] = [str(study.public_id)]  # the new, anonymous session
         return render(request, "crowd/returned.html", {"study": study})
     if participation.status != Participation.Status.ACTIVE:
         return _refused(request, study, "This participation has already ended.", status=409)
     return render(request, "crowd/return.html", {"study": study})
+
+
+def _already_returned(request, study: Study):
+    return render(request, "crowd/returned.html", {"study": study, "again": True})

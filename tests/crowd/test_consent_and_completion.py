@@ -70,7 +70,7 @@ def test_completing_before_the_work_is_done_is_refused(client, study, rule_model
     _enter(client, study, **PROLIFIC_IDS)
     response = client.post(f"/study/{study.public_id}/complete/")
     assert response.status_code == 409
-    assert "Not finished yet: 0 of 2 examples and 0 of 1 validations done." in response.text
+    assert "Not finished yet: 0 of 2 examples, 0 of 1 validations done." in response.text
     assert Participation.objects.get().status == "active"
     assert not LedgerEntry.objects.filter(kind="reward").exists()
 

@@ -123,7 +123,7 @@ def test_a_returning_participant_resumes_the_same_participation(client, study):
     first = Participation.objects.get()
     client.post(f"/study/{study.public_id}/consent/")
     client.logout()
-    again = _enter(client, study, **{**PROLIFIC_IDS, "SESSION_ID": "s-2"})
+    again = _enter(client, study, **PROLIFIC_IDS)  # Prolific re-opens with the same SESSION_ID
     assert again.status_code == 302
     assert again["Location"] == "/tasks/hate-speech/create/"  # consented already: straight to the work
     assert Participation.objects.get().pk == first.pk

@@ -85,7 +85,11 @@ def test_task_page_has_the_tutorial_inline_and_the_cap_fields(owner_client, hate
         None,
         True,
     )
-    assert (hate_task.gold_share, hate_task.gold_accuracy_threshold, hate_task.gold_min_answers) == (0.1, 0.8, 5)
+    assert (hate_task.gold_share, hate_task.gold_accuracy_threshold, hate_task.gold_min_answers) == (
+        0.1,
+        0.8,
+        5,
+    )
     item = hate_task.tutorial_items.get()
     assert (item.text, item.fooled_model, item.note) == (
         "Go back where you c0me from",

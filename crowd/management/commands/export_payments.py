@@ -1,6 +1,7 @@
 """``manage.py export_payments --study <uuid> [--output FILE] [--dry-run]``: write what a study owes in the
 platform's bulk format and mark those ledger rows paid (``crowd.payments.export_payments``; formats in its
-docstring and docs/crowd.md). ``--dry-run`` prints the file and marks nothing."""
+docstring and docs/crowd.md). ``--dry-run`` prints the file and marks nothing. With nothing unpaid it says "Nothing to pay." and
+writes no file (and records no payment batch)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ class Command(OperatorCommand):  # --actor: who is recorded in the audit log
         except (ValueError, Study.DoesNotExist):
             raise CommandError(f"No study with the id {study!r}.") from None
         export = export_payments(study=found, dry_run=dry_run)
+        if not export.n_entries:
+            self.stderr.write("Nothing to pay.")
+            return
         if output:
             with open(output, "w", encoding="utf-8", newline="") as fh:
                 fh.write(export.content)

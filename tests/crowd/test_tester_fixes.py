@@ -1,0 +1,321 @@
+"""Defects a tester found: participations bound to their platform session, a second tab keeping its
+session, live study fields fixed, studies only on open rounds, the "nothing to validate yet" banner and
+the admin's warnings, wording of the return, link and completion pages, and the export and API details."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from urllib.parse import urlencode
+
+import pytest
+from django.core.management import call_command
+
+from crowd.models import CrowdIdentity, LedgerEntry, Participation, PaymentBatch, Study
+from tests.factories.annotation import make_example
+from tests.factories.crowd import MTURK_IDS, PROLIFIC_IDS, enter_as, make_study
+from tests.factories.tasks import open_round
+
+pytestmark = pytest.mark.django_db
+
+OTHER_SESSION = "This place was opened from another session on Prolific; open the study from Prolific itself."
+
+
+def _enter(client, study, **ids):
+    return client.get(f"/study/{study.public_id}/enter/?{urlencode({'key': study.entry_key, **ids})}")
+
+
+# 1. Impersonation by changing the participant id --------------------------------------------------
+
+
+def test_another_session_id_for_an_existing_participation_is_refused_and_logs_nobody_in(
+    client, study, django_user_model
+):
+    assert _enter(client, study, **PROLIFIC_IDS).status_code == 302
+    client.logout()
+    users_before = django_user_model.objects.count()
+    stolen = _enter(client, study, **{**PROLIFIC_IDS, "SESSION_ID": "someone-elses-session"})
+    assert stolen.status_code == 409
+    assert OTHER_SESSION in stolen.text
+    assert "_auth_user_id" not in client.session
+    assert (Participation.objects.count(), CrowdIdentity.objects.count()) == (1, 1)
+    assert django_user_model.objects.count() == users_before
+    assert Participation.objects.get().session_id == "s-1"  # still bound to the first session
+
+
+def test_the_same_session_id_resumes(client, study):
+    _enter(client, study, **PROLIFIC_IDS)
+    user_id = int(client.session["_auth_user_id"])
+    client.logout()
+    again = _enter(client, study, **PROLIFIC_IDS)
+    assert again.status_code == 302
+    assert int(client.session["_auth_user_id"]) == user_id
+
+
+def test_the_participant_signed_in_already_may_come_back_with_another_session_id(client, study):
+    _enter(client, study, **PROLIFIC_IDS)
+    user_id = int(client.session["_auth_user_id"])
+    again = _enter(client, study, **{**PROLIFIC_IDS, "SESSION_ID": "s-2"})
+    assert again.status_code == 302
+    assert int(client.session["_auth_user_id"]) == user_id
+
+
+def test_mturk_binds_the_assignment(client, hate_round, owner):
+    study = make_study(hate_round, platform="mturk")
+    _enter(client, study, **MTURK_IDS)
+    client.logout()
+    other = _enter(client, study, **{**MTURK_IDS, "assignmentId": "3ASSIGN0000000000999"})
+    assert other.status_code == 409
+    assert "another session on MTurk" in other.text
+    assert "_auth_user_id" not in client.session
+
+
+def test_a_generic_session_id_binds_when_the_first_entry_had_one(client, hate_round, owner):
+    bound = make_study(hate_round, platform="generic", completion_code="G", name="bound")
+    _enter(client, bound, participant_id="p-1", session_id="gs-1")
+    client.logout()
+    assert _enter(client, bound, participant_id="p-1").status_code == 409  # missing session id
+    assert _enter(client, bound, participant_id="p-1", session_id="gs-1").status_code == 302
+
+
+def test_a_generic_entry_without_a_session_id_is_not_bound(client, hate_round, owner):
+    study = make_study(hate_round, platform="generic", completion_code="G")
+    _enter(client, study, participant_id="p-2")
+    client.logout()
+    assert _enter(client, study, participant_id="p-2", session_id="anything").status_code == 302
+
+
+# 2. A second tab keeps the session ------------------------------------------------------------------
+
+
+def test_reopening_the_link_when_signed_in_keeps_the_session_and_csrf_token(client, study):
+    _enter(client, study, **PROLIFIC_IDS)
+    client.get(f"/study/{study.public_id}/consent/")  # the form in the first tab: sets the CSRF cookie
+    session_key = client.session.session_key
+    token = client.cookies["csrftoken"].value
+    again = _enter(client, study, **PROLIFIC_IDS)
+    assert again.status_code == 302 and again["Location"] == f"/study/{study.public_id}/consent/"
+    assert client.session.session_key == session_key
+    assert "csrftoken" not in again.cookies
+    assert client.cookies["csrftoken"].value == token
+
+
+# 3. Live study fields -------------------------------------------------------------------------------
+
+
+LIVE = "This study has participants: its pay and amounts are fixed; create a new study instead."
+
+
+def test_the_api_refuses_changing_pay_and_amounts_once_someone_entered(api, owner, study):
+    url = f"/api/studies/{study.public_id}/"
+    assert api(owner).patch(url, {"reward": "5.00"}, format="json").status_code == 200  # nobody yet
+    enter_as(study, "PID-1", session_id="s-1")
+    enter_as(study, "PID-2", session_id="s-2")
+    for field, value in [
+        ("reward", "9.00"),
+        ("pay_per_example", "1.00"),
+        ("pay_per_validation", "1.00"),
+        ("bonus_per_verified_fooling", "1.00"),
+        ("examples_required", 7),
+        ("validations_required", 7),
+        ("currency", "EUR"),
+        ("platform", "generic"),
+    ]:
+        response = api(owner).patch(url, {field: value}, format="json")
+        assert response.status_code == 400, field
+        assert response.json()[field] == [LIVE]
+    too_few = api(owner).patch(url, {"max_participants": 1}, format="json")
+    assert too_few.status_code == 400
+    assert "2 places are taken" in too_few.json()["max_participants"][0]
+    assert api(owner).patch(url, {"max_participants": 2, "name": "Renamed"}, format="json").status_code == 200
+    study.refresh_from_db()
+    assert (study.reward, study.max_participants, study.name) == (Decimal("5.0000"), 2, "Renamed")
+
+
+def test_the_admin_shows_live_fields_read_only(client, owner, password, study):
+    client.login(username=owner.username, password=password)
+    url = f"/admin/crowd/study/{study.pk}/change/"
+    assert 'name="reward"' in client.get(url).text
+    enter_as(study, "PID-1", session_id="s-1")
+    page = client.get(url).text
+    for field in ("reward", "pay_per_example", "platform", "currency", "examples_required", "round"):
+        assert f'name="{field}"' not in page, field
+    assert 'name="max_participants"' in page
+
+
+# 4. Studies collect in the open round ---------------------------------------------------------------
+
+
+def test_a_study_on_a_closed_or_non_current_round_is_refused(api, owner, hate_task, hate_round):
+    body = {
+        "task": "hate-speech",
+        "name": "S",
+        "platform": "prolific",
+        "examples_required": 1,
+        "max_participants": 2,
+        "completion_code": "C",
+        "consent_text": "Yes.",
+    }
+    round_2 = open_round(hate_task, 2)  # now current: round 1 is not
+    old = api(owner).post("/api/studies/", {**body, "round": 1}, format="json")
+    assert old.status_code == 400
+    assert old.json()["round"] == [
+        "Round 1 is not the task's current round; studies collect in the open round."
+    ]
+    round_2.is_closed = True
+    round_2.save()
+    closed = api(owner).post("/api/studies/", {**body, "round": 2}, format="json")
+    assert closed.json()["round"] == ["Round 2 is closed; studies collect in the open round."]
+    assert Study.objects.count() == 0
+
+
+def test_the_admin_offers_open_rounds_only_for_a_new_study(client, owner, password, hate_task, hate_round):
+    round_2 = open_round(hate_task, 2)
+    client.login(username=owner.username, password=password)
+    choices = list(client.get("/admin/crowd/study/add/").context["adminform"].form.fields["round"].queryset)
+    assert choices == [round_2]
+
+
+# 5. Nothing to validate yet -------------------------------------------------------------------------
+
+
+def test_the_banner_says_when_validations_are_due_and_nothing_is_there(client, hate_round, owner, annotator):
+    study = make_study(hate_round, examples_required=0, validations_required=3)
+    _enter(client, study, **PROLIFIC_IDS)
+    client.post(f"/study/{study.public_id}/consent/")
+    page = client.get("/tasks/hate-speech/validate/")
+    assert page.status_code == 200
+    assert (
+        "Your study needs 3 more validations. New examples arrive as other participants write them: "
+        "try again in a few minutes, or"
+    ) in page.text
+    assert "Your study needs" not in client.get("/").text  # only on the empty validate page
+    make_example(hate_round, annotator)  # now there is something to validate
+    serving = client.get("/tasks/hate-speech/validate/")
+    assert "Is the intended label right?" in serving.text
+    assert "Your study needs" not in serving.text
+
+
+def test_the_admin_warns_about_unreachable_validations(client, owner, password, hate_task, hate_round):
+    hate_task.validation_quorum = 3
+    hate_task.config = {**hate_task.config, "validate_non_fooling": False}
+    hate_task.save()
+    client.login(username=owner.username, password=password)
+    form = {
+        "name": "Warned",
+        "round": hate_round.pk,
+        "platform": "generic",
+        "examples_required": "1",
+        "validations_required": "2",
+        "reward": "0",
+        "pay_per_example": "0",
+        "pay_per_validation": "0",
+        "bonus_per_verified_fooling": "0",
+        "currency": "",
+        "max_participants": "3",
+        "completion_code": "G",
+        "completion_url": "",
+        "time_limit_minutes": "45",
+        "consent_text": "Yes.",
+        "is_open": "on",
+    }
+    page = client.post("/admin/crowd/study/add/", form, follow=True).text
+    assert "quorum 3 needs 3 validators besides the author" in page
+    assert "validates only model-fooling examples" in page
+    hate_task.validation_quorum = 2
+    hate_task.config = {**hate_task.config, "validate_non_fooling": True}
+    hate_task.save()
+    quiet = client.post("/admin/crowd/study/add/", {**form, "name": "Quiet"}, follow=True).text
+    assert "besides the author" not in quiet and "model-fooling examples" not in quiet
+
+
+# 6. Wording -----------------------------------------------------------------------------------------
+
+
+def test_a_second_return_and_a_completed_return_answer_clearly(client, study, hate_round, owner):
+    _enter(client, study, **PROLIFIC_IDS)
+    assert client.post(f"/study/{study.public_id}/return/").status_code == 200
+    again = client.post(f"/study/{study.public_id}/return/")
+    assert again.status_code == 200
+    assert "You have already returned this study." in again.text
+
+    done = make_study(hate_round, name="Done", examples_required=1, validations_required=0)
+    entry = enter_as(done, "PID-DONE", session_id="d-1")
+    Participation.objects.filter(pk=entry.participation.pk).update(status="completed")
+    client.force_login(entry.user)
+    for response in (
+        client.get(f"/study/{done.public_id}/return/"),
+        client.post(f"/study/{done.public_id}/return/"),
+    ):
+        assert "You have completed this study; there is nothing to return." in response.text
+    assert Participation.objects.get(pk=entry.participation.pk).status == "completed"
+
+
+def test_progress_names_only_the_amounts_asked_for(client, hate_round, owner):
+    study = make_study(hate_round, examples_required=2, validations_required=0)
+    _enter(client, study, **PROLIFIC_IDS)
+    assert "Study: 0 of 2 examples\n" in client.get("/").text
+    refused = client.post(f"/study/{study.public_id}/complete/")
+    assert "Not finished yet: 0 of 2 examples done." in refused.text
+    assert "0 of 0" not in refused.text
+
+
+@pytest.mark.parametrize(
+    ("ids", "title"),
+    [
+        ({**PROLIFIC_IDS, "PROLIFIC_PID": "x" * 101}, "This study link is not valid"),
+        ({**PROLIFIC_IDS, "PROLIFIC_PID": "\U0001f600"}, "This study link is not valid"),
+        ({k: v for k, v in PROLIFIC_IDS.items() if k != "PROLIFIC_PID"}, "This study link is not complete"),
+    ],
+)
+def test_a_malformed_id_is_not_valid_and_a_missing_one_not_complete(client, study, ids, title):
+    response = _enter(client, study, **ids)
+    assert response.status_code == 400
+    assert f"<h1>{title}</h1>" in response.text
+
+
+def test_the_completion_page_says_it_sends_them_back_with_a_link(client, study):
+    entry = enter_as(study, "PID-C", session_id="c-1")
+    Participation.objects.filter(pk=entry.participation.pk).update(status="completed")
+    client.force_login(entry.user)
+    page = client.get(f"/study/{study.public_id}/complete/").text
+    assert "In a few seconds you will be sent back to Prolific" in page
+    assert "Go back to Prolific now</a>" in page
+
+
+# 7. Export and API details --------------------------------------------------------------------------
+
+
+def test_a_second_export_with_nothing_to_pay_makes_no_batch(study, tmp_path, capsys):
+    p = enter_as(study, "PID-E", session_id="e-1").participation
+    LedgerEntry.objects.create(
+        study=study, round=study.round, participation=p, worker=p.user, kind="example",
+        event_key="example:1", amount=Decimal("0.50"), currency="GBP",
+    )  # fmt: skip
+    call_command("export_payments", "--study", str(study.public_id), "--output", str(tmp_path / "one.txt"))
+    assert PaymentBatch.objects.count() == 1
+    capsys.readouterr()
+    call_command("export_payments", "--study", str(study.public_id), "--output", str(tmp_path / "two.txt"))
+    assert PaymentBatch.objects.count() == 1
+    assert "Nothing to pay." in capsys.readouterr().err
+    assert not (tmp_path / "two.txt").exists()
+
+
+def test_the_api_refuses_read_only_fields_and_defaults_is_open_in_a_form_body(api, owner, hate_round):
+    body = {
+        "task": "hate-speech",
+        "round": 1,
+        "name": "Form",
+        "platform": "prolific",
+        "examples_required": 1,
+        "max_participants": 2,
+        "completion_code": "C",
+        "consent_text": "Yes.",
+    }
+    for extra in ({"entry_key": "mine"}, {"public_id": "x"}, {"created_at": "2020-01-01T00:00:00Z"}):
+        response = api(owner).post("/api/studies/", {**body, **extra}, format="json")
+        assert response.status_code == 400
+        assert list(response.json()) == list(extra)
+    assert Study.objects.count() == 0
+    created = api(owner).post("/api/studies/", body)  # multipart form, no is_open
+    assert created.status_code == 201, created.json()
+    assert Study.objects.get().is_open is True
