@@ -227,3 +227,9 @@ def test_query_count_does_not_grow_with_models(
     with django_assert_max_num_queries(15):
         response = client.get(board["url"])
     assert len(order(response)) == 33
+
+
+def test_the_dynascore_table_scrolls_in_its_own_box(client, board):
+    """'How the Dynascore was computed' was wider than a phone (390 px) and made the page scroll sideways;
+    it sits in the site's ``table-scroll`` box like the other wide tables."""
+    assert '<div class="table-scroll"><table class="amrs">' in client.get(board["url"]).text
