@@ -60,21 +60,34 @@ class ValidationAdmin(TaskOwnedAdmin):
         return False
 
 
-def _settle(modeladmin, request, queryset, verdict: str) -> None:
-    """Owner verdict on each selected example through the validation service (it checks ownership)."""
+def _owner_verdicts(modeladmin, request, queryset, verdict: str, *, decide, done: str, not_done: str) -> None:
+    """Apply ``decide(example, owner, verdict)`` (a validation service returning a ``VerdictOutcome``; it
+    checks ownership) to each selected example, then tell the owner how many it settled (``done``, a
+    format string of ``n`` and ``verdict``) and why the others were refused (at most 20 reasons)."""
     settled, refused = 0, []
     for example in queryset.select_related("round__task"):
         try:
-            outcome = submit_validation(
-                example=example, validator=request.user, verdict=verdict, owner_mode=True
-            )
+            settled += decide(example, request.user, verdict).settled
         except VerdictError as exc:
             refused.append(f"example {example.pk}: " + " ".join(m for ms in exc.errors.values() for m in ms))
-        else:
-            settled += outcome.settled
-    modeladmin.message_user(request, f"Settled {settled} example(s) as {verdict}.", messages.SUCCESS)
+    modeladmin.message_user(request, done.format(n=settled, verdict=verdict), messages.SUCCESS)
     if refused:
-        modeladmin.message_user(request, "Not settled: " + "; ".join(refused[:20]), messages.WARNING)
+        modeladmin.message_user(request, f"{not_done}: " + "; ".join(refused[:20]), messages.WARNING)
+
+
+def _settle(modeladmin, request, queryset, verdict: str) -> None:
+    """Owner verdict on each selected pending example (``services.submit_validation`` in owner mode)."""
+    _owner_verdicts(
+        modeladmin,
+        request,
+        queryset,
+        verdict,
+        decide=lambda example, owner, v: submit_validation(
+            example=example, validator=owner, verdict=v, owner_mode=True
+        ),
+        done="Settled {n} example(s) as {verdict}.",
+        not_done="Not settled",
+    )
 
 
 @admin.action(description="Settle as validated correct (owner verdict)")
@@ -97,15 +110,15 @@ extend_admin(Example, actions=[settle_correct, settle_incorrect, settle_flagged]
 
 def _overturn(modeladmin, request, queryset, verdict: str) -> None:
     """Overturn each selected settled example with an owner verdict (``services.overturn_verdict``)."""
-    changed, refused = 0, []
-    for example in queryset.select_related("round__task"):
-        try:
-            changed += overturn_verdict(example=example, owner=request.user, verdict=verdict).settled
-        except VerdictError as exc:
-            refused.append(f"example {example.pk}: " + " ".join(m for ms in exc.errors.values() for m in ms))
-    modeladmin.message_user(request, f"Overturned {changed} example(s) to {verdict}.", messages.SUCCESS)
-    if refused:
-        modeladmin.message_user(request, "Not overturned: " + "; ".join(refused[:20]), messages.WARNING)
+    _owner_verdicts(
+        modeladmin,
+        request,
+        queryset,
+        verdict,
+        decide=lambda example, owner, v: overturn_verdict(example=example, owner=owner, verdict=v),
+        done="Overturned {n} example(s) to {verdict}.",
+        not_done="Not overturned",
+    )
 
 
 @admin.action(description="Overturn a settled example: validated correct (owner verdict)")
