@@ -70,6 +70,22 @@ def _check_qualified(task, validator, *, lock: bool) -> None:
         raise VerdictError(refusal.message, code=refusal.code, url=refusal.url, qualification=True) from None
 
 
+def _record_vote(example, validator, verdict: str, corrected_label: str, reason: str, *, owner: bool, now):
+    """Store one verdict as a new row (never an update of an earlier one) and tell the apps above
+    (``signals.validation_recorded``: the crowd ledger pays it). The caller holds the example's row lock."""
+    validation = Validation.objects.create(
+        example=example,
+        validator=validator,
+        verdict=verdict,
+        corrected_label=corrected_label,
+        reason=reason,
+        is_owner_verdict=owner,
+        created_at=now,
+    )
+    signals.validation_recorded.send(sender=Validation, validation=validation)
+    return validation
+
+
 def claim_seconds() -> int:
     """How long a served example stays reserved for its validator (``DYNABENCH_VALIDATION_CLAIM_SECONDS``)."""
     return int(settings.DYNABENCH_VALIDATION_CLAIM_SECONDS)
@@ -290,16 +306,7 @@ def submit_validation(
     # Always a new row, never an update of an earlier one. The row lock serialises one person's double
     # submit too; the unique constraints (one ordinary vote per example and validator, one owner verdict
     # per example) stay the last line of defence.
-    validation = Validation.objects.create(
-        example=locked,
-        validator=validator,
-        verdict=verdict,
-        corrected_label=corrected_label,
-        reason=reason,
-        is_owner_verdict=owner_mode,
-        created_at=now,
-    )
-    signals.validation_recorded.send(sender=Validation, validation=validation)
+    validation = _record_vote(locked, validator, verdict, corrected_label, reason, owner=owner_mode, now=now)
 
     matching = Validation.objects.filter(example=locked, verdict=verdict, is_owner_verdict=False).count()
     settled = False
@@ -355,16 +362,7 @@ def overturn_verdict(*, example: Example, owner, verdict: str, reason: str = "",
         raise VerdictError(
             "An owner verdict already settled this example, and an owner verdict is final.", code="settled"
         )
-    validation = Validation.objects.create(
-        example=locked,
-        validator=owner,
-        verdict=verdict,
-        corrected_label=corrected_label,
-        reason=reason,
-        is_owner_verdict=True,
-        created_at=now,
-    )
-    signals.validation_recorded.send(sender=Validation, validation=validation)
+    validation = _record_vote(locked, owner, verdict, corrected_label, reason, owner=True, now=now)
     previous = locked.status
     changed = overturn_settlement(locked.pk, status, previous=previous, now=now)
     if changed:
