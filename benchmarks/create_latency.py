@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
-import secrets
 import statistics
 import sys
 import tempfile
@@ -26,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.throwaway_database import run_on_throwaway_database  # noqa: E402
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -52,26 +52,13 @@ def main() -> None:
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/dynabench_bench")
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ["DEBUG"] = "0"  # DEBUG would record every SQL query and slow the page down
-    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(40))
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
-    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
+    def go() -> None:
+        from django.conf import settings
+        from django.test import Client
 
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.test import Client
-    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
-
-    setup_test_environment()
-    old_config = setup_databases(verbosity=0, interactive=False)
-    try:
         run(args, settings, Client)
-    finally:
-        teardown_databases(old_config, verbosity=0)
+
+    run_on_throwaway_database(args.database_url, go)
 
 
 def run(args, settings, Client) -> None:

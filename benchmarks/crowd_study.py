@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import secrets
 import statistics
 import sys
 import time
@@ -35,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.create_latency import percentile  # noqa: E402
+from benchmarks.throwaway_database import run_on_throwaway_database  # noqa: E402
 
 
 def main() -> None:
@@ -47,24 +47,7 @@ def main() -> None:
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/dynabench_bench")
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ["DEBUG"] = "0"
-    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(40))
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
-    os.environ.setdefault("ALLOWED_HOSTS", "testserver")
-
-    import django
-
-    django.setup()
-    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
-
-    setup_test_environment()
-    old_config = setup_databases(verbosity=0, interactive=False)
-    try:
-        run(args)
-    finally:
-        teardown_databases(old_config, verbosity=0)
+    run_on_throwaway_database(args.database_url, lambda: run(args))
 
 
 def _timed(call) -> tuple[float, int, object]:

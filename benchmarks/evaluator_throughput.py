@@ -34,8 +34,6 @@ sides (up to 5x) and make single runs swing, so read the per-pair ratios too, or
 from __future__ import annotations
 
 import argparse
-import os
-import secrets
 import statistics
 import sys
 import tempfile
@@ -44,6 +42,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.throwaway_database import run_on_throwaway_database  # noqa: E402
 
 HATECHECK_ITEMS = 3425
 
@@ -59,25 +59,13 @@ def main() -> None:
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/dynabench_bench2")
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ["DEBUG"] = "0"  # DEBUG would record every SQL query
-    os.environ["DYNABENCH_JOBS_SYNC"] = "0"  # registering must not run the evaluation inline
-    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(40))
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
+    def go() -> None:
+        from django.conf import settings
 
-    import django
-
-    django.setup()
-    from django.conf import settings
-    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
-
-    setup_test_environment()
-    old_config = setup_databases(verbosity=0, interactive=False)
-    try:
         run(args, settings)
-    finally:
-        teardown_databases(old_config, verbosity=0)
+
+    # Registering must not run the evaluation inline.
+    run_on_throwaway_database(args.database_url, go, DYNABENCH_JOBS_SYNC="0")
 
 
 def build_model(task, model_dir: Path):

@@ -20,8 +20,6 @@ Procedure (all in a throwaway test database, created and dropped; models in a te
 from __future__ import annotations
 
 import argparse
-import os
-import secrets
 import sys
 import tempfile
 import time
@@ -29,6 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.throwaway_database import run_on_throwaway_database  # noqa: E402
 
 #: platform round -> (HatemojiBuild source round, file, split) of the examples replayed against targets.
 EXAMPLE_SETS: dict[int, tuple[int, str, str]] = {
@@ -49,24 +49,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="rows per cell (default: all)")
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = args.database_url
-    os.environ.setdefault("DEBUG", "0")
-    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(40))
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "dynabench.settings")
-    os.environ["DYNABENCH_MODEL_DIR"] = tempfile.mkdtemp(prefix="replay-models-")
-
-    import django
-
-    django.setup()
-    from django.test.utils import setup_databases, setup_test_environment, teardown_databases
-
-    setup_test_environment()
-    old_config = setup_databases(verbosity=0, interactive=False)
-    try:
-        run(args)
-    finally:
-        teardown_databases(old_config, verbosity=0)
+    model_dir = tempfile.mkdtemp(prefix="replay-models-")
+    run_on_throwaway_database(args.database_url, lambda: run(args), DYNABENCH_MODEL_DIR=model_dir)
 
 
 def run(args) -> None:
