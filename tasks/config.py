@@ -72,6 +72,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         },
         "memory_ceiling_gib": {"type": "number", "exclusiveMinimum": 0},
         "validate_non_fooling": {"type": "boolean"},
+        "validation_shows_model_answer": {"type": "boolean"},
         "content_warning": {"type": "string", "maxLength": 5000},
         "licence": {"type": "string", "maxLength": 200},
         "limits": {
@@ -216,6 +217,12 @@ class TaskConfig:
     @property
     def validate_non_fooling(self) -> bool:
         return bool(self.raw.get("validate_non_fooling", False))
+
+    @property
+    def validation_shows_model_answer(self) -> bool:
+        """True: the validate page shows the model's answer at once; default False, behind "Show the
+        model's answer" so a validator judges the example before seeing what the model said."""
+        return bool(self.raw.get("validation_shows_model_answer", False))
 
     @property
     def licence(self) -> str:

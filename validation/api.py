@@ -61,7 +61,9 @@ class NextValidation(APIView):
     """Serve the caller the next example of the round to validate (``?round=N``, default the current
     round), reserved for them for ``DYNABENCH_VALIDATION_CLAIM_SECONDS`` like the validate page: asking
     again while the claim is live returns the same example. ``example`` is null when nothing is left,
-    with ``queue`` saying why. Signed-in, unblocked callers."""
+    with ``queue`` saying why; when others' claims keep examples from the caller, ``hint`` says when to
+    come back and the ``Retry-After`` header gives the seconds until the first of those claims runs out
+    (otherwise ``hint`` is null and there is no such header). Signed-in, unblocked callers."""
 
     permission_classes = [IsContributor]
 
@@ -79,9 +81,21 @@ class NextValidation(APIView):
             example = services.next_example(round_=round_, validator=request.user)
         except services.VerdictError as exc:
             raise refused(exc) from None
-        body = {"round": round_.number, "example": None, "claim_expires_at": None, "queue": None}
+        body = {
+            "round": round_.number,
+            "example": None,
+            "claim_expires_at": None,
+            "queue": None,
+            "hint": None,
+        }
+        headers = {}
         if example is None:
-            body["queue"] = selectors.queue_summary(round_, request.user).__dict__
+            summary = selectors.queue_summary(round_, request.user)
+            body["queue"] = summary.__dict__
+            wait = selectors.claim_wait(round_, request.user, summary)
+            if wait is not None:
+                body["hint"] = wait.hint
+                headers["Retry-After"] = str(wait.seconds)
         else:
             shown = annotation_selectors.example_with_predictions(example.pk)
             claim = ValidationClaim.objects.filter(example_id=example.pk, validator=request.user).first()
@@ -91,7 +105,7 @@ class NextValidation(APIView):
                 body["claim_expires_at"] = gold_selectors.gold_claim_expiry(round_, example, request.user)
                 shown.round = round_
             body["example"] = shown
-        return Response(NextValidationSerializer(body).data)
+        return Response(NextValidationSerializer(body).data, headers=headers)
 
 
 class ExampleValidations(APIView):

@@ -10,7 +10,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
+from django.db.models import (
+    Count,
+    Exists,
+    IntegerField,
+    Min,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+)
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -165,6 +176,75 @@ def queue_summary(round_: Round, user, *, now=None) -> QueueSummary:
         claimed=Count("pk", filter=~own & ~Q(Exists(mine)) & Q(Exists(claimed))),
     )
     return QueueSummary(**counts)
+
+
+def earliest_claim_expiry(round_: Round, user, *, now=None):
+    """When the first live claim of another validator on an example of ``round_`` that ``user`` could
+    otherwise validate (``validatable_by``) runs out: an aware datetime, or None when there is none."""
+    now = now or timezone.now()
+    return (
+        ValidationClaim.objects.filter(
+            expires_at__gt=now, example__in=validatable_by(round_, user).values("pk")
+        )
+        .exclude(validator=user)
+        .aggregate(first=Min("expires_at"))["first"]
+    )
+
+
+@dataclass(frozen=True)
+class ClaimWait:
+    """An empty queue that only others' claims keep empty: ``seconds`` (at least 1) until the first of
+    them runs out; ``everything`` when every open example of the round is claimed by others (none is
+    the validator's own or already judged by them)."""
+
+    seconds: int
+    everything: bool
+
+    @property
+    def minutes(self) -> int:
+        """``seconds`` rounded up to whole minutes."""
+        return -(-self.seconds // 60)
+
+    @property
+    def heading(self) -> str:
+        which = "Every open example" if self.everything else "Every open example you can validate"
+        return f"{which} is being validated by someone else right now"
+
+    @property
+    def hint(self) -> str:
+        """The heading and when to come back, as one sentence."""
+        unit = "minute" if self.minutes == 1 else "minutes"
+        return f"{self.heading}; come back in about {self.minutes} {unit}."
+
+
+def claim_wait(round_: Round, user, summary: QueueSummary, *, now=None) -> ClaimWait | None:
+    """The ``ClaimWait`` of ``user``'s empty queue in ``round_`` (``summary`` its ``queue_summary``),
+    or None when no claim of another validator keeps an example from them."""
+    if not summary.claimed:
+        return None
+    now = now or timezone.now()
+    first = earliest_claim_expiry(round_, user, now=now)
+    if first is None:
+        return None
+    seconds = max(1, int(-(-(first - now).total_seconds() // 1)))
+    return ClaimWait(seconds=seconds, everything=summary.claimed == summary.open)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """A validator's progress in a round: ``validated`` their own (not owner-mode) verdicts on its
+    examples; ``waiting`` the examples their queue holds now (``queue_for``, the one served included)."""
+
+    validated: int
+    waiting: int
+
+
+def progress_of_validator(round_: Round, user, *, now=None) -> Progress:
+    """``Progress`` of ``user`` in ``round_`` (two count queries)."""
+    validated = Validation.objects.filter(
+        validator=user, example__round=round_, is_owner_verdict=False
+    ).count()
+    return Progress(validated=validated, waiting=queue_for(round_, user, now=now).order_by().count())
 
 
 def live_claim_of(round_: Round, user, *, now=None) -> ValidationClaim | None:

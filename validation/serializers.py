@@ -65,6 +65,11 @@ class NextValidationSerializer(serializers.Serializer):
     example = ServedExampleSerializer(allow_null=True)
     claim_expires_at = serializers.DateTimeField(allow_null=True)
     queue = QueueSummarySerializer(allow_null=True)
+    hint = serializers.CharField(
+        allow_null=True,
+        help_text="With an empty queue that others' claims keep empty: when to come back (the "
+        "Retry-After header has the seconds); else null.",
+    )
 
 
 class NextValidationQuerySerializer(StrictQuerySerializer):

@@ -115,6 +115,10 @@ def validate(request, slug: str):
     The task's qualification rules (``tasks.qualification``): a validator who has to pass the quiz is
     sent to it (``?next=`` back here); any other refusal (blocked, not on the allow list, held, daily
     cap) is shown on the task page instead of an example.
+
+    The page shows the task's content warning and instructions, the validator's progress in the round,
+    and the model's answer only on request unless the task config sets ``validation_shows_model_answer``.
+    An empty queue that only others' claims keep empty says when the first claim runs out.
     """
     task = task_selectors.task_or_404(slug)
     round_ = _round_or_404(task, request.GET.get("round") or request.POST.get("round"))
@@ -137,12 +141,16 @@ def validate(request, slug: str):
     }
     if example is None:
         context["summary"] = selectors.queue_summary(round_, request.user)
+        context["wait"] = selectors.claim_wait(round_, request.user, context["summary"])
         context["other_rounds"] = [r for r in context["rounds"] if r.pk != round_.pk]
         return render(request, "validation/empty.html", context)
     context.update(_shown(example, task))
     context["form"] = VerdictForm(task.cfg, initial={"example": example.pk})
     context["hidden"] = [("round", round_.number)]
     context["claim_minutes"] = max(1, services.claim_seconds() // 60)
+    context["cfg"] = task.cfg
+    context["progress"] = selectors.progress_of_validator(round_, request.user)
+    context["hide_model_answer"] = not task.cfg.validation_shows_model_answer
     return render(request, "validation/validate.html", context)
 
 
