@@ -33,6 +33,13 @@ from . import selectors
 from .models import ZERO, LedgerEntry, Participation
 
 
+def _ever_took_part(user_id: int | None, round_id: int) -> bool:
+    """Whether ``user_id`` has had a participation in a study of ``round_id``: every ledger row of an
+    event in that round is paid under one, so without it there is nothing to reconcile (one indexed
+    query, instead of the example's lock and the ledger lookups, for work done outside any study)."""
+    return user_id is not None and Participation.objects.filter(user_id=user_id, round_id=round_id).exists()
+
+
 def _add(participation: Participation, *, worker_id: int, kind: str, event_key: str, amount) -> bool:
     """Insert one row unless (event_key, worker) is already there; True if inserted. ``get_or_create``
     inserts in a savepoint and, when a concurrent insert won the unique constraint, returns that row."""
@@ -59,6 +66,8 @@ def reconcile_example(example: Example) -> int:
     Takes the example's row lock (the callers in the services already hold it), then the participation's
     when a base pay is decided. Returns how many rows were added.
     """
+    if not _ever_took_part(example.annotator_id, example.round_id):
+        return 0  # most examples: written outside any study, nothing to lock or look up
     example = Example.objects.select_for_update(of=("self",)).get(pk=example.pk)
     author_id = example.annotator_id
     if author_id is None or example.source != Example.Source.CREATED:
