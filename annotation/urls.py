@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import views, views_mine
 
 app_name = "annotation"
 
@@ -11,5 +11,5 @@ urlpatterns = [
     path("examples/<int:pk>/retract/", views.retract, name="retract"),
     path("examples/<int:pk>/flag/", views.flag, name="flag"),
     path("examples/<int:pk>/model-wrong/", views.model_wrong_verdict, name="model_wrong_verdict"),
-    path("me/examples/", views.my_examples, name="my_examples"),
+    path("me/examples/", views_mine.my_examples, name="my_examples"),
 ]
