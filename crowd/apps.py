@@ -13,7 +13,7 @@ class CrowdConfig(AppConfig):
 
         from annotation.signals import example_created, example_retracted
         from validation.models import GoldAnswer
-        from validation.signals import example_settled, validation_recorded
+        from validation.signals import example_settled, validation_recorded, verdict_undone
 
         from . import handlers
 
@@ -21,6 +21,7 @@ class CrowdConfig(AppConfig):
         example_retracted.connect(handlers.on_example_changed, dispatch_uid="crowd.example_retracted")
         example_settled.connect(handlers.on_example_changed, dispatch_uid="crowd.example_settled")
         validation_recorded.connect(handlers.on_validation_recorded, dispatch_uid="crowd.validation_recorded")
+        verdict_undone.connect(handlers.on_verdict_undone, dispatch_uid="crowd.verdict_undone")
         post_save.connect(
             handlers.on_gold_answer_saved, sender=GoldAnswer, dispatch_uid="crowd.gold_answer_saved"
         )

@@ -4,6 +4,8 @@ rolls back with its event."""
 
 from __future__ import annotations
 
+from validation.models import GoldAnswer
+
 from . import ledger
 
 
@@ -21,3 +23,9 @@ def on_gold_answer_saved(sender, instance, created, **kwargs) -> None:
     """A gold answer was stored (``validation.gold.record_gold_answer``): pay it as a verdict."""
     if created:
         ledger.reconcile_gold_answer(instance)
+
+
+def on_verdict_undone(sender, instance, **kwargs) -> None:
+    """A validator undid a verdict (``validation.services_undo``): reverse its pay, if it was paid."""
+    prefix = "gold" if sender is GoldAnswer else "validation"
+    ledger.reverse_verdict_pay(f"{prefix}:{instance.pk}", instance.validator_id)

@@ -20,6 +20,9 @@ Rules:
   overturns it), the bonus count is reconciled: the desired count (1 or 0) against the current one
   (bonus rows minus bonus reversals), adding ``bonus:<id>:<n>`` or ``reversal:bonus:<id>:<n>``.
 * ``reward:<participation id>`` pays ``reward`` when a participation completes.
+* A verdict its validator undid (``validation.services_undo``) keeps its pay row and gets one reversal,
+  ``reversal:validation:<id>`` or ``reversal:gold:<id>``, of the same amount (``reverse_verdict_pay``);
+  progress nets it out.
 """
 
 from __future__ import annotations
@@ -182,6 +185,30 @@ def reconcile_gold_answer(answer: GoldAnswer) -> int:
     were gold. Returns 1 when a row was added, else 0."""
     return _pay_verdict(
         worker=answer.validator, round_id=answer.round_id, at=answer.created_at, event_key=f"gold:{answer.pk}"
+    )
+
+
+@transaction.atomic
+def reverse_verdict_pay(event_key: str, worker_id: int) -> int:
+    """Reverse the pay row ``event_key`` (``validation:<id>`` or ``gold:<id>``) of ``worker_id``, whose
+    verdict was undone: one ``reversal:<event_key>`` row of minus its amount, under the same participation.
+    Returns 1 when a row was added; 0 when the verdict was not paid (outside any study, past the required
+    amount) or is reversed already."""
+    paid = (
+        LedgerEntry.objects.filter(event_key=event_key, worker_id=worker_id)
+        .select_related("participation__study")
+        .first()
+    )
+    if paid is None:
+        return 0
+    return int(
+        _add(
+            paid.participation,
+            worker_id=worker_id,
+            kind=LedgerEntry.Kind.REVERSAL,
+            event_key=f"reversal:{event_key}",
+            amount=-paid.amount,
+        )
     )
 
 

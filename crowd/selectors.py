@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from tasks.models import Task
 
@@ -56,14 +56,18 @@ class Progress:
 
 
 def progress_of(participation: Participation) -> Progress:
-    """The participation's progress: its ledger rows counted by kind, retracted examples netted out
-    (three counts)."""
+    """The participation's progress: its ledger rows counted by kind, retracted examples and undone
+    verdicts netted out (four counts)."""
     rows = LedgerEntry.objects.filter(participation=participation)
     examples = (
         rows.filter(kind=LedgerEntry.Kind.EXAMPLE).count()
         - rows.filter(kind=LedgerEntry.Kind.REVERSAL, event_key__startswith="reversal:example:").count()
     )
-    validations = rows.filter(kind=LedgerEntry.Kind.VALIDATION).count()
+    undone = Q(event_key__startswith="reversal:validation:") | Q(event_key__startswith="reversal:gold:")
+    validations = (
+        rows.filter(kind=LedgerEntry.Kind.VALIDATION).count()
+        - rows.filter(undone, kind=LedgerEntry.Kind.REVERSAL).count()
+    )
     study = participation.study
     return Progress(examples, validations, study.examples_required, study.validations_required)
 

@@ -41,6 +41,8 @@ Files:
 Limits and behaviour:
     DYNABENCH_VALIDATION_CLAIM_SECONDS int, default 600. How long an example served to a validator stays
                        reserved for them (docs/domain.md, "Validation queue").
+    DYNABENCH_VALIDATION_UNDO_SECONDS int, default 30. How long after a verdict its validator may undo it
+                       (``validation.services_undo``; not once it settled the example).
     DYNABENCH_CREATE_RATE str, default ``120/min``. Throttle on example creation through the API, per
                        user (a DRF rate: ``N/sec``, ``N/min``, ``N/hour``, ``N/day``); over it, 429.
     DYNABENCH_MODEL_UPLOAD_MAX_BYTES int, default 1073741824 (1 GiB). Largest model zip, and largest
@@ -155,6 +157,7 @@ DYNABENCH_DATA_DIR = Path(env.str("DYNABENCH_DATA_DIR", default=str(BASE_DIR.par
 DYNABENCH_MODEL_DIR = Path(env.str("DYNABENCH_MODEL_DIR", default=str(VAR_DIR / "models")))
 DYNABENCH_RELEASES_DIR = Path(env.str("DYNABENCH_RELEASES_DIR", default=str(VAR_DIR / "releases")))
 DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600)
+DYNABENCH_VALIDATION_UNDO_SECONDS = env.int("DYNABENCH_VALIDATION_UNDO_SECONDS", default=30)
 DYNABENCH_MODEL_UPLOAD_MAX_BYTES = env.int("DYNABENCH_MODEL_UPLOAD_MAX_BYTES", default=1024**3)
 DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float("DYNABENCH_ENDPOINT_TIMEOUT_SECONDS", default=10.0)
 # Networks a remote endpoint may be on although they are loopback, private, link-local...

@@ -6,6 +6,7 @@ app_name = "validation"
 
 urlpatterns = [
     path("tasks/<slug:slug>/validate/", views.validate, name="validate"),
+    path("tasks/<slug:slug>/validate/undo/", views.undo, name="undo"),
     path("tasks/<slug:slug>/review/", views.review, name="review"),
     path("tasks/<slug:slug>/review/verdict/", views.review_verdict, name="review_verdict"),
     path("tasks/<slug:slug>/me/", views.my_stats, name="me"),

@@ -10,14 +10,16 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from annotation.selectors import predictions_of
+from dynabench.text_rules import ascii_id
 from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
-from . import selectors, services
+from . import selectors, services, services_undo
 from .forms import VerdictForm
 from .models import Validation
 
@@ -104,6 +106,37 @@ def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None
         return
     settled = f" Example {example.pk} is now settled." if outcome.settled else ""
     messages.success(request, f"Verdict recorded.{settled}")
+    if not owner_mode and not outcome.settled:
+        _offer_undo(request, task, example.pk, form.cleaned_data["verdict"])
+
+
+UNDO_SESSION_KEY = "validation_undo"
+
+
+def _offer_undo(request, task: Task, example_id: int, verdict: str) -> None:
+    """Remember the verdict just recorded, so the next page offers to undo it within the window."""
+    until = timezone.now().timestamp() + services_undo.undo_seconds()
+    request.session[UNDO_SESSION_KEY] = {
+        "task": task.pk,
+        "example": example_id,
+        "verdict": verdict,
+        "until": until,
+    }
+
+
+def _undo_offer(request, task: Task) -> dict | None:
+    """The undo offer for ``task`` still within its window, with ``seconds_left``; else None."""
+    offer = request.session.get(UNDO_SESSION_KEY)
+    if not offer or offer.get("task") != task.pk:
+        return None
+    left = int(offer["until"] - timezone.now().timestamp())
+    if left <= 0:
+        return None
+    return {
+        **offer,
+        "seconds_left": left,
+        "verdict_label": Validation.Verdict(offer["verdict"]).label.lower(),
+    }
 
 
 @login_required
@@ -140,11 +173,13 @@ def validate(request, slug: str):
         "is_owner": task.is_owner(request.user),
     }
     if example is None:
+        context["undo"] = _undo_offer(request, task)
         context["summary"] = selectors.queue_summary(round_, request.user)
         context["wait"] = selectors.claim_wait(round_, request.user, context["summary"])
         context["other_rounds"] = [r for r in context["rounds"] if r.pk != round_.pk]
         return render(request, "validation/empty.html", context)
     context.update(_shown(example, task))
+    context["undo"] = _undo_offer(request, task)
     context["form"] = VerdictForm(task.cfg, initial={"example": example.pk})
     context["hidden"] = [("round", round_.number)]
     context["claim_minutes"] = max(1, services.claim_seconds() // 60)
@@ -152,6 +187,28 @@ def validate(request, slug: str):
     context["progress"] = selectors.progress_of_validator(round_, request.user)
     context["hide_model_answer"] = not task.cfg.validation_shows_model_answer
     return render(request, "validation/validate.html", context)
+
+
+@login_required
+@require_POST
+def undo(request, slug: str):
+    """Undo the requester's verdict on the posted ``example`` (``validation.services_undo``): within the
+    window and while the example is unsettled, the vote goes and the example is served to them again.
+    Another task's or an unknown example is a 404, like the verdict form's."""
+    task = task_selectors.task_or_404(slug)
+    round_ = _round_or_404(task, request.POST.get("round"))
+    example_id = ascii_id(request.POST.get("example", ""))
+    if example_id is None:
+        raise Http404("No such example.")
+    example = get_object_or_404(selectors.verdict_examples(task, request.user), pk=example_id)
+    request.session.pop(UNDO_SESSION_KEY, None)
+    try:
+        services_undo.undo_verdict(example=example, validator=request.user)
+    except services.VerdictError as exc:
+        messages.error(request, VerdictForm.service_error_text(exc))
+    else:
+        messages.success(request, f"Your verdict on example {example.pk} was undone. Give it again.")
+    return redirect(f"{reverse('validation:validate', args=[task.slug])}?round={round_.number}")
 
 
 def _review_params(source) -> dict:

@@ -131,7 +131,7 @@ def test_validation_shows_model_answer_config_key(hate_task):
 def test_distinct_buttons_with_keyboard_hints_and_the_label_after_them(client, validator, password, fooling):
     text = _page(client, validator, password)
     buttons = (
-        '  <div class="verdict-buttons">\n'
+        '  <div class="verdict-buttons verdict-bar">\n'
         '  <button type="submit" name="verdict" value="correct" class="verdict-correct" data-key="1">'
         "Correct <kbd>1</kbd></button>\n"
         '  <button type="submit" name="verdict" value="incorrect" class="verdict-incorrect" data-key="2">'

@@ -1,6 +1,7 @@
 """The validate page's verdict script (validation/static/validation/verdict_keys.js), run under Node on a
 minimal stand-in of the page's form: keys 1/2/3 press the verdict buttons, the corrected-label list is
-hidden until Incorrect is chosen."""
+hidden until Incorrect is chosen. The undo offer is tested in a real browser (tests/validation/test_undo_verdict.py
+covers the server side)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ function button(value, key) {
   const listeners = [];
   return {
     value, key,
+    closest: () => null,
     addEventListener(type, fn) { if (type === "click") listeners.push(fn); },
     click() {
       let prevented = false;
@@ -51,7 +53,7 @@ const form = {
   },
 };
 global.document = {
-  querySelector: (sel) => (sel === "form.verdict" ? form : null),
+  querySelector: (sel) => (sel === "form.verdict" ? form : sel.startsWith("button") ? form.querySelector(sel) : null),
   createElement: () => ({}),
   addEventListener(type, fn) { if (type === "keydown") keydown = fn; },
 };

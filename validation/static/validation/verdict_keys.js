@@ -1,21 +1,22 @@
 /*
- * Validate page: keyboard shortcuts and the corrected label (validation/templates/validation/validate.html).
- * Keys 1, 2 and 3 press the Correct, Incorrect and Flag buttons (those with data-key) unless the
- * focus is in a text box or a modifier key is held (in the label list too, so that after the first
- * Incorrect, which focuses the list, 2 records it). The corrected-label list is hidden until
- * Incorrect is chosen: the first press of Incorrect shows it instead of submitting, a second press
- * records the verdict (with or without a label). Without this script every button submits at once
- * and the list stays visible.
+ * Validate page: keyboard shortcuts, the corrected label and the undo offer
+ * (validation/templates/validation/validate.html, empty.html, _undo.html).
+ * Keys 1, 2 and 3 press the Correct, Incorrect and Flag buttons, and u the Undo button (the buttons
+ * with data-key), unless the focus is in a text box or a modifier key is held (in the label list too,
+ * so that after the first Incorrect, which focuses the list, 2 records it). The corrected-label list
+ * is hidden until Incorrect is chosen: the first press of Incorrect shows it instead of submitting, a
+ * second press records the verdict (with or without a label). The undo offer counts down and goes
+ * when its window (data-undo-seconds) is over. Without this script every button submits at once, the
+ * list stays visible and the undo button stays (the server refuses it once the window is over).
  */
 (function () {
   "use strict";
   var form = document.querySelector("form.verdict");
-  if (!form) return;
-  var label = form.querySelector(".corrected-label");
+  var label = form ? form.querySelector(".corrected-label") : null;
   var select = label ? label.querySelector("select") : null;
-  var incorrect = form.querySelector('button[value="incorrect"]');
+  var incorrect = form ? form.querySelector('button[value="incorrect"]') : null;
 
-  if (label && select && !select.value) {
+  if (label && select && incorrect && !select.value) {
     label.hidden = true;
     var note = document.createElement("span");
     note.className = "muted";
@@ -30,13 +31,30 @@
     });
   }
 
+  var undo = document.querySelector("form.undo[data-undo-seconds]");
+  if (undo) {
+    var left = parseInt(undo.getAttribute("data-undo-seconds"), 10) || 0;
+    var shown = undo.querySelector(".undo-left");
+    var tick = function () {
+      left -= 1;
+      if (left <= 0) {
+        undo.hidden = true;
+        return;
+      }
+      if (shown) shown.textContent = "You can undo it for " + left + " more second" + (left === 1 ? "" : "s") + ".";
+      window.setTimeout(tick, 1000);
+    };
+    window.setTimeout(tick, 1000);
+  }
+
   document.addEventListener("keydown", function (event) {
     if (event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
     var target = event.target;
     var tag = target && target.tagName;
     if (tag === "INPUT" || tag === "TEXTAREA" || (target && target.isContentEditable)) return;
-    var button = form.querySelector('button[data-key="' + event.key + '"]');
-    if (!button) return;
+    if (!event.key || event.key.length !== 1) return;
+    var button = document.querySelector('button[data-key="' + event.key.toLowerCase() + '"]');
+    if (!button || button.closest("[hidden]")) return;
     event.preventDefault();
     button.click();
   });
