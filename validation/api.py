@@ -16,7 +16,7 @@ from dynabench.api.permissions import IsContributor
 from tasks.api import SLUG, NotQualifiedError
 from tasks.selectors import task_or_404
 
-from . import gold_selectors, selectors, services
+from . import gold_selectors, selectors, services, services_undo
 from .models import ValidationClaim
 from .serializers import (
     NextValidationQuerySerializer,
@@ -35,6 +35,8 @@ STATUS_OF_CODE = {
     "settled": status.HTTP_409_CONFLICT,
     "retracted": status.HTTP_409_CONFLICT,
     "not_open": status.HTTP_409_CONFLICT,
+    "nothing_to_undo": status.HTTP_409_CONFLICT,
+    "undo_expired": status.HTTP_409_CONFLICT,
 }
 
 
@@ -108,6 +110,37 @@ class NextValidation(APIView):
         return Response(NextValidationSerializer(body).data, headers=headers)
 
 
+def _verdict_example_or_404(request, pk):
+    """The example ``pk`` of an active task if the caller may send a verdict on it (or undo theirs);
+    otherwise 404, the same body as for an unknown id (``selectors.verdict_examples``)."""
+    pk = positive_int_or_404(pk, what="example")
+    example = annotation_selectors.examples_of_active_tasks().filter(pk=pk).first()
+    if example is not None:  # an example the caller may not see is answered as one that does not exist
+        example = selectors.verdict_examples(example.round.task, request.user).filter(pk=pk).first()
+    if example is None:
+        raise exceptions.NotFound("No such example.")
+    return example
+
+
+class MyValidation(APIView):
+    """Undo the caller's verdict on an example (``validation.services_undo``): within
+    ``DYNABENCH_VALIDATION_UNDO_SECONDS`` (default 30) of recording it and while the example is
+    unsettled, the vote is deleted and the example reserved for the caller again (204). 409, with
+    ``detail`` saying why, when they have no verdict on it, the window is over or the example settled;
+    404 as for a verdict."""
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(parameters=[EXAMPLE_ID], request=None, responses={204: None})
+    def delete(self, request, pk):
+        example = _verdict_example_or_404(request, pk)
+        try:
+            services_undo.undo_verdict(example=example, validator=request.user)
+        except services.VerdictError as exc:
+            raise refused(exc) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
 class ExampleValidations(APIView):
     """Record the caller's verdict (``correct``, ``incorrect``, ``flagged``; optional ``corrected_label``
     with ``incorrect``, and ``reason``) on an example of an active task; the task's quorum of matching
@@ -123,12 +156,7 @@ class ExampleValidations(APIView):
     )
     @idempotent
     def post(self, request, pk):
-        pk = positive_int_or_404(pk, what="example")
-        example = annotation_selectors.examples_of_active_tasks().filter(pk=pk).first()
-        if example is not None:  # an example the caller may not see is answered as one that does not exist
-            example = selectors.verdict_examples(example.round.task, request.user).filter(pk=pk).first()
-        if example is None:
-            raise exceptions.NotFound("No such example.")
+        example = _verdict_example_or_404(request, pk)
         body = VerdictSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:

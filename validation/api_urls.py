@@ -7,6 +7,7 @@ from . import api, gold_api, quality_api
 urlpatterns = [
     path("tasks/<str:slug>/validations/next/", api.NextValidation.as_view(), name="api-validation-next"),
     path("examples/<str:pk>/validations/", api.ExampleValidations.as_view(), name="api-example-validations"),
+    path("examples/<str:pk>/validations/mine/", api.MyValidation.as_view(), name="api-my-validation"),
     path("tasks/<str:slug>/gold/", gold_api.GoldItemList.as_view(), name="api-gold-list"),
     path("tasks/<str:slug>/gold/accuracy/", gold_api.GoldAccuracyList.as_view(), name="api-gold-accuracy"),
     path("tasks/<str:slug>/gold/<str:pk>/", gold_api.GoldItemDetail.as_view(), name="api-gold-detail"),

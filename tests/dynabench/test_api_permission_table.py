@@ -154,6 +154,11 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     *_split("POST", EX + "validations/", "verdict", anonymous=401, blocked=403, annotator=403, default=201),
     *_split("POST", "/api/examples/999999/validations/", "verdict", anonymous=401, blocked=403, default=404),
     *_split("GET", EX + "validations/", None, anonymous=401, blocked=403, default=405),
+    # Undo: nobody has a verdict on {example} in the world, so whoever may see it hears nothing_to_undo.
+    *_split("DELETE", EX + "validations/mine/", None, anonymous=401, blocked=403, default=409),
+    *_split(
+        "DELETE", "/api/examples/999999/validations/mine/", None, anonymous=401, blocked=403, default=404
+    ),
     # gold items, gold accuracy and per-person agreement: task owners only
     *_split(
         "GET", "/api/tasks/hate-speech/gold/", None, anonymous=401, owner=200, superuser=200, default=403

@@ -156,3 +156,17 @@ def test_the_undone_example_comes_back_before_one_the_queue_would_serve_first(
     assert next_example(round_=hate_round, validator=validator) == fresh
     services_undo.undo_verdict(example=voted, validator=validator)
     assert next_example(round_=hate_round, validator=validator) == voted
+
+
+def test_the_api_undoes_a_verdict_once(hate_round, annotator, validator):
+    from tests.helpers.api import client_for
+
+    example = make_example(hate_round, annotator)
+    api = client_for(validator)
+    url = f"/api/examples/{example.pk}/validations/"
+    assert api.post(url, {"verdict": "flagged"}, format="json").status_code == 201
+    assert api.delete(url + "mine/").status_code == 204
+    assert not Validation.objects.filter(example=example).exists()
+    again = api.delete(url + "mine/")
+    assert again.status_code == 409
+    assert again.json()["detail"] == f"You have no verdict on example {example.pk} to undo."
