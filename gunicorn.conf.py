@@ -3,10 +3,12 @@
 Everything comes from the environment:
     DYNABENCH_HOST, DYNABENCH_PORT  where to listen; default ``127.0.0.1`` and ``8000``.
     DYNABENCH_WEB_WORKERS  worker processes, default one per core this process may run on. Each holds
-                       its own copy of the target models (about 90 MB each for MiniLM) and runs one
-                       request at a time; the work is CPU-bound (the target's forward), so more workers
-                       than cores only add switching (measured: 2 workers on 2 cores served 33 requests/s,
+                       its own copy of the target models (about 90 MB each for MiniLM); the work is
+                       CPU-bound (the target's forward), so more workers than cores only add switching (measured: 2 workers on 2 cores served 33 requests/s,
                        3 workers 26, docs/deployment.md).
+    DYNABENCH_WEB_THREADS  request threads per worker, default 8 (gunicorn's gthread workers). Concurrent
+                       requests in one worker share the target's forward (models_registry/batching.py),
+                       so threads, not more processes, are what lets a worker serve many annotators.
     DYNABENCH_WEB_TIMEOUT  seconds before a silent worker is killed and replaced, default 60; above
                        DYNABENCH_INFERENCE_TIMEOUT_SECONDS, so a slow model fails its call first.
 """
@@ -15,6 +17,8 @@ import os
 
 bind = f"{os.environ.get('DYNABENCH_HOST', '127.0.0.1')}:{os.environ.get('DYNABENCH_PORT', '8000')}"
 workers = int(os.environ.get("DYNABENCH_WEB_WORKERS") or len(os.sched_getaffinity(0)))
+worker_class = "gthread"
+threads = int(os.environ.get("DYNABENCH_WEB_THREADS") or 8)
 wsgi_app = "dynabench.wsgi:application"
 timeout = int(os.environ.get("DYNABENCH_WEB_TIMEOUT", "60"))
 # A stop (SIGTERM) lets requests in hand finish for this long, then kills them.

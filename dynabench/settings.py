@@ -92,6 +92,11 @@ Models (models_registry/inference.py):
                        it the call fails with ``InferenceError`` and the example is stored with its
                        prediction marked failed, scored again later (remote endpoints have
                        DYNABENCH_ENDPOINT_TIMEOUT_SECONDS instead).
+    DYNABENCH_INFERENCE_BATCHING bool, default on. Concurrent predictions for one model in one process
+                       run as one forward (``models_registry/batching.py``); off, each runs alone.
+    DYNABENCH_INFERENCE_BATCH_WINDOW_MS float, default 2. How long the batcher waits for more requests
+                       after the first; 0 takes only those already queued.
+    DYNABENCH_INFERENCE_BATCH_MAX int, default 32. Most texts in one gathered batch.
     DYNABENCH_PRELOAD_TARGETS bool, default on. Each gunicorn worker loads the open rounds' target
                        models in the background when it starts (``gunicorn.conf.py``).
 
@@ -357,6 +362,9 @@ else:
 
 DYNABENCH_MODEL_CACHE_BYTES = env.int("DYNABENCH_MODEL_CACHE_BYTES", default=2 * 1024**3)
 DYNABENCH_INFERENCE_TIMEOUT_SECONDS = env.float("DYNABENCH_INFERENCE_TIMEOUT_SECONDS", default=20.0)
+DYNABENCH_INFERENCE_BATCHING = env.bool("DYNABENCH_INFERENCE_BATCHING", default=True)
+DYNABENCH_INFERENCE_BATCH_WINDOW_MS = env.float("DYNABENCH_INFERENCE_BATCH_WINDOW_MS", default=2.0)
+DYNABENCH_INFERENCE_BATCH_MAX = env.int("DYNABENCH_INFERENCE_BATCH_MAX", default=32)
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
 DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0)
 DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS", default=600.0)

@@ -34,11 +34,17 @@ so promoting another model needs no message to other processes. The cache is bou
 it the least recently used models are dropped (never the one just asked for). ``clear_cache(path=None)``
 forgets cached classifiers (all, or one directory), for tests.
 
+Batching: concurrent local predictions for one model in one process are gathered and run as one
+forward (``batching.py``: a window of ``DYNABENCH_INFERENCE_BATCH_WINDOW_MS``, at most
+``DYNABENCH_INFERENCE_BATCH_MAX`` texts, errors isolated per request). ``DYNABENCH_INFERENCE_BATCHING``
+off runs each call on its own in the pool below instead.
+
 Timeout: ``predict`` waits at most ``DYNABENCH_INFERENCE_TIMEOUT_SECONDS`` for a local model (load
-included), then raises ``InferenceError``; the call goes on in its pool thread (a Python thread cannot
-be stopped) and its model stays cached for the next call. The pool has ``INFERENCE_THREADS`` threads,
-so a model that hangs for good can hold at most that many; later calls then time out too, and their
-examples are stored with a failed prediction, scored again by ``retry_failed_predictions``.
+included), then raises ``InferenceError``; the call goes on in its thread (a Python thread cannot be
+stopped) and its model stays cached for the next call. A model that hangs holds its own batcher's
+thread (a fresh one starts for the next request once the timeout has passed: ``batching.batcher_for``);
+without batching, the pool's ``INFERENCE_THREADS`` threads. The examples of calls that timed out are
+stored with a failed prediction, scored again by ``retry_failed_predictions``.
 
 torch and transformers are imported lazily, on the first load, so importing this module is cheap.
 """
@@ -55,6 +61,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
+from . import batching
 from .endpoints import call_endpoint
 from .model_files import (
     FileIdentity,
@@ -280,11 +287,17 @@ _calls = ThreadPoolExecutor(max_workers=INFERENCE_THREADS, thread_name_prefix="i
 
 def _predict_local(model: RegisteredModel, texts: list[Text]) -> list[dict]:
     timeout = float(settings.DYNABENCH_INFERENCE_TIMEOUT_SECONDS)
+    path, allow_pickle = model.path, model.allow_pickle
 
-    def call() -> list[dict]:
-        return get_classifier(model.path, allow_pickle=model.allow_pickle).predict_batch(texts)
+    def run(batch: list[Text]) -> list[dict]:
+        return get_classifier(path, allow_pickle=allow_pickle).predict_batch(batch)
 
-    future = _calls.submit(call)
+    if settings.DYNABENCH_INFERENCE_BATCHING:
+        # Concurrent requests for this model share one forward (batching.py).
+        key = f"{_key(path)}|pickle={allow_pickle}"
+        future = batching.batcher_for(key, run, stuck_after=timeout).submit(texts)
+    else:
+        future = _calls.submit(run, texts)
     try:
         return future.result(timeout=timeout if timeout > 0 else None)
     except FutureTimeout:

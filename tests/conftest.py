@@ -57,12 +57,15 @@ def _jobs_inline(settings):
 
 @pytest.fixture(autouse=True)
 def _fresh_model_cache():
-    """The per-process classifier cache starts and ends each test empty."""
+    """The per-process classifier cache and inference batchers start and end each test empty."""
+    from models_registry import batching
     from models_registry.inference import clear_cache
 
     clear_cache()
+    batching.reset()
     yield
     clear_cache()
+    batching.reset()
 
 
 @pytest.fixture(autouse=True)
