@@ -192,12 +192,13 @@ def validate(request, slug: str):
 @login_required
 @require_POST
 def undo(request, slug: str):
-    """Undo the requester's verdict on the posted ``example`` (``validation.services_undo``): within the
+    """Undo the requester's verdict on the example posted as ``undo`` (``validation.services_undo``): within the
     window and while the example is unsettled, the vote goes and the example is served to them again.
     Another task's or an unknown example is a 404, like the verdict form's."""
     task = task_selectors.task_or_404(slug)
     round_ = _round_or_404(task, request.POST.get("round"))
-    example_id = ascii_id(request.POST.get("example", ""))
+    # Not "example": the verdict form on the same page sends that one.
+    example_id = ascii_id(request.POST.get("undo", ""))
     if example_id is None:
         raise Http404("No such example.")
     example = get_object_or_404(selectors.verdict_examples(task, request.user), pk=example_id)

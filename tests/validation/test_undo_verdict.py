@@ -50,13 +50,13 @@ def test_the_page_offers_undo_and_undo_serves_the_example_again(
         r'<form method="post" action="[^"]+/validate/undo/" class="undo"[^>]*>(.*?)</form>', page, re.S
     )
     assert offer is not None
-    assert f'name="example" value="{served}"' in offer.group(1)
+    assert f'name="undo" value="{served}"' in offer.group(1)
     assert "<strong>incorrect</strong>" in offer.group(1)
     assert 'data-key="u"' in offer.group(1)
     other = ({first.pk, second.pk} - {served}).pop()
     assert ValidationClaim.objects.get(validator=validator).example_id == other
 
-    response = client.post(UNDO, {"example": served, "round": hate_round.number})
+    response = client.post(UNDO, {"undo": served, "round": hate_round.number})
     assert response.status_code == 302
     assert not Validation.objects.filter(validator=validator).exists()
     page = client.get(URL).text
@@ -106,8 +106,8 @@ def test_another_tasks_example_is_a_404(client, hate_round, nli_task, annotator,
     other = make_example(other_round, annotator, label="entailment")
     submit_validation(example=other, validator=validator, verdict="correct")
     _login(client, validator, password)
-    assert client.post(UNDO, {"example": other.pk, "round": hate_round.number}).status_code == 404
-    assert client.post(UNDO, {"example": "x", "round": hate_round.number}).status_code == 404
+    assert client.post(UNDO, {"undo": other.pk, "round": hate_round.number}).status_code == 404
+    assert client.post(UNDO, {"undo": "x", "round": hate_round.number}).status_code == 404
     assert Validation.objects.filter(example=other, validator=validator).count() == 1
 
 
