@@ -13,12 +13,12 @@ from models_registry.models import RegisteredModel
 from validation.models import Validation
 
 N_EXAMPLES = 50_000
-# Run alone, the export peaks at 24.9 MiB. After an in-process training run (e.g. test_admin.py's
-# test_train_next_round_target_form_then_job) the same export peaks at 43-45 MiB, and at 53-55 MiB in the
-# full suite: state left by training, not rows piling up (the peak is the same for JSONL and CSV, and the
-# cyclic collector makes no difference). Until that is explained the bound sits above it; an export that
-# loaded its 50,000 rows would need several hundred MiB.
-MEMORY_BOUND_MB = 64
+# Run alone, the export of 50,000 rows peaks at 24.9 MiB; later in the full suite, after in-process
+# training and model loads, the same export has peaked at 43-64.5 MiB: state the earlier tests left, not
+# rows piling up (the peak is the same for JSONL and CSV). So the test compares two exports in the same
+# process state: round 1's 5,000 rows and all 50,000. Streamed, ten times the rows costs about the same
+# peak; loaded, 45,000 more rows would need several hundred MiB more.
+GROWTH_BOUND_MB = 16
 BATCH = 5_000
 
 
@@ -39,12 +39,16 @@ class CountingSink:
 
 @pytest.fixture
 def many_examples(hate_task, hate_round, annotator, validator):
+    """50,000 examples: the first 5,000 in round 1, the rest in round 2."""
+    from tasks.models import Round
+
+    second = Round.objects.create(task=hate_task, number=2)
     model = RegisteredModel.objects.create(task=hate_task, name="bulk-model", status="ready")
     metadata = {"dataset": "bulk", "note": "long metadata 🐀 " * 20, "pairs": list(range(10))}
     for start in range(0, N_EXAMPLES, BATCH):
         examples = Example.objects.bulk_create(
             Example(
-                round=hate_round,
+                round=hate_round if start == 0 else second,
                 annotator=annotator if i % 2 else None,
                 inputs={
                     "statement": f"statement {i}: they are 🐀 and\nshould go back 👨🏿\u200d❤️\u200d👨🏻 " * 2
@@ -73,20 +77,29 @@ def many_examples(hate_task, hate_round, annotator, validator):
     return N_EXAMPLES
 
 
-def test_export_50000_examples_under_a_memory_bound(hate_task, many_examples, capsys):
-    """Both formats over the same 50,000 rows (built once: the set-up is most of the test's time)."""
+def _peak_mb(task, fmt: str, rounds=None) -> tuple[int, float, CountingSink]:
+    sink = CountingSink(fmt)
+    tracemalloc.start()
+    try:
+        written = write_export(sink, task, rounds, fmt=fmt)  # the default chunk size
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return written, peak / 2**20, sink
+
+
+def test_export_50000_examples_under_a_memory_bound(hate_task, hate_round, many_examples, capsys):
+    """Both formats over the same rows (built once: the set-up is most of the test's time)."""
     for fmt in ("jsonl", "csv"):
-        sink = CountingSink(fmt)
-        tracemalloc.start()
-        try:
-            written = write_export(sink, hate_task, fmt=fmt)  # the default chunk size
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
-        assert written == many_examples
-        peak_mb = peak / 2**20
+        _peak_mb(hate_task, fmt, [hate_round])  # warm-up: first-use caches are not the rows' cost
+        few, small, _ = _peak_mb(hate_task, fmt, [hate_round])
+        written, large, sink = _peak_mb(hate_task, fmt)
+        assert (few, written) == (BATCH, many_examples)
         with capsys.disabled():
             print(
-                f"\n{fmt}: {written:,} examples, {sink.chars / 2**20:.0f} MiB of text, peak {peak_mb:.1f} MiB"
+                f"\n{fmt}: {written:,} examples, {sink.chars / 2**20:.0f} MiB of text, peak {large:.1f} MiB "
+                f"({few:,} examples: {small:.1f} MiB)"
             )
-        assert peak_mb < MEMORY_BOUND_MB, f"{fmt}: peak {peak_mb:.1f} MiB"
+        assert large - small < GROWTH_BOUND_MB, (
+            f"{fmt}: peak {small:.1f} MiB for {few:,}, {large:.1f} for {written:,}"
+        )
