@@ -24,7 +24,7 @@ from dynabench.api.idempotency import idempotent
 from dynabench.api.permissions import can_contribute
 from tasks.spans import source_offset
 
-from . import inference
+from . import attributions, inference
 from .filters import RegisteredModelFilter
 from .models import RegisteredModel
 from .outputs import clean_output
@@ -163,6 +163,18 @@ def _offsets_into_sent_text(model: RegisteredModel, body: dict, outputs: list[di
     return outputs
 
 
+def _with_explanations(model: RegisteredModel, inputs: list[dict], outputs: list[dict]) -> list[dict]:
+    """Each output plus ``attributions.Explanation.as_api()`` of its input, the answered label as target.
+
+    A span output gets ``attributions: null`` with the reason (span models are not explained).
+    """
+    if any("label" not in o for o in outputs):
+        return [{**o, **attributions.Explanation(unavailable=attributions.SPAN).as_api()} for o in outputs]
+    targets = [o["label"] if o["label"] in model.task.cfg.labels else None for o in outputs]
+    explained = attributions.explain(model, inputs, targets=targets)
+    return [{**o, **e.as_api()} for o, e in zip(outputs, explained, strict=True)]
+
+
 class ModelPredictView(APIView):
     """``POST /api/models/{id}/predict/``: the model's outputs for 1 to 64 input objects."""
 
@@ -175,6 +187,12 @@ class ModelPredictView(APIView):
             "hate-speech task: `statement`). Answers one output per input, in order: "
             "`{label, probabilities}` for a classifier, `{answer, answer_start, score}` for extractive QA "
             "(`answer_start` in code points into the passage). "
+            "With `explain: true` (at most 8 inputs), each classifier output also carries `attributions`: "
+            "`[{token, start, end, score, field}]` by integrated gradients on the word embeddings "
+            "(baseline: [PAD] at every non-special token; 50 steps), with `target_label` (the answered "
+            "label), `logit_input`, `logit_baseline`, `attribution_sum`, `convergence_delta`, `tolerance`, "
+            "`n_steps` and `truncated`; or `attributions: null` with `explanation_unavailable` (remote "
+            "endpoint and extractive QA models). "
             "409 when the model is not ready; 502 when the model fails to answer (the message says why)."
         ),
         request=PredictSerializer,
@@ -191,6 +209,33 @@ class ModelPredictView(APIView):
                     "outputs": [
                         {"label": "not-hateful", "probabilities": {"hateful": 0.08, "not-hateful": 0.92}},
                         {"label": "hateful", "probabilities": {"hateful": 0.97, "not-hateful": 0.03}},
+                    ],
+                },
+                response_only=True,
+            ),
+            OpenApiExample(
+                "An explained answer (explain: true)",
+                value={
+                    "model": 3,
+                    "outputs": [
+                        {
+                            "label": "hateful",
+                            "probabilities": {"hateful": 0.77, "not-hateful": 0.23},
+                            "attributions": [
+                                {"token": "They", "start": 0, "end": 4, "score": 0.10, "field": "statement"},
+                                {"token": "are", "start": 5, "end": 8, "score": 0.24, "field": "statement"},
+                                {"token": "rats", "start": 9, "end": 13, "score": 1.10, "field": "statement"},
+                                {"token": "🐀", "start": 14, "end": 15, "score": 0.31, "field": "statement"},
+                            ],
+                            "target_label": "hateful",
+                            "logit_input": 1.49,
+                            "logit_baseline": -0.26,
+                            "attribution_sum": 1.75,
+                            "convergence_delta": 0.000002,
+                            "tolerance": 0.055,
+                            "n_steps": 50,
+                            "truncated": False,
+                        }
                     ],
                 },
                 response_only=True,
@@ -227,4 +272,7 @@ class ModelPredictView(APIView):
                 {"detail": f"The model could not answer ({type(exc).__name__})."},
                 status=status.HTTP_502_BAD_GATEWAY,
             )
-        return Response({"model": model.pk, "outputs": _offsets_into_sent_text(model, request.data, outputs)})
+        outputs = _offsets_into_sent_text(model, request.data, outputs)
+        if form.validated_data["explain"]:
+            outputs = _with_explanations(model, form.validated_data["inputs"], outputs)
+        return Response({"model": model.pk, "outputs": outputs})

@@ -11,11 +11,12 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dynabench.api.bodies import RejectUnknownFieldsMixin
+from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
 from dynabench.text_rules import model_text_problem, normalise_newlines
 from models_registry.selectors import anonymous_numbers, sees_real_identity
 from tasks.models import Task
 
+from .attributions import MAX_EXPLAIN_INPUTS
 from .models import RegisteredModel
 from .names import model_name_problem
 
@@ -212,7 +213,8 @@ class TextField(serializers.CharField):
 
 
 class PredictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    """``{"inputs": [{field: text, ...}, ...]}``: 1 to ``MAX_PREDICT_INPUTS`` input objects.
+    """``{"inputs": [{field: text, ...}, ...], "explain": false}``: 1 to ``MAX_PREDICT_INPUTS`` input
+    objects (1 to ``MAX_EXPLAIN_INPUTS`` with ``"explain": true``).
 
     Each object is keyed by the task's model input field names (``config.model_input_fields``, e.g.
     ``statement``); other keys are ignored. Texts are non-blank strings within the field's length limit.
@@ -223,6 +225,25 @@ class PredictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         min_length=1,
         max_length=MAX_PREDICT_INPUTS,
     )
+    explain = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="Also explain each classifier answer with token attributions (integrated gradients; "
+        f"docs/attributions.md); at most {MAX_EXPLAIN_INPUTS} inputs then.",
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        """Refuse ``explain`` with more than ``MAX_EXPLAIN_INPUTS`` inputs (each costs 50 backward passes)."""
+        if attrs.get("explain") and len(attrs.get("inputs") or []) > MAX_EXPLAIN_INPUTS:
+            raise serializers.ValidationError(
+                {
+                    "explain": [
+                        f"At most {MAX_EXPLAIN_INPUTS} inputs can be explained in one call "
+                        f"(this has {len(attrs['inputs'])})."
+                    ]
+                }
+            )
+        return attrs
 
     def validate_inputs(self, inputs: list[dict]) -> list[dict]:
         cfg = self.context["task"].cfg
@@ -254,6 +275,38 @@ class PredictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         return cleaned
 
 
+#: The keys ``"explain": true`` adds to each output (``attributions.Explanation.as_api``).
+EXPLANATION_PROPERTIES = {
+    "attributions": {
+        "type": "array",
+        "nullable": True,
+        "description": "With `explain`: one entry per highlighted span of the input text (special tokens "
+        "and padding excluded; an emoji's name tokens summed onto the emoji), `start`/`end` in code "
+        "points into the text of `field` as sent; `score` in logit units, > 0 pushed towards "
+        "`target_label`. null when no explanation is available (`explanation_unavailable` says why).",
+        "items": {
+            "type": "object",
+            "required": ["token", "start", "end", "score", "field"],
+            "properties": {
+                "token": {"type": "string"},
+                "start": {"type": "integer"},
+                "end": {"type": "integer"},
+                "score": {"type": "number"},
+                "field": {"type": "string"},
+            },
+        },
+    },
+    "explanation_unavailable": {"type": "string", "description": "Why there are no attributions."},
+    "target_label": {"type": "string", "description": "The label whose logit is attributed."},
+    "logit_input": {"type": "number", "description": "The target's logit at the input, F(x)."},
+    "logit_baseline": {"type": "number", "description": "The target's logit at the baseline, F(x')."},
+    "attribution_sum": {"type": "number", "description": "Sum of all attributions (= F(x) - F(x'))."},
+    "convergence_delta": {"type": "number", "description": "attribution_sum - (F(x) - F(x'))."},
+    "tolerance": {"type": "number", "description": "The bound on abs(convergence_delta)."},
+    "n_steps": {"type": "integer", "description": "Integration points used."},
+    "truncated": {"type": "boolean", "description": "The text was longer than the model reads."},
+}
+
 OUTPUT_SCHEMA = {
     "oneOf": [
         {
@@ -263,6 +316,7 @@ OUTPUT_SCHEMA = {
             "properties": {
                 "label": {"type": "string"},
                 "probabilities": {"type": "object", "additionalProperties": {"type": "number"}},
+                **EXPLANATION_PROPERTIES,
             },
         },
         {
@@ -274,6 +328,7 @@ OUTPUT_SCHEMA = {
                 "answer": {"type": "string"},
                 "answer_start": {"type": "integer"},
                 "score": {"type": "number"},
+                **EXPLANATION_PROPERTIES,
             },
         },
     ]

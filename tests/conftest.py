@@ -57,15 +57,18 @@ def _jobs_inline(settings):
 
 @pytest.fixture(autouse=True)
 def _fresh_model_cache():
-    """The per-process classifier cache and inference batchers start and end each test empty."""
-    from models_registry import batching
+    """The per-process classifier cache, inference batchers and explanation copies start and end each
+    test empty."""
+    from models_registry import attributions, batching
     from models_registry.inference import clear_cache
 
     clear_cache()
     batching.reset()
+    attributions.clear_explainers()
     yield
     clear_cache()
     batching.reset()
+    attributions.clear_explainers()
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,37 @@
+"""The model page's interact box shows the token attributions of its answer (models_registry/_attributions.html)."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+
+from models_registry.attributions import REMOTE
+from tests.factories.models_registry import RegisteredModelFactory
+
+
+def test_the_model_page_explains_the_interact_answer(client, annotator, password, tiny_registered_model):
+    client.login(username=annotator.username, password=password)
+    url = reverse("leaderboards:model", args=[tiny_registered_model.pk])
+    response = client.post(url, {"statement": "they hate 🐷"})
+    assert response.status_code == 200
+    label = response.context["prediction"]["label"]
+    explanation = response.context["explanation"]
+    assert explanation.target_label == label
+    assert [t.token for t in explanation.tokens] == ["they", "hate", "🐷"]
+    assert f"pushed the model towards <strong>{label}</strong>" in response.text
+    assert response.text.count('<mark class="attr attr-') == 3
+
+
+def test_a_remote_model_page_says_no_explanation_is_available(
+    client, annotator, password, hate_task, monkeypatch
+):
+    from models_registry import inference
+
+    remote = RegisteredModelFactory(
+        task=hate_task, name="remote", source="endpoint", endpoint_url="http://127.0.0.1:9/p", path=""
+    )
+    answer = {"label": "hateful", "probabilities": {"hateful": 0.9, "not-hateful": 0.1}}
+    monkeypatch.setattr(inference, "predict", lambda model, inputs: [dict(answer)])
+    client.login(username=annotator.username, password=password)
+    response = client.post(reverse("leaderboards:model", args=[remote.pk]), {"statement": "they hate 🐷"})
+    assert response.status_code == 200
+    assert REMOTE in response.text and "<mark" not in response.text
