@@ -206,6 +206,17 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
         return token
 
     @property
+    def choice_rows(self) -> list[tuple]:
+        """A label target's choices as ``(radio, definition)`` pairs, in the config's label order:
+        each radio a bound subwidget (``tag``, ``id_for_label``, ``choice_label``) for the page's
+        fieldset, each definition from the config's ``label_descriptions`` ("" without one). Empty for
+        span targets."""
+        if self.span_target or self.target_name not in self.fields:
+            return []
+        descriptions = self.cfg.label_descriptions
+        return [(radio, descriptions.get(radio.data["value"], "")) for radio in self[self.target_name]]
+
+    @property
     def inputs(self) -> dict:
         """The cleaned input fields by name."""
         return {n: self.cleaned_data[n] for n in self.input_names}
@@ -244,6 +255,7 @@ class ExplanationForm(ServiceErrorsMixin, forms.Form):
             strip=False,
             required=False,
             widget=TextArea(attrs={"dir": "auto", "rows": 3, "maxlength": MAX_EXPLANATION_LENGTH}),
+            label="Your explanation",
             help_text="Why does this example fool the model (or why did you expect it to)?",
         )
     )

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
+from dynabench.text_rules import ascii_id
 from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
@@ -90,3 +91,30 @@ def examples_of_task(task: Task) -> QuerySet[Example]:
 def examples_of_active_tasks() -> QuerySet[Example]:
     """Every example of an active task (the API's verdict endpoint looks the example up here)."""
     return Example.objects.filter(round__task__is_active=True).select_related("round__task")
+
+
+def session_tally(user, round_: Round, since) -> tuple[int, int]:
+    """``(fooled, written)``: ``user``'s examples in ``round_`` written at or after ``since`` (an aware
+    datetime: when their writing session started), not retracted, and of those the ones that fooled the
+    model (``model_wrong`` true). Unscored ones count as written, not fooled. One aggregate query."""
+    counts = (
+        collected_examples()
+        .filter(annotator=user, round=round_, created_at__gte=since)
+        .aggregate(written=Count("pk"), fooled=Count("pk", filter=Q(model_wrong=True)))
+    )
+    return counts["fooled"], counts["written"]
+
+
+def own_example_of_task(user, task: Task, pk) -> Example | None:
+    """``user``'s own example ``pk`` of ``task`` (the create page's "Try a variation"), or None for
+    someone else's, another task's, an unknown id or a malformed one."""
+    pk = ascii_id(pk)
+    if pk is None:
+        return None
+    return own_examples(user).filter(round__task=task, pk=pk).select_related("context").first()
+
+
+def tutorial_items_of(task: Task) -> QuerySet:
+    """The task's worked examples (``tasks.TutorialItem``) in tutorial order, for the create page's
+    instructions."""
+    return task.tutorial_items.order_by("position", "id")

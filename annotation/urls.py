@@ -1,15 +1,18 @@
 from django.urls import path
 
-from . import views, views_mine
+from . import views, views_mine, views_why
 
 app_name = "annotation"
 
 urlpatterns = [
     path("tasks/<slug:slug>/create/", views.create, name="create"),
+    path("tasks/<slug:slug>/create/reset-tally/", views.reset_tally, name="reset_tally"),
     path("examples/<int:pk>/", views.outcome, name="outcome"),
     path("examples/<int:pk>/explain/", views.explain, name="explain"),
     path("examples/<int:pk>/retract/", views.retract, name="retract"),
+    path("examples/<int:pk>/retract/confirm/", views.retract_confirm, name="retract_confirm"),
     path("examples/<int:pk>/flag/", views.flag, name="flag"),
     path("examples/<int:pk>/model-wrong/", views.model_wrong_verdict, name="model_wrong_verdict"),
     path("me/examples/", views_mine.my_examples, name="my_examples"),
+    path("examples/<int:pk>/why/", views_why.why, name="why"),
 ]

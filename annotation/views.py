@@ -1,10 +1,17 @@
-"""The annotator's pages: write an example, see the outcome, explain, retract or flag it."""
+"""The annotator's pages: write an example (the verdict shown on the page), see the outcome, explain,
+retract (after a confirm step) or flag it."""
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.utils.cache import patch_vary_headers
+from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from dynabench.text_rules import ascii_id
@@ -12,8 +19,8 @@ from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
-from . import selectors, services
-from .forms import ExampleForm, ExplanationForm, FlagForm
+from . import selectors, services, verdict
+from .forms import ExampleForm, ExplanationForm, FlagForm, signed_start
 from .services_ask_user import awaits_user_verdict, record_user_verdict
 
 
@@ -38,19 +45,78 @@ def _round_changed_message(task: Task, sent_round: str) -> str:
     )
 
 
+# The session's writing-session start per task slug (ISO 8601, UTC): the tally counts from it.
+SESSION_STARTED_KEY = "annotation.session_started"
+
+
+def _session_started(request, task: Task, *, reset: bool = False):
+    """When the requester's writing session on ``task`` started (set at their first create request in
+    this browser session, or now on ``reset``), as an aware datetime."""
+    started = dict(request.session.get(SESSION_STARTED_KEY) or {})
+    when = parse_datetime(started.get(task.slug) or "") if not reset else None
+    if when is None:
+        when = timezone.now()
+        started[task.slug] = when.isoformat()
+        request.session[SESSION_STARTED_KEY] = started
+    return when
+
+
+def _tally(request, task: Task) -> dict | None:
+    """``{"fooled": n, "written": m, "text": "n of m fooled the model in this session"}`` for the
+    current round since the session started; None when the task has no current round or the session
+    has no start for it."""
+    raw = (request.session.get(SESSION_STARTED_KEY) or {}).get(task.slug)
+    since = parse_datetime(raw) if raw else None
+    if since is None or task.current_round_id is None:
+        return None
+    fooled, written = selectors.session_tally(request.user, task.current_round, since)
+    text = (
+        f"{fooled} of {written} fooled the model in this session."
+        if written
+        else "No examples written in this session yet."
+    )
+    return {"fooled": fooled, "written": written, "text": text}
+
+
+def _is_fetch(request) -> bool:
+    """True for the create page's script (``create.js``), which asks for an HTML fragment."""
+    return request.headers.get("X-Requested-With") == "fetch"
+
+
+def _variation_initial(task: Task, variation) -> dict:
+    """The create form's initial values from the author's own example: its inputs and its label."""
+    initial = dict(variation.inputs)
+    if isinstance(variation.target, str):
+        initial[task.cfg.target_field["name"]] = variation.target
+    elif isinstance(variation.target, dict):
+        initial[task.cfg.target_field["name"]] = variation.target.get("answer", "")
+    return initial
+
+
 @login_required
 def create(request, slug: str):
     """Write an example: the server runs the target model(s), then redirects to the outcome page.
 
     A task with context fields serves a context (``tasks.selectors.next_context``, least used first,
-    optional ``?tag=``) and carries its id in a hidden ``context`` field; the service checks that it
-    belongs to the current round.
+    optional ``?tag=``; ``?skip=<context id>`` serves another one than that, "Skip this context") and
+    carries its id in a hidden ``context`` field; the service checks that it belongs to the current round.
+    ``?variation=<example id>`` prefills the form with the requester's own example of this task (its
+    text, label and, while it is in the current round, its context); someone else's is a 404.
+
+    A POST sent by the page's script (header ``X-Requested-With: fetch``, ``static/annotation/create.js``)
+    gets an HTML fragment instead of a redirect: on success the verdict (``_create_result.html``, status
+    200) carrying a fresh form token (``data-client-token``, ``data-started``) so that the text kept in
+    the box is sent as a new example next time; on an error the messages (``_create_errors.html``,
+    status 422) and the hidden values to send next. Without the script the POST redirects as always.
 
     A POST is always bound and shown back on any error, so the annotator never loses the text: also
     when the round closed while they were writing (the text is then shown read-only), when another round
     opened meanwhile (the hidden ``round`` field names the round the form was served in; sending again
     submits to the new round), and when the form token was already used for another example (the form
     then gets a fresh token).
+
+    The session tally ("2 of 3 fooled the model in this session") counts the requester's examples in the
+    current round since their first create request of this browser session (``reset_tally`` restarts it).
 
     The task's qualification rules (``tasks.qualification.check_can_contribute``): on a GET, a worker who
     has to see the tutorial or pass the quiz is sent there (``?next=`` back here); a blocked, unlisted,
@@ -68,16 +134,22 @@ def create(request, slug: str):
             if exc.url:
                 return redirect(qualification.with_next(exc.url, request.get_full_path()))
             refusal = exc
+    if collecting:
+        _session_started(request, task)
     needs_context = bool(cfg.context_fields) and collecting
     # A task whose context fields are all optional (sentiment's prompt) can be written without one.
     context_required = any(not spec.get("optional", False) for spec in cfg.context_fields)
     context = None
+    fetch = request.method == "POST" and _is_fetch(request)
     if request.method == "POST":
         form = ExampleForm(cfg, request.POST)
         valid = form.is_valid()
         if needs_context:
             context = task_selectors.context_of_round(task.current_round, request.POST.get("context"))
         if not collecting:
+            form.add_error(
+                None, "This task is not collecting examples right now; your example was not saved."
+            )
             for name in form.input_names:
                 form.fields[name].widget.attrs["readonly"] = True
         elif _round_changed(task, request.POST.get("round")):
@@ -103,11 +175,29 @@ def create(request, slug: str):
             except services.ExampleError as exc:
                 form.add_service_errors(exc)
             else:
+                if fetch:
+                    return _create_result(request, task, example)
                 return redirect("annotation:outcome", pk=example.pk)
+        if fetch:
+            context_gone = (
+                needs_context and context is None and (context_required or request.POST.get("context"))
+            )
+            return _create_errors(request, task, form, context_gone=bool(context_gone))
     else:
-        form = ExampleForm(cfg)
+        initial = {}
+        if request.GET.get("variation"):
+            variation = selectors.own_example_of_task(request.user, task, request.GET["variation"])
+            if variation is None:
+                raise Http404("No example of yours with that id in this task.")
+            initial = _variation_initial(task, variation)
+            if needs_context and variation.context_id and variation.context.round_id == task.current_round_id:
+                context = variation.context
+        form = ExampleForm(cfg, initial=initial)
+    skipped = ascii_id(request.GET.get("skip")) if request.method != "POST" else None
     if needs_context and context is None:
-        context = task_selectors.next_context(round_=task.current_round, tag=request.GET.get("tag") or None)
+        context = task_selectors.next_context(
+            round_=task.current_round, tag=request.GET.get("tag") or None, exclude=skipped
+        )
     return render(
         request,
         "annotation/create.html",
@@ -120,14 +210,73 @@ def create(request, slug: str):
             "needs_context": needs_context,
             "context_missing": needs_context and context is None and context_required,
             "served_context": context,
+            "skip_found_none": skipped is not None and context is not None and context.pk == skipped,
+            "tag": request.GET.get("tag") or "",
             "context_fields": [
                 (spec.get("label", spec["name"]), context.data.get(spec["name"], ""))
                 for spec in cfg.context_fields
             ]
             if context
             else [],
+            "tally": _tally(request, task) if collecting else None,
+            "label_descriptions": [
+                (label, cfg.label_descriptions[label])
+                for label in cfg.labels
+                if label in cfg.label_descriptions
+            ],
+            "tutorial_items": selectors.tutorial_items_of(task),
         },
     )
+
+
+def _create_result(request, task: Task, example) -> HttpResponse:
+    """The fetch answer to a stored example: the verdict fragment with the next form token."""
+    token = uuid.uuid4()
+    response = render(
+        request,
+        "annotation/_create_result.html",
+        {
+            **_verdict_context(request, example),
+            "next_token": token,
+            "next_started": signed_start(token),
+            "tally": _tally(request, task),
+        },
+    )
+    patch_vary_headers(response, ["X-Requested-With"])
+    return response
+
+
+def _create_errors(request, task: Task, form, *, context_gone: bool) -> HttpResponse:
+    """The fetch answer to a refused example (status 422): every message, and the hidden values to send
+    next (the form token, renewed when the old one was spent; the current round). When the context sent
+    is gone, ``data-reload`` asks the script to send the form the plain way, which serves another one."""
+    errors = [str(message) for message in form.non_field_errors()]
+    for field in form:
+        for message in field.errors:
+            errors.append(f"{field.label}: {message}" if not field.is_hidden else str(message))
+    response = render(
+        request,
+        "annotation/_create_errors.html",
+        {
+            "errors": errors,
+            "form": form,
+            "task": task,
+            "reload": context_gone,
+        },
+        status=422,
+    )
+    patch_vary_headers(response, ["X-Requested-With"])
+    return response
+
+
+@login_required
+@require_POST
+def reset_tally(request, slug: str):
+    """Start the requester's session tally on ``slug`` again from now, then back to the create page."""
+    task = task_selectors.task_or_404(slug)
+    _session_started(request, task, reset=True)
+    messages.success(request, "Session tally reset.")
+    return redirect("annotation:create", slug=task.slug)
 
 
 def _visible_example(request, pk: int):
@@ -153,6 +302,29 @@ def history_of(example) -> list[tuple]:
     return sorted(events, key=lambda event: event[0])  # stable: a settlement stays after its verdict
 
 
+def _verdict_context(request, example) -> dict:
+    """What ``annotation/_verdict.html`` reads of ``example`` (the outcome page and the create page's
+    fragment): its text and label, each model's answer as ``verdict.PredictionRow``s (probability of the
+    intended label, close call), the ask-user question, and where it stands with the validators."""
+    task = example.round.task
+    cfg = task.cfg
+    return {
+        "example": example,
+        "task": task,
+        "inputs": [
+            (spec.get("label", spec["name"]), example.inputs.get(spec["name"], ""))
+            for spec in cfg.input_fields
+        ],
+        "target_label": cfg.target_field.get("label", "Target"),
+        "prediction_rows": verdict.prediction_rows(example, selectors.predictions_of(example), cfg),
+        "close_call_margin": cfg.close_call_margin,
+        "is_author": example.annotator_id == request.user.pk,
+        "asks_user": example.annotator_id == request.user.pk and awaits_user_verdict(example),
+        "ask_user_rule": cfg.model_wrong_rule == "ask_user",
+        "validation_state": verdict.validation_state(example, cfg),
+    }
+
+
 def _render_outcome(request, example, *, explanation_form=None, flag_form=None):
     """The outcome page; a bound form passed in is shown with its errors and the text it was sent with.
 
@@ -161,30 +333,25 @@ def _render_outcome(request, example, *, explanation_form=None, flag_form=None):
     """
     task = example.round.task
     context = example.context.data if example.context_id else {}
+    is_author = example.annotator_id == request.user.pk
     return render(
         request,
         "annotation/outcome.html",
         {
-            "example": example,
-            "task": task,
+            **_verdict_context(request, example),
             "context_fields": [
                 (spec.get("label", spec["name"]), context[spec["name"]])
                 for spec in task.cfg.context_fields
                 if context.get(spec["name"])
             ],
-            "inputs": [
-                (spec.get("label", spec["name"]), example.inputs.get(spec["name"], ""))
-                for spec in task.cfg.input_fields
-            ],
-            "target_label": task.cfg.target_field.get("label", "Target"),
-            "predictions": selectors.predictions_of(example),
-            "is_author": example.annotator_id == request.user.pk,
             "explanation_form": explanation_form
             or ExplanationForm(initial={"explanation": example.explanation}),
             "flag_form": flag_form or FlagForm(),
-            "asks_user": example.annotator_id == request.user.pk and awaits_user_verdict(example),
-            "ask_user_rule": task.cfg.model_wrong_rule == "ask_user",
             "history": history_of(example),
+            "collecting": task.open_round is not None,
+            "tally": _tally(request, task)
+            if is_author and example.round_id == task.current_round_id
+            else None,
         },
     )
 
@@ -227,6 +394,30 @@ def explain(request, pk: int):
             return redirect("annotation:outcome", pk=example.pk)
     example.refresh_from_db()
     return _render_outcome(request, example, explanation_form=form)
+
+
+@login_required
+def retract_confirm(request, pk: int):
+    """The confirm step of a retraction (no script needed): "Retract this example?" with a Retract button
+    that POSTs to ``retract`` and a Cancel link back to the outcome page. An example already retracted
+    goes back to its page."""
+    example = _own_example(request, pk)
+    if example.is_retracted:
+        messages.info(request, "This example is already retracted.")
+        return redirect("annotation:outcome", pk=example.pk)
+    task = example.round.task
+    return render(
+        request,
+        "annotation/retract_confirm.html",
+        {
+            "example": example,
+            "task": task,
+            "inputs": [
+                (spec.get("label", spec["name"]), example.inputs.get(spec["name"], ""))
+                for spec in task.cfg.input_fields
+            ],
+        },
+    )
 
 
 @login_required

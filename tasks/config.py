@@ -18,6 +18,7 @@ from django.core.exceptions import ValidationError
 from jsonschema import Draft202012Validator
 
 DEFAULT_MAX_INPUT_LENGTH = 2000
+DEFAULT_CLOSE_CALL_MARGIN = 0.2
 
 _FIELD = {
     "type": "object",
@@ -74,6 +75,14 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "validate_non_fooling": {"type": "boolean"},
         "validation_shows_model_answer": {"type": "boolean"},
         "content_warning": {"type": "string", "maxLength": 5000},
+        # The create and outcome pages say "close call" when the model's top two probabilities differ
+        # by less than this (default 0.2).
+        "close_call_margin": {"type": "number", "minimum": 0, "maximum": 1},
+        # One definition per target label, shown beside the label choices and in the instructions.
+        "label_descriptions": {
+            "type": "object",
+            "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 1000},
+        },
         "licence": {"type": "string", "maxLength": 200},
         "limits": {
             "type": "object",
@@ -125,6 +134,9 @@ def validate_config(config: Any) -> None:
             )
     else:
         errors.append("config['target_field']['type']: the target must be 'multiclass' or 'context_span'.")
+    for label in config.get("label_descriptions", {}):
+        if label not in target.get("labels", []):
+            errors.append(f"config['label_descriptions']: {label!r} is not one of the target's labels.")
     rule = config["model_wrong_rule"]["type"]
     if rule == "string_f1" and target["type"] != "context_span":
         errors.append("config['model_wrong_rule']: string_f1 applies to span (QA) targets only.")
@@ -213,6 +225,17 @@ class TaskConfig:
     @property
     def content_warning(self) -> str:
         return self.raw.get("content_warning", "")
+
+    @property
+    def close_call_margin(self) -> float:
+        """A prediction is a "close call" when its top two probabilities differ by less than this
+        (``close_call_margin``, in [0, 1]; default 0.2)."""
+        return float(self.raw.get("close_call_margin", DEFAULT_CLOSE_CALL_MARGIN))
+
+    @property
+    def label_descriptions(self) -> dict[str, str]:
+        """``{label: definition}`` for the labels that have one (``label_descriptions``; may be empty)."""
+        return dict(self.raw.get("label_descriptions", {}))
 
     @property
     def validate_non_fooling(self) -> bool:
@@ -329,6 +352,11 @@ NLI_CONFIG: dict[str, Any] = {
         "type": "multiclass",
         "label": "The relation you intend (premise to hypothesis)",
         "labels": NLI_LABELS,
+    },
+    "label_descriptions": {
+        "entailment": "The premise makes the hypothesis true: if the premise holds, so does the hypothesis.",
+        "neutral": "The premise neither makes the hypothesis true nor false: it could go either way.",
+        "contradiction": "The premise makes the hypothesis false: both cannot be true together.",
     },
     "model_input_fields": ["premise", "hypothesis"],
     "model_wrong_rule": {"type": "exact_match"},

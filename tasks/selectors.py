@@ -55,6 +55,7 @@ def next_context(
     tag: str | None = None,
     rng: random.Random | None = None,
     tags: list[str] | None = None,
+    exclude=None,
 ) -> Context | None:
     """The context to show the next annotator of ``round_`` (docs/domain.md, "Context serving").
 
@@ -76,6 +77,7 @@ def next_context(
         tag: serve only contexts with this tag (None or "" for any).
         tags: serve only contexts with one of these tags (None or empty for any); combines with ``tag``.
         rng: an optional ``random.Random`` for the random choices.
+        exclude: a context id not to serve ("Skip this context"); ignored when it is the only match.
 
     Returns:
         A ``Context``, or None when the round has no (matching) context.
@@ -90,6 +92,8 @@ def next_context(
         qs = qs.filter(tag=tag)
     if tags:
         qs = qs.filter(tag__in=list(tags))
+    if exclude is not None and qs.exclude(pk=exclude).exists():
+        qs = qs.exclude(pk=exclude)
     if strategy == "uniform":
         return _pick(qs, rng)
     # Counting through the reverse relation of annotation's Example (a read of its table by the

@@ -1,0 +1,108 @@
+"""What the verdict partial (``annotation/_verdict.html``) shows of an example: each model's probability
+for the label the annotator intended, "close call" when the model's top two labels were near, and
+where the example stands with the validators. Pure functions of stored values (no queries)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tasks.config import TaskConfig
+
+from .models import Example, Prediction
+
+
+def winning_margin(probabilities: dict) -> float | None:
+    """The top probability minus the runner-up's, e.g. ``{"a": 0.57, "b": 0.43}`` -> 0.14.
+
+    Args:
+        probabilities: ``{label: probability}`` (probabilities in [0, 1]).
+
+    Returns:
+        The margin in [0, 1], or None with fewer than two numeric probabilities.
+    """
+    values = sorted(
+        (float(v) for v in probabilities.values() if isinstance(v, int | float) and not isinstance(v, bool)),
+        reverse=True,
+    )
+    if len(values) < 2:
+        return None
+    return values[0] - values[1]
+
+
+def is_close_call(probabilities: dict, margin: float) -> bool:
+    """True when the winning margin (``winning_margin``) is strictly under ``margin``: 0.57 vs 0.43 is a
+    close call under the default 0.2 (margin 0.14), 0.8 vs 0.2 is not (0.6). False without a margin."""
+    won_by = winning_margin(probabilities)
+    # Rounded to 9 places, so 0.6 - 0.4 (0.19999999999999996 in binary) is not a close call under 0.2.
+    return won_by is not None and round(won_by, 9) < margin
+
+
+@dataclass(frozen=True)
+class PredictionRow:
+    """One model's answer as the verdict partial shows it.
+
+    ``target_probability`` is the model's probability (0-1) for the label the annotator intended, None
+    for span answers or when the output has no such label; ``percent`` the same in percent, rounded to
+    one decimal; ``close_call`` per ``is_close_call`` with the task's ``close_call_margin``; ``margin`` the
+    winning margin (top probability minus the runner-up's), None without probabilities.
+    """
+
+    prediction: Prediction
+    target_probability: float | None
+    close_call: bool
+    margin: float | None = None
+
+    @property
+    def percent(self) -> str:
+        """``target_probability`` as text, e.g. ``"12.5%"`` (empty when None)."""
+        if self.target_probability is None:
+            return ""
+        return f"{self.target_probability * 100:.1f}%"
+
+
+def prediction_rows(example: Example, predictions, cfg: TaskConfig) -> list[PredictionRow]:
+    """``predictions`` (of ``example``, in display order) as ``PredictionRow``s.
+
+    A failed prediction or a span answer gets no probability and no close call.
+    """
+    rows = []
+    for p in predictions:
+        probabilities = p.output.get("probabilities") if p.status == Prediction.Status.OK else None
+        if not isinstance(probabilities, dict) or not isinstance(example.target, str):
+            rows.append(PredictionRow(p, None, False))
+            continue
+        value = probabilities.get(example.target)
+        probability = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+        rows.append(
+            PredictionRow(
+                p,
+                probability,
+                is_close_call(probabilities, cfg.close_call_margin),
+                winning_margin(probabilities),
+            )
+        )
+    return rows
+
+
+def validation_state(example: Example, cfg: TaskConfig) -> str:
+    """One sentence on where ``example`` stands with the validators (docs/domain.md, "Validation").
+
+    Waiting: a pending example of this platform that the queue serves (it fooled the model, or the task
+    validates every example: ``validate_non_fooling``). Otherwise its settled status, its retraction, or
+    why it is not validated.
+    """
+    if example.is_retracted:
+        return "Retracted: it will not be validated."
+    if example.status != Example.Status.PENDING:
+        return f"Status: {example.get_status_display().lower()}."
+    if example.source == Example.Source.IMPORTED:
+        return "Imported: it is not validated here."
+    if example.model_wrong is True or cfg.validate_non_fooling:
+        return "Waiting for validation: other people will check that your label is right."
+    if example.model_wrong is None:
+        if example.prediction_status == Example.PredictionStatus.FAILED:
+            return "Waiting for the model's answer; if it fooled the model, it is then sent for validation."
+        if example.prediction_status == Example.PredictionStatus.NONE:
+            return "Not sent for validation yet: this round has no target model to fool."
+        return "Waiting for your answer above; if the model was wrong, it is then sent for validation."
+    return "Not sent for validation: in this task only examples that fool the model are validated."
