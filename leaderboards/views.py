@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from urllib.parse import urlencode
 
 from django.contrib import messages
@@ -11,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from models_registry import inference
+from models_registry import attributions, inference
 from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
 from models_registry.outputs import clean_output
@@ -21,23 +22,39 @@ from tasks.selectors import task_or_404
 from . import selectors
 from .charts import bar_chart
 from .forms import ForkForm, InteractForm, NameForm, parse_leaderboard_query, refusal, view_query
+from .live_ranking import live_payload
+from .model_page import metric_figures, overall_for_tags, tag_name
 from .models import LeaderboardFork, LeaderboardSnapshot
 from .services_leaderboard import ForkNameTakenError, LeaderboardPermissionError, freeze_snapshot, save_fork
 from .tables import present
 
 
-def _params(request, task, fork: LeaderboardFork | None = None, query=None):
+def _defaults(task, fork: LeaderboardFork | None = None) -> tuple[dict[str, float], dict[int, float]]:
+    """The metric and dataset weights a query without them gets: the task's, or the fork's."""
     defaults = selectors.default_metric_weights(task)
     dataset_defaults = {}
     if fork is not None:
         defaults.update({k: float(v) for k, v in fork.metric_weights.items() if k in defaults})
         dataset_defaults = {int(k): float(v) for k, v in fork.dataset_weights.items() if str(k).isdigit()}
+    return defaults, dataset_defaults
+
+
+def _params(request, task, fork: LeaderboardFork | None = None, query=None):
+    defaults, dataset_defaults = _defaults(task, fork)
     return parse_leaderboard_query(
         request.GET if query is None else query,
         task=task,
         default_metric_weights=defaults,
         default_dataset_weights=dataset_defaults,
     )
+
+
+#: The weight sliders run from 0 to this (or to the weight itself when it is larger).
+SLIDER_MAX = 10
+
+
+def _slider_max(weight: float | None) -> str:
+    return str(max(SLIDER_MAX, math.ceil(weight or 0)))
 
 
 def _render_leaderboard(request, task: Task, fork: LeaderboardFork | None = None):
@@ -48,13 +65,18 @@ def _render_leaderboard(request, task: Task, fork: LeaderboardFork | None = None
         if fork
         else reverse("leaderboards:leaderboard", args=[task.slug])
     )
+    view = present(table, base_url)
+    for entry in [*view["amrs"], *view["datasets"]]:
+        entry["slider_max"] = _slider_max(entry["weight"])
     return render(
         request,
         "leaderboards/leaderboard.html",
         {
             "task": task,
             "table": table,
-            "view": present(table, base_url),
+            "view": view,
+            # The scores behind the table, for the sliders' live re-ranking (live_ranking.js).
+            "live": live_payload(table, default_metric_weights=_defaults(task, fork)[0]),
             "base_url": base_url,
             "query_messages": params.messages,
             "rounds": selectors.rounds_with_scoring_datasets(task),
@@ -166,7 +188,7 @@ def model_detail(request, pk: int):
         raise Http404("No such model.") from None
     identity = registry_selectors.sees_real_identity(request.user, model)
     cfg = model.task.cfg
-    form, prediction, error = InteractForm(cfg), None, ""
+    form, prediction, error, explanation = InteractForm(cfg), None, "", None
     if request.method == "POST":
         if not request.user.is_authenticated:
             error = "Log in to try the model."
@@ -176,6 +198,7 @@ def model_detail(request, pk: int):
                 error = f"This model is not ready ({model.get_status_display().lower()}); it cannot answer."
             elif form.is_valid():
                 prediction, error = _predict(model, form.inputs())
+                explanation = _explain(model, form.inputs(), prediction)
     scores = selectors.model_scores(request.user, model)
     return render(
         request,
@@ -187,12 +210,22 @@ def model_detail(request, pk: int):
             "identity": identity,
             "card": _card(model, identity),
             "scores": [_score_view(s) for s in scores],
-            "tag_sections": _tag_sections(scores),
+            "tag_sections": _tag_sections(scores, cfg.perf_metric),
             "form": form,
             "prediction": prediction,
             "interact_error": error,
+            "explanation": explanation,
         },
     )
+
+
+def _explain(model: RegisteredModel, inputs: dict, prediction: dict | None):
+    """Token attributions of the interact box's answer (``models_registry.attributions``), or None when
+    there is no answer or the task is extractive QA; a remote model's says no explanation is available."""
+    if prediction is None or model.task.cfg.target_field.get("type") == "context_span":
+        return None
+    label = prediction["label"] if prediction["label"] in model.task.cfg.labels else None
+    return attributions.explain(model, [inputs], targets=[label])[0]
 
 
 def _predict(model: RegisteredModel, inputs: dict):
@@ -241,6 +274,7 @@ def _card(model: RegisteredModel, identity: bool) -> dict:
     return {
         "backbone": model.backbone or card.get("backbone", ""),
         "parameter_count": model.parameter_count,
+        "parameter_count_text": "" if model.parameter_count is None else f"{model.parameter_count:,}",
         "licence": card.get("licence", ""),
         "training_data": training,
         "paper": paper if identity else "",
@@ -270,20 +304,19 @@ def _preprocessing_text(spec) -> str:
 
 
 def _score_view(score) -> dict:
-    metrics = score.metrics or {}
     return {
         "dataset": score.dataset,
         "status": score.status,
         "perf": score.perf,
-        "metrics": [
-            (k, v) for k, v in metrics.items() if isinstance(v, int | float) and not isinstance(v, bool)
-        ],
+        # (label, formatted value with its unit), known figures first (model_page.METRIC_FIGURES).
+        "metrics": metric_figures(score.metrics),
         "error": score.error_message,
     }
 
 
-def _tag_sections(scores) -> list[dict]:
-    """Per dataset with a per-tag breakdown: rows (tag group, tag, n, accuracy) and a bar chart."""
+def _tag_sections(scores, perf_metric: str = "") -> list[dict]:
+    """Per dataset with a per-tag breakdown: rows (tag group, tag, its readable name, n, accuracy) and
+    a bar chart with a dashed line at the whole dataset's figure (``model_page.overall_for_tags``)."""
     sections = []
     for s in scores:
         if not isinstance(s.per_tag, dict) or not s.per_tag:
@@ -295,15 +328,28 @@ def _tag_sections(scores) -> list[dict]:
             if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
                 continue
             group, _, name = str(tag).partition(":") if ":" in str(tag) else ("", "", str(tag))
-            rows.append({"tag": str(tag), "group": group, "name": name, "accuracy": float(value), "n": n})
+            rows.append(
+                {
+                    "tag": str(tag),
+                    "group": group,
+                    "name": name,
+                    "label": tag_name(group, name),
+                    "accuracy": float(value),
+                    "n": n,
+                }
+            )
         if not rows:
             continue
         rows.sort(key=lambda r: (r["group"], r["name"]))
         groups = sorted({r["group"] for r in rows})
         plotted = "functionality" if "functionality" in groups else groups[0]
+        overall, overall_name = overall_for_tags(s.perf, s.metrics, perf_metric)
         chart = bar_chart(
             [(r["name"], r["accuracy"], r["n"]) for r in rows if r["group"] == plotted],
             title=f"Accuracy per {plotted or 'tag'} on {s.dataset.name}",
+            names={r["name"]: r["label"] for r in rows if r["group"] == plotted},
+            overall=overall,
+            overall_label=f"overall {overall_name}" if overall_name else "overall",
         )
         sections.append(
             {
@@ -312,6 +358,8 @@ def _tag_sections(scores) -> list[dict]:
                 "chart": chart,
                 "plotted": plotted or "tag",
                 "overall": s.perf,
+                "overall_tags": overall,
+                "overall_name": overall_name,
             }
         )
     return sections

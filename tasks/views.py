@@ -5,11 +5,13 @@ from django.shortcuts import render
 from . import selectors
 from .charts import Series, amount_chart, rate_chart
 from .round_stats import round_counts_for_task
+from .task_cards import task_cards
 
 
 def task_list(request):
-    """The task list: every active task with its current round."""
-    return render(request, "tasks/task_list.html", {"tasks": selectors.active_tasks()})
+    """The task list: a card per active task (``tasks.task_cards.TaskCard``: status, the current round's
+    MER, the viewer's own count, Write and Validate buttons when open)."""
+    return render(request, "tasks/task_list.html", {"cards": task_cards(request.user)})
 
 
 def task_detail(request, slug: str):

@@ -1,0 +1,268 @@
+"""The leaderboard's slider script (leaderboards/static/leaderboards/live_ranking.js), run under Node
+on the page's own data block: its Dynascore, ranks, completeness, AMRS and order agree with the
+server's (``compute_dynascore`` through ``build_leaderboard``) on hand-made tables, weight by weight."""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from leaderboards.tables import format_metric
+
+SCRIPT = Path(__file__).resolve().parents[2] / "leaderboards" / "static" / "leaderboards" / "live_ranking.js"
+
+RUNNER = """
+const live = require(process.argv[1]);
+const data = JSON.parse(process.argv[2]);
+const cases = JSON.parse(process.argv[3]);
+const out = cases.map(([mw, dw, sort, dir]) => {
+  const r = live.leaderboardRows(data, mw, dw);
+  const sorted = live.sortRows(r.rows.map((row) => Object.assign({name: String(row.model_id)}, row)), sort, dir);
+  return {rows: r.rows, order: sorted.map((row) => row.model_id), amrs: r.amrs, leftOut: r.leftOut,
+          pairsUsed: r.pairsUsed, normalised: r.normalised,
+          cells: r.rows.map((row) => data.metrics.map((j) => live.formatMetric(j, row.metrics[j])))};
+});
+console.log(JSON.stringify(out));
+"""
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail(
+            "node is not on PATH: install Node.js (apt-get install nodejs) to run this test", pytrace=False
+        )
+    return node
+
+
+def _run(data: dict, cases: list) -> list[dict]:
+    result = subprocess.run(
+        [_node(), "-e", RUNNER, str(SCRIPT), json.dumps(data), json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _data_block(response) -> dict:
+    match = re.search(
+        r'<script id="leaderboard-data" type="application/json">(.*?)</script>',
+        response.content.decode(),
+        re.S,
+    )
+    assert match, "no data block"
+    return json.loads(html_lib.unescape(match.group(1)))
+
+
+@pytest.fixture
+def hand_table(hate_task, hate_round, make_dataset, make_model, score):
+    """Five models on two scoring datasets (R1, HC), by hand:
+
+    P: R1 0.9 (thr 100, mem 1.0), HC 0.5 (thr 120, mem 1.0)
+    Q: R1 0.6 (thr 400, mem 2.0), HC 0.7 (thr 380, mem 2.0)
+    R: R1 0.3 (thr 250, mem 1.5), HC 0.9 (thr 260, mem 1.5)
+    S: R1 0.8 only (incomplete: no HC score)
+    E: a remote endpoint, memory not measurable, R1 0.7 and HC 0.6 (thr 50)
+    Fairness and robustness 0.9 everywhere (left out: AMRS 0), except Q's fairness 0.8 on R1.
+    """
+    r1 = make_dataset("r1", round_=hate_round)
+    hc = make_dataset("hc")
+    p, q, r, s = make_model("P"), make_model("Q"), make_model("R"), make_model("S")
+    e = make_model("E", source="endpoint")
+    score(p, r1, 0.9, throughput=100, memory=1.0)
+    score(p, hc, 0.5, throughput=120, memory=1.0)
+    score(q, r1, 0.6, throughput=400, memory=2.0, fairness=0.8)
+    score(q, hc, 0.7, throughput=380, memory=2.0)
+    score(r, r1, 0.3, throughput=250, memory=1.5)
+    score(r, hc, 0.9, throughput=260, memory=1.5)
+    score(s, r1, 0.8, throughput=300, memory=1.2)
+    score(e, r1, 0.7, throughput=50, memory=None)
+    score(e, hc, 0.6, throughput=50, memory=None)
+    return {
+        "url": reverse("leaderboards:leaderboard", args=[hate_task.slug]),
+        "r1": r1,
+        "hc": hc,
+        "models": {"P": p, "Q": q, "R": r, "S": s, "E": e},
+    }
+
+
+METRICS = ("perf", "throughput", "memory", "fairness", "robustness")
+
+
+def _query(mw: dict, dw: dict, sort: str, direction: str) -> dict:
+    query = {f"w_{j}": repr(float(mw[j])) for j in METRICS}
+    query.update({f"d_{k}": repr(float(v)) for k, v in dw.items()})
+    return {**query, "sort": sort, "dir": direction}
+
+
+def test_js_agrees_with_the_server_weight_by_weight(client, hand_table):
+    r1, hc = str(hand_table["r1"].pk), str(hand_table["hc"].pk)
+    cases = [
+        (
+            {"perf": 4, "throughput": 1, "memory": 1, "fairness": 1, "robustness": 1},
+            {r1: 1, hc: 1},
+            "dynascore",
+            "desc",
+        ),
+        (
+            {"perf": 1, "throughput": 0, "memory": 0, "fairness": 0, "robustness": 0},
+            {r1: 1, hc: 1},
+            "dynascore",
+            "desc",
+        ),
+        (
+            {"perf": 1, "throughput": 3.5, "memory": 0, "fairness": 0, "robustness": 0},
+            {r1: 2, hc: 0.5},
+            "dynascore",
+            "asc",
+        ),
+        (
+            {"perf": 0.1, "throughput": 0, "memory": 2, "fairness": 1, "robustness": 0},
+            {r1: 0, hc: 1},
+            "throughput",
+            "desc",
+        ),
+        (
+            {"perf": 0, "throughput": 0, "memory": 0, "fairness": 0, "robustness": 0},
+            {r1: 0, hc: 0},
+            "perf",
+            "asc",
+        ),
+        (
+            {"perf": 7.3, "throughput": 0.2, "memory": 9.9, "fairness": 0, "robustness": 4},
+            {r1: 0.3, hc: 6.1},
+            "memory",
+            "asc",
+        ),
+    ]
+    data = _data_block(client.get(hand_table["url"]))
+    js = _run(data, [[mw, dw, sort, direction] for mw, dw, sort, direction in cases])
+    for (mw, dw, sort, direction), got in zip(cases, js, strict=True):
+        table = client.get(hand_table["url"], _query(mw, dw, sort, direction)).context["table"]
+        server = {row["model_id"]: row for row in table["rows"]}
+        assert got["order"] == [row["model_id"] for row in table["rows"]], (mw, dw, sort)
+        assert len(got["rows"]) == len(server)
+        for row in got["rows"]:
+            expected = server[row["model_id"]]
+            # The same operations in the same order: equal floats, not merely close ones.
+            assert row["dynascore"] == expected["dynascore"], (mw, dw, row["model_id"])
+            assert row["rank"] == expected["rank"]
+            assert row["complete"] == expected["complete"]
+            assert row["missing"] == expected["missing"]
+            assert row["metrics"] == expected["metrics"]
+            assert row["notes"] == expected["notes"]
+        assert got["amrs"] == table["amrs"]
+        assert got["leftOut"] == table["left_out"]
+        assert got["pairsUsed"] == table["pairs_used"]
+        assert got["normalised"] == pytest.approx(table["normalised_metric_weights"], abs=0)
+        # Cells as the server formats them.
+        for row, cells in zip(got["rows"], got["cells"], strict=True):
+            assert cells == [format_metric(j, server[row["model_id"]]["metrics"][j]) for j in METRICS]
+
+
+def test_js_dynascore_by_hand(client, board):
+    # The board of test_leaderboard_page (P 0.9/100, Q 0.6/400, R 0.3/250 on one dataset): AMRS of
+    # throughput = mean(150 / 0.3, 300 / 0.3) = 750; memory, fairness and robustness left out (AMRS 0);
+    # Dynascore = 4/8 perf + 1/8 throughput / 750.
+    data = _data_block(client.get(board["url"]))
+    d = str(board["d"].pk)
+    [default, throughput_only] = _run(
+        data,
+        [
+            [
+                {"perf": 4, "throughput": 1, "memory": 1, "fairness": 1, "robustness": 1},
+                {d: 1},
+                "dynascore",
+                "desc",
+            ],
+            [
+                {"perf": 0, "throughput": 1, "memory": 0, "fairness": 0, "robustness": 0},
+                {d: 1},
+                "dynascore",
+                "desc",
+            ],
+        ],
+    )
+    scores = {row["model_id"]: row["dynascore"] for row in default["rows"]}
+    assert scores[board["P"].pk] == pytest.approx(0.45 + 0.125 * 100 / 750)
+    assert scores[board["Q"].pk] == pytest.approx(0.3 + 0.125 * 400 / 750)
+    assert scores[board["R"].pk] == pytest.approx(0.15 + 0.125 * 250 / 750)
+    assert default["amrs"]["throughput"] == pytest.approx(750)
+    assert set(default["leftOut"]) == {"memory", "fairness", "robustness"}
+    assert default["order"] == [board["P"].pk, board["Q"].pk, board["R"].pk]
+    # Throughput only: Q 400/750, R 250/750, P 100/750.
+    assert throughput_only["order"] == [board["Q"].pk, board["R"].pk, board["P"].pk]
+    assert {row["model_id"]: row["rank"] for row in throughput_only["rows"]} == {
+        board["Q"].pk: 1,
+        board["R"].pk: 2,
+        board["P"].pk: 3,
+    }
+
+
+@pytest.fixture
+def board(hate_task, hate_round, make_dataset, make_model, score):
+    d = make_dataset("r1", round_=hate_round)
+    p, q, r = make_model("P"), make_model("Q"), make_model("R")
+    score(p, d, 0.9, throughput=100)
+    score(q, d, 0.6, throughput=400)
+    score(r, d, 0.3, throughput=250)
+    return {"d": d, "P": p, "Q": q, "R": r, "url": reverse("leaderboards:leaderboard", args=[hate_task.slug])}
+
+
+FORMAT_CASES = [
+    ("perf", 0.5625),  # 56.25 exactly: Python rounds half to even -> 56.2%
+    ("perf", 0.4375),  # 43.75 -> 43.8%
+    ("perf", 0.123456),
+    ("fairness", 1.0),
+    ("throughput", 1234.25),  # 1,234.2 (half to even)
+    ("throughput", 98765432.15),
+    ("memory", 0.125),  # 0.12
+    ("memory", 2.675),  # binary 2.67499...: 2.67
+    ("other", 123456.0),
+    ("other", 0.000012345),
+    ("other", 3.14159),
+]
+
+
+def test_numbers_are_formatted_as_the_server_formats_them():
+    runner = (
+        "const live = require(process.argv[1]);"
+        "console.log(JSON.stringify(JSON.parse(process.argv[2]).map(([m, v]) => live.formatMetric(m, v))));"
+    )
+    result = subprocess.run(
+        [_node(), "-e", runner, str(SCRIPT), json.dumps(FORMAT_CASES)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [format_metric(m, v) for m, v in FORMAT_CASES]
+    assert format_metric("perf", 0.5625) == "56.2%"  # the tie that toFixed alone would round up
+
+
+def test_the_page_carries_sliders_the_script_and_its_data(client, board):
+    page = client.get(board["url"]).content.decode()
+    assert re.search(
+        r'<input type="range" id="w_perf" name="w_perf" min="0" step="any" value="4" max="10">', page
+    )
+    assert '<output for="w_perf">4</output>' in page
+    assert f'<label for="d_{board["d"].pk}">R1' in page
+    assert 'src="/static/leaderboards/live_ranking.js" defer' in page
+    assert "<script>" not in page  # no inline script (Content-Security-Policy)
+    data = _data_block(client.get(board["url"]))
+    assert data["datasets"] == [str(board["d"].pk)]
+    assert [m["id"] for m in data["models"]] == sorted([board["P"].pk, board["Q"].pk, board["R"].pk])
+    assert data["models"][0]["scores"][str(board["d"].pk)]["throughput"] == 100
+    # A weight above the slider's usual range widens it instead of being cut to 10.
+    page = client.get(board["url"], {"w_perf": "25"}).content.decode()
+    assert 'name="w_perf" min="0" step="any" value="25" max="25"' in page
