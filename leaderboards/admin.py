@@ -6,17 +6,22 @@ Also adds the loop's action to the Task admin: "Train the next round's target"
 
 from __future__ import annotations
 
+from functools import partial
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
+from django.contrib.admin.utils import unquote
 from django.db import transaction
 from django.db.models import Count
+from django.http import Http404
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from dynabench.admin_extensions import extend_admin
+from dynabench.admin_extensions import ObjectTool, extend_admin
 from leaderboards.scheduling import retry_evaluations
 from leaderboards.training.planning import (
     RECIPES,
@@ -29,6 +34,7 @@ from tasks.admin import TaskOwnedAdmin, only_one_owned_task
 from tasks.models import Round, Task
 
 from .models import Dataset, DatasetItem, Release, Score, TrainingJob
+from .owner_forms import candidate_facts, training_data_by_round, waiting_for_validation
 from .releases import ReleaseError, create_release, release_dir
 from .selectors import auto_eval_datasets, card_eval_datasets
 
@@ -326,6 +332,8 @@ def train_next_round_target(modeladmin, request, queryset):
         "span_task": task.cfg.target_field["type"] == "context_span",
         "card_datasets": [d.name for d in card_eval_datasets(task)],
         "leaderboard_datasets": [d.name for d in auto_eval_datasets(task)],
+        "training_data": training_data_by_round(task),
+        "labels": task.cfg.labels if task.cfg.target_field["type"] == "multiclass" else [],
         "opts": modeladmin.model._meta,
         "action_name": "train_next_round_target",
         "selected": [task.pk],
@@ -334,7 +342,42 @@ def train_next_round_target(modeladmin, request, queryset):
     return TemplateResponse(request, "leaderboards/admin/train_next_target.html", context)
 
 
-extend_admin(Task, actions=[train_next_round_target])
+def dashboard_redirect_view(model_admin, request, object_id):
+    """The Task admin's "Dashboard" tool: to ``/tasks/<slug>/dashboard/`` (404 for a task the user cannot
+    see in the admin)."""
+    task = model_admin.get_object(request, unquote(object_id))
+    if task is None or not model_admin.has_view_permission(request, task):
+        raise Http404("No such task.")
+    return redirect("leaderboards:dashboard", task.slug)
+
+
+def _dashboard_urls(model_admin) -> list:
+    view = model_admin.admin_site.admin_view(partial(dashboard_redirect_view, model_admin))
+    return [path("<path:object_id>/dashboard/", view, name="tasks_task_dashboard")]
+
+
+def start_round_context(request, task: Task, *, models, closing_round) -> dict:
+    """What the start-round pages (``models_registry.admin``) show beyond their own data:
+    ``candidate_facts`` ({model id: ``CandidateFacts``}: scores, the rounds that trained it) for the
+    candidate ``models``, and ``waiting_in_closing_round``, the examples of ``closing_round`` (the round
+    the start closes, or None) still waiting for validation. Three queries."""
+    return {
+        "candidate_facts": candidate_facts(models),
+        "waiting_in_closing_round": waiting_for_validation(closing_round),
+    }
+
+
+extend_admin(
+    Task,
+    actions=[train_next_round_target],
+    urls=[_dashboard_urls],
+    object_tools=[ObjectTool("Dashboard", "dashboard")],
+    context={"start_round": start_round_context},
+)
+
+# The admin index lists the dashboards of the tasks the user owns (leaderboards/templates/leaderboards/
+# admin/index.html, with the tag of leaderboards/templatetags/owner_dashboards.py).
+admin.site.index_template = "leaderboards/admin/index.html"
 
 
 @admin.register(Release)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import annotators_views, views
+from . import annotators_views, dashboard_views, views
 
 app_name = "leaderboards"
 
@@ -12,4 +12,5 @@ urlpatterns = [
     path("tasks/<slug:slug>/leaderboard/snapshots/<int:pk>/", views.snapshot_detail, name="snapshot"),
     path("models/<int:pk>/", views.model_detail, name="model"),
     path("tasks/<slug:slug>/annotators/", annotators_views.annotator_leaderboard, name="annotators"),
+    path("tasks/<slug:slug>/dashboard/", dashboard_views.owner_dashboard, name="dashboard"),
 ]

@@ -280,7 +280,9 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
         else:
             form = StartRoundWithModelsForm()
         last = Round.objects.filter(task=task).order_by("-number").values_list("number", flat=True).first()
+        task_admin = self.admin_site.get_model_admin(Task)
         context = {
+            **candidates_context(request, task_admin, task, models),
             **self.admin_site.each_context(request),
             "title": f"Start round {(last or 0) + 1} of {task.name}",
             "task": task,
@@ -368,6 +370,8 @@ def start_round_view(model_admin, request, object_id):
     else:
         form = StartRoundForm(task)
     next_number = next_round_number(task)
+    candidates = list(form.fields["models"].queryset)
+    checkboxes = {int(str(box.data["value"])): box for box in form["models"]}
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.opts,
@@ -378,8 +382,48 @@ def start_round_view(model_admin, request, object_id):
         "next_number": next_number,
         "title": f"Start round {next_number} of {task}",
         "change_url": reverse("admin:tasks_task_change", args=[task.pk]),
+        **candidates_context(request, model_admin, task, candidates, checkboxes),
     }
     return TemplateResponse(request, "models_registry/admin/start_round.html", context)
+
+
+def candidates_context(
+    request, task_admin, task: Task, models: list[RegisteredModel], checkboxes=None
+) -> dict:
+    """The candidate targets of a start-round page, and the warning about the round it closes.
+
+    Returns ``candidates`` (one dict per model, in the order given: ``model``, ``checkbox`` (its bound
+    checkbox in the form, or None), ``is_current`` (a target of the current round), ``facts`` (scores and
+    training rounds, ``leaderboards.owner_forms.CandidateFacts``, or None when no app provides them)),
+    ``closing`` (the open current round the start closes, or None) and ``waiting_in_closing_round``
+    (its examples still waiting for validation; 0 when unknown). The scores, training rounds and
+    waiting count come from the apps above (``ExtensibleAdmin.extension_context``, page
+    ``"start_round"``); the current targets are this app's ``RoundTarget`` rows (one query).
+    """
+    current = task.current_round
+    closing = current if current is not None and not current.is_closed else None
+    current_ids = (
+        set(RoundTarget.objects.filter(round_id=current.pk).values_list("model_id", flat=True))
+        if current is not None
+        else set()
+    )
+    extra = task_admin.extension_context("start_round", request, task, models=models, closing_round=closing)
+    facts = extra.get("candidate_facts", {})
+    candidates = [
+        {
+            "model": model,
+            "checkbox": (checkboxes or {}).get(model.pk),
+            "is_current": model.pk in current_ids,
+            "facts": facts.get(model.pk),
+        }
+        for model in models
+    ]
+    return {
+        "candidates": candidates,
+        "closing": closing,
+        "waiting_in_closing_round": extra.get("waiting_in_closing_round", 0),
+        "perf_metric": task.cfg.perf_metric.replace("_", " "),
+    }
 
 
 def _report_started(model_admin, request, task, round_, previous, report, upload) -> None:

@@ -7,8 +7,12 @@ permissions see everything as usual.
 
 from __future__ import annotations
 
+import json
+import re
+
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.utils import timezone
@@ -100,8 +104,51 @@ class TaskOwnedAdmin(ExtensibleAdmin):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
+class ConfigJSONField(forms.JSONField):
+    """The task config as JSON text: shown pretty-printed (indent 2, keys in stored order, non-ASCII kept)
+    in a large monospace box; a syntax error is reported with its line and column."""
+
+    def prepare_value(self, value):
+        if isinstance(value, forms.fields.InvalidJSONInput):
+            return value  # the text as typed, so the owner can correct it
+        return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
+
+    def to_python(self, value):
+        if not self.disabled and isinstance(value, str) and value.strip():
+            try:
+                json.loads(value, cls=self.decoder)
+            except json.JSONDecodeError as exc:
+                raise ValidationError(
+                    f"Not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.", code="invalid"
+                ) from None
+        return super().to_python(value)
+
+
+class OwnerPickerWidget(AutocompleteSelectMultiple):
+    """The owner picker: Django's autocomplete (a search of ``accounts.admin``) without select2's
+    "remove all" cross, which it renders inside its list where only items belong (each owner has its own
+    cross); ``owner_picker.js`` names its search box."""
+
+    def build_attrs(self, base_attrs, extra_attrs=None):
+        attrs = super().build_attrs(base_attrs, extra_attrs=extra_attrs)
+        attrs["data-allow-clear"] = "false"
+        return attrs
+
+
 class TaskAdminForm(forms.ModelForm):
-    """Checks the config JSON against the task config schema and names every problem under the field."""
+    """Checks the config JSON against the task config schema and names every problem under the field
+    (each message starts with its JSON path, ``config['target_field']['labels']: ...``)."""
+
+    add_owners = forms.CharField(
+        required=False,
+        label="Add owners by username",
+        help_text="Usernames of staff accounts, separated by commas or spaces: the same as choosing them in "
+        "the search box above, for a browser without JavaScript.",
+    )
+
+    class Media:
+        css = {"all": ["tasks/admin/json_editor.css"]}
+        js = ["tasks/admin/json_editor.js", "tasks/admin/owner_picker.js"]
 
     class Meta:
         model = Task
@@ -111,6 +158,7 @@ class TaskAdminForm(forms.ModelForm):
             "config",
             "instructions",
             "owners",
+            "add_owners",
             "current_round",
             "validation_quorum",
             "is_active",
@@ -121,15 +169,52 @@ class TaskAdminForm(forms.ModelForm):
             "gold_accuracy_threshold",
             "gold_min_answers",
         ]
+        field_classes = {"config": ConfigJSONField}
+        widgets = {
+            "config": forms.Textarea(
+                attrs={
+                    "rows": 28,
+                    "class": "json-editor",
+                    "spellcheck": "false",
+                    "autocapitalize": "off",
+                    "autocomplete": "off",
+                }
+            )
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if "config" in self.fields:
+            self.fields["config"].help_text = (
+                "The task definition as JSON, checked against the task config schema on save: one message "
+                "per problem, its JSON path first (config['target_field']['labels']: ...)."
+            )
         if "current_round" in self.fields:
             rounds = Round.objects.filter(task=self.instance) if self.instance.pk else Round.objects.none()
             self.fields["current_round"].queryset = rounds.select_related("task")
             self.fields[
                 "current_round"
             ].help_text = "The one round that accepts examples (a round of this task)."
+
+    def clean_add_owners(self) -> list:
+        """The active staff accounts named (commas or spaces between names); unknown names are an error."""
+        text = self.cleaned_data.get("add_owners") or ""
+        names = [name for name in dict.fromkeys(re.split(r"[\s,]+", text)) if name]
+        if not names:
+            return []
+        found = list(get_user_model().objects.filter(username__in=names, is_active=True, is_staff=True))
+        missing = sorted(set(names) - {u.username for u in found})
+        if missing:
+            raise ValidationError(f"No active staff account has the username: {', '.join(missing)}.")
+        return found
+
+    def clean(self):
+        cleaned = super().clean()
+        added = cleaned.get("add_owners") or []
+        if added and "owners" in cleaned:
+            current = list(cleaned["owners"] or [])
+            cleaned["owners"] = current + [u for u in added if u not in current]
+        return cleaned
 
     def clean_config(self):
         config = self.cleaned_data.get("config")
@@ -359,7 +444,14 @@ class TaskAdmin(TaskOwnedAdmin):
     list_select_related = ["current_round__task"]
     list_filter = ["is_active"]
     search_fields = ["name", "slug"]
-    filter_horizontal = ["owners"]
+    # A search box (accounts.admin: staff accounts by username) instead of a list of every account.
+    autocomplete_fields = ["owners"]
+
+    def formfield_for_manytomany(self, db_field, request, **kwargs):
+        if db_field.name == "owners":
+            kwargs["widget"] = OwnerPickerWidget(db_field, self.admin_site, using=kwargs.get("using"))
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
     readonly_fields = ["created_at"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [RoundInline, TutorialItemInline]
@@ -487,6 +579,10 @@ admin.site.unregister(audit.LogEntry)
 
 @admin.register(audit.LogEntry)
 class LogEntryAdmin(audit.TaskScopedLogEntryAdmin):
+    def has_module_permission(self, request):
+        """Listed in the index and sidebar for superusers only; owners open it from their task's page."""
+        return request.user.is_active and request.user.is_superuser
+
     def owned_task_ids(self, request) -> set[int]:
         return _owned_task_ids(request)
 

@@ -76,6 +76,12 @@ def open_examples(round_: Round) -> QuerySet[Example]:
     return _open(round_.task, round=round_)
 
 
+def open_examples_of_task(task: Task) -> QuerySet[Example]:
+    """Examples of every round of ``task`` still open for validation (the rule of ``open_examples``);
+    group by ``round_id`` for a count per round in one query (the owner's dashboard)."""
+    return _open(task, round__task=task)
+
+
 def verdict_examples(task: Task, user) -> QuerySet[Example]:
     """The examples of ``task`` that ``user`` may send a verdict on and be told the state of
     (docs/domain.md, "Visibility"); the verdict views look the posted id up here, so any other example
