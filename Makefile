@@ -21,7 +21,10 @@ demo: venv
 serve: venv
 	bash scripts/serve.sh
 
+# tests/browser/install.sh: what the browser tests need beyond the venv (Debian's chromium, npm ci for
+# axe-core), only when missing. Their screenshots go to artifacts/screenshots/ (docs/testing.md).
 test: venv
+	bash tests/browser/install.sh
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 HF_HUB_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
 
 lint: venv

@@ -1,0 +1,61 @@
+"""Every other page an annotator, a validator or an owner meets, each screenshotted and audited by axe.
+
+The flows (sign-up, create, validate, QA, leaderboard, admin) check their own pages; this one visits
+the rest with a little data in place: a task page, the model page's "Try it" box (a real tiny
+classifier answers, with its attributions), the annotator leaderboard, the profile and statistics
+pages, the owner's review, quality and dashboard pages, the log-in page and a 404.
+"""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from playwright.sync_api import expect
+
+from annotation.services import create_example
+from validation.services import submit_validation
+
+
+def test_the_other_pages_pass_axe(
+    run, tiny_registered_model, hate_task, hate_round, owner, annotator, validator
+):
+    examples = [
+        create_example(task=hate_task, annotator=annotator, inputs={"statement": text}, target=label)[0]
+        for text, label in (("Those 🐍 people should leave", "hateful"), ("What a lovely day", "not-hateful"))
+    ]
+    submit_validation(example=examples[0], validator=validator, verdict="correct")
+
+    page = run.page_for(annotator)
+    page.goto(reverse("tasks:detail", args=[hate_task.slug]))
+    run.check(page, "task-detail")
+    page.goto(reverse("leaderboards:model", args=[tiny_registered_model.pk]))
+    run.check(page, "model")
+    page.get_by_label("Statement").fill("Those 🐍 people should leave")
+    page.get_by_role("button", name="Ask the model").click()
+    expect(page.locator(".predicted-label")).to_have_text(examples[0].predictions.get().label)
+    expect(page.locator(".try-it section.attributions")).to_be_visible()
+    run.check(page, "model-try-it")
+    for step, url in (
+        ("annotators", reverse("leaderboards:annotators", args=[hate_task.slug])),
+        ("profile", reverse("accounts:me")),
+        ("my-statistics", reverse("validation:me", args=[hate_task.slug])),
+        ("outcome", reverse("annotation:outcome", args=[examples[0].pk])),
+    ):
+        page.goto(url)
+        run.check(page, step)
+
+    page = run.page_for(owner)
+    for step, url in (
+        ("review", reverse("validation:review", args=[hate_task.slug])),
+        ("quality", reverse("validation:quality", args=[hate_task.slug, hate_round.number])),
+        ("dashboard", reverse("leaderboards:dashboard", args=[hate_task.slug])),
+    ):
+        page.goto(url)
+        expect(page.get_by_role("heading", level=1)).to_be_visible()
+        run.check(page, step)
+
+    page = run.page_for()
+    page.goto(reverse("account_login"))
+    run.check(page, "login")
+    assert page.goto("/tasks/no-such-task/").status == 404
+    run.check(page, "not-found")
+    run.assert_clean()
