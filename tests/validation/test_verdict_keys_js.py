@@ -123,3 +123,10 @@ def test_a_label_already_chosen_stays_visible_and_incorrect_submits_at_once():
         {"hidden": False, "note": []},
         {"hidden": False, "submitted": ["incorrect"], "focused": None},
     ]
+
+
+def test_in_the_label_list_only_2_acts():
+    """A validator who opened the list with 2 and types 1 or 3 there reaches for an option, not for the
+    opposite verdict (a fresh-user test recorded "correct" that way)."""
+    log = _run([["key", "2", "BODY"], ["key", "1", "SELECT"], ["key", "3", "SELECT"], ["key", "2", "SELECT"]])
+    assert [entry["submitted"] for entry in log[1:]] == [[], [], [], ["incorrect"]]

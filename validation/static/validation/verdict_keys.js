@@ -2,8 +2,9 @@
  * Validate page: keyboard shortcuts, the corrected label and the undo offer
  * (validation/templates/validation/validate.html, empty.html, _undo.html).
  * Keys 1, 2 and 3 press the Correct, Incorrect and Flag buttons, and u the Undo button (the buttons
- * with data-key), unless the focus is in a text box or a modifier key is held (in the label list too,
- * so that after the first Incorrect, which focuses the list, 2 records it). The corrected-label list
+ * with data-key), unless the focus is in a text box or a modifier key is held. In the label list only
+ * 2 acts: after the first Incorrect, which focuses the list, 2 records it; 1 or 3 there, a validator
+ * reaching for an option, do nothing. The corrected-label list
  * is hidden until Incorrect is chosen: the first press of Incorrect shows it instead of submitting, a
  * second press records the verdict (with or without a label). The undo offer counts down and goes
  * when its window (data-undo-seconds) is over. Without this script every button submits at once, the
@@ -53,7 +54,11 @@
     var tag = target && target.tagName;
     if (tag === "INPUT" || tag === "TEXTAREA" || (target && target.isContentEditable)) return;
     if (!event.key || event.key.length !== 1) return;
-    var button = document.querySelector('button[data-key="' + event.key.toLowerCase() + '"]');
+    var key = event.key.toLowerCase();
+    // In the corrected-label list only 2 acts (it records the Incorrect verdict): a 1 or a 3 typed there
+    // is a validator reaching for an option, not for the opposite verdict.
+    if (tag === "SELECT" && key !== "2") return;
+    var button = document.querySelector('button[data-key="' + key + '"]');
     if (!button || button.closest("[hidden]")) return;
     event.preventDefault();
     button.click();
