@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import unquote_to_bytes
+
 from django.conf import settings
 from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
 from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, JsonResponse
@@ -11,6 +13,24 @@ from django.template.loader import render_to_string
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 API_PREFIX = "/api/"
 TOO_LARGE = "The request body is too large or has too many fields."
+NOT_UTF8 = (
+    "The form sent text that is not valid UTF-8 (such as a lone surrogate), so it was not read and nothing "
+    "was saved."
+)
+
+
+def _is_utf8_form(body: bytes) -> bool:
+    """Whether every name and value of a urlencoded ``body`` decodes as strict UTF-8 once percent-decoded.
+
+    Why: Django decodes form bodies with ``errors="replace"``, so ``%ED%A0%80`` (a UTF-16 surrogate
+    encoded as UTF-8, which browsers never send: they send U+FFFD themselves) would reach the services as
+    three U+FFFD characters and be stored as if typed. The JSON API refuses the same text with a 400."""
+    for part in body.split(b"&"):
+        try:
+            unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+    return True
 
 
 def _content_length(request) -> int | None:
@@ -51,7 +71,8 @@ class RejectUnreadableFormBodyMiddleware:
     ``utf-8`` (e.g. ``charset=utf8``) every time ``request.POST`` is touched. The CSRF check touches it,
     and so does the 400 handler (it is wrapped in ``requires_csrf_token``), so the error page itself
     failed and the client got a 500. Reading the body once here and marking it as unreadable turns
-    that into one clear 400.
+    that into one clear 400. A urlencoded body whose text is not valid UTF-8 is a 400 too
+    (``_is_utf8_form``).
     """
 
     def __init__(self, get_response):
@@ -74,6 +95,10 @@ class RejectUnreadableFormBodyMiddleware:
                     return JsonResponse({"detail": message}, status=413 if too_large else 400)
                 body = render_to_string("400.html", {"message": message})
                 return HttpResponseBadRequest(body)
+            if request.content_type == "application/x-www-form-urlencoded" and not _is_utf8_form(request.body):
+                if is_api:
+                    return JsonResponse({"detail": NOT_UTF8}, status=400)
+                return HttpResponseBadRequest(render_to_string("400.html", {"message": NOT_UTF8}))
         return self.get_response(request)
 
 
