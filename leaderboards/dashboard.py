@@ -62,7 +62,8 @@ class RoundRow:
 
     @property
     def vmer_text(self) -> str:
-        return percent(self.counts.vmer)
+        # vMER counts verified examples over all scored ones; before any is settled it says nothing yet.
+        return "none settled yet" if not self.settled else percent(self.counts.vmer)
 
 
 @dataclass(frozen=True)

@@ -96,10 +96,10 @@ def test_only_owners_and_superusers_open_it(client, owner, outsider, password, h
     url = reverse("leaderboards:dashboard", args=[hate_task.slug])
     assert client.get(url).status_code == 302  # anonymous: to the login page
     client.login(username=outsider.username, password=password)
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404  # as an unknown task: the page's existence leaks nothing
     staff = UserFactory(username="other-staff", password=password, is_staff=True)
     client.login(username=staff.username, password=password)
-    assert client.get(url).status_code == 403
+    assert client.get(url).status_code == 404
     assert client.get(reverse("leaderboards:dashboard", args=["no-such-task"])).status_code == 404
     UserFactory(username="root", password=password, is_staff=True, is_superuser=True)
     client.login(username="root", password=password)
@@ -144,3 +144,9 @@ def test_queries_do_not_grow_with_rounds(
         response = owner_client.get(url)
     assert [r.round.number for r in response.context["dashboard"].rounds] == [1, 2, 3, 4, 5]
     assert response.context["dashboard"].rounds[4].settled == 1
+
+
+def test_vmer_before_anything_is_settled_says_so(hate_round, annotator):
+    make_example(hate_round, annotator)  # model-fooling, waiting
+    (row,) = task_dashboard(hate_round.task).rounds
+    assert (row.settled, row.vmer_text, row.mer_text) == (0, "none settled yet", "100.0%")
