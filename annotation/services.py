@@ -375,13 +375,19 @@ def retract_example(*, example: Example, user, now=None) -> Example:
     keeps the time of the first retraction (``now``, default the current time).
 
     Raises:
-        ExampleError: if ``user`` is not the author, or the example's round is a competition (whose
-            examples cannot be retracted).
+        ExampleError: if ``user`` is not the author, the example's round is a competition (whose
+            examples cannot be retracted), or validators have settled it (their verdicts, the round's
+            dataset and any pay made for it stand: the author can flag it for the owners instead).
     """
     locked = _own(example, user)
     if locked.round.is_competition:
         raise ExampleError(
             f"Round {locked.round.number} is a competition: examples written in it cannot be retracted."
+        )
+    if not locked.is_retracted and locked.status != Example.Status.PENDING:
+        raise ExampleError(
+            f"This example is already settled ({locked.get_status_display().lower()}), so it can no longer "
+            "be retracted; flag it for the task owners if something is wrong with it."
         )
     if not locked.is_retracted:
         locked.is_retracted = True
