@@ -45,6 +45,8 @@ Limits and behaviour:
                        (``validation.services_undo``; not once it settled the example).
     DYNABENCH_CREATE_RATE str, default ``120/min``. Throttle on example creation through the API, per
                        user (a DRF rate: ``N/sec``, ``N/min``, ``N/hour``, ``N/day``); over it, 429.
+    DYNABENCH_EXPLAIN_RATE str, default ``10/min``. Throttle on explanations through the API (predict
+                       with ``explain``), per user, counted in explained texts; over it, 429.
     DYNABENCH_MODEL_UPLOAD_MAX_BYTES int, default 1073741824 (1 GiB). Largest model zip, and largest
                        total unzipped size.
     DYNABENCH_ENDPOINT_TIMEOUT_SECONDS float, default 10. Timeout of one call to a remote inference
@@ -329,7 +331,10 @@ REST_FRAMEWORK = {
     ],
     "EXCEPTION_HANDLER": "dynabench.api.errors.exception_handler",
     "NUM_PROXIES": ALLAUTH_TRUSTED_PROXY_COUNT,
-    "DEFAULT_THROTTLE_RATES": {"example_create": env.str("DYNABENCH_CREATE_RATE", default="120/min")},
+    "DEFAULT_THROTTLE_RATES": {
+        "example_create": env.str("DYNABENCH_CREATE_RATE", default="120/min"),
+        "model_explain": env.str("DYNABENCH_EXPLAIN_RATE", default="10/min"),
+    },
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Dynabench API",

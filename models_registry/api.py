@@ -38,6 +38,7 @@ from .serializers import (
     upload_limit,
 )
 from .services import ModelRegistryError, register_uploaded_model
+from .throttling import ExplainThrottle
 
 logger = logging.getLogger(__name__)
 
@@ -192,7 +193,10 @@ class ModelPredictView(APIView):
             "(baseline: [PAD] at every non-special token; 50 steps), with `target_label` (the answered "
             "label), `logit_input`, `logit_baseline`, `attribution_sum`, `convergence_delta`, `tolerance`, "
             "`n_steps` and `truncated`; or `attributions: null` with `explanation_unavailable` (remote "
-            "endpoint and extractive QA models). "
+            "endpoint and extractive QA models). `words` gives the same per whole word of the text "
+            "(`[{word, start, end, score, field}]`, each the sum of its tokens). Explanations are "
+            "throttled per user, counted in texts (DYNABENCH_EXPLAIN_RATE, default 10/min): over it, 429 "
+            "with Retry-After. "
             "409 when the model is not ready; 502 when the model fails to answer (the message says why)."
         ),
         request=PredictSerializer,
@@ -227,6 +231,12 @@ class ModelPredictView(APIView):
                                 {"token": "rats", "start": 9, "end": 13, "score": 1.10, "field": "statement"},
                                 {"token": "🐀", "start": 14, "end": 15, "score": 0.31, "field": "statement"},
                             ],
+                            "words": [
+                                {"word": "They", "start": 0, "end": 4, "score": 0.10, "field": "statement"},
+                                {"word": "are", "start": 5, "end": 8, "score": 0.24, "field": "statement"},
+                                {"word": "rats", "start": 9, "end": 13, "score": 1.10, "field": "statement"},
+                                {"word": "🐀", "start": 14, "end": 15, "score": 0.31, "field": "statement"},
+                            ],
                             "target_label": "hateful",
                             "logit_input": 1.49,
                             "logit_baseline": -0.26,
@@ -247,6 +257,7 @@ class ModelPredictView(APIView):
             401: ERROR,
             404: ERROR,
             409: ERROR,
+            429: ERROR,
             502: ERROR,
         },
     )
@@ -260,6 +271,8 @@ class ModelPredictView(APIView):
                 {"detail": f"Model {model.pk} is not ready ({model.status}); it cannot answer."},
                 status=status.HTTP_409_CONFLICT,
             )
+        if form.validated_data["explain"]:  # after the checks: a bad call counts nothing
+            ExplainThrottle(self).charge(request, len(form.validated_data["inputs"]))
         try:
             outputs = [clean_output(o) for o in inference.predict(model, form.validated_data["inputs"])]
         except inference.InferenceError as exc:

@@ -23,6 +23,13 @@ logit of the target label. A token's score is ``attr_i`` summed over the hidden 
   (``max_length`` tokens). Offsets are code points into the ORIGINAL text: the preprocessing renders
   emoji as their names ("🐷" -> " pig face "), and the scores of the name's tokens are summed onto the
   emoji's characters; tokens whose characters overlap (a ligature split by NFKC) are merged likewise.
+* Shown (``Explanation.words``, the page and the top list): whole words of the ORIGINAL text, not word
+  pieces. The text is cut at Unicode word boundaries (UAX #29, the ``regex`` package's ``WORD`` flag);
+  punctuation touching a word joins it ("vermin." and "e-mail" are one word each), while two letter,
+  number or emoji segments side by side stay apart (an emoji stands alone: "love🌈" is "love" + "🌈").
+  A word's score is the sum of the scores of the tokens whose characters fall in it (a token across two
+  words joins them), so the word scores still sum to ``sum_i attr_i`` (completeness). One ``<mark>``
+  per word keeps the letters of Arabic and Hebrew words joined.
 
 Not explained (an ``Explanation`` with ``unavailable`` set, never an exception): remote endpoint models
 (they answer labels over HTTP, with no gradients), extractive QA (span) models, a model with no weights
@@ -76,7 +83,7 @@ REL_TOLERANCE = 0.02
 #: How many texts one API call may ask to explain (each costs ``N_STEPS`` forward and backward passes).
 MAX_EXPLAIN_INPUTS = 8
 CACHE_SECONDS = 7 * 24 * 3600
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: input_logits, baseline_logits and labels added
 
 REMOTE = "This model runs on a remote endpoint, which answers labels only: no explanation available."
 SPAN = "Extractive QA (span) models are not explained: no explanation available."
@@ -114,6 +121,24 @@ class TokenScore:
 
 
 @dataclass(frozen=True)
+class WordScore:
+    """One whole word of an original text (module docstring, "Shown") and its attribution.
+
+    Attributes:
+        word: ``text[start:end]`` of the original text of ``side``.
+        start / end: code points into that text (end exclusive).
+        score: the sum of the ``TokenScore.score`` of its tokens (logit units; > 0 towards the target).
+        side: 0 for the (first) text, 1 for the second text of a pair.
+    """
+
+    word: str
+    start: int
+    end: int
+    score: float
+    side: int = 0
+
+
+@dataclass(frozen=True)
 class Position:
     """One model token position: its piece, kind (``"token"``, ``"special"`` or ``"padding"``) and
     raw attribution (summed over the hidden dimension)."""
@@ -141,6 +166,8 @@ class Explanation:
         truncated: the text was longer than the model reads; the rest has no attributions.
         texts: the original text(s) explained (side 0, and side 1 of a pair).
         fields: the input field names of side 0 and 1 (set by ``explain``).
+        labels: the model's labels, in the order of the two logit vectors below.
+        input_logits / baseline_logits: every label's logit at the input and at the baseline.
     """
 
     unavailable: str = ""
@@ -157,42 +184,90 @@ class Explanation:
     truncated: bool = False
     texts: tuple[str, ...] = ()
     fields: tuple[str, ...] = field(default_factory=tuple)
+    labels: tuple[str, ...] = ()
+    input_logits: tuple[float, ...] = ()
+    baseline_logits: tuple[float, ...] = ()
 
     @property
     def available(self) -> bool:
         """True when there are attributions."""
         return not self.unavailable
 
-    def top(self, n: int = 5) -> list[TokenScore]:
-        """The ``n`` spans of largest absolute score, largest first."""
-        return sorted(self.tokens, key=lambda t: -abs(t.score))[:n]
+    @property
+    def words(self) -> list[WordScore]:
+        """The whole words of the original text(s) that carry attributions, in text order (side 0
+        first): ``words_of(text, tokens of that side)`` for each side (module docstring, "Shown")."""
+        out: list[WordScore] = []
+        for side, text in enumerate(self.texts):
+            out.extend(words_of(text, [t for t in self.tokens if t.side == side], side))
+        return out
+
+    def top(self, n: int = 5) -> list[WordScore]:
+        """The ``n`` words of largest absolute score, largest first (ties in text order)."""
+        return sorted(self.words, key=lambda w: -abs(w.score))[:n]
 
     def display(self) -> list[dict[str, Any]]:
         """Per text, for the ``_attributions.html`` partial: ``{"field": name, "parts": [{"text", "css",
-        "score"}]}``: the original text cut at the highlighted spans, in order. ``css`` is
-        ``attr-pos-N`` / ``attr-neg-N`` with strength N = ceil(5 |score| / max |score|) in 1..5 (the
-        maximum over all spans of the explanation), "" for text between spans."""
+        "score"}]}``: the original text cut at its highlighted words (``words``), in order, newlines
+        kept. ``css`` is ``attr-pos-N`` / ``attr-neg-N`` with strength N = ceil(5 |score| / max |score|)
+        in 1..5 (the maximum over all words of the explanation), "" for the text between words."""
         import math
 
-        biggest = max((abs(t.score) for t in self.tokens), default=0.0) or 1.0
+        words = self.words
+        biggest = max((abs(w.score) for w in words), default=0.0) or 1.0
         names = self.fields or ()
         shown = []
         for side, text in enumerate(self.texts):
             parts, at = [], 0
-            for token in (t for t in self.tokens if t.side == side):
-                if token.start > at:
-                    parts.append({"text": text[at : token.start], "css": "", "score": None})
-                level = min(5, max(1, math.ceil(5 * abs(token.score) / biggest)))
-                sign = "pos" if token.score >= 0 else "neg"
-                parts.append({"text": token.token, "css": f"attr-{sign}-{level}", "score": token.score})
-                at = token.end
+            for word in (w for w in words if w.side == side):
+                if word.start > at:
+                    parts.append({"text": text[at : word.start], "css": "", "score": None})
+                level = min(5, max(1, math.ceil(5 * abs(word.score) / biggest)))
+                sign = "pos" if word.score >= 0 else "neg"
+                parts.append({"text": word.word, "css": f"attr-{sign}-{level}", "score": word.score})
+                at = word.end
             if at < len(text):
                 parts.append({"text": text[at:], "css": "", "score": None})
             shown.append({"field": names[side] if side < len(names) else "", "parts": parts})
         return shown
 
+    def summary(self) -> dict[str, Any] | None:
+        """Where the model stands with every word blanked and with the text, for the partial's words.
+
+        Returns None without the logit vectors (an explanation cached before they existed), else
+        ``{"target", "baseline_label", "baseline_probability", "input_probability", "baseline_percent",
+        "input_percent", "baseline_logit",
+        "input_logit", "others": [(label, baseline logit)], "moved", "binary", "other"}``: probabilities
+        are softmax of the logit vectors (as ``inference.Classifier.predict_batch``), in 0..1; logits
+        are signed strings with 2 decimals ("+1.40", "−0.20", U+2212 minus); ``moved`` is
+        ``logit_input - logit_baseline`` (signed string); ``other`` the other label of a two-label model.
+        """
+        if not self.labels or len(self.baseline_logits) != len(self.labels) or not self.input_logits:
+            return None
+        index = self.labels.index(self.target_label)
+        at_baseline, at_input = _softmax(self.baseline_logits), _softmax(self.input_logits)
+        leaning = max(range(len(self.labels)), key=lambda i: self.baseline_logits[i])
+        others = [
+            (label, signed(self.baseline_logits[i])) for i, label in enumerate(self.labels) if i != index
+        ]
+        return {
+            "target": self.target_label,
+            "baseline_label": self.labels[leaning],
+            "baseline_probability": at_baseline[leaning],
+            "input_probability": at_input[index],
+            "baseline_percent": f"{100 * at_baseline[leaning]:.1f}",
+            "input_percent": f"{100 * at_input[index]:.1f}",
+            "baseline_logit": signed(self.baseline_logits[index]),
+            "input_logit": signed(self.input_logits[index]),
+            "others": others,
+            "moved": signed(self.input_logits[index] - self.baseline_logits[index]),
+            "binary": len(self.labels) == 2,
+            "other": others[0][0] if len(others) == 1 else "",
+        }
+
     def as_api(self) -> dict[str, Any]:
-        """The API's view: ``{"attributions": [{token, start, end, score, field}], "target_label",
+        """The API's view: ``{"attributions": [{token, start, end, score, field}], "words": [{word, start,
+        end, score, field}] (``words``: whole words, each the sum of its tokens), "target_label",
         "logit_input", "logit_baseline", "attribution_sum", "convergence_delta", "tolerance",
         "n_steps", "truncated"}``, or ``{"attributions": None, "explanation_unavailable": reason}``."""
         if self.unavailable:
@@ -209,6 +284,16 @@ class Explanation:
                 }
                 for t in self.tokens
             ],
+            "words": [
+                {
+                    "word": w.word,
+                    "start": w.start,
+                    "end": w.end,
+                    "score": w.score,
+                    "field": names[w.side] if w.side < len(names) else str(w.side),
+                }
+                for w in self.words
+            ],
             "target_label": self.target_label,
             "logit_input": self.logit_input,
             "logit_baseline": self.logit_baseline,
@@ -218,6 +303,87 @@ class Explanation:
             "n_steps": self.n_steps,
             "truncated": self.truncated,
         }
+
+
+def signed(value: float) -> str:
+    """``value`` with 2 decimals and its sign: ``+1.40``, ``−0.20`` (U+2212 minus), ``0.00``."""
+    text = f"{abs(value):.2f}"
+    if text == "0.00":
+        return text
+    return ("+" if value > 0 else "\u2212") + text
+
+
+def _softmax(logits: Sequence[float]) -> list[float]:
+    import math
+
+    top = max(logits)
+    exps = [math.exp(x - top) for x in logits]
+    total = sum(exps)
+    return [e / total for e in exps]
+
+
+# --- whole words of the original text ------------------------------------------------------------------
+
+
+def _is_glue(segment: str) -> bool:
+    """A segment of only punctuation or symbols, none of them emoji: it joins the word it touches."""
+    import regex
+
+    return not regex.search(r"[\p{L}\p{N}\p{Extended_Pictographic}\p{Regional_Indicator}]", segment)
+
+
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` code points of the words of ``text`` (module docstring, "Shown").
+
+    ``text`` is cut at Unicode word boundaries (UAX #29); white space separates words; within a run of
+    non-space characters, a cut is kept only between two segments that both hold a letter, a number or
+    an emoji (so "love🌈" is two words, "vermin." and "e-mail" one each, "我爱你" three).
+    """
+    import regex
+
+    spans: list[tuple[int, int]] = []
+    at, previous_glue = 0, True
+    for segment in regex.split(r"\b", text, flags=regex.WORD | regex.V1):
+        if not segment:
+            continue
+        start, end = at, at + len(segment)
+        at = end
+        if segment.isspace():
+            previous_glue = True
+            spans.append((start, start))  # a separator: no word joins across it
+            continue
+        glue = _is_glue(segment)
+        if spans and spans[-1][1] == start and spans[-1][1] > spans[-1][0] and (glue or previous_glue):
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+        previous_glue = glue
+    return [(s, e) for s, e in spans if e > s]
+
+
+def words_of(text: str, tokens: Sequence[TokenScore], side: int = 0) -> list[WordScore]:
+    """The words of ``text`` (``word_spans``) that hold at least one of ``tokens``, each scored with the
+    sum of the scores of the tokens that overlap it.
+
+    A token overlapping several words joins them into one (so every token counts exactly once and the
+    word scores sum to the token scores); a token overlapping no word (it should not happen) is a word
+    of its own span. Returns the words in text order.
+    """
+    spans = word_spans(text)
+    groups: list[list[Any]] = []  # [start, end, score]
+    index = 0
+    for token in sorted(tokens, key=lambda t: (t.start, t.end)):
+        while index < len(spans) and spans[index][1] <= token.start:
+            index += 1
+        covered = [s for s in spans[index:] if s[0] < token.end and s[1] > token.start]
+        start = min([token.start] + [s[0] for s in covered])
+        end = max([token.end] + [s[1] for s in covered])
+        if groups and start < groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], end)
+            groups[-1][2] += token.score
+        else:
+            groups.append([start, end, token.score])
+    return [WordScore(text[s:e], s, e, float(score), side) for s, e, score in groups]
 
 
 # --- from the preprocessed text back to the original ----------------------------------------------------
@@ -522,6 +688,9 @@ def attribute(classifier, text, *, target: str | None = None, pad: bool = False)
         n_steps=n_steps,
         truncated=truncated,
         texts=tuple(sides),
+        labels=tuple(classifier.labels),
+        input_logits=tuple(float(x) for x in logits[0].tolist()),
+        baseline_logits=tuple(float(x) for x in logits_baseline[0].tolist()),
     )
 
 
@@ -541,6 +710,8 @@ def _from_cache(value: dict) -> Explanation:
     data["positions"] = tuple(Position(**p) for p in data["positions"])
     data["fields"] = tuple(data["fields"])
     data["texts"] = tuple(data["texts"])
+    for name in ("labels", "input_logits", "baseline_logits"):
+        data[name] = tuple(data.get(name) or ())
     return Explanation(**data)
 
 

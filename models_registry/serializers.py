@@ -296,6 +296,25 @@ EXPLANATION_PROPERTIES = {
             },
         },
     },
+    "words": {
+        "type": "array",
+        "nullable": True,
+        "description": "With `explain`: the same attributions per whole word of the text as sent (cut at "
+        "Unicode word boundaries, punctuation joined to the word it touches, an emoji alone), each "
+        "`score` the sum of its tokens' scores, so they too sum to `attribution_sum`. Absent when "
+        "`attributions` is null.",
+        "items": {
+            "type": "object",
+            "required": ["word", "start", "end", "score", "field"],
+            "properties": {
+                "word": {"type": "string"},
+                "start": {"type": "integer"},
+                "end": {"type": "integer"},
+                "score": {"type": "number"},
+                "field": {"type": "string"},
+            },
+        },
+    },
     "explanation_unavailable": {"type": "string", "description": "Why there are no attributions."},
     "target_label": {"type": "string", "description": "The label whose logit is attributed."},
     "logit_input": {"type": "number", "description": "The target's logit at the input, F(x)."},

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Example
 from annotation.services import create_example
+from annotation.views_why import explanations_for
 from models_registry import attributions
 from tests.factories.models_registry import RegisteredModelFactory
 
@@ -73,8 +74,16 @@ def test_the_author_gets_a_fragment_by_fetch_and_a_page_without_javascript(
         r'<mark class="attr attr-(pos|neg)-([1-5])" title="(-?[0-9.]+)">([^<]*)</mark>', fragment.text
     )
     assert [m[3] for m in marks] == ["they", "hate", "🐷", "and", "the", "people"]
-    assert f"pushed the model towards <strong>{prediction.label}</strong>" in fragment.text
-    assert "Strongest words for" in fragment.text
+    label = prediction.label
+    assert f"towards <strong>{label}</strong> (raised its logit)" in fragment.text
+    # where the model stands with every word blanked, from the explanation's own logits
+    [row] = explanations_for(example)
+    summary = row["explanation"].summary()
+    assert (
+        f"With every word blanked, the model {'already ' if summary['baseline_label'] == label else ''}"
+        f"leans towards <strong>{summary['baseline_label']}</strong> ({summary['baseline_percent']}%"
+    ) in fragment.text
+    assert "Words that moved the model most (either way):" in fragment.text
     # the strongest span has strength 5 (strength is relative to the strongest)
     strongest = max(marks, key=lambda m: abs(float(m[2])))
     assert strongest[1] == "5"

@@ -42,3 +42,33 @@ def test_the_verdict_explains_which_words_drove_the_model(run, tiny_registered_m
     expect(page.locator("details.why section.attributions")).to_be_visible(timeout=30_000)
     run.check(page, "outcome-attributions")
     run.assert_clean()
+
+
+ARABIC_TWO_LINES = "المهاجرون حشرات 🐀\nThey are vermin."
+
+
+def test_arabic_words_are_one_mark_each_and_the_newline_is_kept(
+    run, tiny_registered_model, hate_task, annotator
+):
+    from annotation.services import create_example
+
+    example, _ = create_example(
+        task=hate_task, annotator=annotator, inputs={"statement": ARABIC_TWO_LINES}, target="hateful"
+    )
+    page = run.page_for(annotator)
+    page.goto(reverse("annotation:why", args=[example.pk]))  # the page without the details around it
+    section = page.locator("section.attributions")
+    expect(section).to_be_visible(timeout=30_000)
+    text = section.locator("p.attributions-text")
+    assert text.text_content() == ARABIC_TWO_LINES
+    marks = text.locator("mark.attr")
+    # one mark per word: the tiny vocabulary spells "vermin" letter by letter, yet it is one word
+    assert marks.all_text_contents() == ["المهاجرون", "حشرات", "🐀", "They", "are", "vermin."]
+    first, last = marks.first.bounding_box(), marks.last.bounding_box()
+    assert last["y"] > first["y"] + first["height"] / 2  # the second line is below the first
+    expect(section.locator(".attributions-baseline")).to_contain_text("With every word blanked, the model")
+    expect(section.locator(".attributions-top-heading")).to_have_text(
+        "Words that moved the model most (either way):"
+    )
+    run.check(page, "arabic")
+    run.assert_clean()

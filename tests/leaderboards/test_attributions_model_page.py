@@ -17,7 +17,8 @@ def test_the_model_page_explains_the_interact_answer(client, annotator, password
     explanation = response.context["explanation"]
     assert explanation.target_label == label
     assert [t.token for t in explanation.tokens] == ["they", "hate", "🐷"]
-    assert f"pushed the model towards <strong>{label}</strong>" in response.text
+    assert f"towards <strong>{label}</strong> (raised its logit)" in response.text
+    assert "With every word blanked, the model" in response.text
     assert response.text.count('<mark class="attr attr-') == 3
 
 
