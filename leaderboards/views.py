@@ -11,11 +11,13 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
+from rest_framework.exceptions import Throttled
 
 from models_registry import attributions, inference
 from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
 from models_registry.outputs import clean_output
+from models_registry.throttling import ExplainThrottle
 from tasks.models import Task
 from tasks.selectors import task_or_404
 
@@ -198,7 +200,7 @@ def model_detail(request, pk: int):
                 error = f"This model is not ready ({model.get_status_display().lower()}); it cannot answer."
             elif form.is_valid():
                 prediction, error = _predict(model, form.inputs())
-                explanation = _explain(model, form.inputs(), prediction)
+                explanation = _explain(request, model, form.inputs(), prediction)
     scores = selectors.model_scores(request.user, model)
     return render(
         request,
@@ -219,11 +221,17 @@ def model_detail(request, pk: int):
     )
 
 
-def _explain(model: RegisteredModel, inputs: dict, prediction: dict | None):
+def _explain(request, model: RegisteredModel, inputs: dict, prediction: dict | None):
     """Token attributions of the interact box's answer (``models_registry.attributions``), or None when
-    there is no answer or the task is extractive QA; a remote model's says no explanation is available."""
+    there is no answer or the task is extractive QA; a remote model's says no explanation is available.
+    Counted against the caller's explanation rate like the API's (``DYNABENCH_EXPLAIN_RATE``): over it,
+    the answer comes without its explanation and says why."""
     if prediction is None or model.task.cfg.target_field.get("type") == "context_span":
         return None
+    try:
+        ExplainThrottle().charge(request, 1)
+    except Throttled as exc:
+        return attributions.Explanation(unavailable=f"{exc.detail} Try again in {exc.wait:.0f} s.")
     label = prediction["label"] if prediction["label"] in model.task.cfg.labels else None
     return attributions.explain(model, [inputs], targets=[label])[0]
 

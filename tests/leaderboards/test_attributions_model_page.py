@@ -36,3 +36,26 @@ def test_a_remote_model_page_says_no_explanation_is_available(
     response = client.post(reverse("leaderboards:model", args=[remote.pk]), {"statement": "they hate 🐷"})
     assert response.status_code == 200
     assert REMOTE in response.text and "<mark" not in response.text
+
+
+def test_try_it_counts_against_the_explanation_rate(
+    client, settings, password, annotator, tiny_registered_model
+):
+    """Over ``DYNABENCH_EXPLAIN_RATE`` the answer still comes, without its explanation, saying why."""
+    from django.core.cache import cache
+
+    cache.clear()
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "model_explain": "1/min",
+        },
+    }
+    assert client.login(username=annotator.username, password=password)
+    url = f"/models/{tiny_registered_model.pk}/"
+    first = client.post(url, {"statement": "they are lovely"}).text
+    second = client.post(url, {"statement": "they are awful"}).text
+    assert "Explanations throttled" not in first
+    assert "Explanations throttled: at most 1 texts per minute" in second
+    assert 'class="predicted-label"' in second  # the answer itself still comes
