@@ -114,6 +114,10 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
                             "dir": "auto",
                             "class": "statement",
                             "placeholder": spec.get("placeholder", ""),
+                            # The page's script shows "123 / 2,000" from this (code points, as the
+                            # service counts); no maxlength: a browser counts UTF-16 units and would
+                            # cut emoji early.
+                            "data-max-length": limit,
                         }
                     ),
                 )

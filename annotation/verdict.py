@@ -4,6 +4,7 @@ where the example stands with the validators. Pure functions of stored values (n
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from tasks.config import TaskConfig
@@ -84,25 +85,47 @@ def prediction_rows(example: Example, predictions, cfg: TaskConfig) -> list[Pred
     return rows
 
 
-def validation_state(example: Example, cfg: TaskConfig) -> str:
+def validation_state(example: Example, cfg: TaskConfig, *, is_author: bool = True) -> str:
     """One sentence on where ``example`` stands with the validators (docs/domain.md, "Validation").
 
     Waiting: a pending example of this platform that the queue serves (it fooled the model, or the task
-    validates every example: ``validate_non_fooling``). Otherwise its settled status, its retraction, or
-    why it is not validated.
+    validates every example: ``validate_non_fooling``). Otherwise its settled status, its retraction
+    (after a settlement: the status, then "retracted by its author"), or why it is not validated.
+    ``is_author`` picks the wording: "your label" for the author, "the author's label" for anyone else
+    (a task owner reading someone's example).
     """
+    whose = "your" if is_author else "the author's"
     if example.is_retracted:
-        return "Retracted: it will not be validated."
+        if example.status != Example.Status.PENDING:
+            return (
+                f"{example.get_status_display()} by the validators, then retracted by its author: "
+                "it no longer counts."
+            )
+        return "Retracted by its author: it will not be validated."
     if example.status != Example.Status.PENDING:
         return f"Status: {example.get_status_display().lower()}."
     if example.source == Example.Source.IMPORTED:
         return "Imported: it is not validated here."
     if example.model_wrong is True or cfg.validate_non_fooling:
-        return "Waiting for validation: other people will check that your label is right."
+        return f"Waiting for validation: other people will check that {whose} label is right."
     if example.model_wrong is None:
         if example.prediction_status == Example.PredictionStatus.FAILED:
             return "Waiting for the model's answer; if it fooled the model, it is then sent for validation."
         if example.prediction_status == Example.PredictionStatus.NONE:
             return "Not sent for validation yet: this round has no target model to fool."
-        return "Waiting for your answer above; if the model was wrong, it is then sent for validation."
+        waiting_on = "your answer above" if is_author else "the author's answer"
+        return f"Waiting for {waiting_on}; if the model was wrong, it is then sent for validation."
     return "Not sent for validation: in this task only examples that fool the model are validated."
+
+
+def authors_wording(label: str) -> str:
+    """A field label written to the author ("The label you intend", "Your sentence") as a reader other
+    than the author sees it ("The label the author intends", "The author's sentence"). A label without
+    "you"/"your" is returned as it is.
+
+    >>> authors_wording("The relation you intend (premise to hypothesis)")
+    'The relation the author intends (premise to hypothesis)'
+    """
+    text = re.sub(r"\byou intend\b", "the author intends", label)
+    text = re.sub(r"\bYour\b", "The author's", text)
+    return re.sub(r"\byour\b", "the author's", text)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import uuid
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
+from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.utils.cache import patch_vary_headers
-from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_POST
 
 from dynabench.text_rules import ascii_id
@@ -45,31 +44,38 @@ def _round_changed_message(task: Task, sent_round: str) -> str:
     )
 
 
-# The session's writing-session start per task slug (ISO 8601, UTC): the tally counts from it.
-SESSION_STARTED_KEY = "annotation.session_started"
+# The ids of the examples written through this browser session's create page, per task slug (a list,
+# oldest first, at most SESSION_EXAMPLES_KEPT per task): the session tally counts these only, not the
+# same user's API submissions or examples written in another browser.
+SESSION_EXAMPLES_KEY = "annotation.session_examples"
+SESSION_EXAMPLES_KEPT = 500
 
 
-def _session_started(request, task: Task, *, reset: bool = False):
-    """When the requester's writing session on ``task`` started (set at their first create request in
-    this browser session, or now on ``reset``), as an aware datetime."""
-    started = dict(request.session.get(SESSION_STARTED_KEY) or {})
-    when = parse_datetime(started.get(task.slug) or "") if not reset else None
-    if when is None:
-        when = timezone.now()
-        started[task.slug] = when.isoformat()
-        request.session[SESSION_STARTED_KEY] = started
-    return when
+def _remember_example(request, task: Task, example_id: int) -> None:
+    """Add ``example_id`` to the session's examples of ``task`` (once; the oldest dropped past
+    ``SESSION_EXAMPLES_KEPT``)."""
+    kept = dict(request.session.get(SESSION_EXAMPLES_KEY) or {})
+    ids = [i for i in kept.get(task.slug, []) if i != example_id]
+    ids.append(example_id)
+    kept[task.slug] = ids[-SESSION_EXAMPLES_KEPT:]
+    request.session[SESSION_EXAMPLES_KEY] = kept
+
+
+def _session_example_ids(request, task: Task) -> list[int]:
+    """The ids ``_remember_example`` kept for ``task`` (ints only: a tampered session adds nothing)."""
+    ids = (request.session.get(SESSION_EXAMPLES_KEY) or {}).get(task.slug) or []
+    return [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
 
 
 def _tally(request, task: Task) -> dict | None:
-    """``{"fooled": n, "written": m, "text": "n of m fooled the model in this session"}`` for the
-    current round since the session started; None when the task has no current round or the session
-    has no start for it."""
-    raw = (request.session.get(SESSION_STARTED_KEY) or {}).get(task.slug)
-    since = parse_datetime(raw) if raw else None
-    if since is None or task.current_round_id is None:
+    """``{"fooled": n, "written": m, "text": "n of m fooled the model in this session"}``: of the
+    examples written through this browser session's create page (``_remember_example``), those still in
+    the current round and not retracted; None when the task has no current round."""
+    if task.current_round_id is None:
         return None
-    fooled, written = selectors.session_tally(request.user, task.current_round, since)
+    fooled, written = selectors.session_tally(
+        request.user, task.current_round, _session_example_ids(request, task)
+    )
     text = (
         f"{fooled} of {written} fooled the model in this session."
         if written
@@ -115,8 +121,12 @@ def create(request, slug: str):
     submits to the new round), and when the form token was already used for another example (the form
     then gets a fresh token).
 
-    The session tally ("2 of 3 fooled the model in this session") counts the requester's examples in the
-    current round since their first create request of this browser session (``reset_tally`` restarts it).
+    The session tally ("2 of 3 fooled the model in this session") counts the examples written through
+    this page in this browser session (their ids are kept in the session, ``_remember_example``) that are
+    still in the current round and not retracted (``reset_tally`` empties it). The page's script keeps the
+    text when the session has run out (it checks the answer against ``login_url``; the next send reads
+    the CSRF cookie ``csrf_cookie_name``, which signing in renews) and counts characters
+    against each box's ``data-max-length`` (code points, as the service does).
 
     The task's qualification rules (``tasks.qualification.check_can_contribute``): on a GET, a worker who
     has to see the tutorial or pass the quiz is sent there (``?next=`` back here); a blocked, unlisted,
@@ -134,8 +144,6 @@ def create(request, slug: str):
             if exc.url:
                 return redirect(qualification.with_next(exc.url, request.get_full_path()))
             refusal = exc
-    if collecting:
-        _session_started(request, task)
     needs_context = bool(cfg.context_fields) and collecting
     # A task whose context fields are all optional (sentiment's prompt) can be written without one.
     context_required = any(not spec.get("optional", False) for spec in cfg.context_fields)
@@ -175,6 +183,7 @@ def create(request, slug: str):
             except services.ExampleError as exc:
                 form.add_service_errors(exc)
             else:
+                _remember_example(request, task, example.pk)
                 if fetch:
                     return _create_result(request, task, example)
                 return redirect("annotation:outcome", pk=example.pk)
@@ -225,6 +234,8 @@ def create(request, slug: str):
                 if label in cfg.label_descriptions
             ],
             "tutorial_items": selectors.tutorial_items_of(task),
+            "login_url": resolve_url(settings.LOGIN_URL),
+            "csrf_cookie_name": settings.CSRF_COOKIE_NAME,
         },
     )
 
@@ -272,9 +283,12 @@ def _create_errors(request, task: Task, form, *, context_gone: bool) -> HttpResp
 @login_required
 @require_POST
 def reset_tally(request, slug: str):
-    """Start the requester's session tally on ``slug`` again from now, then back to the create page."""
+    """Empty the requester's session tally on ``slug`` (forget the examples kept for it), then back to
+    the create page."""
     task = task_selectors.task_or_404(slug)
-    _session_started(request, task, reset=True)
+    kept = dict(request.session.get(SESSION_EXAMPLES_KEY) or {})
+    kept.pop(task.slug, None)
+    request.session[SESSION_EXAMPLES_KEY] = kept
     messages.success(request, "Session tally reset.")
     return redirect("annotation:create", slug=task.slug)
 
@@ -305,23 +319,28 @@ def history_of(example) -> list[tuple]:
 def _verdict_context(request, example) -> dict:
     """What ``annotation/_verdict.html`` reads of ``example`` (the outcome page and the create page's
     fragment): its text and label, each model's answer as ``verdict.PredictionRow``s (probability of the
-    intended label, close call), the ask-user question, and where it stands with the validators."""
+    intended label, close call), the ask-user question, and where it stands with the validators.
+
+    Worded for the reader: the author reads "The label you intend"; anyone else (a task owner) "The
+    label the author intends" (``verdict.authors_wording``)."""
     task = example.round.task
     cfg = task.cfg
+    is_author = example.annotator_id == request.user.pk
+    worded = (lambda label: label) if is_author else verdict.authors_wording
     return {
         "example": example,
         "task": task,
         "inputs": [
-            (spec.get("label", spec["name"]), example.inputs.get(spec["name"], ""))
+            (worded(spec.get("label", spec["name"])), example.inputs.get(spec["name"], ""))
             for spec in cfg.input_fields
         ],
-        "target_label": cfg.target_field.get("label", "Target"),
+        "target_label": worded(cfg.target_field.get("label", "Target")),
         "prediction_rows": verdict.prediction_rows(example, selectors.predictions_of(example), cfg),
         "close_call_margin": cfg.close_call_margin,
-        "is_author": example.annotator_id == request.user.pk,
-        "asks_user": example.annotator_id == request.user.pk and awaits_user_verdict(example),
+        "is_author": is_author,
+        "asks_user": is_author and awaits_user_verdict(example),
         "ask_user_rule": cfg.model_wrong_rule == "ask_user",
-        "validation_state": verdict.validation_state(example, cfg),
+        "validation_state": verdict.validation_state(example, cfg, is_author=is_author),
     }
 
 

@@ -134,7 +134,8 @@ def validate_config(config: Any) -> None:
             )
     else:
         errors.append("config['target_field']['type']: the target must be 'multiclass' or 'context_span'.")
-    for label in config.get("label_descriptions", {}):
+    has_labels = target["type"] != "multiclass" or len(target.get("labels", [])) >= 2
+    for label in config.get("label_descriptions", {}) if has_labels else ():  # no labels: said above
         if label not in target.get("labels", []):
             errors.append(f"config['label_descriptions']: {label!r} is not one of the target's labels.")
     rule = config["model_wrong_rule"]["type"]
@@ -276,6 +277,17 @@ HATE_SPEECH_CONFIG: dict[str, Any] = {
         "label": "The label you intend",
         "labels": ["hateful", "not-hateful"],
     },
+    # HatemojiBuild's definition (Kirk et al. 2022), which the demo's data is labelled by.
+    "label_descriptions": {
+        "hateful": (
+            "Abuse that targets a protected group or its members for being a part of that group "
+            "(such as their race, religion, gender, sexual orientation or disability), in words or emoji."
+        ),
+        "not-hateful": (
+            "Anything else, including abuse that is not aimed at a protected group or at someone for "
+            "being part of one, and neutral or positive remarks about groups."
+        ),
+    },
     "model_input_fields": ["statement"],
     "model_wrong_rule": {"type": "exact_match"},
     "ensemble_rule": "any",
@@ -320,6 +332,16 @@ SENTIMENT_CONFIG: dict[str, Any] = {
         "type": "multiclass",
         "label": "The sentiment you intend",
         "labels": SENTIMENT_LABELS,
+    },
+    # DynaSent's ternary labels (Potts et al. 2021): its validators chose positive, negative, no
+    # sentiment (neutral here) or mixed, and mixed sentences are left out of the three-way data.
+    "label_descriptions": {
+        "positive": "The sentence expresses a positive opinion or feeling, such as praise or satisfaction.",
+        "negative": "The sentence expresses a negative opinion or feeling, such as criticism or disappointment.",
+        "neutral": (
+            "The sentence expresses no sentiment: a fact, a description or a question without an opinion. "
+            "A sentence that is both positive and negative (mixed) is not a good example."
+        ),
     },
     "model_input_fields": ["statement"],
     "model_wrong_rule": {"type": "exact_match"},

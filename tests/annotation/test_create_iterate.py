@@ -135,7 +135,7 @@ def test_the_tally_counts_this_sessions_examples_in_the_round_by_hand(writer, ha
     create_example(
         task=hate_task, annotator=annotator, inputs={"statement": "I hate them"}, target="not-hateful"
     )
-    writer.get(URL)  # the session starts: the example above is older and not counted
+    writer.get(URL)  # the example above was not written through this page: not counted
     assert writer.get(URL).context["tally"]["text"] == "No examples written in this session yet."
 
     _post(writer, "I hate them", "not-hateful")  # model says hateful: fooled
@@ -462,7 +462,7 @@ def test_worked_examples_are_in_the_instructions(writer, hate_task, annotator):
     TutorialItemFactory(task=hate_task, text="a worked example 🌈", note="It used a digit for a letter.")
     standing(hate_task, annotator, tutorial_seen_at="2026-01-01T00:00:00Z")  # the tutorial is seen
     html = writer.get(URL).text
-    assert "<summary>Instructions, worked examples</summary>" in html
+    assert "<summary>Instructions, worked examples and label definitions</summary>" in html
     assert "<h3>Example 1</h3>" in html and "a worked example 🌈" in html
     assert "It used a digit for a letter." in html
 

@@ -77,3 +77,49 @@ def test_fool_the_model_then_try_a_variation_that_does_not(run, rule_model, anno
     expect(page.get_by_role("heading", level=1)).to_contain_text("examples")
     run.check(page, "my-examples")
     run.assert_clean()
+
+
+def test_signed_out_keeps_the_text_and_the_counter_counts_code_points(run, rule_model, annotator, password):
+    from django.contrib.sessions.models import Session
+
+    create = reverse("annotation:create", args=["hate-speech"])
+    page = run.page_for(annotator)
+    page.goto(create)
+    statement = page.get_by_label("Statement")
+    counter = page.locator("#id_statement-count")
+    expect(counter).to_have_text("0 / 2,000")
+    statement.fill(FOOLS + " 🐷")  # the pig: one code point, two UTF-16 units
+    expect(counter).to_have_text(f"{len(FOOLS) + 2} / 2,000")
+    assert statement.get_attribute("maxlength") is None
+    page.locator("input[name=label][value=hateful]").check()
+
+    Session.objects.all().delete()  # signed out in another tab: the session is gone
+    page.get_by_role("button", name="Submit to the model").click()
+    verdict = page.locator("#verdict")
+    expect(verdict).to_contain_text(
+        "You are signed out. Sign in (link opens in a new tab), then press Submit again: "
+        "your text is kept here."
+    )
+    link = verdict.get_by_role("link", name="Sign in (link opens in a new tab)")
+    assert link.get_attribute("target") == "_blank"
+    assert link.get_attribute("href") == reverse("account_login")
+    assert page.url.endswith(create)  # no fall back to the plain POST
+    expect(statement).to_have_value(FOOLS + " 🐷")
+    assert Example.objects.count() == 0
+    run.check(page, "signed-out")
+
+    # signed in again through the link's new tab (which renews the CSRF cookie): Submit now stores the
+    # example kept in the box
+    with page.context.expect_page() as opened:
+        link.click()
+    tab = opened.value
+    tab.wait_for_load_state()
+    tab.locator("input[name=login]").fill(annotator.username)
+    tab.locator("input[name=password]").fill(password)
+    tab.locator("form button[type=submit]").click()
+    tab.wait_for_url(lambda url: "/accounts/login/" not in url)
+    tab.close()
+    page.get_by_role("button", name="Submit to the model").click()
+    expect(verdict).to_contain_text("You fooled the model!")
+    assert [e.inputs["statement"] for e in Example.objects.all()] == [FOOLS + " 🐷"]
+    run.assert_clean()

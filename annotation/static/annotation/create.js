@@ -7,11 +7,78 @@
  * into the live region #verdict (aria-live="polite"); the text stays in the box for "try a variation".
  * The fragment carries the form token to send next (data-client-token, data-started): after a success it
  * is a fresh one, so the same text sent again is a new example, while a double click (the button is
- * disabled while sending) never sends twice. A network failure, a redirect (the session expired) or any
- * other status falls back to the plain form POST, which works without this script too.
+ * disabled while sending) never sends twice.
+ *
+ * The session ran out (the answer was redirected to the sign-in page, the form's data-login-url, or is a
+ * 401/403): nothing was saved, and the script does NOT fall back to the plain POST (which would land on
+ * a bare sign-in page and lose the text). It keeps the text and says so in #verdict, with a sign-in link
+ * that opens in a new tab; every send takes the CSRF token from the CSRF cookie, which signing
+ * in renews. A network failure or any other status falls back to the plain form POST, which works
+ * without this script too.
+ *
+ * Each text box with data-max-length gets a live counter "123 / 2,000" in code points (as the server
+ * counts; the server stays the judge). Under Node the pure helpers are exported for tests
+ * (tests/annotation/test_create_iterate_fixes.py).
  */
 (function () {
   "use strict";
+
+  /* What to do with the fetch answer: "signed-out", "fragment" (200 or 422) or "plain" (the plain POST).
+     ``response`` needs status, redirected and url; ``loginPath`` is the sign-in page's path. */
+  function answerKind(response, loginPath) {
+    if (response.status === 401 || response.status === 403) return "signed-out";
+    if (response.redirected) {
+      var path = "";
+      try {
+        path = new URL(response.url, "http://x.invalid").pathname;
+      } catch (e) {
+        path = "";
+      }
+      if (loginPath && path === loginPath) return "signed-out";
+      return "plain";
+    }
+    if (response.status === 200 || response.status === 422) return "fragment";
+    return "plain";
+  }
+
+  /* The number of code points in ``text`` (an emoji is 1, not 2 UTF-16 units), as the server counts. */
+  function codePoints(text) {
+    return Array.from(text || "").length;
+  }
+
+  function grouped(n) {
+    return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  }
+
+  /* The counter's text: "123 / 2,000", and past the limit "2,010 / 2,000: 10 too many". */
+  function counterText(text, limit) {
+    var n = codePoints(text);
+    var out = grouped(n) + " / " + grouped(limit);
+    if (n > limit) out += ": " + grouped(n - limit) + " too many";
+    return out;
+  }
+
+  /* The value of cookie ``name`` in the cookie string ``cookies`` ("a=1; b=2"), or "". */
+  function cookieValue(cookies, name) {
+    var parts = (cookies || "").split(";");
+    for (var i = 0; i < parts.length; i++) {
+      var part = parts[i].replace(/^\s+/, "");
+      if (part.indexOf(name + "=") === 0) return decodeURIComponent(part.slice(name.length + 1));
+    }
+    return "";
+  }
+
+  var helpers = {
+    answerKind: answerKind,
+    codePoints: codePoints,
+    counterText: counterText,
+    cookieValue: cookieValue,
+  };
+  if (typeof module !== "undefined" && module.exports) {
+    module.exports = helpers;
+    return;
+  }
+
   var form = document.querySelector("form.example-form");
   var region = document.getElementById("verdict");
   if (!form || !region || !window.fetch || !window.FormData || !window.DOMParser) return;
@@ -34,6 +101,28 @@
   function plainSubmit() {
     done();
     HTMLFormElement.prototype.submit.call(form); // fires no submit event: not intercepted again
+  }
+
+  // Signing in again renews the CSRF cookie: send its value, so Submit works after signing in elsewhere.
+  function freshCsrfToken() {
+    var input = form.querySelector('input[name="csrfmiddlewaretoken"]');
+    var token = cookieValue(document.cookie, form.getAttribute("data-csrf-cookie") || "csrftoken");
+    if (input && token) input.value = token;
+  }
+
+  function signedOut() {
+    var p = document.createElement("p");
+    p.className = "warning signed-out";
+    p.appendChild(document.createTextNode("You are signed out. "));
+    var link = document.createElement("a");
+    link.href = form.getAttribute("data-login-url") || "/accounts/login/";
+    link.target = "_blank";
+    link.rel = "noopener";
+    link.textContent = "Sign in (link opens in a new tab)";
+    p.appendChild(link);
+    p.appendChild(document.createTextNode(", then press Submit again: your text is kept here."));
+    region.replaceChildren(p);
+    done();
   }
 
   function show(root) {
@@ -67,6 +156,7 @@
     waiting.className = "muted";
     waiting.textContent = "Asking the model\u2026";
     region.replaceChildren(waiting);
+    freshCsrfToken();
     fetch(form.action, {
       method: "POST",
       body: new FormData(form),
@@ -74,7 +164,12 @@
       credentials: "same-origin",
     })
       .then(function (response) {
-        if (response.redirected || (response.status !== 200 && response.status !== 422)) {
+        var kind = answerKind(response, form.getAttribute("data-login-url"));
+        if (kind === "signed-out") {
+          signedOut();
+          return null;
+        }
+        if (kind === "plain") {
           plainSubmit();
           return null;
         }
@@ -88,12 +183,37 @@
       }, plainSubmit); // the request failed (network): the plain POST, same token, so never twice
   });
 
+  // The live character counters, after each box with a limit.
+  var counted = form.querySelectorAll("textarea[data-max-length]");
+  function counter(box) {
+    var limit = parseInt(box.getAttribute("data-max-length"), 10);
+    if (!(limit > 0)) return;
+    var out = document.createElement("p");
+    out.className = "muted char-count";
+    out.id = (box.id || box.name) + "-count";
+    out.setAttribute("aria-live", "off");
+    box.insertAdjacentElement("afterend", out);
+    var described = box.getAttribute("aria-describedby");
+    box.setAttribute("aria-describedby", (described ? described + " " : "") + out.id);
+    function update() {
+      out.textContent = counterText(box.value, limit);
+      out.classList.toggle("over-limit", codePoints(box.value) > limit);
+    }
+    box.addEventListener("input", update);
+    box.updateCount = update;
+    update();
+  }
+  for (var c = 0; c < counted.length; c++) counter(counted[c]);
+
   if (clear) {
     var texts = form.querySelectorAll("textarea");
     for (var k = 0; k < texts.length; k++) if (texts[k].value) clear.hidden = false; // "Try a variation"
     clear.addEventListener("click", function () {
       var boxes = form.querySelectorAll("textarea, input.span-answer, input.span-answer-start");
-      for (var i = 0; i < boxes.length; i++) boxes[i].value = "";
+      for (var i = 0; i < boxes.length; i++) {
+        boxes[i].value = "";
+        if (boxes[i].updateCount) boxes[i].updateCount();
+      }
       var radios = form.querySelectorAll('input[type="radio"]');
       for (var j = 0; j < radios.length; j++) radios[j].checked = false;
       region.replaceChildren();
