@@ -148,6 +148,12 @@ class Position:
     score: float
 
 
+def _scored_span(text: str, span, names, text_key: str) -> dict[str, Any]:
+    """One token or word of ``as_api``: ``{text_key: text, start, end, score, field}``."""
+    field_name = names[span.side] if span.side < len(names) else str(span.side)
+    return {text_key: text, "start": span.start, "end": span.end, "score": span.score, "field": field_name}
+
+
 @dataclass(frozen=True)
 class Explanation:
     """Integrated-gradients attributions of one input, or why there are none.
@@ -274,26 +280,8 @@ class Explanation:
             return {"attributions": None, "explanation_unavailable": self.unavailable}
         names = self.fields or ("text", "text_b")
         return {
-            "attributions": [
-                {
-                    "token": t.token,
-                    "start": t.start,
-                    "end": t.end,
-                    "score": t.score,
-                    "field": names[t.side] if t.side < len(names) else str(t.side),
-                }
-                for t in self.tokens
-            ],
-            "words": [
-                {
-                    "word": w.word,
-                    "start": w.start,
-                    "end": w.end,
-                    "score": w.score,
-                    "field": names[w.side] if w.side < len(names) else str(w.side),
-                }
-                for w in self.words
-            ],
+            "attributions": [_scored_span(t.token, t, names, "token") for t in self.tokens],
+            "words": [_scored_span(w.word, w, names, "word") for w in self.words],
             "target_label": self.target_label,
             "logit_input": self.logit_input,
             "logit_baseline": self.logit_baseline,

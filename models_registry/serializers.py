@@ -275,6 +275,22 @@ class PredictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         return cleaned
 
 
+def _scored_span_schema(text_key: str) -> dict:
+    """The OpenAPI schema of one scored span of an explanation: ``text_key`` (``token`` or ``word``), its
+    code-point ``start``/``end`` in ``field``, and its ``score``."""
+    return {
+        "type": "object",
+        "required": [text_key, "start", "end", "score", "field"],
+        "properties": {
+            text_key: {"type": "string"},
+            "start": {"type": "integer"},
+            "end": {"type": "integer"},
+            "score": {"type": "number"},
+            "field": {"type": "string"},
+        },
+    }
+
+
 #: The keys ``"explain": true`` adds to each output (``attributions.Explanation.as_api``).
 EXPLANATION_PROPERTIES = {
     "attributions": {
@@ -284,17 +300,7 @@ EXPLANATION_PROPERTIES = {
         "and padding excluded; an emoji's name tokens summed onto the emoji), `start`/`end` in code "
         "points into the text of `field` as sent; `score` in logit units, > 0 pushed towards "
         "`target_label`. null when no explanation is available (`explanation_unavailable` says why).",
-        "items": {
-            "type": "object",
-            "required": ["token", "start", "end", "score", "field"],
-            "properties": {
-                "token": {"type": "string"},
-                "start": {"type": "integer"},
-                "end": {"type": "integer"},
-                "score": {"type": "number"},
-                "field": {"type": "string"},
-            },
-        },
+        "items": _scored_span_schema("token"),
     },
     "words": {
         "type": "array",
@@ -303,17 +309,7 @@ EXPLANATION_PROPERTIES = {
         "Unicode word boundaries, punctuation joined to the word it touches, an emoji alone), each "
         "`score` the sum of its tokens' scores, so they too sum to `attribution_sum`. Absent when "
         "`attributions` is null.",
-        "items": {
-            "type": "object",
-            "required": ["word", "start", "end", "score", "field"],
-            "properties": {
-                "word": {"type": "string"},
-                "start": {"type": "integer"},
-                "end": {"type": "integer"},
-                "score": {"type": "number"},
-                "field": {"type": "string"},
-            },
-        },
+        "items": _scored_span_schema("word"),
     },
     "explanation_unavailable": {"type": "string", "description": "Why there are no attributions."},
     "target_label": {"type": "string", "description": "The label whose logit is attributed."},
