@@ -6,9 +6,10 @@ Everything comes from the environment:
                        its own copy of the target models (about 90 MB each for MiniLM); the work is
                        CPU-bound (the target's forward), so more workers than cores only add switching (measured: 2 workers on 2 cores served 33 requests/s,
                        3 workers 26, docs/deployment.md).
-    DYNABENCH_WEB_THREADS  request threads per worker, default 8 (gunicorn's gthread workers). Concurrent
-                       requests in one worker share the target's forward (models_registry/batching.py),
-                       so threads, not more processes, are what lets a worker serve many annotators.
+    DYNABENCH_WEB_THREADS  request threads per worker, default 8 (gunicorn's gthread workers), so a slow
+                       request does not hold the whole worker; with DYNABENCH_INFERENCE_BATCHING on,
+                       concurrent requests in one worker share the target's forward
+                       (models_registry/batching.py).
     DYNABENCH_WEB_TIMEOUT  seconds before a silent worker is killed and replaced, default 60; above
                        DYNABENCH_INFERENCE_TIMEOUT_SECONDS, so a slow model fails its call first.
 """

@@ -94,8 +94,11 @@ Models (models_registry/inference.py):
                        it the call fails with ``InferenceError`` and the example is stored with its
                        prediction marked failed, scored again later (remote endpoints have
                        DYNABENCH_ENDPOINT_TIMEOUT_SECONDS instead).
-    DYNABENCH_INFERENCE_BATCHING bool, default on. Concurrent predictions for one model in one process
-                       run as one forward (``models_registry/batching.py``); off, each runs alone.
+    DYNABENCH_INFERENCE_BATCHING bool, default off. On, concurrent predictions for one model in one
+                       process run as one forward (``models_registry/batching.py``); off, each runs alone.
+                       Off by default: with 50 annotators on the production profile it measured 18.8
+                       examples/s on and 21.0 off (docs/deployment.md), the platform's own work per
+                       request, not the forward, being the bottleneck.
     DYNABENCH_INFERENCE_BATCH_WINDOW_MS float, default 2. How long the batcher waits for more requests
                        after the first; 0 takes only those already queued.
     DYNABENCH_INFERENCE_BATCH_MAX int, default 32. Most texts in one gathered batch.
@@ -367,7 +370,7 @@ else:
 
 DYNABENCH_MODEL_CACHE_BYTES = env.int("DYNABENCH_MODEL_CACHE_BYTES", default=2 * 1024**3)
 DYNABENCH_INFERENCE_TIMEOUT_SECONDS = env.float("DYNABENCH_INFERENCE_TIMEOUT_SECONDS", default=20.0)
-DYNABENCH_INFERENCE_BATCHING = env.bool("DYNABENCH_INFERENCE_BATCHING", default=True)
+DYNABENCH_INFERENCE_BATCHING = env.bool("DYNABENCH_INFERENCE_BATCHING", default=False)
 DYNABENCH_INFERENCE_BATCH_WINDOW_MS = env.float("DYNABENCH_INFERENCE_BATCH_WINDOW_MS", default=2.0)
 DYNABENCH_INFERENCE_BATCH_MAX = env.int("DYNABENCH_INFERENCE_BATCH_MAX", default=32)
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)

@@ -34,10 +34,11 @@ so promoting another model needs no message to other processes. The cache is bou
 it the least recently used models are dropped (never the one just asked for). ``clear_cache(path=None)``
 forgets cached classifiers (all, or one directory), for tests.
 
-Batching: concurrent local predictions for one model in one process are gathered and run as one
-forward (``batching.py``: a window of ``DYNABENCH_INFERENCE_BATCH_WINDOW_MS``, at most
-``DYNABENCH_INFERENCE_BATCH_MAX`` texts, errors isolated per request). ``DYNABENCH_INFERENCE_BATCHING``
-off runs each call on its own in the pool below instead.
+Batching (``DYNABENCH_INFERENCE_BATCHING``, off by default: it did not raise throughput under load,
+docs/deployment.md): concurrent local predictions for one model in one process are gathered and run as
+one forward (``batching.py``: a window of ``DYNABENCH_INFERENCE_BATCH_WINDOW_MS``, at most
+``DYNABENCH_INFERENCE_BATCH_MAX`` texts, errors isolated per request). Off, each call runs on its own in
+the pool below.
 
 Timeout: ``predict`` waits at most ``DYNABENCH_INFERENCE_TIMEOUT_SECONDS`` for a local model (load
 included), then raises ``InferenceError``; the call goes on in its thread (a Python thread cannot be

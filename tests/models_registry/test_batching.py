@@ -102,6 +102,7 @@ def test_a_batcher_stuck_past_the_timeout_is_replaced():
 
 
 def test_concurrent_predictions_equal_one_at_a_time(settings, tiny_registered_model):
+    settings.DYNABENCH_INFERENCE_BATCHING = True
     settings.DYNABENCH_INFERENCE_BATCH_WINDOW_MS = 50
     statements = [f"statement number {n} " + "word " * n for n in range(12)]
     alone = [
