@@ -95,7 +95,9 @@ class RejectUnreadableFormBodyMiddleware:
                     return JsonResponse({"detail": message}, status=413 if too_large else 400)
                 body = render_to_string("400.html", {"message": message})
                 return HttpResponseBadRequest(body)
-            if request.content_type == "application/x-www-form-urlencoded" and not _is_utf8_form(request.body):
+            if request.content_type == "application/x-www-form-urlencoded" and not _is_utf8_form(
+                request.body
+            ):
                 if is_api:
                     return JsonResponse({"detail": NOT_UTF8}, status=400)
                 return HttpResponseBadRequest(render_to_string("400.html", {"message": NOT_UTF8}))
