@@ -102,7 +102,7 @@ RESOLUTIONS: dict[str, Resolution] = {
     "throughput": Resolution(relative=0.05),
 }
 # Float noise in a difference must not push a value equal to the resolution below it.
-_RESOLUTION_SLACK = 1e-9
+RESOLUTION_SLACK = 1e-9
 
 
 class DynascoreError(ValueError):
@@ -269,7 +269,7 @@ def compute_dynascore(
             if d_perf > threshold:
                 d_j = abs(flipped[b][j] - flipped[a][j])
                 if resolution is not None and 0 < d_j < resolution.threshold(raw[a][j], raw[b][j]) * (
-                    1 - _RESOLUTION_SLACK
+                    1 - RESOLUTION_SLACK
                 ):
                     d_j = 0.0  # noise: below what the measurement can tell apart
                     below_resolution += 1

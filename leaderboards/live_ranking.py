@@ -12,9 +12,9 @@ server's table stays the reference: the page works without the script, and
 
 from __future__ import annotations
 
-from .dynascore import _RESOLUTION_SLACK, RESOLUTIONS, SORT_DECIMALS, TIE_TOLERANCE
+from .dynascore import RESOLUTION_SLACK, RESOLUTIONS, SORT_DECIMALS, TIE_TOLERANCE
 from .models import Score
-from .selectors import _score_values
+from .selectors import score_values
 
 
 def live_payload(table: dict, *, default_metric_weights: dict[str, float]) -> dict:
@@ -37,14 +37,14 @@ def live_payload(table: dict, *, default_metric_weights: dict[str, float]) -> di
             model_id__in=model_ids, dataset_id__in=dataset_ids, status=Score.Status.DONE
         ).only("model_id", "dataset_id", "perf", "metrics")
         for s in done:
-            scores[s.model_id][str(s.dataset_id)] = _score_values(s, metrics)
+            scores[s.model_id][str(s.dataset_id)] = score_values(s, metrics)
     unmeasurable = {row["model_id"]: row.get("not_measurable") or {} for row in table["rows"]}
     return {
         "metrics": metrics,
         "memory_ceiling": table["memory_ceiling"],
         "tie_tolerance": TIE_TOLERANCE,
         "sort_decimals": SORT_DECIMALS,
-        "resolution_slack": _RESOLUTION_SLACK,
+        "resolution_slack": RESOLUTION_SLACK,
         "resolutions": {j: {"absolute": r.absolute, "relative": r.relative} for j, r in RESOLUTIONS.items()},
         "default_metric_weights": {j: float(default_metric_weights.get(j, 1.0)) for j in metrics},
         "datasets": [str(pk) for pk in dataset_ids],

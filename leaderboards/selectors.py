@@ -134,7 +134,10 @@ def _number(value) -> float | None:
     return float(value)
 
 
-def _score_values(score: Score, metrics: list[str]) -> dict[str, float | None]:
+def score_values(score: Score, metrics: list[str]) -> dict[str, float | None]:
+    """``{metric: value}`` of a done ``Score`` for ``metrics`` (``perf`` from the row, the others from
+    its ``metrics``), None where a value is missing or not a finite number; the input of
+    ``dynascore.compute_dynascore`` and of the page's live re-ranking (``live_ranking``)."""
     values = {}
     for j in metrics:
         values[j] = _number(score.perf) if j == PERF else _number((score.metrics or {}).get(j))
@@ -166,7 +169,7 @@ def build_leaderboard(
     for s in scores:
         statuses[s.model_id][str(s.dataset_id)] = s.status
         if s.status == Score.Status.DONE:
-            values[s.model_id][s.dataset_id] = _score_values(s, metrics)
+            values[s.model_id][s.dataset_id] = score_values(s, metrics)
 
     ceiling = memory_ceiling(task)
     weights = {d.pk: params.dataset_weights.get(d.pk, 1.0) for d in datasets}
