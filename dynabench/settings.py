@@ -102,6 +102,16 @@ Models (models_registry/inference.py):
     DYNABENCH_INFERENCE_BATCH_WINDOW_MS float, default 2. How long the batcher waits for more requests
                        after the first; 0 takes only those already queued.
     DYNABENCH_INFERENCE_BATCH_MAX int, default 32. Most texts in one gathered batch.
+    DYNABENCH_MODEL_RUNTIME str, default onnx-int8. The runtime a model is registered with when its
+                       ONNX export passes its check (``models_registry/onnx_export.py``, docs/onnx.md):
+                       ``onnx-int8``, ``onnx-fp32`` or ``torch`` (no export at all).
+    DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP float, default 0.005. On held-apart inputs with gold labels (a
+                       trained model's dev and test examples), the most accuracy int8 may lose against
+                       PyTorch and still be chosen.
+    DYNABENCH_ONNX_INT8_MIN_AGREEMENT float, default 0.995. Without gold labels, the least share of
+                       held-apart texts whose int8 label (or span answer) equals PyTorch's.
+    DYNABENCH_ONNX_FP32_MIN_AGREEMENT float, default 1.0. The same for the fp32 graph.
+    DYNABENCH_ONNX_THREADS int, default 0. Intra-op threads of each ONNX Runtime session (0: one per core).
     DYNABENCH_PRELOAD_TARGETS bool, default on. Each gunicorn worker loads the open rounds' target
                        models in the background when it starts (``gunicorn.conf.py``).
 
@@ -114,6 +124,15 @@ Background jobs (django-q2):
                        (the broker was down when it was requested) is queued again by the sweep.
     DYNABENCH_JOBS_SYNC bool, default off. Run jobs inline in the calling process (tests, demo set-up)
                        instead of queueing them for the cluster.
+
+Evaluation throughput (``leaderboards.evaluation``, "throughput"):
+    DYNABENCH_THROUGHPUT_PASSES int, default 5 (at least 1). Timed passes whose median is a Score's
+                       throughput; their spread sets the Dynascore's noise guard. 1 keeps the one pass of
+                       the predictions (no extra cost, no measured spread).
+    DYNABENCH_THROUGHPUT_SAMPLE int, default 128 (at least 1). Items of each timed pass: evenly spaced
+                       over the dataset, the same for every model; a dataset this small or smaller is timed
+                       whole, its prediction pass being the first pass. Bounds the extra cost of an
+                       evaluation at PASSES x SAMPLE predictions.
 
 Read elsewhere (not through this module):
     DEMO_PASSWORD      the password of the demo accounts, read by ``manage.py setup_demo`` (``os.environ``,
@@ -373,9 +392,23 @@ DYNABENCH_INFERENCE_TIMEOUT_SECONDS = env.float("DYNABENCH_INFERENCE_TIMEOUT_SEC
 DYNABENCH_INFERENCE_BATCHING = env.bool("DYNABENCH_INFERENCE_BATCHING", default=False)
 DYNABENCH_INFERENCE_BATCH_WINDOW_MS = env.float("DYNABENCH_INFERENCE_BATCH_WINDOW_MS", default=2.0)
 DYNABENCH_INFERENCE_BATCH_MAX = env.int("DYNABENCH_INFERENCE_BATCH_MAX", default=32)
+DYNABENCH_MODEL_RUNTIME = env.str("DYNABENCH_MODEL_RUNTIME", default="onnx-int8")
+# The values of models_registry.runtimes.RUNTIMES (the kernel cannot import an app to check them).
+if DYNABENCH_MODEL_RUNTIME not in ("torch", "onnx-fp32", "onnx-int8"):
+    raise ImproperlyConfigured(
+        f"DYNABENCH_MODEL_RUNTIME={DYNABENCH_MODEL_RUNTIME!r}: expected torch, onnx-fp32 or onnx-int8"
+    )
+DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP = env.float("DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP", default=0.005)
+DYNABENCH_ONNX_INT8_MIN_AGREEMENT = env.float("DYNABENCH_ONNX_INT8_MIN_AGREEMENT", default=0.995)
+DYNABENCH_ONNX_FP32_MIN_AGREEMENT = env.float("DYNABENCH_ONNX_FP32_MIN_AGREEMENT", default=1.0)
+DYNABENCH_ONNX_THREADS = env.int("DYNABENCH_ONNX_THREADS", default=0)
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
 DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0)
 DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS", default=600.0)
+
+# Evaluation throughput: the median of this many timed passes over this many items (docstring above).
+DYNABENCH_THROUGHPUT_PASSES = max(1, env.int("DYNABENCH_THROUGHPUT_PASSES", default=5))
+DYNABENCH_THROUGHPUT_SAMPLE = max(1, env.int("DYNABENCH_THROUGHPUT_SAMPLE", default=128))
 
 # HTTPS behind a TLS-terminating proxy (docs/deployment.md, "HTTPS").
 DYNABENCH_HTTPS = env.bool("DYNABENCH_HTTPS", default=False)

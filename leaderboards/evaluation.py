@@ -14,10 +14,27 @@ How each figure is measured:
   ``exact_match`` (max over each item's reference answers, ``metrics.squad_f1``) instead of accuracy and
   macro-F1, the perf is the task's (``squad_f1`` or ``exact_match``), and per-tag "correct" means an
   exact match. Robustness compares the answers on perturbed questions with the original answers by F1.
-* **throughput**: items per second of ``predict_batch(texts, batch_size)`` over the whole dataset,
-  wall-clock. Model loading happens before and is not counted; one warm-up batch (the first
-  ``batch_size`` items) runs untimed before it. Preprocessing and tokenisation are counted (they are
-  part of serving the model).
+* **throughput**: the median of ``DYNABENCH_THROUGHPUT_PASSES`` (default 5) timed passes of
+  ``predict_batch(texts, batch_size)``, in items per second, wall-clock (``time.perf_counter``). Model
+  loading happens before and is not counted; one warm-up batch (the first ``batch_size`` items) runs
+  untimed first. Preprocessing and tokenisation are counted (they are part of serving the model).
+  The predictions (perf and everything else) come from one pass over the whole dataset, timed as
+  before (``seconds``, and ``throughput_full_pass`` = n / seconds). The timed passes run on a fixed
+  sample so that their cost is bounded: ``throughput_sample_indices(n, DYNABENCH_THROUGHPUT_SAMPLE)``
+  (default 128), items evenly spaced over the dataset in id order, the same for every model on it. A
+  dataset no larger than the sample is timed whole, and its prediction pass is the first timed pass
+  (so it costs passes - 1 extra passes); a larger one gets ``passes`` passes of the sample. The extra
+  cost of an evaluation is therefore at most passes x sample predictions (640 items by default, a few
+  seconds for MiniLM on 2 cores), whatever the dataset's size. Stored: ``throughput`` (the median),
+  ``throughput_passes`` (each pass's items/s, in the order run), ``throughput_spread`` (their
+  relative range, ``throughput_summary``; None with one pass), ``throughput_sample`` (items per pass),
+  ``throughput_extra_seconds`` (time of the passes beyond the prediction pass). The Dynascore's noise
+  guard reads the spread (``leaderboards.dynascore``, "Measured spread"). The sample's items/s is not
+  the full pass's: ``predict_batch`` sorts by length before batching, and a larger set gives batches
+  of more even length (less padding), so a full pass over a large dataset runs faster (by about 10%
+  for 512 HateCheck items against a sample of 128 in ``benchmarks/throughput_spread.py``). Every model
+  is timed on the same sample, so these Scores compare with each other; a Score from before the
+  passes (a full-pass figure) compares with them only after re-evaluation.
 * **memory** (GiB): the model's weights (bytes of its parameters and buffers) plus its inference
   working memory: the peak of live tensor bytes during one ``predict_batch`` of the ``batch_size``
   longest texts of the dataset (by characters; the whole dataset when smaller), tracked operator by
@@ -38,13 +55,17 @@ How each figure is measured:
 
 from __future__ import annotations
 
+import math
 import re
 import resource
+import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from django.conf import settings
 
 from dynabench.metrics import (
     accuracy,
@@ -134,12 +155,19 @@ class PeakMemory:
 
 
 def _weight_bytes(classifier) -> int:
+    if getattr(classifier, "graph", None) is not None:
+        return classifier.weight_bytes()  # an ONNX runtime: the graph file it runs (int8 is ~4x smaller)
     module = classifier.model
     tensors = list(module.parameters()) + list(module.buffers())
     return sum(t.numel() * t.element_size() for t in tensors)
 
 
 MEMORY_METHOD = "weights + peak live tensor bytes of the longest batch (TorchDispatchMode)"
+#: An ONNX runtime's working memory is traced on the torch model of the same graph (same activations:
+#: dynamic int8 quantizes weights, and activations only inside each MatMul).
+ONNX_MEMORY_METHOD = (
+    "ONNX graph file + peak live tensor bytes of the longest batch on the torch model (TorchDispatchMode)"
+)
 
 
 def longest_batch(texts: list, batch_size: int) -> list:
@@ -159,8 +187,114 @@ def working_memory_bytes(classifier, texts: list, batch_size: int) -> int:
     from models_registry.working_memory import peak_live_bytes
 
     batch = longest_batch(texts, batch_size)
+    if getattr(classifier, "graph", None) is not None:
+        classifier = classifier.on_torch()  # ONNX_MEMORY_METHOD: the same activations, traced on torch
     weights = [*classifier.model.parameters(), *classifier.model.buffers()]
     return peak_live_bytes(lambda: classifier.predict_batch(batch, batch_size=batch_size), exclude=weights)
+
+
+# --- throughput -------------------------------------------------------------------------------------
+
+#: The clock of every timed pass (seconds, monotonic); tests replace it with a scripted one.
+_clock: Callable[[], float] = time.perf_counter
+
+
+def throughput_sample_indices(n: int, size: int) -> list[int]:
+    """Indices (into the dataset's items in id order) of the items each timed pass predicts:
+    ``floor(i * n / size)`` for i in 0..size-1, evenly spaced from the first item, so the sample's text
+    lengths follow the dataset's; ``range(n)`` when ``n <= size``. Deterministic: every model on one
+    dataset is timed on the same items. E.g. ``(10, 4) -> [0, 2, 5, 7]``, ``(3, 4) -> [0, 1, 2]``."""
+    size = max(1, size)
+    if n <= size:
+        return list(range(n))
+    return [i * n // size for i in range(size)]
+
+
+def throughput_summary(passes: list[float]) -> tuple[float | None, float | None]:
+    """``(median, spread)`` of the passes' items/s.
+
+    The spread is the relative range, (max - min) / median: the range, the plainest measure of
+    dispersion (e.g. NIST/SEMATECH e-Handbook of Statistical Methods, "Measures of scale"), divided by
+    the median so that it is a fraction comparable across models and datasets (0.03 is 3%). With 5
+    passes it is preferred to the interquartile range, whose quartiles would be interpolated between
+    neighbouring passes, and it is conservative: it covers every pass. None with fewer than two
+    passes (one pass says nothing about its spread) or a median of 0; ``(None, None)`` for no passes.
+    E.g. ``[100, 104, 98, 101, 99] -> (100, 0.06)``.
+    """
+    if not passes:
+        return None, None
+    median = statistics.median(passes)
+    if len(passes) < 2 or median <= 0:
+        return median, None
+    return median, (max(passes) - min(passes)) / median
+
+
+@dataclass
+class ThroughputMeasure:
+    """The timed passes of one evaluation (``time_passes``).
+
+    Attributes:
+        passes: items/s of each pass, in the order run (passes that took no measurable time are left out).
+        sample: items per timed pass.
+        extra_seconds: seconds of the passes run beyond the prediction pass.
+    """
+
+    passes: list[float]
+    sample: int
+    extra_seconds: float
+
+    def metrics(self) -> dict:
+        """The ``Score.metrics`` entries: throughput (median), its passes, spread, sample, extra time."""
+        median, spread = throughput_summary(self.passes)
+        return {
+            "throughput": median,
+            "throughput_passes": list(self.passes),
+            "throughput_spread": spread,
+            "throughput_sample": self.sample,
+            "throughput_extra_seconds": round(self.extra_seconds, 4),
+        }
+
+
+def time_passes(
+    run: Callable[[list, list], object],
+    texts: list,
+    inputs: list,
+    *,
+    full_seconds: float,
+    passes: int,
+    sample_size: int,
+) -> ThroughputMeasure:
+    """Time ``passes`` passes of ``run(texts, inputs)`` on ``throughput_sample_indices`` (module
+    docstring, throughput).
+
+    Args:
+        run: predicts a list of texts with their inputs (the evaluation's ``_Predictor.labels``).
+        texts, inputs: the whole dataset, in id order, of equal length.
+        full_seconds: the time of the prediction pass over the whole dataset, already run; it is the
+            first pass when the sample is the whole dataset.
+        passes: how many timed passes (at least 1).
+        sample_size: items of each pass (``DYNABENCH_THROUGHPUT_SAMPLE``).
+
+    Returns:
+        A ``ThroughputMeasure``; each pass's items/s is its items over its ``_clock()`` seconds.
+    """
+    n = len(texts)
+    index = throughput_sample_indices(n, sample_size)
+    timings: list[tuple[int, float]] = []
+    if len(index) == n:
+        timings.append((n, full_seconds))  # the prediction pass is the first timed pass
+        sample_texts, sample_inputs = texts, inputs
+    else:
+        sample_texts, sample_inputs = [texts[i] for i in index], [inputs[i] for i in index]
+    extra = 0.0
+    while len(timings) < max(1, passes):
+        started = _clock()
+        run(sample_texts, sample_inputs)
+        seconds = _clock() - started
+        extra += seconds
+        timings.append((len(sample_texts), seconds))
+    rates = [items / seconds for items, seconds in timings if seconds > 0 and math.isfinite(seconds)]
+    return ThroughputMeasure(passes=rates, sample=len(index), extra_seconds=extra)
 
 
 # --- predictions ------------------------------------------------------------------------------------
@@ -174,7 +308,10 @@ class _Predictor:
         self.batch_size = batch_size
         self.classifier = None
         if model.source != RegisteredModel.Source.ENDPOINT:  # weights on disk: local, upload, hub
-            self.classifier = get_classifier(model.path, allow_pickle=model.allow_pickle)
+            # The model as it is served: its runtime is part of the system (models_registry.runtimes).
+            self.classifier = get_classifier(
+                model.path, allow_pickle=model.allow_pickle, runtime=model.runtime
+            )
 
     def labels(self, texts: list, inputs: list[dict]) -> list[str]:
         if self.classifier is not None:
@@ -208,15 +345,22 @@ def evaluate_model_on_dataset(
     *,
     batch_size: int = DEFAULT_BATCH_SIZE,
     progress: Progress | None = None,
+    passes: int | None = None,
+    sample_size: int | None = None,
 ) -> Evaluation:
     """Evaluate ``model`` on ``dataset`` (see the module docstring for how each figure is measured).
 
+    ``passes`` and ``sample_size`` default to ``settings.DYNABENCH_THROUGHPUT_PASSES`` and
+    ``DYNABENCH_THROUGHPUT_SAMPLE``.
+
     Returns:
         ``Evaluation(perf, metrics, per_tag)`` where ``metrics`` has ``accuracy``, ``macro_f1``
-        (fractions in [0, 1]), ``throughput`` (items/s), ``memory`` (GiB), ``fairness`` and
-        ``robustness`` (consistencies in [0, 1] or ``None``), ``n`` (items), plus ``perf_metric``,
-        ``seconds``, ``batch_size``, ``memory_method``, ``working_memory`` (GiB), ``peak_rss`` (GiB),
-        ``peak_rss_method``, ``fairness_n``, ``robustness_n``.
+        (fractions in [0, 1]), ``throughput`` (items/s, the median of the timed passes), ``memory``
+        (GiB), ``fairness`` and ``robustness`` (consistencies in [0, 1] or ``None``), ``n`` (items),
+        plus ``perf_metric``, ``seconds`` (the prediction pass), ``throughput_full_pass`` (items/s of
+        it), ``throughput_passes``, ``throughput_spread``, ``throughput_sample``,
+        ``throughput_extra_seconds``, ``batch_size``, ``memory_method``, ``working_memory`` (GiB),
+        ``peak_rss`` (GiB), ``peak_rss_method``, ``fairness_n``, ``robustness_n``.
 
     Raises:
         EvaluationError: the dataset is of another task, has no items, or has a target the task's
@@ -252,12 +396,26 @@ def evaluate_model_on_dataset(
     memory = PeakMemory()
     memory.start()
     predictor.labels(texts[:batch_size], inputs[:batch_size])  # warm-up, untimed
-    started = time.perf_counter()
+    started = _clock()
     predicted = predictor.labels(texts, inputs)
-    seconds = time.perf_counter() - started
+    seconds = _clock() - started
     memory.stop()
+    timed = time_passes(
+        predictor.labels,
+        texts,
+        inputs,
+        full_seconds=seconds,
+        passes=settings.DYNABENCH_THROUGHPUT_PASSES if passes is None else passes,
+        sample_size=settings.DYNABENCH_THROUGHPUT_SAMPLE if sample_size is None else sample_size,
+    )
+    throughput = timed.metrics()
     if progress is not None:
-        progress(f"{model.name} on {dataset.slug}: {len(items)} items in {seconds:.1f} s")
+        spread = throughput["throughput_spread"]
+        progress(
+            f"{model.name} on {dataset.slug}: {len(items)} items in {seconds:.1f} s; "
+            f"throughput {throughput['throughput'] or 0:.1f} items/s, median of {len(timed.passes)} "
+            f"passes of {timed.sample} items" + (f", spread {spread:.1%}" if spread is not None else "")
+        )
 
     weights = working = None
     if predictor.classifier is not None:  # after the timed run: the tracking slows the forward pass
@@ -272,11 +430,17 @@ def evaluate_model_on_dataset(
         ),
         "n": len(items),
         "seconds": round(seconds, 4),
-        "throughput": len(items) / seconds if seconds > 0 else None,
+        "throughput_full_pass": len(items) / seconds if seconds > 0 else None,
+        **throughput,
         "batch_size": batch_size,
         "memory": (weights + working) / GIB if weights is not None else None,
         "working_memory": working / GIB if working is not None else None,
-        "memory_method": MEMORY_METHOD if weights is not None else "not measured (remote model)",
+        "memory_method": (
+            (MEMORY_METHOD if predictor.classifier.graph is None else ONNX_MEMORY_METHOD)
+            if weights is not None
+            else "not measured (remote model)"
+        ),
+        "runtime": model.runtime if predictor.classifier is not None else "endpoint",
         "peak_rss": memory.peak / GIB if weights is not None else None,
         "peak_rss_method": memory.method if weights is not None else None,
     }

@@ -43,7 +43,9 @@ def request_evaluations(
     and standard; hidden ones too only with ``include_hidden``) with at least one item, of the same
     task, narrowed to ``model`` and/or ``dataset`` when given. A pair is missing when it has no
     Score; a ``done`` Score is also redone (set back to ``pending``) when its dataset's item count
-    differs from the ``n`` it was computed on (a round dataset that grew). Pending, running and failed
+    differs from the ``n`` it was computed on (a round dataset that grew), or when it was measured on
+    another runtime than the model's current one (``metrics["runtime"]``; a runtime is part of the
+    system, so a model re-checked onto ONNX is scored again). Pending, running and failed
     Scores are left alone (failed ones are retried by ``retry_evaluations``). Safe to call twice: the
     unique (model, dataset) constraint and ``ignore_conflicts`` make concurrent calls create each row
     once, and a job queued twice runs once (see ``run_evaluation_job``).
@@ -59,6 +61,7 @@ def request_evaluations(
         models = models.filter(pk=model.pk)
     if dataset is not None:
         models = models.filter(task_id=dataset.task_id)
+    runtime_of = dict(models.values_list("pk", "runtime"))
     model_rows = list(models.values_list("pk", "task_id"))
     if not model_rows:
         return []
@@ -86,7 +89,14 @@ def request_evaluations(
         for pk, m_pk, d_pk, status, metrics in existing:
             have.add((m_pk, d_pk))
             n = (metrics or {}).get("n")
-            if status == Score.Status.DONE and (m_pk, d_pk) in wanted and n != item_counts.get(d_pk):
+            # Measured on another runtime than the model now runs on (older Scores name none): redo.
+            runtime = (metrics or {}).get("runtime")
+            other_runtime = runtime is not None and runtime != runtime_of.get(m_pk) and runtime != "endpoint"
+            if (
+                status == Score.Status.DONE
+                and (m_pk, d_pk) in wanted
+                and (n != item_counts.get(d_pk) or other_runtime)
+            ):
                 stale.append(pk)
         missing = sorted(wanted - have)
         Score.objects.bulk_create(

@@ -19,11 +19,18 @@ from dataclasses import dataclass, field
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 
+from models_registry import runtimes
 from models_registry.models import RegisteredModel
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
 from tasks.models import Task
 
-from .dynascore import DEFAULT_MEMORY_CEILING_GIB, DEFAULT_METRIC_WEIGHTS, PERF, compute_dynascore
+from .dynascore import (
+    DEFAULT_MEMORY_CEILING_GIB,
+    DEFAULT_METRIC_WEIGHTS,
+    PERF,
+    compute_dynascore,
+    measured_spreads,
+)
 from .models import Dataset, LeaderboardFork, LeaderboardSnapshot, Score
 
 BASE_METRICS = ("perf", "throughput", "memory")
@@ -166,10 +173,12 @@ def build_leaderboard(
     scores = Score.objects.filter(model__in=models, dataset__in=datasets)
     values: dict[int, dict[Hashable, dict[str, float | None]]] = {m.pk: {} for m in models}
     statuses: dict[int, dict[str, str]] = {m.pk: {} for m in models}
+    spreads: dict[int, dict[Hashable, dict[str, float]]] = {m.pk: {} for m in models}
     for s in scores:
         statuses[s.model_id][str(s.dataset_id)] = s.status
         if s.status == Score.Status.DONE:
             values[s.model_id][s.dataset_id] = score_values(s, metrics)
+            spreads[s.model_id][s.dataset_id] = measured_spreads(s.metrics)  # the noise guard's
 
     ceiling = memory_ceiling(task)
     weights = {d.pk: params.dataset_weights.get(d.pk, 1.0) for d in datasets}
@@ -197,6 +206,7 @@ def build_leaderboard(
             metric_weights=table["metric_weights"],
             memory_ceiling=ceiling,
             metrics=metrics,
+            spreads=spreads,
         )
         table["amrs"] = result.amrs
         table["left_out"] = result.left_out
@@ -238,6 +248,13 @@ def build_leaderboard(
                 "anonymous": m.is_anonymous,
                 "masked": not sees_real_identity(user, m, owns_task),
                 "published": m.is_published,
+                # A runtime is part of the submitted system, like its size (docs/onnx.md).
+                "runtime": "endpoint" if m.source == RegisteredModel.Source.ENDPOINT else m.runtime,
+                "runtime_label": (
+                    "remote endpoint"
+                    if m.source == RegisteredModel.Source.ENDPOINT
+                    else runtimes.short_label(m.runtime)
+                ),
                 "url": reverse("leaderboards:model", args=[m.pk]),
                 "dynascore": r.dynascore if r else None,
                 "rank": r.rank if r else None,
@@ -339,7 +356,8 @@ def model_scores(user, model: RegisteredModel) -> list[Score]:
 
 
 HATECHECK_SLUG = "hatecheck"
-#: The datasets (by slug) a target trained here is measured on for its model card, when the task has them.
+#: The datasets (by slug) besides its rounds' test splits whose evaluation gives the test figures of a target
+#: trained here (``card_test_figures``), when the task has them.
 DEFAULT_EVAL_DATASETS = (HATECHECK_SLUG,)
 
 
@@ -351,6 +369,46 @@ def card_eval_datasets(task: Task) -> list[Dataset]:
         return []
     found = {d.slug: d for d in Dataset.objects.filter(task=task, slug__in=DEFAULT_EVAL_DATASETS)}
     return [found[slug] for slug in DEFAULT_EVAL_DATASETS if slug in found]
+
+
+#: The figures of a done Score that a model card shows as its test figures, with their card label:
+#: accuracy for a label task, SQuAD F1 and exact match for a span task.
+CARD_TEST_METRICS = (("accuracy", "test accuracy"), ("f1", "test f1"), ("exact_match", "test exact match"))
+
+
+def card_test_figures(model: RegisteredModel) -> dict[str, dict]:
+    """A trained target's test figures, read from the leaderboard's Scores (training does not measure them).
+
+    Which datasets: the slugs in ``model.card["test_datasets"]`` (``training.examples.card_test_datasets``:
+    its training rounds' test splits, then HateCheck when the task has it); a card without that list
+    gives ``{}``. Only done Scores count; a dataset not built or not evaluated yet is absent.
+
+    Returns:
+        ``{slug: {"dataset": name, "n": items, metric: value, ...}}`` in the card's order, where the
+        metrics are those of ``CARD_TEST_METRICS`` the Score holds (fractions in [0, 1]):
+        e.g. ``{"round-1-test": {"dataset": "Round 1 test", "n": 300, "accuracy": 0.64}}``.
+    """
+    slugs = (model.card or {}).get("test_datasets")
+    if not isinstance(slugs, list) or not slugs:
+        return {}
+    done = {
+        s.dataset.slug: s
+        for s in Score.objects.filter(
+            model=model, dataset__task_id=model.task_id, dataset__slug__in=slugs, status=Score.Status.DONE
+        ).select_related("dataset")
+    }
+    figures: dict[str, dict] = {}
+    for slug in slugs:
+        score = done.get(slug)
+        if score is None:
+            continue
+        metrics = score.metrics if isinstance(score.metrics, dict) else {}
+        entry = {"dataset": score.dataset.name, "n": metrics.get("n")}
+        entry.update(
+            {key: metrics[key] for key, _ in CARD_TEST_METRICS if isinstance(metrics.get(key), int | float)}
+        )
+        figures[slug] = entry
+    return figures
 
 
 def auto_eval_datasets(task: Task) -> list[Dataset]:

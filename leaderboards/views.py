@@ -279,6 +279,14 @@ def _card(model: RegisteredModel, identity: bool) -> dict:
                 for k, v in value.items()
                 if isinstance(v, int | float) and not isinstance(v, bool)
             ]
+    # A target trained here: its test figures come from the leaderboard's evaluations, not the card.
+    shown = {label for label, _ in figures}
+    for slug, entry in selectors.card_test_figures(model).items():
+        figures += [
+            (f"{label}: {slug}", entry[key])
+            for key, label in selectors.CARD_TEST_METRICS
+            if key in entry and f"{label}: {slug}" not in shown
+        ]
     return {
         "backbone": model.backbone or card.get("backbone", ""),
         "parameter_count": model.parameter_count,
@@ -295,7 +303,8 @@ def _card(model: RegisteredModel, identity: bool) -> dict:
 
 
 #: Numbers in a card that are facts, not measured figures: shown as card facts or not at all.
-CARD_FACTS_NOT_FIGURES = frozenset({"parameter_count", "seed", "preprocessing", "target_round"})
+#: ``runtime`` is the ONNX export's check, shown in its own block (models_registry/_runtime.html).
+CARD_FACTS_NOT_FIGURES = frozenset({"parameter_count", "seed", "preprocessing", "target_round", "runtime"})
 
 
 def _preprocessing_text(spec) -> str:

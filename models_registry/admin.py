@@ -63,6 +63,7 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
         "name",
         "task",
         "status",
+        "runtime",
         "parameter_count",
         "dev_accuracy",
         "backbone",
@@ -73,6 +74,7 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
     list_filter = [("task", admin.RelatedOnlyFieldListFilter), "status", "source", "is_published"]
     search_fields = ["name", "backbone", "path", "error_message"]
     readonly_fields = [
+        "runtime",
         "parameter_count",
         "card_pretty",
         "status",

@@ -2,16 +2,18 @@
 
 CONTRACT (other apps rely on exactly this; the implementation may change underneath):
 
-    get_classifier(path) -> Classifier
-        Loads a ``save_pretrained`` directory (safetensors) once per process and path, and again
-        whenever its files change on disk (see "Cache" below); thread-safe.
+    get_classifier(path, runtime="torch") -> Classifier
+        Loads a ``save_pretrained`` directory (safetensors) once per process, path and runtime, and
+        again whenever its files change on disk (see "Cache" below); thread-safe. ``runtime`` is
+        ``"torch"`` or an ONNX runtime (``runtimes``: ``"onnx-fp32"``, ``"onnx-int8"``), whose forward
+        runs the graph that ``onnx_export`` wrote into ``<path>/onnx/`` at registration.
     Classifier.labels -> list[str]
     Classifier.predict_batch(texts: list[str] | list[tuple[str, str]], batch_size=32) -> list[dict]
         Each dict: {"label": str, "probabilities": {label: float}} (probabilities sum to 1).
         Raises InferenceError when the model cannot produce an output.
     predict(model: RegisteredModel, inputs: list[dict]) -> list[dict]
-        Same outputs; builds the model's text(s) from each input dict using the task config's
-        ``model_input_fields``. Raises InferenceError on any failure (missing files, crash...).
+        Same outputs, on the model's own ``runtime``; builds the model's text(s) from each input dict
+        using the task config's ``model_input_fields``. Raises InferenceError on any failure (missing files, crash...).
         An endpoint model (``source == "endpoint"``) is called over HTTP (``endpoints.py``) instead of
         loading weights; its answers are checked to the same shape.
 
@@ -52,6 +54,7 @@ torch and transformers are imported lazily, on the first load, so importing this
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from collections import OrderedDict
@@ -74,9 +77,11 @@ from .model_files import (
     weights_bytes,
     without_server_paths,
 )
+from .onnx_graph import OnnxGraph
 from .preprocessing import preprocess_all
 from .qa_inference import SpanPredictor
 from .qa_modeling import is_qa_model_dir
+from .runtimes import ONNX_RUNTIMES, TORCH, check_runtime, onnx_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from .models import RegisteredModel
@@ -107,9 +112,12 @@ class Classifier:
         labels: label strings in output-index order.
         preprocessing: the preprocessing spec from the model config, applied to every text.
         max_length: tokens per input; longer inputs are truncated.
+        runtime: ``runtimes.TORCH`` or an ONNX runtime; with ONNX, ``graph`` is the ``OnnxGraph`` that
+            runs the forward (the torch ``model`` stays loaded: its head weights, the attributions and
+            the working-memory measurement use it).
     """
 
-    def __init__(self, path: str | Path, *, allow_pickle: bool = False) -> None:
+    def __init__(self, path: str | Path, *, allow_pickle: bool = False, runtime: str = TORCH) -> None:
         directory = check_model_dir(path, allow_pickle=allow_pickle)
         try:
             import torch  # noqa: F401  (fail here with a clear message if torch is missing)
@@ -142,6 +150,66 @@ class Classifier:
         self.max_length: int = int(getattr(self.model.config, "max_input_tokens", 128) or 128)
         self.max_length = min(self.max_length, 128)
         self._lock = threading.Lock()
+        self.runtime = runtime
+        self.graph: OnnxGraph | None = None
+        if runtime in ONNX_RUNTIMES:
+            self.graph = OnnxGraph(directory, runtime)
+            if self.graph.kind == "vectors":
+                head = self.model.classifier
+                self._head = (
+                    head.weight.detach().float().numpy().T.copy(),
+                    head.bias.detach().float().numpy(),
+                )
+
+    def on_torch(self):
+        """This model on PyTorch: a shallow copy sharing tokenizer, torch model and lock, with no graph
+        (the working-memory measurement traces the torch forward of an ONNX-served model)."""
+        twin = copy.copy(self)
+        twin.graph, twin.runtime = None, TORCH
+        return twin
+
+    def weight_bytes(self) -> int:
+        """Bytes of the weights the forward runs on: the ONNX graph file, or the torch parameters and
+        buffers."""
+        if self.graph is not None:
+            return self.graph.nbytes
+        tensors = list(self.model.parameters()) + list(self.model.buffers())
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+    def _logits(self, encoded, torch):
+        """(batch, labels) float logits of one tokenised batch, by torch or by the ONNX graph."""
+        if self.graph is None:
+            return self.model(**encoded).logits
+        arrays = {name: tensor.numpy() for name, tensor in encoded.items()}
+        if self.graph.kind == "logits":
+            return torch.from_numpy(self.graph.run(arrays)[0])
+        from .modeling import pair_features, split_pair
+
+        if getattr(self.model.config, "pooling", "mean") == "pair":
+            # Both segments of every pair in one run: padded to one width (masked, so it changes nothing).
+            (ids_a, mask_a), (ids_b, mask_b) = split_pair(
+                encoded["input_ids"],
+                encoded["attention_mask"],
+                encoded["token_type_ids"],
+                self.model.config.pad_token_id or 0,
+            )
+            width = max(ids_a.shape[1], ids_b.shape[1])
+            pad = torch.nn.functional.pad
+            ids = torch.cat(
+                [pad(ids_a, (0, width - ids_a.shape[1])), pad(ids_b, (0, width - ids_b.shape[1]))]
+            )
+            mask = torch.cat(
+                [pad(mask_a, (0, width - mask_a.shape[1])), pad(mask_b, (0, width - mask_b.shape[1]))]
+            )
+            vectors = torch.from_numpy(
+                self.graph.run({"input_ids": ids.numpy(), "attention_mask": mask.numpy()})[0]
+            )
+            half = ids_a.shape[0]
+            vectors = pair_features(vectors[:half], vectors[half:])
+        else:
+            vectors = torch.from_numpy(self.graph.run(arrays)[0])
+        weight, bias = self._head
+        return torch.from_numpy(vectors.numpy() @ weight + bias)
 
     def predict_batch(self, texts: list[Text], batch_size: int = DEFAULT_BATCH_SIZE) -> list[dict]:
         """Classify texts (or (a, b) text pairs) in batches.
@@ -201,7 +269,7 @@ class Classifier:
                     encoded = self.tokenizer(
                         batch, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt"
                     )
-                logits = self.model(**encoded).logits
+                logits = self._logits(encoded, torch)
                 if not torch.isfinite(logits).all():
                     raise InferenceError("the model produced non-finite scores (NaN or infinity)")
                 probs = torch.softmax(logits.float(), dim=-1).tolist()
@@ -210,12 +278,28 @@ class Classifier:
         return out  # type: ignore[return-value]
 
 
-def _load(path: str, allow_pickle: bool):
+def _load(path: str, allow_pickle: bool, runtime: str = TORCH):
     """A ``Classifier``, or a ``qa_inference.SpanPredictor`` for a ``*ForQuestionAnswering`` directory."""
 
     if is_qa_model_dir(path):
-        return SpanPredictor(path, allow_pickle=allow_pickle)
-    return Classifier(path, allow_pickle=allow_pickle)
+        return SpanPredictor(path, allow_pickle=allow_pickle, runtime=runtime)
+    return Classifier(path, allow_pickle=allow_pickle, runtime=runtime)
+
+
+def _cache_key(path: str, runtime: str) -> str:
+    # A torch model is cached under its path alone; an ONNX one beside it under "<path>|<runtime>".
+    return path if runtime == TORCH else f"{path}|{runtime}"
+
+
+def _identity(path: str, runtime: str) -> FileIdentity:
+    identity = files_identity(path)
+    if runtime != TORCH and identity:
+        try:
+            st = onnx_file(path, runtime).stat()
+        except OSError:
+            return identity
+        identity = (*identity, (runtime, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns))
+    return identity
 
 
 def _cached(key: str, identity: FileIdentity):
@@ -227,11 +311,11 @@ def _cached(key: str, identity: FileIdentity):
         return cached[2]
 
 
-def _store(key: str, identity: FileIdentity, classifier) -> None:
+def _store(key: str, path: str, identity: FileIdentity, classifier) -> None:
     """Cache ``classifier``, then drop least recently used entries while over the byte bound."""
     bound = int(getattr(settings, "DYNABENCH_MODEL_CACHE_BYTES", 0) or 0)
     with _cache_lock:
-        _cache[key] = (identity, weights_bytes(key), classifier)
+        _cache[key] = (identity, weights_bytes(path), classifier)
         _cache.move_to_end(key)
         while bound and len(_cache) > 1 and sum(entry[1] for entry in _cache.values()) > bound:
             dropped, _ = _cache.popitem(last=False)
@@ -239,46 +323,55 @@ def _store(key: str, identity: FileIdentity, classifier) -> None:
 
 
 def cached_paths() -> list[str]:
-    """The directories whose models this process holds, least recently used first."""
+    """The cache keys of the models this process holds, least recently used first: a torch model's
+    directory, an ONNX one's ``"<directory>|<runtime>"``."""
     with _cache_lock:
         return list(_cache)
 
 
-def get_classifier(path: str | Path, *, allow_pickle: bool = False) -> Classifier:
-    """The process-wide classifier for a ``save_pretrained`` directory, loading it on first use and
-    again whenever the directory's files changed since (``files_identity``; module docstring, "Cache").
+def get_classifier(path: str | Path, *, allow_pickle: bool = False, runtime: str = TORCH) -> Classifier:
+    """The process-wide classifier for a ``save_pretrained`` directory and runtime, loading it on first
+    use and again whenever the directory's files (or the runtime's ONNX graph) changed since
+    (``files_identity``; module docstring, "Cache").
 
     Thread-safe: concurrent first calls for one path load it once and all get the same instance.
 
     Raises:
-        InferenceError: if the directory is missing, incomplete or cannot be loaded (not cached, so a
-            fixed directory is picked up on the next call).
+        InferenceError: if the directory is missing, incomplete or cannot be loaded, or an ONNX runtime
+            has no graph (not cached, so a fixed directory is picked up on the next call).
+        ValueError: an unknown runtime.
     """
-    key = _key(path)
-    classifier = _cached(key, files_identity(key))
+    path = _key(path)
+    check_runtime(runtime)
+    key = _cache_key(path, runtime)
+    classifier = _cached(key, _identity(path, runtime))
     if classifier is not None:
         return classifier
     with _cache_lock:
         path_lock = _path_locks.setdefault(key, threading.Lock())
     with path_lock:
         # Looked up again under the lock: another thread may have loaded these very files meanwhile.
-        identity = files_identity(key)
+        identity = _identity(path, runtime)
         classifier = _cached(key, identity)
         if classifier is not None:
             return classifier
         # The identity is taken before loading: files changed during the load are loaded again next time.
-        classifier = _load(key, allow_pickle)
-        _store(key, identity, classifier)
+        classifier = _load(path, allow_pickle, runtime)
+        _store(key, path, identity, classifier)
     return classifier
 
 
-def clear_cache(path: str | Path | None = None) -> None:
-    """Forget cached classifiers: all of them, or only the one loaded from ``path``."""
+def clear_cache(path: str | Path | None = None, *, runtime: str | None = None) -> None:
+    """Forget cached classifiers: all of them, or those loaded from ``path`` (every runtime, or only
+    ``runtime``)."""
     with _cache_lock:
         if path is None:
             _cache.clear()
-        else:
-            _cache.pop(_key(path), None)
+            return
+        directory = _key(path)
+        runtimes = [runtime] if runtime else [TORCH, *ONNX_RUNTIMES]
+        for name in runtimes:
+            _cache.pop(_cache_key(directory, name), None)
 
 
 # Local model calls run here so that ``predict`` can stop waiting (module docstring, "Timeout").
@@ -286,16 +379,30 @@ INFERENCE_THREADS = 4
 _calls = ThreadPoolExecutor(max_workers=INFERENCE_THREADS, thread_name_prefix="inference")
 
 
+def served_classifier(path: str, allow_pickle: bool, runtime: str):
+    """``get_classifier(path, runtime=runtime)``, or the torch one while the runtime's graph file is
+    missing: a target retrained into its directory has new weights and no graph until its registration
+    has exported them (seconds), and annotators are served meanwhile. Any other failure raises.
+    """
+    try:
+        return get_classifier(path, allow_pickle=allow_pickle, runtime=runtime)
+    except InferenceError:
+        if runtime == TORCH or onnx_file(path, runtime).exists():
+            raise
+        logger.warning("no %s graph in %s (being exported?): serving with torch", runtime, path)
+        return get_classifier(path, allow_pickle=allow_pickle)
+
+
 def _predict_local(model: RegisteredModel, texts: list[Text]) -> list[dict]:
     timeout = float(settings.DYNABENCH_INFERENCE_TIMEOUT_SECONDS)
-    path, allow_pickle = model.path, model.allow_pickle
+    path, allow_pickle, runtime = model.path, model.allow_pickle, model.runtime
 
     def run(batch: list[Text]) -> list[dict]:
-        return get_classifier(path, allow_pickle=allow_pickle).predict_batch(batch)
+        return served_classifier(path, allow_pickle, runtime).predict_batch(batch)
 
     if settings.DYNABENCH_INFERENCE_BATCHING:
         # Concurrent requests for this model share one forward (batching.py).
-        key = f"{_key(path)}|pickle={allow_pickle}"
+        key = f"{_key(path)}|pickle={allow_pickle}|{runtime}"
         future = batching.batcher_for(key, run, stuck_after=timeout).submit(texts)
     else:
         future = _calls.submit(run, texts)

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from . import runtimes
+
 
 class RegisteredModel(models.Model):
     """A model registered for a task: weights on disk (``save_pretrained`` format) or, later, an endpoint.
@@ -46,6 +48,15 @@ class RegisteredModel(models.Model):
     )
     is_anonymous = models.BooleanField(default=False)
     allow_pickle = models.BooleanField(default=False, help_text="Allow non-safetensors checkpoints.")
+    runtime = models.CharField(
+        max_length=20,
+        choices=runtimes.CHOICES,
+        default=runtimes.TORCH,
+        help_text=(
+            "What serves and evaluates the model: PyTorch, or its ONNX export (fp32 or int8 weights), "
+            "chosen at registration from how well the export agrees with PyTorch (docs/onnx.md)."
+        ),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

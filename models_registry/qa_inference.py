@@ -20,6 +20,7 @@ transformers 5 has no question-answering pipeline, so decoding is done here:
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from collections.abc import Sequence
@@ -28,7 +29,9 @@ from pathlib import Path
 from tasks.spans import snap_to_graphemes, strip_span
 
 from .model_files import InferenceError, check_loading_info, check_model_dir, without_server_paths
+from .onnx_graph import OnnxGraph
 from .qa_modeling import qa_settings
+from .runtimes import ONNX_RUNTIMES, TORCH
 
 logger = logging.getLogger(__name__)
 
@@ -112,12 +115,14 @@ class SpanPredictor:
     """A loaded span (extractive QA) model; built by ``inference.get_classifier`` for a QA directory.
 
     Same surface as ``inference.Classifier`` where the platform needs it: ``path``, ``model``,
-    ``tokenizer``, ``labels`` (empty: spans have no labels), ``predict_batch``.
+    ``tokenizer``, ``labels`` (empty: spans have no labels), ``runtime``, ``graph``, ``weight_bytes``,
+    ``predict_batch``. With an ONNX runtime the start and end logits come from the exported ``span``
+    graph (``onnx_graph``); decoding is the same.
     """
 
     labels: list[str] = []
 
-    def __init__(self, path: str | Path, *, allow_pickle: bool = False) -> None:
+    def __init__(self, path: str | Path, *, allow_pickle: bool = False, runtime: str = TORCH) -> None:
         directory = check_model_dir(path, allow_pickle=allow_pickle)
         try:
             import torch  # noqa: F401
@@ -148,6 +153,30 @@ class SpanPredictor:
         )
         self.preprocessing: dict = {}
         self._lock = threading.Lock()
+        self.runtime = runtime
+        self.graph: OnnxGraph | None = OnnxGraph(directory, runtime) if runtime in ONNX_RUNTIMES else None
+
+    def on_torch(self):
+        """This model on PyTorch: a shallow copy sharing tokenizer, torch model and lock, with no graph
+        (the working-memory measurement traces the torch forward of an ONNX-served model)."""
+        twin = copy.copy(self)
+        twin.graph, twin.runtime = None, TORCH
+        return twin
+
+    def weight_bytes(self) -> int:
+        """Bytes of the weights the forward runs on: the ONNX graph file, or the torch tensors."""
+        if self.graph is not None:
+            return self.graph.nbytes
+        tensors = list(self.model.parameters()) + list(self.model.buffers())
+        return sum(t.numel() * t.element_size() for t in tensors)
+
+    def _span_logits(self, batch, torch):
+        """(start_logits, end_logits), each (windows, tokens) float tensors, by torch or ONNX."""
+        if self.graph is None:
+            out = self.model(**batch)
+            return out.start_logits, out.end_logits
+        start, end = self.graph.run({name: tensor.numpy() for name, tensor in batch.items()})
+        return torch.from_numpy(start), torch.from_numpy(end)
 
     def predict_batch(self, texts: list, batch_size: int = DEFAULT_BATCH_SIZE) -> list[dict]:
         """Answer ``(passage, question)`` pairs (the QA task's ``model_input_fields`` order).
@@ -191,17 +220,17 @@ class SpanPredictor:
                     },
                     return_tensors="pt",
                 )
-                out = self.model(**batch)
-                if not (torch.isfinite(out.start_logits).all() and torch.isfinite(out.end_logits).all()):
+                start_logits, end_logits = self._span_logits(batch, torch)
+                if not (torch.isfinite(start_logits).all() and torch.isfinite(end_logits).all()):
                     raise InferenceError("the model produced non-finite scores (NaN or infinity)")
-                start_log_probs = torch.log_softmax(out.start_logits.float(), dim=-1)
-                end_log_probs = torch.log_softmax(out.end_logits.float(), dim=-1)
+                start_log_probs = torch.log_softmax(start_logits.float(), dim=-1)
+                end_log_probs = torch.log_softmax(end_logits.float(), dim=-1)
                 for row, window in enumerate(idx):
                     length = len(encoding["input_ids"][window])
                     sequence_ids = encoding.sequence_ids(window)
                     found = best_span(
-                        out.start_logits[row, :length].tolist(),
-                        out.end_logits[row, :length].tolist(),
+                        start_logits[row, :length].tolist(),
+                        end_logits[row, :length].tolist(),
                         [sid == 1 for sid in sequence_ids],
                         max_answer_tokens=self.settings["max_answer_tokens"],
                     )

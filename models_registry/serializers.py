@@ -84,6 +84,13 @@ class ModelCardSerializer(serializers.ModelSerializer):
     )
     published = serializers.BooleanField(source="is_published", read_only=True)
     anonymous = serializers.BooleanField(source="is_anonymous", read_only=True)
+    runtime_check = serializers.SerializerMethodField(
+        help_text=(
+            "How the ONNX export agreed with PyTorch on held-apart inputs (docs/onnx.md): runtime, "
+            "preferred, checks per ONNX runtime (n, label_agreement or answer_agreement, "
+            "max_probability_difference or max_score_difference, passed), message; null before any check."
+        )
+    )
 
     class Meta:
         model = RegisteredModel
@@ -95,6 +102,8 @@ class ModelCardSerializer(serializers.ModelSerializer):
             "source",
             "backbone",
             "parameter_count",
+            "runtime",
+            "runtime_check",
             "licence",
             "training_data",
             "paper",
@@ -110,6 +119,11 @@ class ModelCardSerializer(serializers.ModelSerializer):
 
     def _viewer(self) -> ViewerContext:
         return viewer_context(self.context["request"])
+
+    @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
+    def get_runtime_check(self, model: RegisteredModel) -> dict | None:
+        block = (model.card or {}).get("runtime")
+        return block if isinstance(block, dict) else None
 
     def get_name(self, model: RegisteredModel) -> str:
         viewer = self._viewer()

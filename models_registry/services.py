@@ -40,6 +40,7 @@ from tasks.models import Task
 
 from . import inference
 from .archives import ArchiveRefused, extract_model_zip
+from .check_inputs import held_apart_inputs
 from .checks import PROBE_TEXT, check_model_folder, public_error
 from .endpoint_addresses import EndpointAddressRefused, check_endpoint_url
 from .endpoints import generate_secret
@@ -47,6 +48,7 @@ from .hub import HubDownloadError, download_hub_model, is_valid_hub_id
 from .inference import InferenceError
 from .models import RegisteredModel
 from .names import model_name_problem
+from .runtimes import RUNTIMES
 
 logger = logging.getLogger(__name__)
 
@@ -67,17 +69,23 @@ def register_local_model(
     owner=None,
     allow_pickle: bool = False,
     is_published: bool | None = None,
+    check_inputs: list[dict] | None = None,
+    check_targets: list | None = None,
 ) -> RegisteredModel:
     """Register (or re-register) the ``save_pretrained`` directory ``path`` as model ``name`` of ``task``.
 
     Loads the model, checks that its weights fill its architecture, that its label set equals the
-    task's labels, counts the parameters from the weights, and runs one probe input. Idempotent on
-    (task, name): a second call updates path, card, owner and the check results.
+    task's labels, counts the parameters from the weights, and runs one probe input. Then exports it to
+    ONNX and chooses its runtime (``prepare_runtime``). Idempotent on (task, name): a second call
+    updates path, card, owner and the check results.
 
     Args:
         is_published: None (default) publishes a new model when its check passes (a local directory is
             the platform's own registration: a trained round target, the demo) and keeps an existing
             model's flag; True or False sets it.
+        check_inputs: held-apart model inputs (field -> text) to check the ONNX export on, e.g. a trained
+            model's dev and test examples; default ``check_inputs.held_apart_inputs(task)``.
+        check_targets: their gold targets, aligned with ``check_inputs`` (labels judge int8 on accuracy).
 
     Returns:
         The model with status ``ready``, or ``failed`` with ``error_message`` saying why (e.g.
@@ -93,6 +101,9 @@ def register_local_model(
             full_card.setdefault(key, facts[key])
     if parameters is not None:
         full_card["parameter_count"] = parameters
+    runtime = RegisteredModel._meta.get_field("runtime").default
+    if not error:
+        runtime, full_card["runtime"] = prepare_runtime(task, path, allow_pickle, check_inputs, check_targets)
     defaults = {
         "path": path,
         "card": full_card,
@@ -102,6 +113,7 @@ def register_local_model(
         "status": RegisteredModel.Status.FAILED if error else RegisteredModel.Status.READY,
         "error_message": error,
         "allow_pickle": allow_pickle,
+        "runtime": runtime,
     }
     if owner is not None:
         defaults["owner"] = owner
@@ -113,6 +125,48 @@ def register_local_model(
             task=task, name=name, defaults=defaults, create_defaults=create_defaults
         )
     return model
+
+
+def prepare_runtime(
+    task: Task,
+    path: str,
+    allow_pickle: bool,
+    check_inputs: list[dict] | None = None,
+    check_targets: list | None = None,
+) -> tuple[str, dict]:
+    """Export a checked model folder to ONNX, check it against PyTorch and choose its runtime
+    (``onnx_export.export_and_check``, docs/onnx.md).
+
+    Returns:
+        ``(runtime, card block)``: the runtime for ``RegisteredModel.runtime`` and the report for
+        ``card["runtime"]`` (``{"runtime", "preferred", "checks", "message", "export_seconds"}``).
+        Never raises for a model that cannot be exported: it stays on torch and the block says why.
+    """
+    from .onnx_export import export_and_check  # imports torch and onnxruntime
+
+    inputs = check_inputs if check_inputs else held_apart_inputs(task)
+    targets = check_targets if check_inputs else None
+    try:
+        texts = inference.texts_for_inputs(task.cfg.model_input_fields, inputs)
+    except InferenceError as exc:
+        texts, note = [], str(exc)
+    else:
+        note = ""
+    report = export_and_check(path, texts, targets=targets, allow_pickle=allow_pickle)
+    if note:
+        report.message = f"{report.message} (the check inputs were unusable: {note})"
+    # The check loaded every runtime; keep only the one that will serve.
+    for other in RUNTIMES:
+        if other != report.runtime:
+            inference.clear_cache(path, runtime=other)
+    return report.runtime, public_card_block(report.as_card(), path)
+
+
+def public_card_block(block: dict, path: str) -> dict:
+    """``block`` with its message stripped of server paths (it is shown on the model card)."""
+    block = dict(block)
+    block["message"] = public_error(block.get("message", ""), path)
+    return block
 
 
 # --- uploads, hub ids and endpoints ------------------------------------------------------------------
@@ -454,6 +508,8 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
                     card.setdefault(key, facts[key])
             if parameters is not None:
                 card["parameter_count"] = parameters
+            if not error:
+                updates["runtime"], card["runtime"] = prepare_runtime(task, model.path, model.allow_pickle)
             updates.update(
                 card=card,
                 parameter_count=parameters,

@@ -42,7 +42,7 @@ def preload_open_round_targets() -> list[str]:
             if model.source == RegisteredModel.Source.ENDPOINT:
                 continue
             try:
-                get_classifier(model.path, allow_pickle=model.allow_pickle)
+                get_classifier(model.path, allow_pickle=model.allow_pickle, runtime=model.runtime)
             except InferenceError as exc:
                 logger.warning("preload of %s/%s failed: %s", model.task.slug, model.name, exc)
                 continue

@@ -56,6 +56,15 @@ def _jobs_inline(settings):
 
 
 @pytest.fixture(autouse=True)
+def _torch_runtime_unless_onnx(request, settings):
+    """Registration exports every model to ONNX by default (seconds each); tests register hundreds, so
+    they run on torch unless marked ``onnx`` (tests/models_registry/test_onnx.py and the ones that read
+    a runtime)."""
+    if request.node.get_closest_marker("onnx") is None:
+        settings.DYNABENCH_MODEL_RUNTIME = "torch"
+
+
+@pytest.fixture(autouse=True)
 def _fresh_model_cache():
     """The per-process classifier cache, inference batchers and explanation copies start and end each
     test empty."""

@@ -10,12 +10,14 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from annotation.models import Example
 from models_registry.inference import clear_cache
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
 from models_registry.services import register_local_model
 from tasks.models import Task
 
+from .examples import model_rows, split_examples
 from .planning import Progress, T, TargetTrainingError, TrainingPlan, check_model_name_free, model_dir, say
 
 
@@ -65,6 +67,16 @@ def train_into_place(task: Task, name: str, train: Callable[[Path], T], *, repla
     return result, final_dir
 
 
+def held_apart_rows(task: Task, plan: TrainingPlan, limit: int = 400) -> list[tuple[dict, object]]:
+    """``(model input, target)`` of examples the training never fitted: the dev examples of the plan's
+    rounds (model selection only), then their test examples, at most ``limit``; the ONNX export is
+    checked on them."""
+    rows = []
+    for split in (Example.Split.DEV, Example.Split.TEST):
+        rows += model_rows(split_examples(task, plan.rounds, split))[:limit]
+    return rows[:limit]
+
+
 def register_trained_target(
     *, task: Task, plan: TrainingPlan, path: Path, card: dict, owner, progress: Progress | None
 ) -> RegisteredModel:
@@ -78,8 +90,17 @@ def register_trained_target(
     Returns:
         The model, ``ready`` or ``failed`` (then no round target is changed).
     """
-    say(progress, f"registering {plan.name} (loading and checking it)…")
-    model = register_local_model(task=task, name=plan.name, path=str(path), card=card, owner=owner)
+    say(progress, f"registering {plan.name} (loading, checking and exporting it)…")
+    held_apart = held_apart_rows(task, plan)
+    model = register_local_model(
+        task=task,
+        name=plan.name,
+        path=str(path),
+        card=card,
+        owner=owner,
+        check_inputs=[inputs for inputs, _ in held_apart],
+        check_targets=[target for _, target in held_apart],
+    )
     if model.status != RegisteredModel.Status.READY:
         say(progress, f"registration failed: {model.error_message}")
         return model

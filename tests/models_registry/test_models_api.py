@@ -62,6 +62,8 @@ def test_the_card_has_the_model_page_fields(make_model, annotator):
         "source": "local_dir",
         "backbone": "all-MiniLM-L6-v2",
         "parameter_count": 22_713_216,
+        "runtime": "torch",
+        "runtime_check": None,  # made without a registration: never checked
         "licence": "MIT",
         "training_data": "HatemojiBuild rounds 1-2",
         "paper": "https://arxiv.org/abs/2104.14337",

@@ -1,0 +1,49 @@
+"""What the model card says about a model's runtime, from ``card["runtime"]`` (``onnx_export``)."""
+
+from __future__ import annotations
+
+from . import runtimes
+from .models import RegisteredModel
+
+
+def runtime_facts(model: RegisteredModel) -> dict:
+    """The runtime block of a model card, ready to show.
+
+    Returns:
+        ``{"runtime": "onnx-int8", "label": "ONNX Runtime, int8 weights", "message": str,
+        "checks": [{"runtime", "label", "n", "agreement" (fraction), "agreement_text" (e.g. "99.5%"), "what" ("labels" or "answers"),
+        "difference" (largest probability or score difference), "difference_of" ("probability" or
+        "score"), "passed"}], "export_seconds": float | None}``; ``checks`` is empty for a model never
+        exported (registered before the ONNX path, an endpoint, or ``DYNABENCH_MODEL_RUNTIME=torch``).
+    """
+    block = (model.card or {}).get("runtime")
+    block = block if isinstance(block, dict) else {}
+    checks = []
+    for runtime in runtimes.ONNX_RUNTIMES:
+        check = (block.get("checks") or {}).get(runtime)
+        if not isinstance(check, dict):
+            continue
+        labels = "label_agreement" in check
+        agreement = check.get("label_agreement" if labels else "answer_agreement")
+        checks.append(
+            {
+                "runtime": runtime,
+                "label": runtimes.label(runtime),
+                "n": check.get("n"),
+                "agreement": agreement,
+                "agreement_text": f"{agreement:.1%}" if isinstance(agreement, int | float) else "–",
+                "what": "labels" if labels else "answers",
+                "difference": check.get("max_probability_difference" if labels else "max_score_difference"),
+                "difference_of": "probability" if labels else "score",
+                "passed": bool(check.get("passed")),
+            }
+        )
+    return {
+        "runtime": model.runtime,
+        "label": "remote endpoint"
+        if model.source == model.Source.ENDPOINT
+        else runtimes.label(model.runtime),
+        "message": str(block.get("message") or ""),
+        "checks": checks,
+        "export_seconds": block.get("export_seconds"),
+    }

@@ -1,0 +1,74 @@
+"""The runtimes a registered model can be served and evaluated with, and where their files live.
+
+A runtime is part of the submitted system, like its size: the leaderboard measures and ranks the model
+as it is served (docs/onnx.md). Three runtimes:
+
+``torch``
+    The ``save_pretrained`` weights run by PyTorch (the reference).
+``onnx-fp32``
+    The same weights exported to ONNX (``torch.onnx.export``) and run by ONNX Runtime on the CPU.
+``onnx-int8``
+    That graph with its weights quantized to int8 (ONNX Runtime's dynamic quantization: int8 weights,
+    activations quantized on the fly per batch).
+
+The ONNX files are written by ``onnx_export.export_and_check`` into ``<model dir>/onnx/`` when a model is
+trained or registered; this module has no heavy imports, so models, settings and forms can use it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TORCH = "torch"
+ONNX_FP32 = "onnx-fp32"
+ONNX_INT8 = "onnx-int8"
+RUNTIMES = (TORCH, ONNX_FP32, ONNX_INT8)
+ONNX_RUNTIMES = (ONNX_FP32, ONNX_INT8)
+
+CHOICES = [
+    (TORCH, "PyTorch"),
+    (ONNX_FP32, "ONNX Runtime, fp32"),
+    (ONNX_INT8, "ONNX Runtime, int8 weights"),
+]
+
+#: Short names for tables (the leaderboard's runtime badge).
+SHORT = {TORCH: "PyTorch", ONNX_FP32: "ONNX fp32", ONNX_INT8: "ONNX int8"}
+
+#: Folder of the exported graphs inside a model directory.
+ONNX_DIR = "onnx"
+#: The graph file of each ONNX runtime, relative to the model directory.
+ONNX_FILES = {ONNX_FP32: f"{ONNX_DIR}/model.fp32.onnx", ONNX_INT8: f"{ONNX_DIR}/model.int8.onnx"}
+#: What the export wrote: graph kind, input and output names, versions (``onnx_export``).
+MANIFEST_FILE = f"{ONNX_DIR}/export.json"
+
+
+def label(runtime: str) -> str:
+    """The runtime's display name, e.g. ``"ONNX Runtime, int8 weights"``; the raw value if unknown."""
+    return dict(CHOICES).get(runtime, runtime)
+
+
+def short_label(runtime: str) -> str:
+    """E.g. ``"ONNX int8"``; the raw value if unknown."""
+    return SHORT.get(runtime, runtime)
+
+
+def onnx_file(path: str | Path, runtime: str) -> Path:
+    """The graph file of ``runtime`` in model directory ``path``.
+
+    Raises:
+        ValueError: ``runtime`` is not an ONNX runtime.
+    """
+    if runtime not in ONNX_FILES:
+        raise ValueError(f"{runtime!r} is not an ONNX runtime; expected one of {list(ONNX_FILES)}")
+    return Path(path) / ONNX_FILES[runtime]
+
+
+def check_runtime(runtime: str) -> str:
+    """``runtime`` when it is one of ``RUNTIMES``.
+
+    Raises:
+        ValueError: any other value, naming the allowed ones.
+    """
+    if runtime not in RUNTIMES:
+        raise ValueError(f"unknown runtime {runtime!r}; expected one of {list(RUNTIMES)}")
+    return runtime
