@@ -38,12 +38,31 @@ Decisions (where those steps leave a choice):
   x'/AMRS explodes and one noisy metric dominates the sum (the demo reached a Dynascore of about 474,
   almost all of it memory). So in step 3 a neighbour pair's |Δx_j| smaller than metric j's
   resolution counts as 0 (``RESOLUTIONS``): **memory 0.01 GiB** (absolute: the precision the
-  leaderboard shows, about 10 MiB, well above the page-level noise of resident memory), **throughput
-  5% of the larger of the two values** (relative: repeated runs of one model on this machine vary by a
-  few percent); perf, fairness and robustness are exact (computed from predictions, resolution 0).
+  leaderboard shows, about 10 MiB, well above the page-level noise of resident memory); **throughput
+  the larger of 5% of the larger of the two values and the two models' measured spreads** (below);
+  perf, fairness and robustness are exact (computed from predictions, resolution 0).
   A metric whose ratios are then all 0 has AMRS 0, so it is left out (below) and named on the page,
   instead of a noise-driven term. Only the AMRS estimation is guarded: x and x' keep the measured
   values.
+
+  *Measured spread (throughput).* A Score's throughput is the median of several timed passes
+  (``leaderboards.evaluation``) and ``Score.metrics["throughput_spread"]`` is their relative range
+  r_md = (max - min) / median of the passes' examples/s. A metric whose ``Resolution`` is
+  ``measured`` takes these spreads (``compute_dynascore(spreads=...)``, read by
+  ``measured_spreads``). Model m's spread of metric j is aggregated like x (step 1, same weights,
+  renormalised over the datasets it has): u_mj = Σ_d w̃_d r_mdj s_mdj / Σ_d w̃_d, in the metric's
+  unit (examples/s). This is linear error propagation with fully correlated errors (machine load
+  slows every dataset's passes alike), the conservative bound on the error of a weighted mean. A
+  Score without a spread (evaluated before spreads were stored, or with one pass) counts with
+  r_md = the fixed relative resolution (5%), so on old Scores the guard is exactly the fixed 5% one.
+  A neighbour pair (a, b) counts as different only when |Δx_j| >= max(absolute, relative *
+  max(|x_a|, |x_b|), u_a, u_b): the fixed resolution is a floor, and a pair whose difference is
+  within either model's range of passes is noise. Why the larger spread: identical models timed
+  under the same load draw their passes from one distribution, so each one's median usually lies
+  within the other's range of passes and their difference is below the larger range; a difference
+  within it is one these measurements cannot tell from noise. Why the floor stays: with 5 passes the
+  range can be small by chance, and the load can change between two evaluations (minutes apart) in
+  a way that no single model's passes see.
 * **Metrics left out.** A metric whose AMRS is undefined (fewer than two eligible models with
   distinct perf) or zero (all eligible models have the same value, up to its resolution) is left out
   of the sum and reported in ``left_out`` with the reason. The remaining weights are not renormalised: ω̃ is
@@ -77,32 +96,69 @@ class Resolution:
     Attributes:
         absolute: in the metric's unit (memory: GiB).
         relative: a fraction of the larger of the two values compared (throughput: 0.05 is 5%).
+        measured: the models' measured spreads widen it (module docstring, "Measured spread"): a
+            Score's relative spread is ``Score.metrics[metric + SPREAD_SUFFIX]``; one without it counts
+            with ``relative``.
     """
 
     absolute: float = 0.0
     relative: float = 0.0
+    measured: bool = False
 
-    def threshold(self, a: float, b: float) -> float:
-        """Differences between ``a`` and ``b`` smaller than this are noise."""
-        return max(self.absolute, self.relative * max(abs(a), abs(b)))
+    def threshold(self, a: float, b: float, spread_a: float = 0.0, spread_b: float = 0.0) -> float:
+        """Differences between ``a`` and ``b`` smaller than this are noise.
+
+        ``spread_a`` and ``spread_b`` are the two models' aggregated spreads u in the metric's unit
+        (0 for a metric that is not ``measured``): max(absolute, relative * max(|a|, |b|), u_a, u_b).
+        """
+        return max(self.absolute, self.relative * max(abs(a), abs(b)), spread_a, spread_b)
 
     def describe(self, metric: str) -> str:
-        """E.g. ``0.01 GiB`` or ``5% of the value``."""
+        """E.g. ``0.01 GiB``, ``5% of the value``, or for a measured metric ``the larger of 5% of the
+        value and the measured spread``."""
         parts = []
         if self.absolute:
             parts.append(f"{self.absolute:g}" + (" GiB" if metric == MEMORY else ""))
         if self.relative:
             parts.append(f"{self.relative:.0%} of the value")
-        return " or ".join(parts) or "exact"
+        text = " or ".join(parts) or "exact"
+        return f"the larger of {text} and the measured spread" if self.measured else text
 
 
 #: Measurement resolution per metric; metrics not listed are exact. Reasons in the module docstring.
 RESOLUTIONS: dict[str, Resolution] = {
     MEMORY: Resolution(absolute=0.01),
-    "throughput": Resolution(relative=0.05),
+    "throughput": Resolution(relative=0.05, measured=True),
 }
 # Float noise in a difference must not push a value equal to the resolution below it.
 RESOLUTION_SLACK = 1e-9
+#: ``Score.metrics[metric + SPREAD_SUFFIX]`` holds the relative spread of a measured metric.
+SPREAD_SUFFIX = "_spread"
+
+Spreads = Mapping[Hashable, Mapping[Hashable, Mapping[str, float | None]]]
+
+
+def measured_spreads(
+    metrics: Mapping | None, resolutions: Mapping[str, Resolution] | None = None
+) -> dict[str, float]:
+    """``{metric: relative spread}`` of one ``Score.metrics`` dict, for each metric whose resolution is
+    ``measured`` (default ``RESOLUTIONS``: throughput) and that has a spread ``metric + SPREAD_SUFFIX``
+    that is a finite number >= 0 (a fraction: 0.03 is 3%). Metrics without one are absent, so the
+    Dynascore counts them with the fixed relative resolution."""
+    resolutions = RESOLUTIONS if resolutions is None else resolutions
+    metrics = metrics if isinstance(metrics, Mapping) else {}
+    out = {}
+    for j, resolution in resolutions.items():
+        value = metrics.get(j + SPREAD_SUFFIX)
+        if resolution.measured and _is_spread(value):
+            out[j] = float(value)
+    return out
+
+
+def _is_spread(value) -> bool:
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    )
 
 
 class DynascoreError(ValueError):
@@ -121,6 +177,8 @@ class ModelResult:
         complete: True when every positive-weight metric is present on every positive-weight dataset.
         missing: the (dataset, metric) pairs that were missing (positive weights only).
         rank: 1 for the best Dynascore; equal scores share a rank; None when dynascore is None.
+        spread: u_mj per ``measured`` metric (module docstring, "Measured spread"), in the metric's
+            unit, None when x_mj is None; what the noise guard compares.
     """
 
     key: Hashable
@@ -130,6 +188,7 @@ class ModelResult:
     complete: bool
     missing: tuple[tuple[Hashable, str], ...]
     rank: int | None = None
+    spread: dict[str, float | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -182,6 +241,7 @@ def compute_dynascore(
     memory_ceiling: float = DEFAULT_MEMORY_CEILING_GIB,
     metrics: Sequence[str] | None = None,
     resolutions: Mapping[str, Resolution] | None = None,
+    spreads: Spreads | None = None,
 ) -> DynascoreResult:
     """Compute x, x', AMRS and the Dynascore of every model (module docstring: formula and decisions).
 
@@ -196,6 +256,9 @@ def compute_dynascore(
         metrics: metric names to compute (default: the keys of ``metric_weights``); must include perf.
         resolutions: measurement resolution per metric (default ``RESOLUTIONS``; a metric absent is
             exact): neighbour differences below it count as 0 when the AMRS is estimated.
+        spreads: ``{model_key: {dataset_key: {metric: relative spread}}}`` for the ``measured``
+            metrics (``measured_spreads`` of each Score's metrics); absent, None or not a finite number
+            >= 0: the metric's fixed ``relative`` resolution stands in (module docstring).
 
     Returns:
         A ``DynascoreResult``.
@@ -214,18 +277,23 @@ def compute_dynascore(
     w = normalise_weights(dataset_weights, "dataset weights")
     datasets = [d for d, weight in w.items() if weight > 0]
     counted = [j for j in metrics if omega[j] > 0]
+    measured = [j for j in metrics if j in resolutions and resolutions[j].measured]
+    spreads = {} if spreads is None else spreads
 
     # Step 1 and 2: x and x' per model, with completeness per metric.
     raw: dict[Hashable, dict[str, float | None]] = {}
     flipped: dict[Hashable, dict[str, float | None]] = {}
     full: dict[Hashable, dict[str, bool]] = {}
     missing: dict[Hashable, list[tuple[Hashable, str]]] = {}
+    spread: dict[Hashable, dict[str, float | None]] = {}
     for m, per_dataset in scores.items():
         raw_m: dict[str, float | None] = {}
         full_m: dict[str, bool] = {}
         missing_m: list[tuple[Hashable, str]] = []
+        spread_m: dict[str, float | None] = {}
+        spreads_m = spreads.get(m) or {}
         for j in metrics:
-            total = weight_sum = 0.0
+            total = weight_sum = spread_total = 0.0
             for d in datasets:
                 value = (per_dataset.get(d) or {}).get(j)
                 if value is None:
@@ -234,10 +302,17 @@ def compute_dynascore(
                     continue
                 total += w[d] * value
                 weight_sum += w[d]
+                if j in measured:
+                    r = (spreads_m.get(d) or {}).get(j)
+                    r = r if _is_spread(r) else resolutions[j].relative
+                    spread_total += w[d] * (r * value)
             have_all = weight_sum > 0 and all((per_dataset.get(d) or {}).get(j) is not None for d in datasets)
             raw_m[j] = total / weight_sum if weight_sum > 0 else None
             full_m[j] = have_all
+            if j in measured:
+                spread_m[j] = abs(spread_total / weight_sum) if weight_sum > 0 else None
         raw[m] = raw_m
+        spread[m] = spread_m
         full[m] = full_m
         missing[m] = missing_m
         flipped[m] = {
@@ -268,9 +343,10 @@ def compute_dynascore(
             d_perf = abs(flipped[b][PERF] - flipped[a][PERF])
             if d_perf > threshold:
                 d_j = abs(flipped[b][j] - flipped[a][j])
-                if resolution is not None and 0 < d_j < resolution.threshold(raw[a][j], raw[b][j]) * (
-                    1 - RESOLUTION_SLACK
-                ):
+                u_a, u_b = spread[a].get(j) or 0.0, spread[b].get(j) or 0.0
+                if resolution is not None and 0 < d_j < resolution.threshold(
+                    raw[a][j], raw[b][j], u_a, u_b
+                ) * (1 - RESOLUTION_SLACK):
                     d_j = 0.0  # noise: below what the measurement can tell apart
                     below_resolution += 1
                 ratios.append(d_j / d_perf)
@@ -305,6 +381,7 @@ def compute_dynascore(
                 dynascore=score,
                 complete=not missing[m],
                 missing=tuple(missing[m]),
+                spread=dict(spread[m]),
             )
         )
 
@@ -336,4 +413,5 @@ def _with_rank(result: ModelResult, rank: int) -> ModelResult:
         complete=result.complete,
         missing=result.missing,
         rank=rank,
+        spread=result.spread,
     )

@@ -15,7 +15,7 @@ from dynabench.job_queue import ensure_schedule, worker_timeout_seconds
 
 from . import evaluation
 from .evaluation import EvaluationError, InferenceError
-from .models import Score, TrainingJob
+from .models import Dataset, Score, TrainingJob
 from .scheduling import fail_stale_evaluations, heartbeat, sweep_evaluations
 from .training.planning import TargetTrainingError
 from .training.requests import fail_interrupted_training_jobs
@@ -120,6 +120,8 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
     so one worker moves it to ``running``; a Score that is running, done or failed is left as it is.
     Every exception ends as status ``failed`` with its message in ``error_message`` (shown in the
     admin, retried with "Retry failed evaluations" or ``manage.py evaluate --retry-failed``).
+    Throughput is the median of ``DYNABENCH_THROUGHPUT_PASSES`` passes on a scoring dataset (the
+    leaderboard ranks it) and the one prediction pass elsewhere (no spread stored there).
 
     Returns:
         ``done`` or ``failed``, or the Score's current status when it was not claimed.
@@ -137,7 +139,14 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
     score = Score.objects.select_related("model__task", "dataset__task").get(pk=score_id)
     try:
         with heartbeat(score_id):
-            result = evaluation.evaluate_model_on_dataset(score.model, score.dataset, progress=progress)
+            # Only a scoring dataset's throughput is ranked (and its spread read by the noise guard):
+            # on the others the prediction pass over the whole dataset is the one timed pass (a
+            # sample larger than any dataset), which saves passes x sample predictions per pair.
+            ranked = score.dataset.access == Dataset.Access.SCORING
+            once = {} if ranked else {"passes": 1, "sample_size": 2**31}
+            result = evaluation.evaluate_model_on_dataset(
+                score.model, score.dataset, progress=progress, **once
+            )
     except (EvaluationError, InferenceError) as exc:
         error = str(exc)
     except Exception as exc:  # noqa: BLE001 - the owner must see every failure in the admin

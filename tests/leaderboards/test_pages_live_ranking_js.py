@@ -14,6 +14,13 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
+from leaderboards.dynascore import (
+    RESOLUTION_SLACK,
+    RESOLUTIONS,
+    SORT_DECIMALS,
+    TIE_TOLERANCE,
+    compute_dynascore,
+)
 from leaderboards.tables import format_metric
 
 SCRIPT = Path(__file__).resolve().parents[2] / "leaderboards" / "static" / "leaderboards" / "live_ranking.js"
@@ -266,3 +273,133 @@ def test_the_page_carries_sliders_the_script_and_its_data(client, board):
     # A weight above the slider's usual range widens it instead of being cut to 10.
     page = client.get(board["url"], {"w_perf": "25"}).content.decode()
     assert 'name="w_perf" min="0" step="any" value="25" max="25"' in page
+
+
+# --- the noise guard with measured spreads (dynascore.py, "Measured spread") -----------------------
+
+DIRECT_RUNNER = """
+const live = require(process.argv[1]);
+const cases = JSON.parse(process.argv[2]);
+console.log(JSON.stringify(cases.map(([models, dw, mw, opts]) => {
+  const r = live.computeDynascore(models, dw, mw, opts);
+  return {amrs: r.amrs, leftOut: r.leftOut, pairsUsed: r.pairsUsed,
+          models: r.models.map((m) => ({key: m.key, dynascore: m.dynascore, rank: m.rank, spread: m.spread}))};
+})));
+"""
+
+
+def _guard_case(thr_a, thr_b, spread_a, spread_b, b_d2=None):
+    """Two models on one dataset (or two, weights 1 and 3, when ``b_d2`` is given); a spread of None
+    is an old Score without one."""
+    datasets = ["D1", "D2"] if b_d2 is not None else ["D1"]
+    scores = {
+        "A": {d: {"perf": 0.5, "throughput": thr_a * (2 if d == "D2" else 1)} for d in datasets},
+        "B": {"D1": {"perf": 0.6, "throughput": thr_b}},
+    }
+    if b_d2 is not None:
+        scores["B"]["D2"] = {"perf": 0.6, "throughput": b_d2}
+    spreads = {
+        key: ({"D1": {"throughput": value}} if value is not None else {})
+        for key, value in (("A", spread_a), ("B", spread_b))
+    }
+    weights = {"D1": 1, "D2": 3} if b_d2 is not None else {"D1": 1}
+    return scores, spreads, weights
+
+
+GUARD_CASES = [
+    _guard_case(100, 110, 0.1, 0.02),  # |Δ| 10 = u_A 10: counts (the boundary)
+    _guard_case(100, 110, 0.11, 0.02),  # u_A 11 > 10: noise
+    _guard_case(100, 110, 0.0, 0.1),  # u_B 11 > 10: noise
+    _guard_case(100, 105.3, None, None),  # old Scores: the fixed 5% (5.265 <= 5.3): counts
+    _guard_case(100, 105, None, None),  # old Scores: 5 < 5.25: noise
+    _guard_case(100, 105.3, 0.01, 0.01),  # spreads below the floor: the fixed guard
+    _guard_case(100, 120, 0.2, None, b_d2=210),  # aggregated u_A 12.5 = |Δ| 12.5: counts
+    _guard_case(100, 120, 0.2, None, b_d2=209),  # |Δ| 11.75 < 12.5: noise
+]
+
+
+def test_js_noise_guard_with_spreads_equals_python_at_its_boundaries():
+    opts = {
+        "memoryCeiling": 16.0,
+        "metrics": ["perf", "throughput"],
+        "resolutions": {
+            j: {"absolute": r.absolute, "relative": r.relative, "measured": r.measured}
+            for j, r in RESOLUTIONS.items()
+        },
+        "tieTolerance": TIE_TOLERANCE,
+        "sortDecimals": SORT_DECIMALS,
+        "resolutionSlack": RESOLUTION_SLACK,
+    }
+    mw = {"perf": 1, "throughput": 1}
+    cases = [
+        [
+            [{"key": k, "scores": scores[k], "spreads": spreads[k]} for k in scores],
+            list(weights.items()),
+            mw,
+            opts,
+        ]
+        for scores, spreads, weights in GUARD_CASES
+    ]
+    js = subprocess.run(
+        [_node(), "-e", DIRECT_RUNNER, str(SCRIPT), json.dumps(cases)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert js.returncode == 0, js.stderr
+    got = json.loads(js.stdout)
+    left_out = []
+    for (scores, spreads, weights), result in zip(GUARD_CASES, got, strict=True):
+        py = compute_dynascore(scores, dataset_weights=weights, metric_weights=mw, spreads=spreads)
+        assert result["amrs"] == py.amrs
+        assert result["leftOut"] == py.left_out
+        assert result["pairsUsed"] == py.pairs_used
+        assert [(m["key"], m["dynascore"], m["rank"], m["spread"]) for m in result["models"]] == [
+            (m.key, m.dynascore, m.rank, m.spread) for m in py.models
+        ]
+        left_out.append("throughput" in result["leftOut"])
+    # By hand (the comments of GUARD_CASES): which cases the guard calls noise.
+    assert left_out == [False, True, True, False, True, False, False, True]
+    assert got[0]["amrs"]["throughput"] == pytest.approx(100)  # 10 / 0.1
+    assert got[6]["models"][1]["spread"]["throughput"] == pytest.approx(12.5)  # A (ranked below B)
+    assert got[1]["leftOut"]["throughput"].endswith(
+        "measurement resolution (the larger of 5% of the value and the measured spread)"
+    )
+
+
+@pytest.fixture
+def spread_board(hate_task, hate_round, make_dataset, make_model, score):
+    """Three models on one dataset: P 0.5 / 100 (spread 10%), Q 0.6 / 109 (spread 2%), R 0.7 / 120 (an
+    old Score: no spread). Neighbours (P, Q): |Δ| 9 < max(5% of 109, u_P 10) -> noise; (Q, R): |Δ| 11 >=
+    max(5% of 120 = 6, u_Q 2.18, u_R 6) -> 11 / 0.1 = 110. AMRS = (0 + 110) / 2 = 55. Without the spreads
+    (P, Q) would count: 9 >= 5.45."""
+    d = make_dataset("r1", round_=hate_round)
+    p, q, r = make_model("P"), make_model("Q"), make_model("R")
+    for model, perf, thr, spread in ((p, 0.5, 100.0, 0.1), (q, 0.6, 109.0, 0.02), (r, 0.7, 120.0, None)):
+        metrics = {"throughput": thr, "memory": 1.0, "fairness": 0.9, "robustness": 0.9}
+        if spread is not None:
+            metrics.update(throughput_spread=spread, throughput_passes=[thr] * 5)
+        score(model, d, perf, metrics=metrics)
+    return {"d": d, "P": p, "Q": q, "R": r, "url": reverse("leaderboards:leaderboard", args=[hate_task.slug])}
+
+
+def test_the_payload_carries_the_spreads_and_js_agrees_with_the_server(client, spread_board):
+    data = _data_block(client.get(spread_board["url"]))
+    d = str(spread_board["d"].pk)
+    by_id = {m["id"]: m for m in data["models"]}
+    assert by_id[spread_board["P"].pk]["spreads"] == {d: {"throughput": 0.1}}
+    assert by_id[spread_board["Q"].pk]["spreads"] == {d: {"throughput": 0.02}}
+    assert by_id[spread_board["R"].pk]["spreads"] == {}  # an old Score: the fixed 5% stands in
+    assert data["resolutions"]["throughput"] == {"absolute": 0.0, "relative": 0.05, "measured": True}
+    assert data["resolutions"]["memory"]["measured"] is False
+    mw = {"perf": 1, "throughput": 1, "memory": 0, "fairness": 0, "robustness": 0}
+    [got] = _run(data, [[mw, {d: 1}, "dynascore", "desc"]])
+    table = client.get(spread_board["url"], _query(mw, {d: 1}, "dynascore", "desc")).context["table"]
+    assert got["amrs"] == table["amrs"]
+    assert table["amrs"]["throughput"] == pytest.approx(55)
+    assert got["order"] == [row["model_id"] for row in table["rows"]]
+    server = {row["model_id"]: row["dynascore"] for row in table["rows"]}
+    assert {row["model_id"]: row["dynascore"] for row in got["rows"]} == server
+    # By hand: 0.5 perf + 0.5 throughput / 55; R = 0.35 + 0.5 * 120 / 55.
+    assert server[spread_board["R"].pk] == pytest.approx(0.35 + 60 / 55)

@@ -3,7 +3,8 @@
  *
  * computeDynascore is leaderboards/dynascore.py's compute_dynascore, step for step and in the same
  * order of floating-point operations (so both give the same numbers, not merely close ones): x and x'
- * (steps 1-2), AMRS over neighbours sorted by perf with the noise guard (step 3), normalised metric
+ * (steps 1-2), AMRS over neighbours sorted by perf with the noise guard (step 3: the fixed resolutions
+ * and the models' measured spreads, from each model's "spreads" in the data block), normalised metric
  * weights (step 4), the weighted sum (step 5), ranks with shared ties. leaderboardRows adds what
  * selectors.build_leaderboard adds (an unmeasurable metric is no missing score) and sortRows is
  * selectors.sort_rows. Formula: docs/domain.md, "Dynascore" (Ma et al. 2021, "Dynaboard").
@@ -98,22 +99,31 @@
     return pairs.map(function (p) { return [p[0], p[1] / total]; });
   }
 
+  /* dynascore.Resolution.describe */
   function describeResolution(res, metric) {
     var parts = [];
     if (res.absolute) parts.push(String(res.absolute) + (metric === MEMORY ? " GiB" : ""));
     if (res.relative) parts.push(pyFixed(res.relative * 100, 0) + "% of the value");
-    return parts.join(" or ") || "exact";
+    var text = parts.join(" or ") || "exact";
+    return res.measured ? "the larger of " + text + " and the measured spread" : text;
   }
 
-  function resolutionThreshold(res, a, b) {
-    return Math.max(res.absolute || 0, (res.relative || 0) * Math.max(Math.abs(a), Math.abs(b)));
+  /* dynascore.Resolution.threshold: spreadA, spreadB are the models' aggregated spreads u (metric unit). */
+  function resolutionThreshold(res, a, b, spreadA, spreadB) {
+    return Math.max(res.absolute || 0, (res.relative || 0) * Math.max(Math.abs(a), Math.abs(b)), spreadA, spreadB);
+  }
+
+  /* dynascore._is_spread: a finite number >= 0 (booleans are not numbers here). */
+  function isSpread(v) {
+    return isNumber(v) && v >= 0;
   }
 
   /* dynascore.compute_dynascore.
-   *   models: [{key, scores: {datasetKey: {metric: value|null}}}] in input order;
+   *   models: [{key, scores: {datasetKey: {metric: value|null}}, spreads: {datasetKey: {metric: relative
+   *   spread}} (optional: the measured spreads of the noise guard)}] in input order;
    *   datasetWeights: [[datasetKey, w_d]] in order; metricWeights: {metric: ω_j};
    *   opts: {memoryCeiling, metrics, resolutions, tieTolerance, sortDecimals, resolutionSlack}.
-   * Returns {models: [{key, x, raw, dynascore, complete, missing, rank}] best first, amrs, leftOut,
+   * Returns {models: [{key, x, raw, dynascore, complete, missing, rank, spread}] best first, amrs, leftOut,
    * metricWeights (normalised), datasetWeights (normalised), pairsUsed}. */
   function computeDynascore(models, datasetWeights, metricWeights, opts) {
     var metrics = opts.metrics.slice();
@@ -130,6 +140,7 @@
     wPairs.forEach(function (p) { w[p[0]] = p[1]; });
     var datasets = wPairs.filter(function (p) { return p[1] > 0; }).map(function (p) { return p[0]; });
     var counted = metrics.filter(function (j) { return omega[j] > 0; });
+    var measured = metrics.filter(function (j) { return resolutions[j] && resolutions[j].measured; });
 
     function get(m, d, j) {
       var per = m.scores[d];
@@ -138,11 +149,18 @@
       return v === undefined ? null : v;
     }
 
-    var raw = [], flipped = [], full = [], missing = [];
+    function spreadOf(m, d, j) {
+      var per = (m.spreads || {})[d];
+      var r = per ? per[j] : undefined;
+      return isSpread(r) ? r : resolutions[j].relative;
+    }
+
+    var raw = [], flipped = [], full = [], missing = [], spread = [];
     models.forEach(function (m, i) {
-      var rawM = {}, fullM = {}, missingM = [];
+      var rawM = {}, fullM = {}, missingM = [], spreadM = {};
       metrics.forEach(function (j) {
-        var total = 0, weightSum = 0;
+        var total = 0, weightSum = 0, spreadTotal = 0;
+        var isMeasured = measured.indexOf(j) >= 0;
         datasets.forEach(function (d) {
           var value = get(m, d, j);
           if (value === null) {
@@ -151,12 +169,15 @@
           }
           total += w[d] * value;
           weightSum += w[d];
+          if (isMeasured) spreadTotal += w[d] * (spreadOf(m, d, j) * value);
         });
         var haveAll = weightSum > 0 && datasets.every(function (d) { return get(m, d, j) !== null; });
         rawM[j] = weightSum > 0 ? total / weightSum : null;
         fullM[j] = haveAll;
+        if (isMeasured) spreadM[j] = weightSum > 0 ? Math.abs(spreadTotal / weightSum) : null;
       });
       raw[i] = rawM;
+      spread[i] = spreadM;
       full[i] = fullM;
       missing[i] = missingM;
       var f = {};
@@ -191,7 +212,8 @@
         var dPerf = Math.abs(flipped[b][PERF] - flipped[a][PERF]);
         if (dPerf > threshold) {
           var dJ = Math.abs(flipped[b][j] - flipped[a][j]);
-          if (res && 0 < dJ && dJ < resolutionThreshold(res, raw[a][j], raw[b][j]) * (1 - opts.resolutionSlack)) {
+          var uA = spread[a][j] || 0.0, uB = spread[b][j] || 0.0;
+          if (res && 0 < dJ && dJ < resolutionThreshold(res, raw[a][j], raw[b][j], uA, uB) * (1 - opts.resolutionSlack)) {
             dJ = 0.0;
             belowResolution += 1;
           }
@@ -223,7 +245,7 @@
         score = 0;
         inSum.forEach(function (j) { score += omega[j] * x[j] / amrs[j]; });
       }
-      return { key: m.key, x: x, raw: raw[i], dynascore: score, complete: !missing[i].length, missing: missing[i], rank: null };
+      return { key: m.key, x: x, raw: raw[i], dynascore: score, complete: !missing[i].length, missing: missing[i], rank: null, spread: spread[i] };
     });
     var ranked = results.filter(function (r) { return r.dynascore !== null; });
     ranked.sort(function (a, b) { return b.dynascore - a.dynascore; });
@@ -264,7 +286,7 @@
     var out = { rows: [], amrs: {}, leftOut: {}, pairsUsed: {}, metricWeights: mw, normalised: {} };
     if (!dw.length) return out;
     var result = computeDynascore(
-      data.models.map(function (m) { return { key: m.id, scores: m.scores }; }),
+      data.models.map(function (m) { return { key: m.id, scores: m.scores, spreads: m.spreads || {} }; }),
       dw,
       mw,
       {
