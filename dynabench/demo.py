@@ -21,7 +21,7 @@ from django.db import transaction
 from annotation.jobs import ensure_retry_schedule
 from dynabench.job_queue import release_taken_jobs
 from leaderboards.jobs import ensure_sweep_schedule, run_evaluation_job
-from leaderboards.models import Score
+from leaderboards.models import Dataset, Score
 from leaderboards.scheduling import (
     EVALUATION_INTERRUPTED,
     fail_interrupted_evaluations,
@@ -39,7 +39,8 @@ from .demo_tasks.base import model_name as model_name
 PASSWORD_FILE = "demo_password"
 #: How long the demo waits for evaluations the job worker is running (its own timeout is one hour).
 WAIT_FOR_WORKER_SECONDS = 3600.0
-POLL_SECONDS = 5.0
+#: How often it checks whether those are done (one small query each time).
+POLL_SECONDS = 1.0
 
 
 @dataclass
@@ -116,7 +117,8 @@ def evaluate_demo(
     log: Callable[[str], None] = print,
     wait_seconds: float = WAIT_FOR_WORKER_SECONDS,
 ) -> None:
-    """Build each round's datasets and run every missing evaluation (scoring and standard datasets) inline.
+    """Build each round's datasets and run every missing evaluation (scoring and standard datasets) inline,
+    those on scoring datasets (ranked on the leaderboard) first.
 
     Evaluations that failed only because their worker was stopped (``EVALUATION_INTERRUPTED``, e.g. the
     demo was stopped mid-evaluation) are run again; genuine failures are left for the owner's retry.
@@ -130,6 +132,10 @@ def evaluate_demo(
     ).values_list("pk", flat=True)
     retry_evaluations(list(interrupted), queue=False)
     score_ids = pending_evaluations(task=task)
+    # Scoring datasets first (by dataset, then model, as pending_evaluations orders them): the
+    # leaderboard is full before the model pages' standard datasets (the dev splits) are evaluated.
+    access = dict(Score.objects.filter(pk__in=score_ids).values_list("pk", "dataset__access"))
+    score_ids.sort(key=lambda pk: access[pk] != Dataset.Access.SCORING)
     if score_ids:
         log(f"[{task.slug}] Evaluating: {len(score_ids)} (model, dataset) pairs...")
     for n, score_id in enumerate(score_ids, start=1):
@@ -158,9 +164,12 @@ def setup_demo(
     tasks: Sequence[str] | None = None,
     log: Callable[[str], None] = print,
     worker_running: bool = False,
+    evaluate: bool = True,
 ) -> DemoReport:
     """Set up every demo task (import, train the round targets, lay out the rounds, build the round
-    datasets, evaluate every model on every dataset, inline), then the demo accounts and schedules.
+    datasets, evaluate every model on every dataset, inline; each pair once: training measures no test
+    split, the model page reads the test figures from these evaluations), then the demo accounts and
+    schedules.
 
     Args:
         recipe: ``quick`` (frozen MiniLM + logistic regression, about a minute each) or ``finetune``.
@@ -170,6 +179,11 @@ def setup_demo(
         worker_running: a job worker may be running (``demo.sh`` sets up the later tasks in the
             background while the server and worker run): training jobs and evaluations marked running
             are then left alone instead of being marked interrupted.
+        evaluate: build the round datasets and run the missing evaluations of each task (default).
+            ``False`` (``--skip-evaluations``) stops once the tasks are laid out and their targets
+            trained, so that the server can open sooner (``demo.sh``: the hate-speech task is open for
+            annotators then; a later run with ``evaluate`` fills its leaderboard). The evaluations
+            requested when each target was registered stay queued for a job worker meanwhile.
 
     Raises:
         django.core.management.CommandError: when the data folder is missing (from an importer).
@@ -187,7 +201,8 @@ def setup_demo(
     set_up: list[Task] = []
     for spec in chosen:
         task, report.tasks[spec.slug] = lay_out_task(spec, recipe=recipe, log=log)
-        evaluate_demo(task, report, log=log)
+        if evaluate:
+            evaluate_demo(task, report, log=log)
         set_up.append(task)
 
     report.password, report.password_source = demo_password(password)

@@ -23,13 +23,15 @@ export DYNABENCH_HOST="${DYNABENCH_HOST:-127.0.0.1}" DYNABENCH_PORT="${DYNABENCH
 
 "$PY" manage.py migrate --noinput
 "$PY" manage.py collectstatic --noinput --verbosity 0
-# With DEMO_ARGS the chosen setup runs to the end before serving. Without, the hate-speech task is set
-# up first and the server opens; sentiment, NLI and QA are set up in the background meanwhile (their
-# targets take most of the first run's time), each task opening for annotators when its targets are in.
+# With DEMO_ARGS the chosen setup runs to the end before serving. Without, the hate-speech task is laid
+# out and its targets trained first (its evaluations are left for the background run), and the server
+# opens; the hate-speech evaluations, then sentiment, NLI and QA are set up in the background meanwhile
+# (their targets and evaluations take most of the first run's time), each task opening for annotators
+# when its targets are in and its leaderboard filling as its evaluations finish.
 if [ -n "${DEMO_ARGS:-}" ]; then
   "$PY" manage.py setup_demo ${DEMO_ARGS}
 else
-  "$PY" manage.py setup_demo --tasks hate-speech
+  "$PY" manage.py setup_demo --tasks hate-speech --skip-evaluations
 fi
 
 # The job cluster runs background work: scheduled re-scoring of examples whose model failed,
@@ -41,8 +43,9 @@ echo
 if [ -z "${DEMO_ARGS:-}" ]; then
   # Idempotent: tasks already set up are only checked; a run cut off by Ctrl-C resumes next time.
   start_process "$VAR/setup.log" "$PY" manage.py setup_demo --worker-running
-  echo "Sentiment, NLI and extractive QA are being set up in the background (progress: $VAR/setup.log);"
-  echo "each opens for annotators when its targets are trained; its leaderboard fills as evaluations finish."
+  echo "The hate-speech leaderboard is being filled, and sentiment, NLI and extractive QA set up, in the"
+  echo "background (progress: $VAR/setup.log); each task opens for annotators when its targets are trained,"
+  echo "its leaderboard fills as its evaluations finish; \"Demo ready.\" there means all are done."
 fi
 echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it; job log: $VAR/qcluster.log)"
 # In the background too, so that a signal to the script alone is handled at once (bash runs a trap only

@@ -12,23 +12,14 @@ from pathlib import Path
 from django.utils import timezone
 
 from annotation.models import Example
-from models_registry.inference import InferenceError, get_classifier
 from models_registry.models import RegisteredModel
 from tasks.models import Task
 
-from ..models import Dataset
 from ..selectors import DEFAULT_EVAL_DATASETS
-from .examples import LabelledTexts, model_rows, split_examples, texts_of, training_examples
+from ..services import build_round_datasets
+from .examples import card_test_datasets, model_rows, split_examples, texts_of, training_examples
 from .placement import register_trained_target, train_into_place
 from .planning import Progress, TargetTrainingError, plan_training, say
-
-
-def _accuracy(classifier, data: LabelledTexts) -> float | None:
-    if not len(data):
-        return None
-    predictions = classifier.predict_batch(data.texts)
-    correct = sum(p["label"] == gold for p, gold in zip(predictions, data.labels, strict=True))
-    return round(correct / len(data), 4)
 
 
 def card_description(
@@ -74,19 +65,23 @@ def train_classifier_target(
     progress: Progress | None = None,
     replace: bool = False,
 ) -> RegisteredModel:
-    """Train a classifier on the rounds' training splits, measure it, register it and optionally make it
-    a target (``targets.train_target_for_rounds`` calls it for a task with a label target).
+    """Train a classifier on the rounds' training splits, register it and optionally make it a target
+    (``targets.train_target_for_rounds`` calls it for a task with a label target).
 
     Data: training = ``training_examples`` of the rounds; model selection on their dev split
-    (``split="dev"``); test accuracy on each round's test split and on each dataset of ``eval_datasets``
-    that exists for the task (HateCheck by default). Only settled ``validated_correct`` examples count.
+    (``split="dev"``). Only settled ``validated_correct`` examples count. Test accuracy is not measured
+    here: the rounds' datasets are built (``services.build_round_datasets``, idempotent), the card lists
+    in ``test_datasets`` each round's test split and each dataset of ``eval_datasets`` that the task has
+    (HateCheck by default; ``examples.card_test_datasets``), and the leaderboard's evaluation of the
+    model on them, which runs once for every ready model anyway, gives the figures
+    (``selectors.card_test_figures``, shown on the model page and by ``manage.py train_target_model``).
 
     The model is written to ``settings.DYNABENCH_MODEL_DIR / task.slug / name``. A name that is already
     taken (a registered model of the task, or an existing directory) is refused unless ``replace``; with
     ``replace`` the directory is replaced atomically and this process's cached classifier of that path is
     dropped. It is registered with ``register_local_model`` (idempotent on the name) with a model card
-    holding backbone, preprocessing, rounds and sizes, parameter count, dev and test accuracies, recipe
-    and seed. With ``target_round`` it becomes that round's only target model. A target trained on its
+    holding backbone, preprocessing, rounds and sizes, parameter count, dev accuracy, the test datasets,
+    recipe and seed. With ``target_round`` it becomes that round's only target model. A target trained on its
     own round's training split (the case of round 1, which has no earlier round) is marked as such in
     the card (``trained_on_target_round``).
 
@@ -155,30 +150,9 @@ def train_classifier_target(
         replace=replace,
     )
 
-    test_accuracy: dict[str, dict] = {}
-    try:
-        say(progress, "loading the trained model to measure it…")
-        classifier = get_classifier(final_dir)
-        for r in round_objs:
-            data = texts_of(task, model_rows(split_examples(task, [r], Example.Split.TEST)))
-            if len(data):
-                say(progress, f"evaluating on round {r.number}'s test split ({len(data):,} examples)…")
-                acc = _accuracy(classifier, data)
-                test_accuracy[f"round-{r.number}-test"] = {"accuracy": acc, "n": len(data)}
-                say(progress, f"round {r.number} test: {acc:.4f} ({len(data)} examples)")
-        for slug in eval_datasets:
-            dataset = Dataset.objects.filter(task=task, slug=slug).first()
-            if dataset is None:
-                continue
-            data = texts_of(task, list(dataset.items.order_by("id").values_list("inputs", "target")))
-            if len(data):
-                say(progress, f"evaluating on {dataset.name} ({len(data):,} items)…")
-                acc = _accuracy(classifier, data)
-                test_accuracy[slug] = {"accuracy": acc, "n": len(data), "dataset": dataset.name}
-                say(progress, f"{dataset.name}: {acc:.4f} ({len(data)} items)")
-    except InferenceError as exc:
-        test_accuracy["error"] = {"message": str(exc)}
-
+    # The rounds' datasets (idempotent): their test splits are where the leaderboard measures the model.
+    for r in round_objs:
+        build_round_datasets(r)
     on_own_round = target_round is not None and target_round in numbers
     card = {
         "description": card_description(
@@ -204,7 +178,9 @@ def train_classifier_target(
         },
         "parameter_count": result.parameter_count,
         "dev_accuracy": result.dev_accuracy,
-        "test_accuracy": test_accuracy,
+        # Test figures are not measured here: the leaderboard evaluates the model on these datasets
+        # (once each) and the model page reads them from its Scores (``selectors.card_test_figures``).
+        "test_datasets": card_test_datasets(task, round_objs, eval_datasets),
         "trained_at": timezone.now().isoformat(timespec="seconds"),
         "licence": task.config.get("licence", ""),
     }

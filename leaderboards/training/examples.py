@@ -12,7 +12,8 @@ from django.db.models import Q, QuerySet
 from annotation.models import Example
 from tasks.models import Round, Task
 
-from ..services import hash_split
+from ..models import Dataset
+from ..services import hash_split, round_dataset_slug
 
 
 @dataclass
@@ -78,3 +79,20 @@ def model_rows(queryset: QuerySet[Example]) -> list[tuple[dict, object]]:
         (Example.model_input_from(inputs, context) if isinstance(inputs, dict) else inputs, target)
         for context, inputs, target in rows
     ]
+
+
+def card_test_datasets(task: Task, rounds: Sequence[Round], eval_datasets: Sequence[str] = ()) -> list[str]:
+    """Slugs of the datasets whose leaderboard evaluation gives a trained target's test figures: each
+    training round's test split dataset (``round-N-test``, by round number), then each slug of
+    ``eval_datasets`` (e.g. HateCheck); only those the task has, in that order.
+
+    Training does not measure the model on them itself: the leaderboard evaluates every ready model on
+    every scoring and standard dataset anyway, so measuring them at training time scored each pair
+    twice. The model page reads the figures from those Scores (``leaderboards.selectors.card_test_figures``).
+    The trainers build the rounds' datasets first (``services.build_round_datasets``), so a round with
+    settled test examples has its test dataset here.
+    """
+    wanted = [round_dataset_slug(r, Example.Split.TEST) for r in sorted(rounds, key=lambda r: r.number)]
+    wanted += [slug for slug in eval_datasets if slug not in wanted]
+    have = set(Dataset.objects.filter(task=task, slug__in=wanted).values_list("slug", flat=True))
+    return [slug for slug in wanted if slug in have]

@@ -6,7 +6,9 @@ Data: the rounds' settled ``validated_correct`` examples (``examples.training_ex
 input field) and the answer span; an imported SQuAD example also has every reference answer
 (``target["answers"]``), used when scoring. Dev F1/EM choose nothing (one run); they are measured on at
 most ``MAX_DEV_QUESTIONS`` dev questions (a seeded sample) to keep the quick recipe quick. Test F1/EM are
-measured on every question of each round's test split: for SQuAD, the held-apart articles.
+not measured here: the leaderboard's evaluation of the model on each round's test split (for SQuAD, the
+held-apart articles) gives them, once (``selectors.card_test_figures``; the card lists the datasets in
+``test_datasets``).
 """
 
 from __future__ import annotations
@@ -18,11 +20,11 @@ from pathlib import Path
 from django.utils import timezone
 
 from annotation.models import Example
-from models_registry.inference import InferenceError, get_classifier
 from models_registry.models import RegisteredModel
 from tasks.models import Task
 
-from .examples import split_examples, training_examples
+from ..services import build_round_datasets
+from .examples import card_test_datasets, split_examples, training_examples
 from .placement import register_trained_target, train_into_place
 from .planning import Progress, TargetTrainingError, plan_training, say
 
@@ -61,14 +63,6 @@ def qa_items(task: Task, examples) -> tuple[list, list[str]]:
     return items, skipped
 
 
-def _score(predictor, items) -> dict:
-    from models_registry.qa_training import score_predictions
-
-    outputs = predictor.predict_batch([(i.passage, i.question) for i in items])
-    f1, em = score_predictions(items, [o["answer"] for o in outputs])
-    return {"f1": round(f1, 4), "exact_match": round(em, 4), "n": len(items)}
-
-
 def train_qa_target_for_rounds(
     *,
     task: Task,
@@ -83,10 +77,11 @@ def train_qa_target_for_rounds(
     replace: bool = False,
     overrides: dict | None = None,
 ) -> RegisteredModel:
-    """Train a span model on the rounds' training splits, measure it, register it, optionally make it a
-    round's target. Same naming, directory, replacement and card rules as ``classifier.train_classifier_target``.
+    """Train a span model on the rounds' training splits, register it, optionally make it a round's
+    target. Same naming, directory, replacement and card rules as ``classifier.train_classifier_target``.
 
-    The card holds dev and test SQuAD F1 / EM (fractions) per round, the recipe and its settings, sizes
+    The card holds dev SQuAD F1 / EM (fractions), the test datasets (``test_datasets``: each round's
+    test split, whose leaderboard evaluation gives the test F1 / EM), the recipe and its settings, sizes
     and training time.
 
     Raises:
@@ -130,18 +125,9 @@ def train_qa_target_for_rounds(
         replace=replace,
     )
 
-    test: dict[str, dict] = {}
-    try:
-        predictor = get_classifier(final_dir)
-        for r in round_objs:
-            items, _ = qa_items(task, split_examples(task, [r], Example.Split.TEST))
-            if items:
-                say(progress, f"scoring round {r.number}'s test split ({len(items):,} questions)…")
-                test[f"round-{r.number}-test"] = _score(predictor, items)
-                say(progress, f"round {r.number} test: {test[f'round-{r.number}-test']}")
-    except InferenceError as exc:
-        test["error"] = {"message": str(exc)}
-
+    # The rounds' datasets (idempotent): their test splits are where the leaderboard measures the model.
+    for r in round_objs:
+        build_round_datasets(r)
     on_own_round = target_round is not None and target_round in numbers
     card = {
         "description": (
@@ -163,10 +149,9 @@ def train_qa_target_for_rounds(
         },
         "parameter_count": result.parameter_count,
         "dev": {"f1": result.dev_f1, "exact_match": result.dev_exact_match, "n": result.n_dev},
-        "test": test,
-        # Flat copies, one figure per test split, for the model page's figure table.
-        "test_f1": {k: v["f1"] for k, v in test.items() if "f1" in v},
-        "test_exact_match": {k: v["exact_match"] for k, v in test.items() if "exact_match" in v},
+        # Test F1 / EM are not measured here: the leaderboard evaluates the model on these datasets
+        # (once each) and the model page reads them from its Scores (``selectors.card_test_figures``).
+        "test_datasets": card_test_datasets(task, round_objs),
         "trained_at": timezone.now().isoformat(timespec="seconds"),
         "licence": task.config.get("licence", ""),
     }

@@ -148,3 +148,33 @@ def test_an_evaluation_cut_off_by_a_stop_is_run_again_but_a_real_failure_is_not(
     demo.evaluate_demo(hate_task, report, log=lambda _: None, wait_seconds=0)
     assert ran == [scores["cut-off"].pk]
     assert Score.objects.get(pk=scores["broken"].pk).status == "failed"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_skipping_evaluations_lays_out_the_task_and_the_next_run_evaluates(
+    hate_task, demo_models, settings, monkeypatch
+):
+    """demo.sh's first step (``--skip-evaluations``) opens the task without evaluating; the background
+    run then evaluates each pending pair once."""
+    from leaderboards.models import Score
+
+    data_path(settings, "hatemoji_build")
+    # Jobs are queued for a worker, as in the demo, not run inline when a dataset or model is saved.
+    settings.Q_CLUSTER = {**settings.Q_CLUSTER, "sync": False}
+    ran = []
+    real_run = demo.run_evaluation_job
+    monkeypatch.setattr(
+        demo, "run_evaluation_job", lambda score_id: ran.append(score_id) or real_run(score_id)
+    )
+    first = demo.setup_demo(password="pw-one-1234", tasks=["hate-speech"], log=lambda _: None, evaluate=False)
+    hate_task.refresh_from_db()
+    assert hate_task.current_round.number == 4
+    assert (first.evaluated, ran) == (0, [])
+    assert not Score.objects.exclude(status=Score.Status.PENDING).exists()
+
+    second = demo.setup_demo(tasks=["hate-speech"], log=lambda _: None)
+    assert second.evaluated == len(ran) == len(set(ran)) > 0
+    assert not Score.objects.filter(status__in=[Score.Status.PENDING, Score.Status.RUNNING]).exists()
+    # Every round dataset that is not hidden got its evaluation (the train splits are hidden).
+    evaluated = set(Score.objects.values_list("dataset__slug", flat=True))
+    assert {"round-1-test", "round-1-dev"} <= evaluated and "round-1-train" not in evaluated

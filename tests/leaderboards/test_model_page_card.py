@@ -41,3 +41,30 @@ def test_a_card_without_those_facts_shows_neither(client, hate_task, tiny_model_
     page = client.get(reverse("leaderboards:model", args=[model.pk])).content.decode()
     assert "<dt>Preprocessing</dt>" not in page and "<dt>Target of</dt>" not in page
     assert '<table class="figures">' not in page
+
+
+def test_a_trained_targets_test_figures_come_from_its_scores(client, hate_task, tiny_model_dir):
+    """Training measures no test split: the page shows the done Scores of the card's ``test_datasets``."""
+    from leaderboards.models import Dataset, Score
+
+    card = {"dev_accuracy": 0.625, "test_datasets": ["round-1-test", "hatecheck", "round-2-test"]}
+    model = register_local_model(task=hate_task, name="trained", path=tiny_model_dir, card=card)
+    clear_cache()
+    test1 = Dataset.objects.create(task=hate_task, slug="round-1-test", name="Round 1 test", kind="round")
+    hatecheck = Dataset.objects.create(task=hate_task, slug="hatecheck", name="HateCheck", kind="static")
+    Score.objects.update_or_create(
+        model=model,
+        dataset=test1,
+        defaults={"status": "done", "perf": 0.75, "metrics": {"accuracy": 0.75, "n": 4}},
+    )
+    # Not done yet: no figure (nor for round-2-test, which has no dataset).
+    Score.objects.update_or_create(
+        model=model, dataset=hatecheck, defaults={"status": "pending", "metrics": {}}
+    )
+    page = client.get(reverse("leaderboards:model", args=[model.pk])).content.decode()
+    figures = _figures_table(page)
+    rows = re.findall(r'<th scope="row">(.*?)</th>\s*<td class="num">(.*?)</td>', figures)
+    assert [row for row in rows if row[0].startswith(("dev ", "test "))] == [
+        ("dev accuracy", "0.6250"),
+        ("test accuracy: round-1-test", "0.7500"),
+    ]

@@ -5,6 +5,10 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Example
+from leaderboards.jobs import run_evaluation_job
+from leaderboards.models import Score
+from leaderboards.scheduling import pending_evaluations
+from leaderboards.selectors import card_test_figures
 from leaderboards.training.planning import TargetTrainingError
 from leaderboards.training.targets import train_target_for_rounds
 from tasks.models import Context
@@ -67,8 +71,15 @@ def test_a_span_task_trains_a_span_target_with_f1_and_em_in_its_card(qa_task, qa
     assert model.status == model.Status.READY, model.error_message
     card = model.card
     assert card["training"]["n_train"] == 3 and card["dev"]["n"] == 1
-    test = card["test"]["round-1-test"]
+    # Test F1 / EM come from the leaderboard's evaluation of round 1's test split.
+    assert "test" not in card and card["test_datasets"] == ["round-1-test"]
+    assert card_test_figures(model) == {}
+    for score_id in pending_evaluations(model=model):
+        run_evaluation_job(score_id)
+    test = card_test_figures(model)["round-1-test"]
+    score = Score.objects.get(model=model, dataset__slug="round-1-test")
     assert test["n"] == 2 and 0.0 <= test["exact_match"] <= test["f1"] <= 1.0
+    assert (test["f1"], test["exact_match"]) == (score.metrics["f1"], score.metrics["exact_match"])
     assert card["trained_on_target_round"] is True and "never seen in training" in card["note"]
     assert list(qa_data.targets.values_list("model__name", flat=True)) == ["tiny-qa-target"]
     assert card["licence"].startswith("CC BY-SA 4.0")

@@ -19,13 +19,21 @@ class Command(OperatorCommand):
             help="A job worker may be running: leave jobs marked running alone (demo.sh's background setup).",
         )
 
-    def handle(self, *args, recipe, password, tasks, worker_running, **options):
+        parser.add_argument(
+            "--skip-evaluations",
+            action="store_true",
+            help="Lay out the tasks and train their targets, but leave the round datasets and evaluations "
+            "to a later run (demo.sh serves sooner; its background run evaluates).",
+        )
+
+    def handle(self, *args, recipe, password, tasks, worker_running, skip_evaluations, **options):
         report = setup_demo(
             recipe=recipe,
             password=password or os.environ.get("DEMO_PASSWORD"),
             tasks=tasks,
             log=self.stdout.write,
             worker_running=worker_running,
+            evaluate=not skip_evaluations,
         )
         for slug, task_report in report.tasks.items():
             for number, name in task_report.models.items():
@@ -36,6 +44,11 @@ class Command(OperatorCommand):
             self.stdout.write(self.style.WARNING("Evaluations that failed:"))
             for failure in report.evaluation_failures:
                 self.stdout.write(f"  {failure}")
-        self.stdout.write(self.style.SUCCESS("Demo ready."))
+        if skip_evaluations:
+            self.stdout.write(
+                self.style.SUCCESS("Demo tasks laid out; their leaderboards fill when evaluated.")
+            )
+        else:
+            self.stdout.write(self.style.SUCCESS("Demo ready."))
         self.stdout.write("  accounts: demo-owner (owner of every demo task, admin) and demo-annotator")
         self.stdout.write(f"  password: {report.password}   ({report.password_source})")

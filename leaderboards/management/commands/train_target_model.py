@@ -8,7 +8,10 @@ from django.core.management.base import CommandError
 from django.db import transaction
 
 from dynabench.audit import OperatorCommand
-from leaderboards.models import TrainingJob
+from leaderboards.jobs import run_evaluation_job
+from leaderboards.models import Dataset, TrainingJob
+from leaderboards.scheduling import pending_evaluations
+from leaderboards.selectors import CARD_TEST_METRICS, card_test_figures
 from leaderboards.training.planning import (
     MODEL_NAME_RULE,
     RECIPES,
@@ -24,8 +27,8 @@ from tasks.models import Task
 class Command(OperatorCommand):
     help = (
         "Train a classifier (MiniLM + mean pooling, or pair pooling for text pairs, + linear head) on the training split of the given rounds, "
-        "choose on their dev split, report test accuracies (each round's test split, HateCheck) and register "
-        "it. Example: python manage.py train_target_model --task hate-speech --rounds 1 2 3 --recipe quick"
+        "choose on their dev split, register it, then evaluate it on each round's test split and HateCheck "
+        "(the leaderboard's evaluations) and report those test figures. Example: python manage.py train_target_model --task hate-speech --rounds 1 2 3 --recipe quick"
     )
 
     def add_arguments(self, parser):
@@ -94,11 +97,15 @@ class Command(OperatorCommand):
         self.stdout.write(f"model {model.name} (id {model.pk}) at {model.path}")
         self.stdout.write(f"parameters: {model.parameter_count:,}")
         self.stdout.write(f"dev accuracy: {card.get('dev_accuracy')}")
-        for key, value in card.get("test_accuracy", {}).items():
-            if "accuracy" in value:
-                self.stdout.write(f"test accuracy {key}: {value['accuracy']} (n={value['n']})")
-            else:
-                self.stdout.write(self.style.WARNING(f"{key}: {value}"))
+        # The test figures are the leaderboard's evaluations of the card's test datasets, run here.
+        for dataset in Dataset.objects.filter(task=task_obj, slug__in=card.get("test_datasets") or []):
+            for score_id in pending_evaluations(model=model, dataset=dataset):
+                progress(f"evaluating on {dataset.name}…")
+                run_evaluation_job(score_id)
+        for slug, entry in card_test_figures(model).items():
+            for key, label in CARD_TEST_METRICS:
+                if key in entry:
+                    self.stdout.write(f"{label} {slug}: {entry[key]:.4f} (n={entry['n']})")
         if card.get("note"):
             self.stdout.write(self.style.WARNING(card["note"]))
         self.stdout.write(
