@@ -54,7 +54,6 @@ torch and transformers are imported lazily, on the first load, so importing this
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 from collections import OrderedDict
@@ -77,7 +76,7 @@ from .model_files import (
     weights_bytes,
     without_server_paths,
 )
-from .onnx_graph import OnnxGraph
+from .onnx_graph import OnnxGraph, ServedOnRuntime
 from .preprocessing import preprocess_all
 from .qa_inference import SpanPredictor
 from .qa_modeling import is_qa_model_dir
@@ -104,7 +103,7 @@ def _key(path: str | Path) -> str:
     return str(Path(path).expanduser().resolve())
 
 
-class Classifier:
+class Classifier(ServedOnRuntime):
     """A loaded sequence classifier with its tokenizer and preprocessing. Build with ``get_classifier``.
 
     Attributes:
@@ -160,21 +159,6 @@ class Classifier:
                     head.weight.detach().float().numpy().T.copy(),
                     head.bias.detach().float().numpy(),
                 )
-
-    def on_torch(self):
-        """This model on PyTorch: a shallow copy sharing tokenizer, torch model and lock, with no graph
-        (the working-memory measurement traces the torch forward of an ONNX-served model)."""
-        twin = copy.copy(self)
-        twin.graph, twin.runtime = None, TORCH
-        return twin
-
-    def weight_bytes(self) -> int:
-        """Bytes of the weights the forward runs on: the ONNX graph file, or the torch parameters and
-        buffers."""
-        if self.graph is not None:
-            return self.graph.nbytes
-        tensors = list(self.model.parameters()) + list(self.model.buffers())
-        return sum(t.numel() * t.element_size() for t in tensors)
 
     def _logits(self, encoded, torch):
         """(batch, labels) float logits of one tokenised batch, by torch or by the ONNX graph."""

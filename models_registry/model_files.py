@@ -8,7 +8,10 @@ Shared by the classifier (``inference``), the span predictor (``qa_inference``) 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import shutil
+import uuid
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -177,3 +180,17 @@ def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> Path:
     if not present.intersection({"tokenizer.json", "vocab.txt", "tokenizer_config.json"}):
         raise InferenceError("the model directory has no tokenizer files (tokenizer.json or vocab.txt)")
     return directory
+
+
+def swap_into_place(new_dir: Path, final_dir: Path) -> None:
+    """Replace ``final_dir`` by ``new_dir`` with renames (same file system), so that a reader sees the
+    old folder or the new one, never a half-written one. An old ``final_dir`` is renamed aside to
+    ``.<name>.old-<8 hex>`` and removed afterwards.
+    """
+    if final_dir.exists():
+        old = final_dir.with_name(f".{final_dir.name}.old-{uuid.uuid4().hex[:8]}")
+        os.replace(final_dir, old)
+        os.replace(new_dir, final_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        os.replace(new_dir, final_dir)

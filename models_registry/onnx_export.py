@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import time
 import uuid
@@ -46,7 +45,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .model_files import InferenceError, without_server_paths
+from .model_files import InferenceError, swap_into_place, without_server_paths
 from .runtimes import MANIFEST_FILE, ONNX_DIR, ONNX_FILES, ONNX_FP32, ONNX_INT8, TORCH, check_runtime
 
 logger = logging.getLogger(__name__)
@@ -206,7 +205,7 @@ def export_onnx(model_dir: str | Path, predictor) -> dict:
             ),
         }
         (work / Path(MANIFEST_FILE).name).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        _swap_in(work, final)
+        swap_into_place(work, final)
     except Exception as exc:
         shutil.rmtree(final, ignore_errors=True)
         detail = without_server_paths(f"{type(exc).__name__}: {exc}", directory)
@@ -235,16 +234,6 @@ def feed_forward_matmuls(graph) -> list[str]:
         ):
             names.append(node.name)
     return names
-
-
-def _swap_in(work: Path, final: Path) -> None:
-    if final.exists():
-        old = final.with_name(f".{ONNX_DIR}-old-{uuid.uuid4().hex[:8]}")
-        os.replace(final, old)
-        os.replace(work, final)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(work, final)
 
 
 def agreement(reference: list[dict], candidate: list[dict]) -> dict:

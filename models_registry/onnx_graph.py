@@ -18,13 +18,14 @@ onnxruntime is imported when a graph is opened, so importing this module is chea
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
 from django.conf import settings
 
 from .model_files import InferenceError, without_server_paths
-from .runtimes import MANIFEST_FILE, onnx_file
+from .runtimes import MANIFEST_FILE, TORCH, onnx_file
 
 KINDS = ("vectors", "logits", "span")
 
@@ -112,3 +113,30 @@ class OnnxGraph:
         except Exception as exc:
             raise InferenceError(f"ONNX Runtime failed: {type(exc).__name__}: {exc}") from exc
         return [np.asarray(out, dtype=np.float32) for out in outputs]
+
+
+class ServedOnRuntime:
+    """What ``inference.Classifier`` and ``qa_inference.SpanPredictor`` share about their runtime.
+
+    Needs the attributes ``model`` (the torch module), ``graph`` (an ``OnnxGraph`` or None) and
+    ``runtime``.
+    """
+
+    model: object
+    graph: OnnxGraph | None
+    runtime: str
+
+    def on_torch(self):
+        """This model on PyTorch: a shallow copy sharing tokenizer, torch model and lock, with no graph
+        (the working-memory measurement traces the torch forward of an ONNX-served model)."""
+        twin = copy.copy(self)
+        twin.graph, twin.runtime = None, TORCH
+        return twin
+
+    def weight_bytes(self) -> int:
+        """Bytes of the weights the forward runs on: the ONNX graph file, or the torch parameters and
+        buffers."""
+        if self.graph is not None:
+            return self.graph.nbytes
+        tensors = list(self.model.parameters()) + list(self.model.buffers())
+        return sum(t.numel() * t.element_size() for t in tensors)

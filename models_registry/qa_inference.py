@@ -20,7 +20,6 @@ transformers 5 has no question-answering pipeline, so decoding is done here:
 
 from __future__ import annotations
 
-import copy
 import logging
 import threading
 from collections.abc import Sequence
@@ -29,7 +28,7 @@ from pathlib import Path
 from tasks.spans import snap_to_graphemes, strip_span
 
 from .model_files import InferenceError, check_loading_info, check_model_dir, without_server_paths
-from .onnx_graph import OnnxGraph
+from .onnx_graph import OnnxGraph, ServedOnRuntime
 from .qa_modeling import qa_settings
 from .runtimes import ONNX_RUNTIMES, TORCH
 
@@ -111,7 +110,7 @@ def whole_words(word_ids: Sequence[int | None], start: int, end: int) -> tuple[i
     return start, end
 
 
-class SpanPredictor:
+class SpanPredictor(ServedOnRuntime):
     """A loaded span (extractive QA) model; built by ``inference.get_classifier`` for a QA directory.
 
     Same surface as ``inference.Classifier`` where the platform needs it: ``path``, ``model``,
@@ -155,20 +154,6 @@ class SpanPredictor:
         self._lock = threading.Lock()
         self.runtime = runtime
         self.graph: OnnxGraph | None = OnnxGraph(directory, runtime) if runtime in ONNX_RUNTIMES else None
-
-    def on_torch(self):
-        """This model on PyTorch: a shallow copy sharing tokenizer, torch model and lock, with no graph
-        (the working-memory measurement traces the torch forward of an ONNX-served model)."""
-        twin = copy.copy(self)
-        twin.graph, twin.runtime = None, TORCH
-        return twin
-
-    def weight_bytes(self) -> int:
-        """Bytes of the weights the forward runs on: the ONNX graph file, or the torch tensors."""
-        if self.graph is not None:
-            return self.graph.nbytes
-        tensors = list(self.model.parameters()) + list(self.model.buffers())
-        return sum(t.numel() * t.element_size() for t in tensors)
 
     def _span_logits(self, batch, torch):
         """(start_logits, end_logits), each (windows, tokens) float tensors, by torch or ONNX."""

@@ -4,7 +4,6 @@ optionally make it a round's target.
 
 from __future__ import annotations
 
-import os
 import shutil
 import uuid
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from pathlib import Path
 
 from annotation.models import Example
 from models_registry.inference import clear_cache
+from models_registry.model_files import swap_into_place
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
 from models_registry.services import register_local_model
@@ -19,17 +19,6 @@ from tasks.models import Task
 
 from .examples import model_rows, split_examples
 from .planning import Progress, T, TargetTrainingError, TrainingPlan, check_model_name_free, model_dir, say
-
-
-def _swap_into_place(new_dir: Path, final_dir: Path) -> None:
-    """Replace ``final_dir`` by ``new_dir`` so that a failed training never leaves a half-written model."""
-    if final_dir.exists():
-        old = final_dir.with_name(f".{final_dir.name}.old-{uuid.uuid4().hex[:8]}")
-        os.replace(final_dir, old)
-        os.replace(new_dir, final_dir)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(new_dir, final_dir)
 
 
 def train_into_place(task: Task, name: str, train: Callable[[Path], T], *, replace: bool) -> tuple[T, Path]:
@@ -57,7 +46,7 @@ def train_into_place(task: Task, name: str, train: Callable[[Path], T], *, repla
         result = train(work_dir)
         if not replace:
             check_model_name_free(task, name)
-        _swap_into_place(work_dir, final_dir)
+        swap_into_place(work_dir, final_dir)
     except TrainingError as exc:
         raise TargetTrainingError(str(exc)) from exc
     finally:
