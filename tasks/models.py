@@ -140,7 +140,12 @@ class Task(models.Model):
     def open_round(self) -> Round | None:
         """The round that accepts examples now: the current round unless it is closed (else None)."""
         current = self.current_round
-        return current if current is not None and current.is_open else None
+        if current is None:
+            return None
+        if current.task_id == self.pk:
+            # The round's own task is this one: say so, or ``is_open`` loads it again (one query a page).
+            Round._meta.get_field("task").set_cached_value(current, self)
+        return current if current.is_open else None
 
     def is_owner(self, user) -> bool:
         return bool(user.is_authenticated and (user.is_superuser or self.owners.filter(pk=user.pk).exists()))
