@@ -18,8 +18,9 @@ fi
 if [ ${#packages[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "browser tests: installing ${packages[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${packages[@]}" >/dev/null
+    # Another apt run (unattended upgrades, a second checkout's tests) may hold the lock: wait for it.
+    apt-get -o DPkg::Lock::Timeout=600 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq "${packages[@]}" >/dev/null
   else
     echo "browser tests: missing ${packages[*]}; install them (apt-get install ${packages[*]}) to run tests/browser/" >&2
   fi
