@@ -151,6 +151,18 @@ def score_values(score: Score, metrics: list[str]) -> dict[str, float | None]:
     return values
 
 
+#: Statuses of a model being checked (again): "Check again" moves a ready model through them.
+BEING_CHECKED = (RegisteredModel.Status.UPLOADED, RegisteredModel.Status.CHECKING)
+
+
+def ranked_models(models):
+    """The models of ``models`` (a queryset) that have a leaderboard row: ready ones, and ones being
+    checked again that already have a finished Score (a re-check takes seconds and must not drop a
+    ranked model off the table meanwhile; a failed check does)."""
+    rechecked = Q(status__in=BEING_CHECKED, scores__status=Score.Status.DONE)
+    return models.filter(Q(status=RegisteredModel.Status.READY) | rechecked).distinct()
+
+
 def build_leaderboard(
     task: Task, user, params: LeaderboardParams, *, fork: LeaderboardFork | None = None
 ) -> dict:
@@ -167,7 +179,7 @@ def build_leaderboard(
     """
     metrics = leaderboard_metrics(task)
     datasets = scoring_datasets(task, params.round_number)
-    models = list(models_visible_to(user, task).filter(status=RegisteredModel.Status.READY).order_by("pk"))
+    models = list(ranked_models(models_visible_to(user, task)).order_by("pk"))
     numbers = anonymous_numbers(task)
     owns_task = task.is_owner(user)
     scores = Score.objects.filter(model__in=models, dataset__in=datasets)

@@ -46,7 +46,16 @@ from pathlib import Path
 from django.conf import settings
 
 from .model_files import InferenceError, swap_into_place, without_server_paths
-from .runtimes import MANIFEST_FILE, ONNX_DIR, ONNX_FILES, ONNX_FP32, ONNX_INT8, TORCH, check_runtime
+from .runtimes import (
+    CHECK_FILE,
+    MANIFEST_FILE,
+    ONNX_DIR,
+    ONNX_FILES,
+    ONNX_FP32,
+    ONNX_INT8,
+    TORCH,
+    check_runtime,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -350,6 +359,28 @@ def _because(reasons: list[str], runtime: str) -> str:
     return "; ".join(reasons) + f"; {serving}"
 
 
+def save_check_inputs(model_dir: str | Path, texts: Sequence, targets: Sequence | None) -> None:
+    """Keep the inputs an export was checked on in ``onnx/check-inputs.json`` (``{"texts", "targets"}``;
+    a pair as a 2-list), so that checking the model again (admin "Check again") repeats the same check
+    instead of falling back to the probe sentences. Server-side only: never shown or served."""
+    data = {"texts": [list(t) if isinstance(t, tuple) else t for t in texts], "targets": targets}
+    (Path(model_dir) / CHECK_FILE).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+
+
+def saved_check_inputs(model_dir: str | Path) -> tuple[list, list | None] | None:
+    """``(texts, targets)`` that ``save_check_inputs`` kept, pairs as tuples; None when there is no
+    readable file (never exported here, or exported before the file existed)."""
+    try:
+        data = json.loads((Path(model_dir) / CHECK_FILE).read_text(encoding="utf-8"))
+        texts = [tuple(t) if isinstance(t, list) else t for t in data["texts"]]
+        targets = data.get("targets")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not texts or not all(isinstance(t, str) or (isinstance(t, tuple) and len(t) == 2) for t in texts):
+        return None
+    return texts, targets if isinstance(targets, list) else None
+
+
 def preferred_runtime() -> str:
     """``DYNABENCH_MODEL_RUNTIME`` (default ``onnx-int8``), checked."""
     return check_runtime(str(getattr(settings, "DYNABENCH_MODEL_RUNTIME", ONNX_INT8)))
@@ -407,6 +438,7 @@ def export_and_check(
             message=f"{exc}; serving with PyTorch",
             export_seconds=round(time.perf_counter() - started, 2),
         )
+    save_check_inputs(model_dir, texts, targets)
     runtime, message = choose(preferred, checks)
     return RuntimeReport(
         runtime=runtime,

@@ -12,7 +12,8 @@ def runtime_facts(model: RegisteredModel) -> dict:
     Returns:
         ``{"runtime": "onnx-int8", "label": "ONNX Runtime, int8 weights", "message": str,
         "checks": [{"runtime", "label", "n", "agreement" (fraction), "agreement_text" (e.g. "99.5%"), "what" ("labels" or "answers"),
-        "difference" (largest probability or score difference), "difference_of" ("probability" or
+        "difference" (largest probability or score difference), "difference_text" (e.g. "0.0123" or
+        "below 0.000001": the check rounds to 6 decimals), "difference_of" ("probability" or
         "score"), "passed"}], "export_seconds": float | None}``; ``checks`` is empty for a model never
         exported (registered before the ONNX path, an endpoint, or ``DYNABENCH_MODEL_RUNTIME=torch``).
     """
@@ -35,6 +36,9 @@ def runtime_facts(model: RegisteredModel) -> dict:
                 "what": "labels" if labels else "answers",
                 "difference": check.get("max_probability_difference" if labels else "max_score_difference"),
                 "difference_of": "probability" if labels else "score",
+                "difference_text": _difference_text(
+                    check.get("max_probability_difference" if labels else "max_score_difference")
+                ),
                 "passed": bool(check.get("passed")),
             }
         )
@@ -47,3 +51,11 @@ def runtime_facts(model: RegisteredModel) -> dict:
         "checks": checks,
         "export_seconds": block.get("export_seconds"),
     }
+
+
+def _difference_text(value) -> str:
+    if not isinstance(value, int | float):
+        return "–"
+    if value == 0:
+        return "below 0.000001"  # stored rounded to 6 decimals (onnx_export.agreement)
+    return f"{value:.6f}".rstrip("0").rstrip(".")

@@ -40,6 +40,8 @@ ONNX_DIR = "onnx"
 ONNX_FILES = {ONNX_FP32: f"{ONNX_DIR}/model.fp32.onnx", ONNX_INT8: f"{ONNX_DIR}/model.int8.onnx"}
 #: What the export wrote: graph kind, input and output names, versions (``onnx_export``).
 MANIFEST_FILE = f"{ONNX_DIR}/export.json"
+#: The held-apart inputs (and gold targets) the last export was checked on, for "Check again".
+CHECK_FILE = f"{ONNX_DIR}/check-inputs.json"
 
 
 def label(runtime: str) -> str:

@@ -93,6 +93,12 @@ def register_trained_target(
     if model.status != RegisteredModel.Status.READY:
         say(progress, f"registration failed: {model.error_message}")
         return model
+    block = model.card.get("runtime") or {}
+    say(
+        progress,
+        f"{model.name} is served on {model.runtime}"
+        + (f" ({block['message']})" if block.get("message") else ""),
+    )
     if plan.target is not None:
         set_round_targets(round=plan.target, models=[model])
         say(progress, f"{model.name} is now the target model of round {plan.target.number}")

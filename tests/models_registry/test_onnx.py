@@ -155,7 +155,12 @@ def test_an_uploaded_onnx_folder_is_replaced_by_the_platform_export(hate_task, t
     (planted / "extra.py").write_text("print('never run')")
     model = _register(hate_task, tiny_model_dir)
     assert model.runtime == ONNX_FP32
-    assert sorted(p.name for p in planted.iterdir()) == ["export.json", "model.fp32.onnx", "model.int8.onnx"]
+    assert sorted(p.name for p in planted.iterdir()) == [
+        "check-inputs.json",
+        "export.json",
+        "model.fp32.onnx",
+        "model.int8.onnx",
+    ]
     assert onnx_file(tiny_model_dir, ONNX_FP32).stat().st_size > 1000
 
 
@@ -377,3 +382,67 @@ def test_a_model_whose_graph_is_gone_is_served_by_torch_meanwhile(hate_task, tin
     onnx_file(tiny_model_dir, ONNX_FP32).write_bytes(b"garbage")
     with pytest.raises(inference.InferenceError, match="ONNX Runtime cannot open the onnx-fp32 graph"):
         inference.predict(model, [{"statement": "x"}])
+
+
+@pytest.mark.django_db
+def test_checking_again_repeats_the_labelled_check_not_the_probe_sentences(
+    hate_task, tiny_model_dir, settings
+):
+    from models_registry.services import run_check
+
+    settings.DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP = 1.0
+    inputs = [{"statement": f"held-apart example number {i}"} for i in range(50)]
+    targets = ["hateful" if i % 2 else "not-hateful" for i in range(50)]
+    model = _register(hate_task, tiny_model_dir, check_inputs=inputs, check_targets=targets)
+    first = model.card["runtime"]["checks"][ONNX_INT8]
+    assert first["n"] == 50 and first["rule"] == "accuracy"
+    model.status = RegisteredModel.Status.CHECKING
+    assert run_check(model) == (RegisteredModel.Status.READY, "")
+    again = RegisteredModel.objects.get(pk=model.pk).card["runtime"]["checks"][ONNX_INT8]
+    assert again["n"] == 50 and again["rule"] == "accuracy"
+    assert again["accuracy"] == first["accuracy"] and again["torch_accuracy"] == first["torch_accuracy"]
+
+
+@pytest.mark.django_db
+def test_a_first_check_never_reads_check_inputs_an_upload_carried(hate_task, tiny_model_dir):
+    from models_registry.services import run_check
+
+    planted = tiny_model_dir / "onnx"
+    planted.mkdir()
+    (planted / "check-inputs.json").write_text('{"texts": ["easy"], "targets": ["hateful"]}')
+    model = RegisteredModel.objects.create(task=hate_task, name="fresh-upload", path=str(tiny_model_dir))
+    model.status = RegisteredModel.Status.CHECKING
+    assert run_check(model)[0] == RegisteredModel.Status.READY
+    check = RegisteredModel.objects.get(pk=model.pk).card["runtime"]["checks"][ONNX_INT8]
+    assert check["n"] >= 30 and check["rule"] == "agreement"  # the probe sentences, not the planted text
+
+
+@pytest.mark.django_db
+def test_a_model_being_checked_again_keeps_its_leaderboard_row(client, hate_task, tiny_model_dir, settings):
+    from leaderboards.models import Dataset, DatasetItem, Score
+
+    settings.DYNABENCH_MODEL_RUNTIME = ONNX_FP32
+    dataset = Dataset.objects.create(
+        task=hate_task, slug="recheck", name="Recheck", access=Dataset.Access.SCORING
+    )
+    DatasetItem.objects.create(dataset=dataset, external_id="a", inputs={"statement": "x"}, target="hateful")
+    model = _register(hate_task, tiny_model_dir)
+    other = RegisteredModel.objects.create(
+        task=hate_task, name="never-scored", status=RegisteredModel.Status.CHECKING, is_published=True
+    )
+    from leaderboards.jobs import run_evaluation_job
+    from leaderboards.scheduling import request_evaluations
+
+    for score_id in request_evaluations(model=model, queue=False):
+        run_evaluation_job(score_id)
+    assert Score.objects.filter(model=model, status=Score.Status.DONE).exists()
+
+    def rows():
+        page = client.get(f"/tasks/{hate_task.slug}/leaderboard/").content.decode()
+        return [pk for pk in (model.pk, other.pk) if f'data-model="{pk}"' in page]
+
+    assert rows() == [model.pk]
+    RegisteredModel.objects.filter(pk=model.pk).update(status=RegisteredModel.Status.CHECKING)
+    assert rows() == [model.pk]  # being checked again, with a finished Score: kept
+    RegisteredModel.objects.filter(pk=model.pk).update(status=RegisteredModel.Status.FAILED)
+    assert rows() == []  # a failed check drops it; a model never scored is not shown while checked
