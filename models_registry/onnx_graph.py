@@ -50,7 +50,7 @@ def read_manifest(path: str | Path) -> dict:
 
 def session_options():
     """ONNX Runtime session options for this process: ``DYNABENCH_ONNX_THREADS`` intra-op threads (0:
-    ONNX Runtime's default, one per core), one inter-op thread, all graph optimisations."""
+    ONNX Runtime's default, one per core), one inter-op thread, all graph optimisations, no spinning."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
@@ -58,6 +58,9 @@ def session_options():
     options.inter_op_num_threads = 1
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3  # errors only: the optimiser's notes are not the operator's business
+    # Idle pool threads sleep instead of spinning: the request goes on with Django's own work (and a
+    # torch model may run next) on the same cores, which spinning threads would take from it.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return options
 
 
