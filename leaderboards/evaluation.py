@@ -154,14 +154,6 @@ class PeakMemory:
         return max(0, self.peak - self.baseline)
 
 
-def _weight_bytes(classifier) -> int:
-    if getattr(classifier, "graph", None) is not None:
-        return classifier.weight_bytes()  # an ONNX runtime: the graph file it runs (int8 is ~4x smaller)
-    module = classifier.model
-    tensors = list(module.parameters()) + list(module.buffers())
-    return sum(t.numel() * t.element_size() for t in tensors)
-
-
 MEMORY_METHOD = "weights + peak live tensor bytes of the longest batch (TorchDispatchMode)"
 #: An ONNX runtime's working memory is traced on the torch model of the same graph (same activations:
 #: dynamic int8 quantizes weights, and activations only inside each MatMul).
@@ -419,7 +411,7 @@ def evaluate_model_on_dataset(
 
     weights = working = None
     if predictor.classifier is not None:  # after the timed run: the tracking slows the forward pass
-        weights = _weight_bytes(predictor.classifier)
+        weights = predictor.classifier.weight_bytes()  # the graph file on ONNX, else the torch tensors
         working = working_memory_bytes(predictor.classifier, texts, batch_size)
     metrics: dict = {
         "perf_metric": cfg.perf_metric,

@@ -80,7 +80,7 @@ from .onnx_graph import OnnxGraph, ServedOnRuntime
 from .preprocessing import preprocess_all
 from .qa_inference import SpanPredictor
 from .qa_modeling import is_qa_model_dir
-from .runtimes import ONNX_RUNTIMES, TORCH, check_runtime, onnx_file
+from .runtimes import ONNX_RUNTIMES, RUNTIMES, TORCH, check_runtime, onnx_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from .models import RegisteredModel
@@ -353,7 +353,7 @@ def clear_cache(path: str | Path | None = None, *, runtime: str | None = None) -
             _cache.clear()
             return
         directory = _key(path)
-        runtimes = [runtime] if runtime else [TORCH, *ONNX_RUNTIMES]
+        runtimes = [runtime] if runtime else RUNTIMES
         for name in runtimes:
             _cache.pop(_cache_key(directory, name), None)
 

@@ -78,6 +78,15 @@ def test_choose_walks_down_from_the_preferred_runtime():
     assert choose(TORCH, {ONNX_FP32: passed}) == (TORCH, "")
 
 
+def _scoring_dataset(task, slug: str):
+    """A scoring dataset of ``task`` with one item, so the leaderboard has a column to rank on."""
+    from leaderboards.models import Dataset, DatasetItem
+
+    dataset = Dataset.objects.create(task=task, slug=slug, name=slug, access=Dataset.Access.SCORING)
+    DatasetItem.objects.create(dataset=dataset, external_id="a", inputs={"statement": "x"}, target="hateful")
+    return dataset
+
+
 def _register(task, path, **kwargs):
     return register_local_model(task=task, name="onnx-model", path=str(path), card={}, **kwargs)
 
@@ -343,13 +352,8 @@ def test_int8_on_labelled_inputs_is_judged_on_accuracy():
 
 @pytest.mark.django_db
 def test_the_leaderboard_shows_each_models_runtime(client, hate_task, tiny_model_dir, settings):
-    from leaderboards.models import Dataset, DatasetItem
-
     settings.DYNABENCH_MODEL_RUNTIME = ONNX_FP32
-    dataset = Dataset.objects.create(
-        task=hate_task, slug="runtime-board", name="Runtime board", access=Dataset.Access.SCORING
-    )
-    DatasetItem.objects.create(dataset=dataset, external_id="a", inputs={"statement": "x"}, target="hateful")
+    _scoring_dataset(hate_task, "runtime-board")
     _register(hate_task, tiny_model_dir)
     page = client.get(f"/tasks/{hate_task.slug}/leaderboard/").content.decode()
     assert '<span class="badge runtime-badge" data-runtime="onnx-fp32"' in page
@@ -419,13 +423,10 @@ def test_a_first_check_never_reads_check_inputs_an_upload_carried(hate_task, tin
 
 @pytest.mark.django_db
 def test_a_model_being_checked_again_keeps_its_leaderboard_row(client, hate_task, tiny_model_dir, settings):
-    from leaderboards.models import Dataset, DatasetItem, Score
+    from leaderboards.models import Score
 
     settings.DYNABENCH_MODEL_RUNTIME = ONNX_FP32
-    dataset = Dataset.objects.create(
-        task=hate_task, slug="recheck", name="Recheck", access=Dataset.Access.SCORING
-    )
-    DatasetItem.objects.create(dataset=dataset, external_id="a", inputs={"statement": "x"}, target="hateful")
+    _scoring_dataset(hate_task, "recheck")
     model = _register(hate_task, tiny_model_dir)
     other = RegisteredModel.objects.create(
         task=hate_task, name="never-scored", status=RegisteredModel.Status.CHECKING, is_published=True
