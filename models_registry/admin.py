@@ -9,7 +9,9 @@ admin's "Start the next round" page (``start_round_view``), an extension of ``ta
 URL with the model card, creates the model and queues its check; the change page shows the status and
 a failure's message at the top. "Check again" re-queues the check of the selected models (not of a
 refused upload: it has no files, and its reason is kept). A new model is unpublished; "Publish" and
-"Unpublish" set the flag of the selected models (or tick "is published" on the change page).
+"Unpublish" set the flag of the selected models (or tick "is published" on the change page). "Serve the
+selected model(s) on …" pins the runtime a model is served and evaluated on (``services.set_runtime``,
+docs/onnx.md).
 """
 
 from __future__ import annotations
@@ -39,12 +41,14 @@ from tasks.services import TaskError
 
 from .forms import RegisterModelForm, StartRoundForm
 from .models import RegisteredModel, RoundTarget
+from .runtimes import ONNX_FP32, ONNX_INT8, TORCH, label
 from .services import (
     ModelRegistryError,
     check_again,
     register_endpoint_model,
     register_hub_model,
     register_uploaded_model,
+    set_runtime,
 )
 
 
@@ -71,7 +75,13 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
         "updated_at",
     ]
     list_select_related = ["task", "owner"]
-    list_filter = [("task", admin.RelatedOnlyFieldListFilter), "status", "source", "is_published"]
+    list_filter = [
+        ("task", admin.RelatedOnlyFieldListFilter),
+        "status",
+        "runtime",
+        "source",
+        "is_published",
+    ]
     search_fields = ["name", "backbone", "path", "error_message"]
     readonly_fields = [
         "runtime",
@@ -89,6 +99,9 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
         "make_target_of_current_round",
         "start_next_round_with_models",
         "check_again",
+        "serve_on_torch",
+        "serve_on_onnx_fp32",
+        "serve_on_onnx_int8",
         "publish",
         "unpublish",
     ]
@@ -201,6 +214,42 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
             self.message_user(request, f"Not checked again: {message}.", messages.WARNING)
         if len(models) < queryset.count():
             self.message_user(request, "Only the task's owners can re-check its models.", messages.ERROR)
+
+    def _serve_on(self, request, queryset, runtime: str) -> None:
+        """Pin ``runtime`` on the selected models of tasks the user owns (``services.set_runtime``)."""
+        models = [m for m in queryset.select_related("task") if m.task.is_owner(request.user)]
+        pinned, refused = [], []
+        for model in models:
+            try:
+                set_runtime(model, runtime)
+            except ModelRegistryError as exc:
+                refused.append(str(exc))
+            else:
+                pinned.append(model.name)
+        if pinned:
+            self.message_user(
+                request,
+                f"{', '.join(pinned)} now served on {label(runtime)}; Scores measured on another runtime are "
+                "queued again.",
+            )
+        for message in refused:
+            self.message_user(request, f"Not changed: {message}.", messages.WARNING)
+        if len(models) < queryset.count():
+            self.message_user(
+                request, "Only the task's owners can choose its models' runtime.", messages.ERROR
+            )
+
+    @admin.action(description="Serve the selected model(s) on PyTorch (pin the runtime)")
+    def serve_on_torch(self, request, queryset):
+        self._serve_on(request, queryset, TORCH)
+
+    @admin.action(description="Serve the selected model(s) on ONNX Runtime, fp32 (pin the runtime)")
+    def serve_on_onnx_fp32(self, request, queryset):
+        self._serve_on(request, queryset, ONNX_FP32)
+
+    @admin.action(description="Serve the selected model(s) on ONNX Runtime, int8 weights (pin the runtime)")
+    def serve_on_onnx_int8(self, request, queryset):
+        self._serve_on(request, queryset, ONNX_INT8)
 
     def _set_published(self, request, queryset, published: bool) -> None:
         """Set ``is_published`` on the selected models the user may change (owner, task owner, superuser)."""

@@ -1,4 +1,4 @@
-"""django-filter filters of ``GET /api/models/``: by task, status, and the caller's own models."""
+"""django-filter filters of ``GET /api/models/``: by task, status, runtime, and the caller's own models."""
 
 from __future__ import annotations
 
@@ -7,18 +7,22 @@ import django_filters
 from dynabench.api.filters import StrictFilterSet, strict_boolean_filter
 
 from .models import RegisteredModel
+from .runtimes import CHOICES as RUNTIME_CHOICES
 
 
 class RegisteredModelFilter(StrictFilterSet):
-    """``?task=<slug>&status=ready&mine=true`` (all optional; combined with AND)."""
+    """``?task=<slug>&status=ready&runtime=onnx-int8&mine=true`` (all optional; combined with AND)."""
 
     task = django_filters.CharFilter(field_name="task__slug", help_text="Task slug.")
     status = django_filters.ChoiceFilter(choices=RegisteredModel.Status.choices)
+    runtime = django_filters.ChoiceFilter(
+        choices=RUNTIME_CHOICES, help_text="The runtime the model is served on (docs/onnx.md)."
+    )
     mine = strict_boolean_filter(method="filter_mine", help_text="true: only models you own.")
 
     class Meta:
         model = RegisteredModel
-        fields = ["task", "status", "mine"]
+        fields = ["task", "status", "runtime", "mine"]
 
     def filter_mine(self, queryset, name, value):
         user = self.request.user if self.request is not None else None

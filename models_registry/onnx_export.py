@@ -82,6 +82,7 @@ class RuntimeReport:
             agreements are fractions in [0, 1]; ``"passed"`` says whether it met its threshold.
         message: why the chosen runtime is not the preferred one ("" when it is).
         export_seconds: wall-clock of export, quantization and check.
+        pinned: a task owner chose ``runtime`` (``services.set_runtime``), not the check.
     """
 
     runtime: str
@@ -89,6 +90,7 @@ class RuntimeReport:
     checks: dict = field(default_factory=dict)
     message: str = ""
     export_seconds: float = 0.0
+    pinned: bool = False
 
     def as_card(self) -> dict:
         """JSON-ready values for ``card["runtime"]``."""

@@ -48,7 +48,7 @@ from .hub import HubDownloadError, download_hub_model, is_valid_hub_id
 from .inference import InferenceError
 from .models import RegisteredModel
 from .names import model_name_problem
-from .runtimes import RUNTIMES
+from .runtimes import RUNTIMES, TORCH
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +135,7 @@ def prepare_runtime(
     check_targets: list | None = None,
     *,
     again: bool = False,
+    pinned: str = "",
 ) -> tuple[str, dict]:
     """Export a checked model folder to ONNX, check it against PyTorch and choose its runtime
     (``onnx_export.export_and_check``, docs/onnx.md).
@@ -143,6 +144,8 @@ def prepare_runtime(
         check_inputs / check_targets: as in ``register_local_model``.
         again: checking a model this platform exported before: without ``check_inputs``, reuse the
             held-apart inputs of that export (``onnx_export.saved_check_inputs``) when they are there.
+        pinned: the runtime a task owner pinned (``set_runtime``), kept when it is torch or its new
+            check passes; otherwise the pin is dropped and the block says so.
 
     Returns:
         ``(runtime, card block)``: the runtime for ``RegisteredModel.runtime`` and the report for
@@ -167,11 +170,93 @@ def prepare_runtime(
     report = export_and_check(path, texts, targets=targets, allow_pickle=allow_pickle)
     if note:
         report.message = f"{report.message} (the check inputs were unusable: {note})"
+    if pinned:
+        _keep_pin(report, pinned)
     # The check loaded every runtime; keep only the one that will serve.
     for other in RUNTIMES:
         if other != report.runtime:
             inference.clear_cache(path, runtime=other)
     return report.runtime, public_card_block(report.as_card(), path)
+
+
+def _keep_pin(report, pinned: str) -> None:
+    """Serve ``pinned`` instead of the chosen runtime when it is still allowed (``pinnable``)."""
+    from .runtimes import label
+
+    if pinned == report.runtime:
+        report.pinned = True
+        report.message = (
+            f"pinned by a task owner; {report.message}" if report.message else "pinned by a task owner"
+        )
+    elif pinned == TORCH or (report.checks.get(pinned) or {}).get("passed"):
+        report.runtime, report.pinned = pinned, True
+        report.message = f"pinned to {label(pinned)} by a task owner"
+    else:
+        report.message = f"the pin to {label(pinned)} was dropped: its check no longer passes" + (
+            f"; {report.message}" if report.message else ""
+        )
+
+
+def pinnable_runtimes(model: RegisteredModel) -> list[str]:
+    """The runtimes ``set_runtime`` accepts for ``model``: torch, and each ONNX runtime whose graph file
+    is in the model's folder and whose last check (``card["runtime"]["checks"]``) passed. Empty for a
+    remote endpoint (it has no weights here)."""
+    from .runtimes import ONNX_RUNTIMES, onnx_file
+
+    if model.source == RegisteredModel.Source.ENDPOINT or not model.path:
+        return []
+    block = (model.card or {}).get("runtime")
+    checks = (block.get("checks") or {}) if isinstance(block, dict) else {}
+    allowed = [TORCH]
+    for runtime in ONNX_RUNTIMES:
+        check = checks.get(runtime)
+        if isinstance(check, dict) and check.get("passed") and onnx_file(model.path, runtime).is_file():
+            allowed.append(runtime)
+    return allowed
+
+
+def set_runtime(model: RegisteredModel, runtime: str) -> RegisteredModel:
+    """Pin the runtime ``model`` is served and evaluated on (a task owner's choice; docs/onnx.md,
+    "Pinning a runtime"). The card's runtime block records the pin (``pinned: true``) and "Check
+    again" keeps it while it stays allowed. Saving a ready model requests its evaluations again: a Score
+    measured on another runtime is redone (``leaderboards.scheduling``).
+
+    Returns:
+        The model as saved (unchanged, with no save, when it already runs on ``runtime`` pinned).
+
+    Raises:
+        ModelRegistryError: an unknown runtime, a model that is not ready, a remote endpoint, or an ONNX
+            runtime not in ``pinnable_runtimes`` (no graph, or its check did not pass); nothing is
+            changed.
+    """
+    from .runtimes import label
+
+    if runtime not in RUNTIMES:
+        raise ModelRegistryError(f"unknown runtime {runtime!r}; expected one of {list(RUNTIMES)}")
+    with transaction.atomic():
+        # Locked: two owners pinning at once, or a check finishing meanwhile, do not mix their cards.
+        model = RegisteredModel.objects.select_for_update().get(pk=model.pk)
+        if model.source == RegisteredModel.Source.ENDPOINT:
+            raise ModelRegistryError(f"{model.name} is a remote endpoint: its runtime is not ours to choose")
+        if model.status != RegisteredModel.Status.READY:
+            raise ModelRegistryError(f"{model.name} is not ready ({model.status}): check it first")
+        if runtime not in pinnable_runtimes(model):
+            raise ModelRegistryError(
+                f"{model.name} cannot be served on {label(runtime)}: that graph is missing or its check "
+                "against PyTorch did not pass (see its card); check the model again first"
+            )
+        card = dict(model.card or {})
+        block = dict(card["runtime"]) if isinstance(card.get("runtime"), dict) else {}
+        if model.runtime == runtime and block.get("pinned"):
+            return model
+        previous = model.runtime
+        block.update(runtime=runtime, pinned=True, message=f"pinned to {label(runtime)} by a task owner")
+        card["runtime"] = block
+        model.runtime, model.card = runtime, card
+        model.save(update_fields=["runtime", "card", "updated_at"])
+    if previous != runtime:
+        inference.clear_cache(model.path, runtime=previous)
+    return model
 
 
 def public_card_block(block: dict, path: str) -> dict:
@@ -523,9 +608,11 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
             if not error:
                 # A model this platform checked before is checked again on the same held-apart inputs
                 # (kept in its onnx/ folder); a new upload's own onnx/ folder is never read.
-                again = isinstance(model.card.get("runtime"), dict)
+                block = model.card.get("runtime")
+                again = isinstance(block, dict)
+                pinned = model.runtime if again and block.get("pinned") else ""
                 updates["runtime"], card["runtime"] = prepare_runtime(
-                    task, model.path, model.allow_pickle, again=again
+                    task, model.path, model.allow_pickle, again=again, pinned=pinned
                 )
             updates.update(
                 card=card,
