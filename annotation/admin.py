@@ -23,7 +23,17 @@ class PredictionInline(admin.TabularInline):
     """Each target model's output on the example; written by the create service only."""
 
     model = Prediction
-    fields = ["model", "status", "label", "output", "model_wrong", "error", "latency_ms", "created_at"]
+    fields = [
+        "model",
+        "status",
+        "label",
+        "output",
+        "model_wrong",
+        "error",
+        "latency_ms",
+        "runtime",
+        "created_at",
+    ]
     readonly_fields = fields
     extra = 0
     max_num = 0

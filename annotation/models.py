@@ -126,6 +126,13 @@ class Prediction(models.Model):
     model_wrong = models.BooleanField(null=True, blank=True)
     error = models.TextField(blank=True)
     latency_ms = models.FloatField(null=True, blank=True)
+    runtime = models.CharField(
+        max_length=20,
+        blank=True,
+        default="",
+        help_text="The runtime the model answered on (torch, onnx-fp32, onnx-int8); blank for a remote "
+        "endpoint and for predictions stored before runtimes were recorded.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

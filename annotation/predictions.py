@@ -31,6 +31,8 @@ class Outcome:
     output: dict = field(default_factory=dict)
     error: str = ""
     latency_ms: float | None = None
+    #: The runtime the model ran on (``models_registry.runtimes``); "" for a remote endpoint.
+    runtime: str = ""
 
     @property
     def ok(self) -> bool:
@@ -40,16 +42,21 @@ class Outcome:
 def run_model(model, model_input: dict) -> Outcome:
     """Run one target model on one input; any failure becomes an error message, never an exception."""
     started = time.perf_counter()
+    runtime = "" if model.source == model.Source.ENDPOINT else model.runtime
     try:
         outputs = inference.predict(model, [model_input])
         if len(outputs) != 1 or not isinstance(outputs[0], dict):
             raise inference.InferenceError(f"expected one output, got {outputs!r:.200}")
         output = clean_output(outputs[0])
-        return Outcome(model, output=output, latency_ms=(time.perf_counter() - started) * 1000)
+        return Outcome(
+            model, output=output, latency_ms=(time.perf_counter() - started) * 1000, runtime=runtime
+        )
     except Exception as exc:  # noqa: BLE001 - a crashing model must never lose the annotator's example
         logger.warning("target model %s failed on an example: %s", model.pk, exc, exc_info=True)
         message = f"{type(exc).__name__}: {exc}"[:2000]
-        return Outcome(model, error=message, latency_ms=(time.perf_counter() - started) * 1000)
+        return Outcome(
+            model, error=message, latency_ms=(time.perf_counter() - started) * 1000, runtime=runtime
+        )
 
 
 def prediction_label(output: dict) -> str:
@@ -123,9 +130,18 @@ def _store_retry(example: Example, outcomes: dict[int, Outcome]) -> str:
             p.error = ""
         else:
             p.error = outcome.error
-        p.latency_ms = outcome.latency_ms
+        p.latency_ms, p.runtime = outcome.latency_ms, outcome.runtime
         p.save(
-            update_fields=["status", "label", "output", "model_wrong", "error", "latency_ms", "updated_at"]
+            update_fields=[
+                "status",
+                "label",
+                "output",
+                "model_wrong",
+                "error",
+                "latency_ms",
+                "runtime",
+                "updated_at",
+            ]
         )
     any_failed = any(p.status == Prediction.Status.FAILED for p in predictions)
     verdicts = [p.model_wrong for p in predictions if p.status == Prediction.Status.OK]

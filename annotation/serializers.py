@@ -31,14 +31,16 @@ MAX_METADATA_DEPTH = 10
 MODEL_OUTPUT_SCHEMA = {
     "type": "object",
     "description": (
-        "One target model's output. Label tasks: model, model_name, status, label, probabilities "
-        "(label -> probability). Span (QA) tasks: model, model_name, status, answer, answer_start, score. "
-        "A failed model has status 'failed' and null outputs."
+        "One target model's output. Label tasks: model, model_name, status, runtime, label, probabilities "
+        "(label -> probability). Span (QA) tasks: model, model_name, status, runtime, answer, answer_start, "
+        "score. A failed model has status 'failed' and null outputs. runtime is what the model answered "
+        "on (torch, onnx-fp32, onnx-int8), null for a remote endpoint or an older prediction."
     ),
     "properties": {
         "model": {"type": "integer"},
         "model_name": {"type": "string"},
         "status": {"type": "string", "enum": ["ok", "failed"]},
+        "runtime": {"type": "string", "nullable": True},
         "label": {"type": "string", "nullable": True},
         "probabilities": {"type": "object", "additionalProperties": {"type": "number"}},
         "answer": {"type": "string", "nullable": True},
@@ -55,7 +57,12 @@ def model_outputs(example: Example) -> list[dict]:
     rows = []
     for p in example.predictions.all():
         ok = p.status == Prediction.Status.OK
-        row = {"model": p.model_id, "model_name": p.model.name, "status": p.status}
+        row = {
+            "model": p.model_id,
+            "model_name": p.model.name,
+            "status": p.status,
+            "runtime": p.runtime or None,
+        }
         if is_span:
             row["answer"] = p.output.get("answer", p.label or None) if ok else None
             start = p.output.get("answer_start") if ok else None

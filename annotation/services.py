@@ -306,6 +306,7 @@ def create_example(
                         model_wrong=model_verdict(cfg, target, o.output) if o.ok else None,
                         error=o.error,
                         latency_ms=o.latency_ms,
+                        runtime=o.runtime,
                     )
                     for o in outcomes
                 ]

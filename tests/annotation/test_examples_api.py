@@ -32,6 +32,7 @@ def test_create_decides_model_wrong_on_the_server(api, annotator, rule_model):
             "model": rule_model.pk,
             "model_name": "stand-in",
             "status": "ok",
+            "runtime": "torch",
             "label": "hateful",
             "probabilities": {"hateful": 0.875, "not-hateful": 0.125},
         }
@@ -135,6 +136,7 @@ def test_crashing_model_keeps_the_example(api, annotator, crashing_model):
             "model": crashing_model.pk,
             "model_name": "crashing",
             "status": "failed",
+            "runtime": "torch",
             "label": None,
             "probabilities": {},
         }
