@@ -175,21 +175,29 @@ def refusal(what: str, messages: list[str]) -> str:
     return f"{what} was not saved. {reasons}"
 
 
+def specs_by_name(cfg) -> dict:
+    """The task's context and input field specs by field name."""
+    return {f["name"]: f for f in cfg.context_fields + cfg.input_fields}
+
+
 class InteractForm(forms.Form):
     """The model page's interact box: one text per model input field of the task."""
 
     def __init__(self, cfg, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.cfg = cfg
-        specs = {f["name"]: f for f in cfg.context_fields + cfg.input_fields}
+        specs = specs_by_name(cfg)
         for name in cfg.model_input_fields:
             spec = specs.get(name, {"name": name})
+            limit = cfg.max_length_of(spec)
             self.fields[name] = forms.CharField(
                 label=spec.get("label", name),
-                max_length=cfg.max_length_of(spec),
+                # No max_length: it would add the textarea's maxlength, and a browser then cuts a longer
+                # paste without a word (and counts emoji as two). clean() counts after CRLF -> LF.
+                help_text=f"At most {limit:,} characters.",
                 strip=False,
                 required=False,
-                widget=forms.Textarea(attrs={"rows": 3, "dir": "auto"}),
+                widget=forms.Textarea(attrs={"rows": 3, "dir": "auto", "data-max-length": limit}),
             )
 
     def clean(self):
@@ -197,8 +205,13 @@ class InteractForm(forms.Form):
         for name in self.cfg.model_input_fields:
             value = normalise_newlines(data.get(name) or "")
             if name in self.fields and name not in self.errors:
+                limit = self.cfg.max_length_of(specs_by_name(self.cfg).get(name, {"name": name}))
                 if not value.strip():
                     self.add_error(name, "Type some text for the model.")
+                elif len(value) > limit:
+                    self.add_error(
+                        name, f"At most {limit:,} characters, please: this text has {len(value):,}."
+                    )
                 elif problem := model_text_problem(value, self.fields[name].label):
                     self.add_error(name, problem)
             data[name] = value

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -96,7 +98,7 @@ def test_interact_with_the_tiny_model(client, tiny_registered_model, outsider):
     [
         ("", "Type some text"),
         ("   \n ", "Type some text"),
-        ("x" * 2001, "at most 2000"),
+        ("x" * 2001, "At most 2,000 characters, please: this text has 2,001."),
         ("a\x00b", "Null"),
         # As on the create page: control characters, bidi overrides, nothing visible.
         ("a\x07b", "contains the control character U+0007"),
@@ -112,6 +114,20 @@ def test_interact_validates_the_text(client, tiny_registered_model, outsider, te
     assert response.status_code == 200
     assert response.context["prediction"] is None
     assert message in response.content.decode()
+
+
+def test_interact_counts_a_long_text_instead_of_letting_the_browser_cut_it(
+    client, tiny_registered_model, outsider
+):
+    client.force_login(outsider)
+    url = reverse("leaderboards:model", args=[tiny_registered_model.pk])
+    page = client.get(url).content.decode()
+    textarea = re.search(r"<textarea[^>]*>", page).group(0)
+    assert "maxlength" not in textarea and 'data-max-length="2000"' in textarea
+    assert "At most 2,000 characters." in page
+    # 1,000 CRLF pairs are 2,000 characters once CRLF becomes LF: accepted, as the create page counts
+    response = client.post(url, {"statement": "a\r\n" * 1000})
+    assert response.context["prediction"] is not None
 
 
 def test_interact_needs_login(client, tiny_registered_model):
