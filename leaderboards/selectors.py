@@ -275,6 +275,9 @@ def build_leaderboard(
                 "not_measurable": unmeasurable,
                 "notes": notes,
                 "metrics": r.raw if r else {j: None for j in metrics},
+                # The timed passes' aggregated spread per measured metric (throughput), in its unit;
+                # only where every Score measured one (an old Score's stand-in 5% is not a measurement).
+                "spread": _shown_spreads(r, values[m.pk], spreads[m.pk]),
                 "x": r.x if r else {j: None for j in metrics},
                 "datasets": per_dataset,
                 "statuses": statuses[m.pk],
@@ -282,6 +285,18 @@ def build_leaderboard(
         )
     table["rows"] = sort_rows(rows, params.sort, params.direction)
     return table
+
+
+def _shown_spreads(result, values: dict, spreads: dict) -> dict[str, float]:
+    """``result.spread`` (``dynascore.ModelResult``) for the metrics whose spread every one of the
+    model's done Scores measured; {} without a result. ``live_ranking.js`` applies the same rule."""
+    if result is None:
+        return {}
+    return {
+        metric: u
+        for metric, u in result.spread.items()
+        if u is not None and values and all(metric in spreads.get(d, {}) for d in values)
+    }
 
 
 def _not_measurable_notes(unmeasurable: dict[str, str], result, table: dict) -> list[str]:

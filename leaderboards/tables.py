@@ -6,6 +6,7 @@ cells with formatted numbers, since templates cannot look values up by a compute
 
 from __future__ import annotations
 
+import math
 from urllib.parse import urlencode
 
 PERCENT_METRICS = {"perf", "fairness", "robustness"}
@@ -22,6 +23,15 @@ def format_metric(metric: str, value) -> str:
     if metric == "memory":
         return f"{value:.2f}"
     return f"{value:.4g}"
+
+
+def spread_text(spread, value) -> str:
+    """The measured spread beside a metric cell: ``"range 9%"`` for an aggregated spread u of 9% of the
+    value (``dynascore.ModelResult.spread``: the timed passes' (max - min) / median, in the metric's
+    unit); "" when either is unknown or the value is 0. Rounded half up, as ``live_ranking.js``."""
+    if not isinstance(spread, int | float) or not isinstance(value, int | float) or value <= 0:
+        return ""
+    return f"range {math.floor(100 * spread / value + 0.5)}%"
 
 
 def format_amrs(value) -> str:
@@ -88,7 +98,11 @@ def present(table: dict, base_url: str | None = None) -> dict:
                     {"text": "not measurable", "css": "num missing", "title": unmeasurable[m["name"]]}
                 )
             else:
-                cells.append({"text": format_metric(m["name"], value), "css": "num"})
+                cell = {"text": format_metric(m["name"], value), "css": "num"}
+                spread = spread_text((row.get("spread") or {}).get(m["name"]), value)
+                if spread:
+                    cell["spread"] = spread
+                cells.append(cell)
         for d in table["datasets"]:
             value = row["datasets"].get(str(d["id"]))
             status = row.get("statuses", {}).get(str(d["id"]))

@@ -21,7 +21,7 @@ from leaderboards.dynascore import (
     TIE_TOLERANCE,
     compute_dynascore,
 )
-from leaderboards.tables import format_metric
+from leaderboards.tables import format_metric, spread_text
 
 SCRIPT = Path(__file__).resolve().parents[2] / "leaderboards" / "static" / "leaderboards" / "live_ranking.js"
 
@@ -403,3 +403,34 @@ def test_the_payload_carries_the_spreads_and_js_agrees_with_the_server(client, s
     assert {row["model_id"]: row["dynascore"] for row in got["rows"]} == server
     # By hand: 0.5 perf + 0.5 throughput / 55; R = 0.35 + 0.5 * 120 / 55.
     assert server[spread_board["R"].pk] == pytest.approx(0.35 + 60 / 55)
+
+
+def test_the_table_shows_measured_spreads_under_throughput_and_js_shows_the_same(client, spread_board):
+    """P's passes spread 10% of its 100 examples/s, Q's 2% of 109; R's old Score measured none, so its
+    cell shows no range (the guard's stand-in 5% is not a measurement)."""
+    response = client.get(spread_board["url"])
+    page = response.content.decode()
+
+    def cell(model):
+        row = re.search(rf'<tr[^>]*data-model="{model.pk}"[^>]*>(.*?)</tr>', page, re.S).group(1)
+        return re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[3 + METRICS.index("throughput")]
+
+    assert cell(spread_board["P"]) == '100.0<span class="spread muted">range 10%</span>'
+    assert cell(spread_board["Q"]) == '109.0<span class="spread muted">range 2%</span>'
+    assert cell(spread_board["R"]) == "120.0"
+    data = _data_block(response)
+    mw = {"perf": 1, "throughput": 1, "memory": 0, "fairness": 0, "robustness": 0}
+    [got] = _run(data, [[mw, {str(spread_board["d"].pk): 1}, "dynascore", "desc"]])
+    runner = (
+        "const live = require(process.argv[1]);"
+        "console.log(JSON.stringify(JSON.parse(process.argv[2]).map(([u, v]) => live.spreadText(u, v))));"
+    )
+    shown = {row["model_id"]: row["spread"] for row in got["rows"]}
+    assert shown[spread_board["P"].pk] == {"throughput": pytest.approx(10.0)}
+    assert shown[spread_board["R"].pk] == {}
+    cases = [[10.0, 100.0], [2.18, 109.0], [0.5, 10.0], [None, 5.0], [1.0, 0.0]]
+    result = subprocess.run(
+        [_node(), "-e", runner, str(SCRIPT), json.dumps(cases)], capture_output=True, text=True, timeout=60
+    )
+    assert json.loads(result.stdout) == [spread_text(u, v) for u, v in cases]
+    assert spread_text(0.5, 10.0) == "range 5%" and spread_text(None, 5.0) == ""

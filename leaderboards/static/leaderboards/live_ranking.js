@@ -80,6 +80,12 @@
     return pyG(value, 4);
   }
 
+  /* tables.spread_text */
+  function spreadText(spread, value) {
+    if (typeof spread !== "number" || typeof value !== "number" || !(value > 0)) return "";
+    return "range " + Math.floor(100 * spread / value + 0.5) + "%";
+  }
+
   function formatAmrs(value) {
     return value === null || value === undefined ? "undefined" : pyG(value, 4);
   }
@@ -298,8 +304,8 @@
         resolutionSlack: data.resolution_slack,
       }
     );
-    var unmeasurable = {};
-    data.models.forEach(function (m) { unmeasurable[m.id] = m.not_measurable || {}; });
+    var unmeasurable = {}, byId = {};
+    data.models.forEach(function (m) { unmeasurable[m.id] = m.not_measurable || {}; byId[m.id] = m; });
     out.amrs = result.amrs;
     out.leftOut = result.leftOut;
     out.pairsUsed = result.pairsUsed;
@@ -316,10 +322,22 @@
         complete: !kept.length,
         missing: Object.keys(names).sort(),
         metrics: r.raw,
+        spread: shownSpreads(r, byId[r.key]),
         x: r.x,
         not_measurable: skip,
         notes: notes(skip, r, mw, result.leftOut),
       };
+    });
+    return out;
+  }
+
+  /* selectors._shown_spreads: only metrics whose spread every one of the model's Scores measured. */
+  function shownSpreads(result, model) {
+    var out = {}, datasets = Object.keys((model && model.scores) || {}), spreads = (model && model.spreads) || {};
+    Object.keys(result.spread || {}).forEach(function (j) {
+      var u = result.spread[j];
+      if (u === null || u === undefined || !datasets.length) return;
+      if (datasets.every(function (d) { return spreads[d] && j in spreads[d]; })) out[j] = u;
     });
     return out;
   }
@@ -378,6 +396,7 @@
     sortRows: sortRows,
     formatMetric: formatMetric,
     formatAmrs: formatAmrs,
+    spreadText: spreadText,
     pyFixed: pyFixed,
     pyG: pyG,
   };
@@ -390,6 +409,20 @@
 
   function text(el, value) {
     if (el && el.textContent !== value) el.textContent = value;
+  }
+
+  /* A metric cell: its value, and under it the measured spread when there is one (_table.html). */
+  function metricCell(td, value, spread) {
+    var note = td.querySelector("span.spread");
+    if (td.firstChild && td.firstChild.nodeType === 3 && td.firstChild.nodeValue === value &&
+        (note ? note.textContent : "") === spread) return;
+    td.textContent = value;
+    if (spread) {
+      note = document.createElement("span");
+      note.className = "spread muted";
+      note.textContent = spread;
+      td.appendChild(note);
+    }
   }
 
   function weightText(v) {
@@ -497,7 +530,7 @@
           td.className = "num missing";
           td.title = r.not_measurable[j];
         } else {
-          text(td, formatMetric(j, value));
+          metricCell(td, formatMetric(j, value), spreadText((r.spread || {})[j], value));
           td.className = "num";
           td.removeAttribute("title");
         }
