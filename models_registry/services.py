@@ -180,17 +180,16 @@ def prepare_runtime(
 
 
 def _keep_pin(report, pinned: str) -> None:
-    """Serve ``pinned`` instead of the chosen runtime when it is still allowed (``pinnable``)."""
+    """Serve ``pinned`` instead of the runtime the check chose when it is still allowed: torch, or an ONNX
+    runtime whose new check passed (the rule of ``pinnable_runtimes``); else say the pin was dropped."""
     from .runtimes import label
 
-    if pinned == report.runtime:
-        report.pinned = True
-        report.message = (
-            f"pinned by a task owner; {report.message}" if report.message else "pinned by a task owner"
+    if pinned == TORCH or (report.checks.get(pinned) or {}).get("passed"):
+        # The check's own message (why it chose what it chose, or why the export failed) stays after it.
+        report.message = f"pinned to {label(pinned)} by a task owner" + (
+            f"; {report.message}" if report.message else ""
         )
-    elif pinned == TORCH or (report.checks.get(pinned) or {}).get("passed"):
         report.runtime, report.pinned = pinned, True
-        report.message = f"pinned to {label(pinned)} by a task owner"
     else:
         report.message = f"the pin to {label(pinned)} was dropped: its check no longer passes" + (
             f"; {report.message}" if report.message else ""

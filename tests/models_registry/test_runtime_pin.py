@@ -97,6 +97,8 @@ def test_check_again_keeps_a_pin_that_still_passes_and_drops_one_that_does_not(f
     assert run_check(model)[0] == RegisteredModel.Status.READY
     model = RegisteredModel.objects.get(pk=fp32_model.pk)
     assert model.runtime == TORCH and model.card["runtime"]["pinned"] is True  # torch is always allowed
+    # the check's own reason for fp32 follows the pin
+    assert model.card["runtime"]["message"].startswith("pinned to PyTorch by a task owner; int8 weights ")
 
     set_runtime(model, ONNX_FP32)
     settings.DYNABENCH_ONNX_FP32_MIN_AGREEMENT = 1.01  # fp32's new check cannot pass now
