@@ -19,6 +19,7 @@ from dynabench.text_rules import (
     has_visible_character,
     no_visible_character_message,
     normalise_newlines,
+    too_long_message,
 )
 from tasks import qualification, spans
 from tasks.config import TaskConfig
@@ -116,9 +117,7 @@ def clean_inputs(
             continue
         limit = cfg.max_length_of(spec)
         if len(value) > limit:
-            errors.setdefault(name, []).append(
-                f"{label} is too long: {len(value):,} characters, at most {limit:,} allowed."
-            )
+            errors.setdefault(name, []).append(too_long_message(label, len(value), limit))
         cleaned[name] = value
 
     target_spec = cfg.target_field

@@ -83,15 +83,24 @@ def no_visible_character_message(label: str) -> str:
     )
 
 
-def model_text_problem(value: str, label: str) -> str | None:
+def too_long_message(label: str, length: int, limit: int) -> str:
+    """E.g. ``"The text is too long: 2,001 characters, at most 2,000 allowed."`` (lengths in code points,
+    counted after CRLF becomes LF)."""
+    return f"{label} is too long: {length:,} characters, at most {limit:,} allowed."
+
+
+def model_text_problem(value: str, label: str, limit: int | None = None) -> str | None:
     """The problem of a text a model is to read (already normalised, not blank), or None: a control
-    character or bidi override (``first_control_character``), or no visible character. The create page,
-    the model page's "try it" box and the predict API refuse the same texts with the same messages."""
+    character or bidi override (``first_control_character``), no visible character, or more than
+    ``limit`` code points. The create page, the model page's "try it" box and the predict API refuse the
+    same texts with the same messages."""
     char = first_control_character(value)
     if char is not None:
         return control_character_message(label, char)
     if not has_visible_character(value):
         return no_visible_character_message(label)
+    if limit is not None and len(value) > limit:
+        return too_long_message(label, len(value), limit)
     return None
 
 
@@ -101,5 +110,5 @@ def check_free_text(value: str, label: str, limit: int) -> str | None:
     if char is not None:
         return control_character_message(label, char)
     if len(value) > limit:
-        return f"{label} is too long: {len(value):,} characters, at most {limit:,} allowed."
+        return too_long_message(label, len(value), limit)
     return None

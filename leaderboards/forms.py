@@ -208,11 +208,7 @@ class InteractForm(forms.Form):
                 limit = self.cfg.max_length_of(specs_by_name(self.cfg).get(name, {"name": name}))
                 if not value.strip():
                     self.add_error(name, "Type some text for the model.")
-                elif len(value) > limit:
-                    self.add_error(
-                        name, f"At most {limit:,} characters, please: this text has {len(value):,}."
-                    )
-                elif problem := model_text_problem(value, self.fields[name].label):
+                elif problem := model_text_problem(value, self.fields[name].label, limit):
                     self.add_error(name, problem)
             data[name] = value
         return data

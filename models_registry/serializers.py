@@ -275,10 +275,8 @@ class PredictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
                     problems[name] = [f"This field is required (the model reads {fields})."]
                 elif not value.strip():
                     problems[name] = ["Type some text for the model."]
-                elif len(value) > limit:
-                    problems[name] = [f"At most {limit:,} characters (this has {len(value):,})."]
-                elif problem := model_text_problem(normalise_newlines(value), "The text"):
-                    problems[name] = [problem]
+                elif problem := model_text_problem(normalise_newlines(value), "The text", limit):
+                    problems[name] = [problem]  # the length counted after CRLF -> LF, as on the create page
                 else:
                     row[name] = normalise_newlines(value)
             if problems:

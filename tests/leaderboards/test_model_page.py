@@ -98,7 +98,7 @@ def test_interact_with_the_tiny_model(client, tiny_registered_model, outsider):
     [
         ("", "Type some text"),
         ("   \n ", "Type some text"),
-        ("x" * 2001, "At most 2,000 characters, please: this text has 2,001."),
+        ("x" * 2001, "is too long: 2,001 characters, at most 2,000 allowed."),
         ("a\x00b", "Null"),
         # As on the create page: control characters, bidi overrides, nothing visible.
         ("a\x07b", "contains the control character U+0007"),

@@ -129,7 +129,7 @@ def test_filters_by_task_status_and_mine(make_model, annotator, hate_task):
     assert names(client.get(MODELS, {"mine": "false", "task": "hate-speech"})) == ["failed-one", "ready-one"]
     response = client.get(MODELS, {"owner": "me"})
     assert response.json() == {
-        "owner": ["Unknown parameter; this list takes: task, status, mine, page, page_size, format."]
+        "owner": ["Unknown parameter; this list takes: task, status, runtime, mine, page, page_size, format."]
     }
 
 
@@ -316,8 +316,12 @@ def test_predict_input_errors_are_400_with_field_messages(tiny_registered_model,
             ]
         },
     }  # right-to-left text with a mark and an emoji is fine
-    too_long = client.post(url, {"inputs": [{"statement": "a" * 10_001}]}, format="json")
-    assert too_long.status_code == 400 and "At most" in str(too_long.json())
+    too_long = client.post(url, {"inputs": [{"statement": "a" * 2_001}]}, format="json")
+    # the create page's wording; counted after CRLF -> LF, so 1,000 CRLF pairs (2,000 characters) pass
+    assert too_long.status_code == 400 and too_long.json() == {
+        "inputs": {"0": {"statement": ["The text is too long: 2,001 characters, at most 2,000 allowed."]}}
+    }
+    assert client.post(url, {"inputs": [{"statement": "a\r\n" * 1000}]}, format="json").status_code == 200
     too_many = client.post(url, {"inputs": [{"statement": "x"}] * (MAX_PREDICT_INPUTS + 1)}, format="json")
     assert too_many.status_code == 400 and "inputs" in too_many.json()
     assert client.post(url, {"inputs": []}, format="json").status_code == 400
