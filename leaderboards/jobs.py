@@ -12,11 +12,12 @@ from django.db.models.functions import Concat
 from django.utils import timezone
 
 from dynabench.job_queue import ensure_schedule, worker_timeout_seconds
+from models_registry.models import RegisteredModel
 
 from . import evaluation
 from .evaluation import EvaluationError, InferenceError
 from .models import Dataset, Score, TrainingJob
-from .scheduling import fail_stale_evaluations, heartbeat, sweep_evaluations
+from .scheduling import enqueue_evaluation, fail_stale_evaluations, heartbeat, sweep_evaluations
 from .training.planning import TargetTrainingError
 from .training.requests import fail_interrupted_training_jobs
 from .training.targets import train_target_for_rounds
@@ -124,7 +125,8 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
     leaderboard ranks it) and the one prediction pass elsewhere (no spread stored there).
 
     Returns:
-        ``done`` or ``failed``, or the Score's current status when it was not claimed.
+        ``done`` or ``failed``; ``pending`` (queued again) when the model was moved to another runtime
+        while it ran; or the Score's current status when it was not claimed.
     """
     # Scores a killed worker left "running" (django-q stops a job after its timeout) end as failed.
     fail_stale_evaluations()
@@ -153,6 +155,17 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
         logger.exception("evaluation %s failed", score_id)
         error = f"{type(exc).__name__}: {exc}"
     else:
+        served = RegisteredModel.objects.filter(pk=score.model_id).values_list("runtime", flat=True).first()
+        measured = result.metrics.get("runtime")
+        if measured not in (None, "endpoint") and served is not None and measured != served:
+            # A task owner pinned another runtime while this ran: the figures are not the served
+            # system's, and the pin's own request skipped this Score because it was running.
+            logger.info("evaluation %s measured %s, the model now runs %s: again", score_id, measured, served)
+            Score.objects.filter(pk=score_id).update(
+                status=Score.Status.PENDING, error_message="", updated_at=timezone.now()
+            )
+            enqueue_evaluation(score_id)
+            return Score.Status.PENDING
         Score.objects.filter(pk=score_id).update(
             status=Score.Status.DONE,
             perf=result.perf,

@@ -29,6 +29,11 @@ def _enqueue_evaluation(score_id: int) -> None:
     enqueue("leaderboards.jobs.run_evaluation_job", score_id, task_name=f"evaluation-{score_id}")
 
 
+def enqueue_evaluation(score_id: int) -> None:
+    """Queue ``jobs.run_evaluation_job(score_id)`` now (the Score must be pending to be claimed)."""
+    _enqueue_evaluation(score_id)
+
+
 def _queue_after_commit(score_ids: Sequence[int]) -> None:
     for score_id in score_ids:
         transaction.on_commit(lambda score_id=score_id: _enqueue_evaluation(score_id))

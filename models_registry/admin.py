@@ -225,12 +225,12 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
             except ModelRegistryError as exc:
                 refused.append(str(exc))
             else:
-                pinned.append(model.name)
+                pinned.append(f"{model.name} ({model.task.name})")
         if pinned:
             self.message_user(
                 request,
-                f"{', '.join(pinned)} now served on {label(runtime)}; Scores measured on another runtime are "
-                "queued again.",
+                f"Now served on {label(runtime)}: {', '.join(pinned)}. Scores measured on another runtime "
+                "are queued again.",
             )
         for message in refused:
             self.message_user(request, f"Not changed: {message}.", messages.WARNING)

@@ -185,11 +185,14 @@ def _keep_pin(report, pinned: str) -> None:
     from .runtimes import label
 
     if pinned == TORCH or (report.checks.get(pinned) or {}).get("passed"):
-        # The check's own message (why it chose what it chose, or why the export failed) stays after it.
-        report.message = f"pinned to {label(pinned)} by a task owner" + (
-            f"; {report.message}" if report.message else ""
-        )
-        report.runtime, report.pinned = pinned, True
+        message = f"pinned to {label(pinned)} by a task owner"
+        if pinned == report.runtime:
+            message += f"; {report.message}" if report.message else ""  # why the check chose it too
+        else:  # what the check alone would serve, and its reason
+            message += f"; the check alone would serve {label(report.runtime)}" + (
+                f" ({report.message})" if report.message else ""
+            )
+        report.message, report.runtime, report.pinned = message, pinned, True
     else:
         report.message = f"the pin to {label(pinned)} was dropped: its check no longer passes" + (
             f"; {report.message}" if report.message else ""
@@ -240,10 +243,14 @@ def set_runtime(model: RegisteredModel, runtime: str) -> RegisteredModel:
         if model.status != RegisteredModel.Status.READY:
             raise ModelRegistryError(f"{model.name} is not ready ({model.status}): check it first")
         if runtime not in pinnable_runtimes(model):
-            raise ModelRegistryError(
-                f"{model.name} cannot be served on {label(runtime)}: that graph is missing or its check "
-                "against PyTorch did not pass (see its card); check the model again first"
+            from .runtimes import onnx_file
+
+            why = (
+                "its graph file is missing (check the model again to export it)"
+                if not onnx_file(model.path, runtime).is_file()
+                else "its check against PyTorch did not pass (see the model's card)"
             )
+            raise ModelRegistryError(f"{model.name} cannot be served on {label(runtime)}: {why}")
         card = dict(model.card or {})
         block = dict(card["runtime"]) if isinstance(card.get("runtime"), dict) else {}
         if model.runtime == runtime and block.get("pinned"):

@@ -226,3 +226,34 @@ def test_admin_retry_action(
     score = Score.objects.get(pk=score_id)
     assert score.status == Score.Status.DONE  # jobs run inline in tests
     assert "retry_failed_evaluations" in site.get_model_admin(Score).actions
+
+
+def test_a_runtime_changed_while_the_evaluation_ran_queues_it_again(
+    tiny_registered_model, toy_dataset, monkeypatch
+):
+    """The pin's own request skips a running Score; the job itself sees the figures are of another
+    runtime than the model now serves, and puts the Score back in the queue instead of storing them."""
+    import leaderboards.evaluation as evaluation
+    import leaderboards.scheduling as scheduling
+
+    assert tiny_registered_model.runtime == "torch"
+    real = evaluation.evaluate_model_on_dataset
+
+    def pinned_meanwhile(model, dataset, **kwargs):
+        result = real(model, dataset, **kwargs)  # measured on torch
+        RegisteredModel.objects.filter(pk=model.pk).update(runtime="onnx-fp32")
+        return result
+
+    queued = []
+    monkeypatch.setattr(evaluation, "evaluate_model_on_dataset", pinned_meanwhile)
+    monkeypatch.setattr(scheduling, "_enqueue_evaluation", queued.append)
+    [score_id] = request_evaluations(queue=False)
+    assert run_evaluation_job(score_id) == Score.Status.PENDING
+    score = Score.objects.get(pk=score_id)
+    assert score.status == Score.Status.PENDING and score.perf is None
+    assert queued == [score_id]
+
+    monkeypatch.setattr(evaluation, "evaluate_model_on_dataset", real)
+    RegisteredModel.objects.filter(pk=tiny_registered_model.pk).update(runtime="torch")
+    assert run_evaluation_job(score_id) == Score.Status.DONE  # same runtime before and after: stored
+    assert Score.objects.get(pk=score_id).metrics["runtime"] == "torch"

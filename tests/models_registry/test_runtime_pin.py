@@ -34,7 +34,10 @@ def fp32_model(hate_task, tiny_model_dir, settings):
 
 def test_only_torch_and_passed_graphs_can_be_pinned(fp32_model):
     assert pinnable_runtimes(fp32_model) == [TORCH, ONNX_FP32]
-    with pytest.raises(ModelRegistryError, match="cannot be served on ONNX Runtime, int8 weights"):
+    with pytest.raises(
+        ModelRegistryError,
+        match=r"cannot be served on ONNX Runtime, int8 weights: its check against PyTorch did not pass",
+    ):
         set_runtime(fp32_model, ONNX_INT8)
     with pytest.raises(ModelRegistryError, match="unknown runtime 'tensorrt'"):
         set_runtime(fp32_model, "tensorrt")
@@ -43,6 +46,8 @@ def test_only_torch_and_passed_graphs_can_be_pinned(fp32_model):
 
     onnx_file(fp32_model.path, ONNX_FP32).unlink()  # a graph gone from disk cannot be pinned
     assert pinnable_runtimes(fp32_model) == [TORCH]
+    with pytest.raises(ModelRegistryError, match="fp32: its graph file is missing"):
+        set_runtime(fp32_model, ONNX_FP32)
 
 
 def test_pinning_torch_records_it_and_requeues_scores_of_another_runtime(
@@ -98,7 +103,9 @@ def test_check_again_keeps_a_pin_that_still_passes_and_drops_one_that_does_not(f
     model = RegisteredModel.objects.get(pk=fp32_model.pk)
     assert model.runtime == TORCH and model.card["runtime"]["pinned"] is True  # torch is always allowed
     # the check's own reason for fp32 follows the pin
-    assert model.card["runtime"]["message"].startswith("pinned to PyTorch by a task owner; int8 weights ")
+    assert model.card["runtime"]["message"].startswith(
+        "pinned to PyTorch by a task owner; the check alone would serve ONNX Runtime, fp32 (int8 weights "
+    )
 
     set_runtime(model, ONNX_FP32)
     settings.DYNABENCH_ONNX_FP32_MIN_AGREEMENT = 1.01  # fp32's new check cannot pass now
@@ -125,8 +132,8 @@ def test_the_admin_actions_pin_for_task_owners_only(client, owner, password, fp3
         url, {"action": "serve_on_torch", "_selected_action": [fp32_model.pk]}, follow=True
     )
     assert (
-        "Pinned-model now served on PyTorch; Scores measured on another runtime are queued again."
-        in response.content.decode()
+        f"Now served on PyTorch: pinned-model ({fp32_model.task.name}). Scores measured on another runtime "
+        "are queued again." in response.content.decode()
     )
     assert RegisteredModel.objects.get(pk=fp32_model.pk).runtime == TORCH
 
