@@ -48,7 +48,8 @@ from .hub import HubDownloadError, download_hub_model, is_valid_hub_id
 from .inference import InferenceError
 from .models import RegisteredModel
 from .names import model_name_problem
-from .runtimes import RUNTIMES, TORCH
+from .runtimes import RUNTIMES, TORCH, onnx_file
+from .runtimes import label as runtime_label
 
 logger = logging.getLogger(__name__)
 
@@ -182,39 +183,48 @@ def prepare_runtime(
 def _keep_pin(report, pinned: str) -> None:
     """Serve ``pinned`` instead of the runtime the check chose when it is still allowed: torch, or an ONNX
     runtime whose new check passed (the rule of ``pinnable_runtimes``); else say the pin was dropped."""
-    from .runtimes import label
-
     if pinned == TORCH or (report.checks.get(pinned) or {}).get("passed"):
-        message = f"pinned to {label(pinned)} by a task owner"
+        message = f"pinned to {runtime_label(pinned)} by a task owner"
         if pinned == report.runtime:
             message += f"; {report.message}" if report.message else ""  # why the check chose it too
         else:  # what the check alone would serve, and its reason
-            message += f"; the check alone would serve {label(report.runtime)}" + (
+            message += f"; the check alone would serve {runtime_label(report.runtime)}" + (
                 f" ({report.message})" if report.message else ""
             )
         report.message, report.runtime, report.pinned = message, pinned, True
     else:
-        report.message = f"the pin to {label(pinned)} was dropped: its check no longer passes" + (
+        report.message = f"the pin to {runtime_label(pinned)} was dropped: its check no longer passes" + (
             f"; {report.message}" if report.message else ""
         )
 
 
-def pinnable_runtimes(model: RegisteredModel) -> list[str]:
-    """The runtimes ``set_runtime`` accepts for ``model``: torch, and each ONNX runtime whose graph file
-    is in the model's folder and whose last check (``card["runtime"]["checks"]``) passed. Empty for a
-    remote endpoint (it has no weights here)."""
-    from .runtimes import ONNX_RUNTIMES, onnx_file
-
-    if model.source == RegisteredModel.Source.ENDPOINT or not model.path:
-        return []
-    block = (model.card or {}).get("runtime")
-    checks = (block.get("checks") or {}) if isinstance(block, dict) else {}
-    allowed = [TORCH]
-    for runtime in ONNX_RUNTIMES:
+def runtime_refusal(model: RegisteredModel, runtime: str) -> str:
+    """Why ``set_runtime`` would refuse to pin ``runtime`` (one of ``RUNTIMES``) on ``model``, or "" when
+    it may: torch for any model with weights here, an ONNX runtime when its graph file is in the model's
+    folder and its last check (``card["runtime"]["checks"]``) passed. A remote endpoint has no runtime
+    here."""
+    if model.source == RegisteredModel.Source.ENDPOINT:
+        return f"{model.name} is a remote endpoint: its runtime is not ours to choose"
+    if not model.path:
+        return f"{model.name} has no weights on this server"
+    if runtime == TORCH:
+        return ""
+    if not onnx_file(model.path, runtime).is_file():
+        why = "its graph file is missing (check the model again to export it)"
+    else:
+        block = (model.card or {}).get("runtime")
+        checks = (block.get("checks") or {}) if isinstance(block, dict) else {}
         check = checks.get(runtime)
-        if isinstance(check, dict) and check.get("passed") and onnx_file(model.path, runtime).is_file():
-            allowed.append(runtime)
-    return allowed
+        if isinstance(check, dict) and check.get("passed"):
+            return ""
+        why = "its check against PyTorch did not pass (see the model's card)"
+    return f"{model.name} cannot be served on {runtime_label(runtime)}: {why}"
+
+
+def pinnable_runtimes(model: RegisteredModel) -> list[str]:
+    """The runtimes ``set_runtime`` accepts for ``model`` (``runtime_refusal`` says why not), in
+    ``RUNTIMES`` order; empty for a remote endpoint."""
+    return [runtime for runtime in RUNTIMES if not runtime_refusal(model, runtime)]
 
 
 def set_runtime(model: RegisteredModel, runtime: str) -> RegisteredModel:
@@ -227,36 +237,27 @@ def set_runtime(model: RegisteredModel, runtime: str) -> RegisteredModel:
         The model as saved (unchanged, with no save, when it already runs on ``runtime`` pinned).
 
     Raises:
-        ModelRegistryError: an unknown runtime, a model that is not ready, a remote endpoint, or an ONNX
-            runtime not in ``pinnable_runtimes`` (no graph, or its check did not pass); nothing is
-            changed.
+        ModelRegistryError: an unknown runtime, a model that is not ready, or one that
+            ``runtime_refusal`` names (a remote endpoint, no weights here, no graph, or a check that did
+            not pass); nothing is changed.
     """
-    from .runtimes import label
-
     if runtime not in RUNTIMES:
         raise ModelRegistryError(f"unknown runtime {runtime!r}; expected one of {list(RUNTIMES)}")
     with transaction.atomic():
         # Locked: two owners pinning at once, or a check finishing meanwhile, do not mix their cards.
         model = RegisteredModel.objects.select_for_update().get(pk=model.pk)
-        if model.source == RegisteredModel.Source.ENDPOINT:
-            raise ModelRegistryError(f"{model.name} is a remote endpoint: its runtime is not ours to choose")
-        if model.status != RegisteredModel.Status.READY:
+        if model.source != RegisteredModel.Source.ENDPOINT and model.status != RegisteredModel.Status.READY:
             raise ModelRegistryError(f"{model.name} is not ready ({model.status}): check it first")
-        if runtime not in pinnable_runtimes(model):
-            from .runtimes import onnx_file
-
-            why = (
-                "its graph file is missing (check the model again to export it)"
-                if not onnx_file(model.path, runtime).is_file()
-                else "its check against PyTorch did not pass (see the model's card)"
-            )
-            raise ModelRegistryError(f"{model.name} cannot be served on {label(runtime)}: {why}")
+        if refusal := runtime_refusal(model, runtime):
+            raise ModelRegistryError(refusal)
         card = dict(model.card or {})
         block = dict(card["runtime"]) if isinstance(card.get("runtime"), dict) else {}
         if model.runtime == runtime and block.get("pinned"):
             return model
         previous = model.runtime
-        block.update(runtime=runtime, pinned=True, message=f"pinned to {label(runtime)} by a task owner")
+        block.update(
+            runtime=runtime, pinned=True, message=f"pinned to {runtime_label(runtime)} by a task owner"
+        )
         card["runtime"] = block
         model.runtime, model.card = runtime, card
         model.save(update_fields=["runtime", "card", "updated_at"])

@@ -93,6 +93,12 @@ def test_a_model_that_is_not_ready_or_remote_cannot_be_pinned(hate_task, fp32_mo
     assert pinnable_runtimes(remote) == []
     with pytest.raises(ModelRegistryError, match="remote endpoint"):
         set_runtime(remote, TORCH)
+    weightless = RegisteredModel.objects.create(
+        task=hate_task, name="weightless", path="", status=RegisteredModel.Status.READY
+    )
+    assert pinnable_runtimes(weightless) == []
+    with pytest.raises(ModelRegistryError, match="weightless has no weights on this server"):
+        set_runtime(weightless, TORCH)
 
 
 def test_check_again_keeps_a_pin_that_still_passes_and_drops_one_that_does_not(fp32_model, settings):
