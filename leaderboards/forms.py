@@ -175,21 +175,18 @@ def refusal(what: str, messages: list[str]) -> str:
     return f"{what} was not saved. {reasons}"
 
 
-def specs_by_name(cfg) -> dict:
-    """The task's context and input field specs by field name."""
-    return {f["name"]: f for f in cfg.context_fields + cfg.input_fields}
-
-
 class InteractForm(forms.Form):
     """The model page's interact box: one text per model input field of the task."""
 
     def __init__(self, cfg, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.cfg = cfg
-        specs = specs_by_name(cfg)
+        specs = {f["name"]: f for f in cfg.context_fields + cfg.input_fields}
+        #: Field name -> its length limit in code points, counted by clean().
+        self.limits: dict[str, int] = {}
         for name in cfg.model_input_fields:
             spec = specs.get(name, {"name": name})
-            limit = cfg.max_length_of(spec)
+            limit = self.limits[name] = cfg.max_length_of(spec)
             self.fields[name] = forms.CharField(
                 label=spec.get("label", name),
                 # No max_length: it would add the textarea's maxlength, and a browser then cuts a longer
@@ -205,10 +202,9 @@ class InteractForm(forms.Form):
         for name in self.cfg.model_input_fields:
             value = normalise_newlines(data.get(name) or "")
             if name in self.fields and name not in self.errors:
-                limit = self.cfg.max_length_of(specs_by_name(self.cfg).get(name, {"name": name}))
                 if not value.strip():
                     self.add_error(name, "Type some text for the model.")
-                elif problem := model_text_problem(value, self.fields[name].label, limit):
+                elif problem := model_text_problem(value, self.fields[name].label, self.limits[name]):
                     self.add_error(name, problem)
             data[name] = value
         return data
