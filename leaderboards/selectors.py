@@ -151,16 +151,11 @@ def score_values(score: Score, metrics: list[str]) -> dict[str, float | None]:
     return values
 
 
-#: Statuses of a model being checked (again): "Check again" moves a ready model through them.
-BEING_CHECKED = (RegisteredModel.Status.UPLOADED, RegisteredModel.Status.CHECKING)
-
-
 def ranked_models(models):
-    """The models of ``models`` (a queryset) that have a leaderboard row: ready ones, and ones being
-    checked again that already have a finished Score (a re-check takes seconds and must not drop a
-    ranked model off the table meanwhile; a failed check does)."""
-    rechecked = Q(status__in=BEING_CHECKED, scores__status=Score.Status.DONE)
-    return models.filter(Q(status=RegisteredModel.Status.READY) | rechecked).distinct()
+    """The models of ``models`` (a queryset) that have a leaderboard row: the ready ones. A ready model
+    checked again stays ready (and keeps its row) until its check ends (``models_registry.services.
+    check_again``); a failed check drops it."""
+    return models.filter(status=RegisteredModel.Status.READY)
 
 
 def build_leaderboard(

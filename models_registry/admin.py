@@ -66,7 +66,7 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
     list_display = [
         "name",
         "task",
-        "status",
+        "status_shown",
         "runtime",
         "parameter_count",
         "dev_accuracy",
@@ -88,6 +88,7 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
         "parameter_count",
         "card_pretty",
         "status",
+        "recheck",
         "error_message",
         "created_at",
         "updated_at",
@@ -344,6 +345,13 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "models_registry/admin/start_next_round.html", context)
+
+    @admin.display(description="Status", ordering="status")
+    def status_shown(self, obj: RegisteredModel) -> str:
+        """The status, and for a ready model checked again that it still serves meanwhile."""
+        if obj.recheck:
+            return f"{obj.get_status_display()} ({obj.get_recheck_display().lower()}, still serving)"
+        return obj.get_status_display()
 
     @admin.display(description="Dev accuracy")
     def dev_accuracy(self, obj: RegisteredModel) -> str:

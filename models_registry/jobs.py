@@ -18,7 +18,8 @@ logger = logging.getLogger(__name__)
 
 
 def check_model(model_id: int) -> str:
-    """Check model ``model_id``: ``uploaded`` -> ``checking`` -> ``ready`` or ``failed`` (with its message).
+    """Check model ``model_id``: ``uploaded`` -> ``checking`` -> ``ready`` or ``failed`` (with its message);
+    a ready model checked again (``services.check_again``) stays ``ready`` until the outcome is stored.
 
     Safe to run twice: only the worker whose ``UPDATE ... WHERE status = 'uploaded'`` changes the row
     runs the check; others return the status they find. Nothing is raised to the worker: an
@@ -28,10 +29,13 @@ def check_model(model_id: int) -> str:
     Returns:
         The final status, or the current one when the job was not claimed ("missing" for no such model).
     """
-    # Two deliveries of this job (or two workers) race here; one UPDATE wins.
+    # Two deliveries of this job (or two workers) race here; one UPDATE wins. A ready model checked
+    # again is claimed by its ``recheck`` and stays ready (serving) while it is checked.
     claimed = RegisteredModel.objects.filter(pk=model_id, status=RegisteredModel.Status.UPLOADED).update(
         status=RegisteredModel.Status.CHECKING, error_message="", updated_at=timezone.now()
-    )
+    ) or RegisteredModel.objects.filter(
+        pk=model_id, status=RegisteredModel.Status.READY, recheck=RegisteredModel.Recheck.QUEUED
+    ).update(recheck=RegisteredModel.Recheck.RUNNING, updated_at=timezone.now())
     if not claimed:
         current = RegisteredModel.objects.filter(pk=model_id).values_list("status", flat=True).first()
         logger.info("model check %s not started: the model is %s", model_id, current or "missing")
@@ -44,6 +48,7 @@ def check_model(model_id: int) -> str:
         message = without_server_paths(f"the check crashed: {type(exc).__name__}: {exc}", model.path or None)
         RegisteredModel.objects.filter(pk=model_id).update(
             status=RegisteredModel.Status.FAILED,
+            recheck=RegisteredModel.Recheck.NONE,
             updated_at=timezone.now(),
             error_message=message[: services.MAX_ERROR],
         )

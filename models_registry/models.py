@@ -28,6 +28,13 @@ class RegisteredModel(models.Model):
         READY = "ready", "Ready"
         FAILED = "failed", "Failed"
 
+    class Recheck(models.TextChoices):
+        """A ready model checked again (admin "Check again") stays ready and keeps serving meanwhile."""
+
+        NONE = "", "Not being checked again"
+        QUEUED = "queued", "Check again queued"
+        RUNNING = "running", "Being checked again"
+
     task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="models")
     name = models.CharField(max_length=200)
     owner = models.ForeignKey(
@@ -42,6 +49,13 @@ class RegisteredModel(models.Model):
     card = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.UPLOADED)
     error_message = models.TextField(blank=True)
+    recheck = models.CharField(
+        max_length=10,
+        choices=Recheck.choices,
+        default=Recheck.NONE,
+        blank=True,
+        help_text="A ready model being checked again: it serves and is evaluated as before until the check ends.",
+    )
     is_published = models.BooleanField(
         default=False,
         help_text="Shown on the leaderboard to everyone; a new model is unpublished until its owner publishes it.",

@@ -82,6 +82,12 @@ class ModelCardSerializer(serializers.ModelSerializer):
     failure_message = serializers.SerializerMethodField(
         help_text="Why the check failed; shown to the model's and the task's owners only (else null)."
     )
+    recheck = serializers.SerializerMethodField(
+        help_text=(
+            "A ready model checked again: `queued` or `running` (it keeps answering meanwhile; its "
+            "status and runtime may change when the check ends); null otherwise."
+        )
+    )
     published = serializers.BooleanField(source="is_published", read_only=True)
     anonymous = serializers.BooleanField(source="is_anonymous", read_only=True)
     runtime_check = serializers.SerializerMethodField(
@@ -109,6 +115,7 @@ class ModelCardSerializer(serializers.ModelSerializer):
             "paper",
             "description",
             "status",
+            "recheck",
             "failure_message",
             "published",
             "anonymous",
@@ -160,6 +167,10 @@ class ModelCardSerializer(serializers.ModelSerializer):
 
     def get_description(self, model: RegisteredModel) -> str:
         return self._card_text(model, "description")
+
+    @extend_schema_field({"type": "string", "enum": ["queued", "running"], "nullable": True})
+    def get_recheck(self, model: RegisteredModel) -> str | None:
+        return model.recheck or None
 
     def get_failure_message(self, model: RegisteredModel) -> str | None:
         return model.error_message if self._viewer().manages(model) else None

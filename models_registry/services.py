@@ -237,8 +237,8 @@ def set_runtime(model: RegisteredModel, runtime: str) -> RegisteredModel:
         The model as saved (unchanged, with no save, when it already runs on ``runtime`` pinned).
 
     Raises:
-        ModelRegistryError: an unknown runtime, a model that is not ready, or one that
-            ``runtime_refusal`` names (a remote endpoint, no weights here, no graph, or a check that did
+        ModelRegistryError: an unknown runtime, a model that is not ready or is being checked again,
+            or one that ``runtime_refusal`` names (a remote endpoint, no weights here, no graph, or a check that did
             not pass); nothing is changed.
     """
     if runtime not in RUNTIMES:
@@ -248,6 +248,11 @@ def set_runtime(model: RegisteredModel, runtime: str) -> RegisteredModel:
         model = RegisteredModel.objects.select_for_update().get(pk=model.pk)
         if model.source != RegisteredModel.Source.ENDPOINT and model.status != RegisteredModel.Status.READY:
             raise ModelRegistryError(f"{model.name} is not ready ({model.status}): check it first")
+        if model.recheck != RegisteredModel.Recheck.NONE:
+            # The check's outcome would overwrite the pin; it decides the runtime from scratch anyway.
+            raise ModelRegistryError(
+                f"{model.name} is being checked again: pin its runtime once the check ends"
+            )
         if refusal := runtime_refusal(model, runtime):
             raise ModelRegistryError(refusal)
         card = dict(model.card or {})
@@ -541,12 +546,17 @@ def register_endpoint_model(
 
 
 def check_again(model: RegisteredModel) -> None:
-    """Queue the check of ``model`` again (``request_check``), e.g. after a failed hub download.
+    """Queue the check of ``model`` again, e.g. after a failed hub download or to re-export its graph.
+
+    A ready model stays ready while it is checked again (``recheck`` ``queued`` then ``running``): it
+    keeps serving annotators and its evaluations, and its leaderboard row stays; the check's outcome
+    replaces its status, card and runtime when it ends (``failed`` takes it offline then). Any other
+    model goes back to ``uploaded`` (``request_check``).
 
     Raises:
-        ModelRegistryError: the model is being checked now, or it is an upload whose folder does not
-            exist (a refused zip keeps no files): nothing could be checked, so its status and its
-            reason are kept; a fixed zip uploaded under the same name replaces it.
+        ModelRegistryError: the model is being checked now (or its check again is queued), or it is an
+            upload whose folder does not exist (a refused zip keeps no files): nothing could be checked,
+            so its status and its reason are kept; a fixed zip uploaded under the same name replaces it.
     """
     if model.status == RegisteredModel.Status.CHECKING:
         raise ModelRegistryError(f"{model.name} is being checked now")
@@ -555,7 +565,18 @@ def check_again(model: RegisteredModel) -> None:
             f"{model.name} has no files to check (its upload was refused or its files are gone); upload "
             "a fixed zip under the same name to replace it"
         )
-    request_check(model)
+    if model.status != RegisteredModel.Status.READY:
+        request_check(model)
+        return
+    # Conditional: two owners pressing "Check again" at once queue one check.
+    queued = RegisteredModel.objects.filter(
+        pk=model.pk, status=RegisteredModel.Status.READY, recheck=RegisteredModel.Recheck.NONE
+    ).update(recheck=RegisteredModel.Recheck.QUEUED)
+    if not queued:
+        raise ModelRegistryError(f"{model.name} is being checked again now (it keeps serving meanwhile)")
+    model.recheck = RegisteredModel.Recheck.QUEUED
+    model_id = model.pk
+    transaction.on_commit(lambda: enqueue_check(model_id))
 
 
 def enqueue_check(model_id: int) -> None:
@@ -566,17 +587,19 @@ def enqueue_check(model_id: int) -> None:
 def request_check(model: RegisteredModel) -> None:
     """Set the model to ``uploaded`` and queue ``jobs.check_model`` once the transaction commits."""
     RegisteredModel.objects.filter(pk=model.pk).update(
-        status=RegisteredModel.Status.UPLOADED, error_message=""
+        status=RegisteredModel.Status.UPLOADED, error_message="", recheck=RegisteredModel.Recheck.NONE
     )
     model.status, model.error_message = RegisteredModel.Status.UPLOADED, ""
+    model.recheck = RegisteredModel.Recheck.NONE
     model_id = model.pk
     transaction.on_commit(lambda: enqueue_check(model_id))
 
 
 def run_check(model: RegisteredModel) -> tuple[str, str]:
-    """Check a model by its source; store the outcome. Called by ``jobs.check_model`` (status ``checking``).
+    """Check a model by its source; store the outcome. Called by ``jobs.check_model`` (status ``checking``,
+    or ``ready`` with ``recheck`` ``running``: the model serves until this saves).
 
-    Hub models are downloaded first. Files on disk: label set, parameter count (from the weights) and a
+    Hub models are downloaded first (not again when ready: a ready model is checked on its files). Files on disk: label set, parameter count (from the weights) and a
     probe input, as ``register_local_model``. Endpoints: one probe input through ``inference.predict``.
 
     Returns:
@@ -594,7 +617,10 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
             error = f"probe input failed: {exc}"
         updates["parameter_count"] = None
     else:
-        if model.source == RegisteredModel.Source.HUB:
+        # A ready hub model checked again is checked on the files it serves, not downloaded again
+        # into the folder it is served from.
+        downloaded = model.status == RegisteredModel.Status.READY and Path(model.path or "").is_dir()
+        if model.source == RegisteredModel.Source.HUB and not downloaded:
             try:
                 download_hub_model(
                     model.card.get("hub_id", ""),
@@ -628,7 +654,7 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
             )
     status = RegisteredModel.Status.FAILED if error else RegisteredModel.Status.READY
     error = public_error(error, model.path)
-    updates.update(status=status, error_message=error[:MAX_ERROR])
+    updates.update(status=status, error_message=error[:MAX_ERROR], recheck=RegisteredModel.Recheck.NONE)
     for key, value in updates.items():
         setattr(model, key, value)
     model.save(update_fields=[*updates, "updated_at"])

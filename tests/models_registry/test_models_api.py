@@ -69,6 +69,7 @@ def test_the_card_has_the_model_page_fields(make_model, annotator):
         "paper": "https://arxiv.org/abs/2104.14337",
         "description": "A frozen MiniLM with a logistic head. 🙂",
         "status": "ready",
+        "recheck": None,
         "failure_message": None,
         "published": True,
         "anonymous": False,

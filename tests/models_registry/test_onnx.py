@@ -443,7 +443,10 @@ def test_a_model_being_checked_again_keeps_its_leaderboard_row(client, hate_task
         return [pk for pk in (model.pk, other.pk) if f'data-model="{pk}"' in page]
 
     assert rows() == [model.pk]
-    RegisteredModel.objects.filter(pk=model.pk).update(status=RegisteredModel.Status.CHECKING)
-    assert rows() == [model.pk]  # being checked again, with a finished Score: kept
+    from models_registry.services import check_again
+
+    check_again(model)  # a ready model stays ready while it is checked again
+    RegisteredModel.objects.filter(pk=model.pk).update(recheck=RegisteredModel.Recheck.RUNNING)
+    assert rows() == [model.pk]  # kept while checked again
     RegisteredModel.objects.filter(pk=model.pk).update(status=RegisteredModel.Status.FAILED)
-    assert rows() == []  # a failed check drops it; a model never scored is not shown while checked
+    assert rows() == []  # a failed check drops it; a model never ready is not shown while checked
