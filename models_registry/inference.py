@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 
-from . import batching
+from . import batching, vector_cache
 from .endpoints import call_endpoint
 from .model_files import (
     FileIdentity,
@@ -185,15 +185,23 @@ class Classifier(ServedOnRuntime):
             mask = torch.cat(
                 [pad(mask_a, (0, width - mask_a.shape[1])), pad(mask_b, (0, width - mask_b.shape[1]))]
             )
-            vectors = torch.from_numpy(
-                self.graph.run({"input_ids": ids.numpy(), "attention_mask": mask.numpy()})[0]
-            )
+            vectors = self._graph_vectors(ids, mask)
             half = ids_a.shape[0]
             vectors = pair_features(vectors[:half], vectors[half:])
         else:
-            vectors = torch.from_numpy(self.graph.run(arrays)[0])
+            vectors = self._graph_vectors(encoded["input_ids"], encoded["attention_mask"])
         weight, bias = self._head
         return torch.from_numpy(vectors.numpy() @ weight + bias)
+
+    def _graph_vectors(self, ids, mask):
+        """(rows, hidden) vectors of the ``vectors`` graph for right-padded (rows, width) token ids and
+        mask, rows already encoded by a byte-identical graph read from ``vector_cache``."""
+        graph = self.graph
+
+        def run(ids_array, mask_array):
+            return graph.run({"input_ids": ids_array, "attention_mask": mask_array})[0]
+
+        return vector_cache.cached_vectors(run, vector_cache.graph_digest(graph.path), ids, mask)
 
     def predict_batch(self, texts: list[Text], batch_size: int = DEFAULT_BATCH_SIZE) -> list[dict]:
         """Classify texts (or (a, b) text pairs) in batches.

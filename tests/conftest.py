@@ -66,18 +66,20 @@ def _torch_runtime_unless_onnx(request, settings):
 
 @pytest.fixture(autouse=True)
 def _fresh_model_cache():
-    """The per-process classifier cache, inference batchers and explanation copies start and end each
-    test empty."""
-    from models_registry import attributions, batching
+    """The per-process classifier cache, inference batchers, explanation copies and ONNX vector cache
+    start and end each test empty."""
+    from models_registry import attributions, batching, vector_cache
     from models_registry.inference import clear_cache
 
     clear_cache()
     batching.reset()
     attributions.clear_explainers()
+    vector_cache.clear()
     yield
     clear_cache()
     batching.reset()
     attributions.clear_explainers()
+    vector_cache.clear()
 
 
 @pytest.fixture(autouse=True)
