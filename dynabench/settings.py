@@ -137,6 +137,9 @@ Evaluation throughput (``leaderboards.evaluation``, "throughput"):
                        over the dataset, the same for every model; a dataset this small or smaller is timed
                        whole, its prediction pass being the first pass. Bounds the extra cost of an
                        evaluation at PASSES x SAMPLE predictions.
+    DYNABENCH_THROUGHPUT_SAMPLE_CHARS int, default 16000 (0: no bound). Fewer items per timed pass on a
+                       dataset of long items: at most this many characters of its average item, at least
+                       16 items (ANLI round 1 test pairs, 388 characters on average: 41; short statements: SAMPLE).
 
 Read elsewhere (not through this module):
     DEMO_PASSWORD      the password of the demo accounts, read by ``manage.py setup_demo`` (``os.environ``,
@@ -414,6 +417,7 @@ DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS
 # Evaluation throughput: the median of this many timed passes over this many items (docstring above).
 DYNABENCH_THROUGHPUT_PASSES = max(1, env.int("DYNABENCH_THROUGHPUT_PASSES", default=5))
 DYNABENCH_THROUGHPUT_SAMPLE = max(1, env.int("DYNABENCH_THROUGHPUT_SAMPLE", default=128))
+DYNABENCH_THROUGHPUT_SAMPLE_CHARS = max(0, env.int("DYNABENCH_THROUGHPUT_SAMPLE_CHARS", default=16000))
 
 # HTTPS behind a TLS-terminating proxy (docs/deployment.md, "HTTPS").
 DYNABENCH_HTTPS = env.bool("DYNABENCH_HTTPS", default=False)

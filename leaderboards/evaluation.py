@@ -20,16 +20,19 @@ How each figure is measured:
   untimed first. Preprocessing and tokenisation are counted (they are part of serving the model).
   The predictions (perf and everything else) come from one pass over the whole dataset, timed as
   before (``seconds``, and ``throughput_full_pass`` = n / seconds). The timed passes run on a fixed
-  sample so that their cost is bounded: ``throughput_sample_indices(n, DYNABENCH_THROUGHPUT_SAMPLE)``
-  (default 128), items evenly spaced over the dataset in id order, the same for every model on it. A
+  sample so that their cost is bounded: ``throughput_sample_indices(n, size)``, items evenly spaced
+  over the dataset in id order, the same for every model on it, where ``size`` is
+  ``DYNABENCH_THROUGHPUT_SAMPLE`` (default 128) items, fewer on a dataset of long items: at most
+  ``DYNABENCH_THROUGHPUT_SAMPLE_CHARS`` (default 16,000) characters of its average item, at least 16
+  items (``throughput_sample_size``: 41 pairs of ANLI's round 1 test, 128 HateCheck statements). A
   dataset no larger than the sample is timed whole, and its prediction pass is the first timed pass
   (so it costs passes - 1 extra passes); a larger one gets ``passes`` passes of the sample. A model on
   an ONNX ``vectors`` graph reads its prediction pass's vectors from ``models_registry.vector_cache``
   where a model with the byte-identical graph (a quick-recipe target of the same task) already
   encoded the row, so that pass is never a timed pass; the warm-up and the timed passes run with the
   cache off (``vector_cache.uncached``) and always time the forward. The extra
-  cost of an evaluation is therefore at most passes x sample predictions (640 items by default, a few
-  seconds for MiniLM on 2 cores), whatever the dataset's size. Stored: ``throughput`` (the median),
+  cost of an evaluation is therefore at most passes x sample predictions (640 short items or about
+  80,000 characters by default, a few seconds for MiniLM on 2 cores), whatever the dataset's size. Stored: ``throughput`` (the median),
   ``throughput_passes`` (each pass's items/s, in the order run), ``throughput_spread`` (their
   relative range, ``throughput_summary``; None with one pass), ``throughput_sample`` (items per pass),
   ``throughput_extra_seconds`` (time of the passes beyond the prediction pass). The Dynascore's noise
@@ -207,6 +210,30 @@ def throughput_sample_indices(n: int, size: int) -> list[int]:
     return [i * n // size for i in range(size)]
 
 
+#: The fewest items a timed pass predicts when ``DYNABENCH_THROUGHPUT_SAMPLE_CHARS`` shrinks its sample.
+MIN_SAMPLE_ITEMS = 16
+
+
+def throughput_sample_size(texts: list, max_items: int, max_chars: int) -> int:
+    """Items of each timed pass over ``texts`` (strings or (a, b) pairs, the whole dataset): at most
+    ``max_items``, and at most about ``max_chars`` characters of the dataset's average item
+    (``floor(max_chars / mean characters)``, a pair counting both texts), never below
+    ``MIN_SAMPLE_ITEMS`` nor above ``len(texts)``; ``max_chars`` 0 sets no character bound.
+
+    The characters bound the pass's cost on datasets of long items (NLI premises, QA passages) as the
+    item count bounds it on short ones; it depends on the dataset only, so every model on one dataset
+    is timed on the same items. E.g. 1,000 pairs of 470 characters, (128, 16000) -> 34; 3,000
+    statements of 60 characters -> 128.
+    """
+    n = len(texts)
+    size = max(1, max_items)
+    if max_chars > 0 and n:
+        total = sum(sum(map(len, t)) if isinstance(t, tuple) else len(str(t)) for t in texts)
+        if total:
+            size = min(size, max(MIN_SAMPLE_ITEMS, int(max_chars * n // total)))
+    return min(size, n) if n else size
+
+
 def throughput_summary(passes: list[float]) -> tuple[float | None, float | None]:
     """``(median, spread)`` of the passes' items/s.
 
@@ -346,11 +373,12 @@ def evaluate_model_on_dataset(
     progress: Progress | None = None,
     passes: int | None = None,
     sample_size: int | None = None,
+    sample_chars: int | None = None,
 ) -> Evaluation:
     """Evaluate ``model`` on ``dataset`` (see the module docstring for how each figure is measured).
 
-    ``passes`` and ``sample_size`` default to ``settings.DYNABENCH_THROUGHPUT_PASSES`` and
-    ``DYNABENCH_THROUGHPUT_SAMPLE``.
+    ``passes``, ``sample_size`` and ``sample_chars`` default to ``settings.DYNABENCH_THROUGHPUT_PASSES``,
+    ``DYNABENCH_THROUGHPUT_SAMPLE`` and ``DYNABENCH_THROUGHPUT_SAMPLE_CHARS`` (``throughput_sample_size``).
 
     Returns:
         ``Evaluation(perf, metrics, per_tag)`` where ``metrics`` has ``accuracy``, ``macro_f1``
@@ -410,7 +438,11 @@ def evaluate_model_on_dataset(
             inputs,
             full_seconds=None if cached else seconds,
             passes=settings.DYNABENCH_THROUGHPUT_PASSES if passes is None else passes,
-            sample_size=settings.DYNABENCH_THROUGHPUT_SAMPLE if sample_size is None else sample_size,
+            sample_size=throughput_sample_size(
+                texts,
+                settings.DYNABENCH_THROUGHPUT_SAMPLE if sample_size is None else sample_size,
+                settings.DYNABENCH_THROUGHPUT_SAMPLE_CHARS if sample_chars is None else sample_chars,
+            ),
         )
     throughput = timed.metrics()
     if progress is not None:

@@ -10,6 +10,7 @@ from leaderboards import evaluation
 from leaderboards.evaluation import (
     evaluate_model_on_dataset,
     throughput_sample_indices,
+    throughput_sample_size,
     throughput_summary,
     time_passes,
 )
@@ -46,6 +47,22 @@ def test_the_sample_is_evenly_spaced_and_deterministic():
     assert throughput_sample_indices(256, 128) == list(range(0, 256, 2))
     assert throughput_sample_indices(1000, 128) == throughput_sample_indices(1000, 128)
     assert len(set(throughput_sample_indices(1000, 128))) == 128
+
+
+def test_a_dataset_of_long_items_gets_fewer_items_per_pass():
+    # 1,000 pairs of 400 + 70 characters: floor(16000 * 1000 / 470000) = 34 items.
+    pairs = [("p" * 400, "h" * 70)] * 1000
+    assert throughput_sample_size(pairs, 128, 16000) == 34
+    # 3,000 statements of 60 characters: 16000 / 60 = 266 > 128: the item bound holds.
+    assert throughput_sample_size(["s" * 60] * 3000, 128, 16000) == 128
+    # 100 passages of 5,000 characters: 3 by characters, raised to the floor of 16.
+    assert throughput_sample_size(["q" * 5000] * 100, 128, 16000) == 16
+    # Mixed lengths go by the mean: 10 of 100 and 10 of 1,900 characters, mean 1,000: 16000 / 1000.
+    assert throughput_sample_size(["a" * 100] * 10 + ["b" * 1900] * 10, 128, 16000) == 16
+    assert throughput_sample_size(["a" * 100] * 10 + ["b" * 1900] * 10, 128, 18000) == 18
+    # Never more than the dataset, and no character bound with 0.
+    assert throughput_sample_size(["q" * 5000] * 10, 128, 16000) == 10
+    assert throughput_sample_size(pairs, 128, 0) == 128
 
 
 def test_median_and_relative_range_by_hand():
@@ -125,6 +142,16 @@ def test_the_evaluation_stores_median_passes_and_spread(
     assert m["throughput_sample"] == 20
     assert m["throughput_extra_seconds"] == 1.5
     assert m["n"] == 20 and 0 <= m["accuracy"] <= 1  # predictions from the one full pass as before
+
+
+@pytest.mark.django_db
+def test_the_evaluation_times_fewer_long_items(tiny_registered_model, toy_dataset, settings, monkeypatch):
+    # 20 toy items; a character bound of 1 char per item on average gives floor(1 * 20 / total) = 0,
+    # raised to the floor of 16 items: 16 of 20 are timed, in 2 passes of 1 s each (16/s).
+    settings.DYNABENCH_THROUGHPUT_SAMPLE_CHARS = 1
+    monkeypatch.setattr(evaluation, "_clock", ScriptedClock([0.0, 4.0, 5.0, 6.0, 7.0, 8.0]))
+    m = evaluate_model_on_dataset(tiny_registered_model, toy_dataset, passes=2).metrics
+    assert m["throughput_sample"] == 16 and m["throughput_passes"] == [16.0, 16.0]
 
 
 @pytest.mark.django_db
