@@ -21,7 +21,8 @@ jobs; here one process does it all, one step after the other (no worker, so noth
 Printed: seconds per phase (migrate, collectstatic, per task its data import, each target's training
 split into its fit, round-dataset build and registration check, the round datasets, the evaluations,
 each pair's time with its share spent on the extra throughput passes, the working-memory measure and the
-perturbed copies), the embedding cache's hits and misses per training, the total, "serving after" and
+perturbed copies), the embedding cache's hits and misses per training, the ONNX vector cache's hits and
+misses (``models_registry.vector_cache``), the total, "serving after" and
 "all tasks ready". Every progress line of the set-up is written with its time stamp to ``--log``.
 About 15-30 minutes on 2 cores: the figures depend on what else runs on the machine (say so with them).
 """
@@ -203,6 +204,13 @@ def run(args) -> None:
     print("\n--- embedding cache per training (vectors: hits, misses) ---")
     for name, hits, misses in current["cache"]:
         print(f"  {name}: {hits} hits, {misses} misses")
+    from models_registry import vector_cache
+
+    shared = vector_cache.stats()
+    print(
+        f"\n--- ONNX vector cache (rows shared by byte-identical graphs) ---\n  {shared['hits']} hits, "
+        f"{shared['misses']} misses, {shared['entries']} rows kept, {shared['bytes'] / 2**20:.1f} MiB"
+    )
     evaluated = sum(1 for p in clock.spans if ": evaluate " in p)
     eval_seconds = sum(s for p, s in clock.spans.items() if ": evaluate " in p)
     train_seconds = sum(s for p, s in clock.spans.items() if ": train " in p)
