@@ -201,7 +201,7 @@ class Classifier(ServedOnRuntime):
         def run(ids_array, mask_array):
             return graph.run({"input_ids": ids_array, "attention_mask": mask_array})[0]
 
-        return vector_cache.cached_vectors(run, vector_cache.graph_digest(graph.path), ids, mask)
+        return vector_cache.cached_vectors(run, graph.digest, ids, mask)
 
     def predict_batch(self, texts: list[Text], batch_size: int = DEFAULT_BATCH_SIZE) -> list[dict]:
         """Classify texts (or (a, b) text pairs) in batches.

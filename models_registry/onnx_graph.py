@@ -19,6 +19,7 @@ onnxruntime is imported when a graph is opened, so importing this module is chea
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from pathlib import Path
 
@@ -72,6 +73,8 @@ class OnnxGraph:
         kind: ``"vectors"``, ``"logits"`` or ``"span"`` (module docstring).
         inputs / outputs: the graph's input and output names, in order.
         nbytes: the graph file's size in bytes (its weights, near enough).
+        digest: sha256 (hex) of the graph this session runs (``vector_cache`` keys on it; about 0.2 s
+            for MiniLM's 90 MB fp32 graph, once per load).
 
     Raises (constructor):
         InferenceError: the manifest or graph is missing or ONNX Runtime cannot open it.
@@ -83,9 +86,10 @@ class OnnxGraph:
         try:
             import onnxruntime as ort
 
-            self._session = ort.InferenceSession(
-                str(file), session_options(), providers=["CPUExecutionProvider"]
-            )
+            # Read once: the session and the digest see the same bytes, even if the file is replaced.
+            graph = file.read_bytes()
+            self.digest = hashlib.sha256(graph).hexdigest()
+            self._session = ort.InferenceSession(graph, session_options(), providers=["CPUExecutionProvider"])
         except Exception as exc:
             detail = without_server_paths(f"{type(exc).__name__}: {exc}", model_dir)
             raise InferenceError(f"ONNX Runtime cannot open the {runtime} graph: {detail}") from exc
@@ -93,7 +97,7 @@ class OnnxGraph:
         self.kind: str = manifest["kind"]
         self.inputs: list[str] = [i.name for i in self._session.get_inputs()]
         self.outputs: list[str] = [o.name for o in self._session.get_outputs()]
-        self.nbytes = file.stat().st_size
+        self.nbytes = len(graph)
 
     def run(self, arrays: dict) -> list:
         """Run the graph on ``arrays`` (input name -> (batch, tokens) integer array; extra names are

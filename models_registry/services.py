@@ -238,8 +238,8 @@ def set_runtime(model: RegisteredModel, runtime: str) -> RegisteredModel:
 
     Raises:
         ModelRegistryError: an unknown runtime, a model that is not ready or is being checked again,
-            or one that ``runtime_refusal`` names (a remote endpoint, no weights here, no graph, or a check that did
-            not pass); nothing is changed.
+            or one that ``runtime_refusal`` names (a remote endpoint, no weights here, no graph, or a
+            check that did not pass); nothing is changed.
     """
     if runtime not in RUNTIMES:
         raise ModelRegistryError(f"unknown runtime {runtime!r}; expected one of {list(RUNTIMES)}")
@@ -599,8 +599,9 @@ def run_check(model: RegisteredModel) -> tuple[str, str]:
     """Check a model by its source; store the outcome. Called by ``jobs.check_model`` (status ``checking``,
     or ``ready`` with ``recheck`` ``running``: the model serves until this saves).
 
-    Hub models are downloaded first (not again when ready: a ready model is checked on its files). Files on disk: label set, parameter count (from the weights) and a
-    probe input, as ``register_local_model``. Endpoints: one probe input through ``inference.predict``.
+    Hub models are downloaded first (not again when ready: a ready model is checked on its files).
+    Files on disk: label set, parameter count (from the weights) and a probe input, as
+    ``register_local_model``. Endpoints: one probe input through ``inference.predict``.
 
     Returns:
         (status, error message) as stored: ``("ready", "")`` or ``("failed", "<why>")``.

@@ -27,17 +27,14 @@ gunicorn worker and job worker has its own.
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import threading
 from contextlib import contextmanager
-from pathlib import Path
 
 from django.conf import settings
 
 _off: contextvars.ContextVar[bool] = contextvars.ContextVar("vector_cache_off", default=False)
 _lock = threading.Lock()
 _cache = None
-_digests: dict[tuple, str] = {}
 
 
 def _store():
@@ -71,25 +68,6 @@ def uncached():
         _off.reset(token)
 
 
-def graph_digest(path: str | Path) -> str:
-    """sha256 (hex) of the graph file at ``path``, read once per file version (path, size, mtime,
-    inode) in this process: about 0.2 s for MiniLM's 90 MB fp32 graph."""
-    file = Path(path)
-    stat = file.stat()
-    version = (str(file.resolve()), stat.st_size, stat.st_mtime_ns, stat.st_ino)
-    with _lock:
-        known = _digests.get(version)
-    if known is not None:
-        return known
-    digest = hashlib.sha256()
-    with file.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    with _lock:
-        _digests[version] = digest.hexdigest()
-    return _digests[version]
-
-
 def may_read(predictor) -> bool:
     """Whether ``predictor`` (an ``inference.Classifier``, a span predictor or None) reads this cache
     now: it runs an ONNX ``vectors`` graph and the cache is active."""
@@ -106,11 +84,10 @@ def stats() -> dict:
 
 
 def clear() -> None:
-    """Forget every vector and digest (tests; a changed bound makes a new cache by itself)."""
+    """Forget every vector (tests; a changed bound makes a new cache by itself)."""
     with _lock:
         if _cache is not None:
             _cache.clear()
-        _digests.clear()
 
 
 def cached_vectors(run, digest: str, ids, mask):
@@ -120,7 +97,7 @@ def cached_vectors(run, digest: str, ids, mask):
 
     Args:
         run: the graph call on a (k, width) batch, returning a (k, hidden) float32 array.
-        digest: ``graph_digest`` of the graph file.
+        digest: the graph's sha256 (``onnx_graph.OnnxGraph.digest``).
         ids, mask: (rows, width) integer torch tensors; rows padded on the right.
 
     Returns:
