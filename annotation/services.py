@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from dynabench.text_rules import (
@@ -171,12 +172,18 @@ class NotQualifiedToWrite(ExampleError):
 
 
 def _check_can_write(
-    annotator, task: Task | None = None, *, source: str = Example.Source.CREATED, lock: bool = False
+    annotator,
+    task: Task | None = None,
+    *,
+    source: str = Example.Source.CREATED,
+    lock: bool = False,
+    facts: qualification.TaskFacts | None = None,
 ) -> None:
     """The account-wide rule (``User.can_contribute``), then, with ``task``, the task's qualification
     rules (``NotQualifiedToWrite``). Replayed rows (``source=replay``) measure a target, they are no
     one's work: the task's rules do not apply to them. ``lock``: inside the storing transaction, take
-    the worker's row lock so two requests at the daily cap cannot both pass."""
+    the worker's row lock so two requests at the daily cap cannot both pass. ``facts``: the writer's
+    ``qualification.task_facts``, when already read."""
     if annotator is None or not annotator.is_authenticated:
         raise ExampleError("Log in to write examples.")
     if not annotator.can_contribute:
@@ -184,7 +191,7 @@ def _check_can_write(
     if task is None or source == Example.Source.REPLAY:
         return
     try:
-        qualification.check_can_contribute(task, annotator, qualification.WRITE, lock=lock)
+        qualification.check_can_contribute(task, annotator, qualification.WRITE, lock=lock, facts=facts)
     except qualification.NotQualified as refusal:
         raise NotQualifiedToWrite(refusal) from None
 
@@ -246,8 +253,10 @@ def create_example(
         raise ExampleError(f"Round {round_.number} is closed; it accepts no new examples.")
     if context is not None and context.round_id != round_.pk:
         raise ExampleError({"context": ["This context is not part of the current round."]})
-    # Before the models run (no need to make them think for a refused writer); again under the lock below.
-    _check_can_write(annotator, task, source=source)
+    # Before the models run (no need to make them think for a refused writer); again under the lock below,
+    # with the task's facts read once for both.
+    facts = qualification.task_facts(task, annotator) if source != Example.Source.REPLAY else None
+    _check_can_write(annotator, task, source=source, facts=facts)
 
     cfg = task.cfg
     clean, target = clean_inputs(cfg, inputs, target, context=context)
@@ -270,16 +279,20 @@ def create_example(
             # The round was checked before the models ran, which takes a while; it may have been closed
             # or replaced since. Holding its row lock until commit makes closing it wait for this insert
             # (or this insert see it closed), so no example lands in a round that was already closed.
-            locked_round = Round.objects.select_for_update().get(pk=round_.pk)
-            current_id = Task.objects.filter(pk=task.pk).values_list("current_round_id", flat=True).get()
-            if locked_round.is_closed or current_id != locked_round.pk:
+            # The task's current round comes in the same query; only the round's row is locked.
+            locked_round = (
+                Round.objects.select_for_update(of=("self",))
+                .annotate(task_current_round_id=F("task__current_round_id"))
+                .get(pk=round_.pk)
+            )
+            if locked_round.is_closed or locked_round.task_current_round_id != locked_round.pk:
                 raise ExampleError(
                     f"Round {locked_round.number} closed while the model was answering; "
                     "your example was not saved."
                 )
             # Locks the writer's TaskWorker row, then counts: of two requests at the daily cap (or the
             # competition limit) the second counts the first's example once it commits, and is refused.
-            _check_can_write(annotator, task, source=source, lock=True)
+            _check_can_write(annotator, task, source=source, lock=True, facts=facts)
             example = Example.objects.create(
                 round=round_,
                 context=context,

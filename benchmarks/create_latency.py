@@ -62,6 +62,12 @@ def main() -> None:
         default="onnx-int8",
         help="DYNABENCH_MODEL_RUNTIME for the registration (default onnx-int8)",
     )
+    parser.add_argument(
+        "--queries", action="store_true", help="after the run, print the SQL of one more submission"
+    )
+    parser.add_argument(
+        "--profile-file", default="", help="also write the cProfile stats there (for pstats or snakeviz)"
+    )
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/dynabench_bench")
     args = parser.parse_args()
 
@@ -147,6 +153,15 @@ def run(args, settings, Client) -> None:
     )
     ratio = percentile(page_ms, 50) / percentile(torch_ms, 50)
     print(f"whole page p50 / bare torch forward p50: {ratio:.2f} (aim: below 1.0 on the ONNX path)")
+    if args.queries:
+        from django.db import connection
+        from django.test.utils import CaptureQueriesContext
+
+        with CaptureQueriesContext(connection) as captured:
+            submit(measured[0])
+        print(f"queries of one submission: {len(captured.captured_queries)}")
+        for query in captured.captured_queries:
+            print(f"  {query['time']:>6} s  {query['sql'][:300]}")
     if args.profile:
         import cProfile
         import pstats
@@ -156,6 +171,8 @@ def run(args, settings, Client) -> None:
         for text in (measured * (args.profile // max(1, len(measured)) + 1))[: args.profile]:
             submit(text)
         profiler.disable()
+        if args.profile_file:
+            profiler.dump_stats(args.profile_file)
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
 
 

@@ -62,7 +62,6 @@ def _add(participation: Participation, *, worker_id: int, kind: str, event_key: 
     return created
 
 
-@transaction.atomic
 def reconcile_example(example: Example) -> int:
     """Bring the ledger rows of ``example`` (base pay, its reversal, bonuses) in line with its state.
 
@@ -70,7 +69,14 @@ def reconcile_example(example: Example) -> int:
     when a base pay is decided. Returns how many rows were added.
     """
     if not _ever_took_part(example.annotator_id, example.round_id):
-        return 0  # most examples: written outside any study, nothing to lock or look up
+        # Most examples: written outside any study, nothing to lock or look up. Checked before the
+        # transaction, so they cost one query and no savepoint inside the service's transaction.
+        return 0
+    return _reconcile_example_locked(example)
+
+
+@transaction.atomic
+def _reconcile_example_locked(example: Example) -> int:
     example = Example.objects.select_for_update(of=("self",)).get(pk=example.pk)
     author_id = example.annotator_id
     if author_id is None or example.source != Example.Source.CREATED:

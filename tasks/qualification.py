@@ -160,16 +160,22 @@ def _plural(n: int, word: str) -> str:
 
 
 @dataclass(frozen=True)
-class _TaskFacts:
-    """What the rules need to know of the task itself, read in one query (``_task_facts``)."""
+class TaskFacts:
+    """What the rules need to know of the task itself for one user, read in one query (``task_facts``).
+
+    They change only when an owner edits the task (its owners, tutorial or quiz), so a caller that checks
+    twice for one write (before the model runs, then under the row lock) reads them once and passes
+    them to both checks; what the lock protects (the worker's row, the day's counts) is read each time.
+    """
 
     is_owner: bool
     has_tutorial: bool
     has_quiz: bool  # an active quiz with at least one question (``active_quiz``)
 
 
-def _task_facts(task: Task, user) -> _TaskFacts:
-    """One query instead of one per fact: this runs twice for every example and verdict stored."""
+def task_facts(task: Task, user) -> TaskFacts:
+    """``user``'s facts about ``task`` (owner or superuser, a tutorial, an active quiz with questions), in
+    one query instead of one per fact."""
     row = (
         Task.objects.filter(pk=task.pk)
         .annotate(
@@ -180,10 +186,12 @@ def _task_facts(task: Task, user) -> _TaskFacts:
         .values("fact_owned", "fact_tutorial", "fact_quiz")
         .get()
     )
-    return _TaskFacts(user.is_superuser or row["fact_owned"], row["fact_tutorial"], row["fact_quiz"])
+    return TaskFacts(user.is_superuser or row["fact_owned"], row["fact_tutorial"], row["fact_quiz"])
 
 
-def check_can_contribute(task: Task, user, action: str, *, now=None, lock: bool = True) -> TaskWorker | None:
+def check_can_contribute(
+    task: Task, user, action: str, *, now=None, lock: bool = True, facts: TaskFacts | None = None
+) -> TaskWorker | None:
     """Refuse ``user`` (signed in) writing (``action="write"``) or validating (``"validate"``) on ``task``
     if one of the task's rules says so; return their ``TaskWorker`` row (None for an owner, or without
     ``lock`` when they have none).
@@ -201,7 +209,8 @@ def check_can_contribute(task: Task, user, action: str, *, now=None, lock: bool 
     missing) before counting, so two requests at once at the cap cannot both pass: call it inside the
     atomic block that then stores the example or verdict, and the second request counts the first's
     row once it commits. ``lock=False`` reads without locking or creating anything, for pages and
-    early checks outside a transaction.
+    early checks outside a transaction. ``facts``: this user's ``task_facts`` of ``task`` when the
+    caller already read them (read here otherwise).
 
     Raises:
         NotQualified: the first rule that refuses.
@@ -210,14 +219,15 @@ def check_can_contribute(task: Task, user, action: str, *, now=None, lock: bool 
     """
     if action not in ACTIONS:
         raise ValueError(f"{action!r} is not one of {ACTIONS}")
-    facts = _task_facts(task, user)
+    facts = facts if facts is not None else task_facts(task, user)
     if facts.is_owner:  # the same rule as ``Task.is_owner``
         return None
     now = now or timezone.now()
     if lock:
         worker, _ = TaskWorker.objects.select_for_update().get_or_create(task=task, user=user)
     else:
-        worker = TaskWorker.objects.filter(task=task, user=user).first()
+        # One row at most (unique per task and user): no ordering, so no join for Meta.ordering's task name.
+        worker = TaskWorker.objects.filter(task=task, user=user).order_by("pk").first()
     listing = worker.listing if worker else TaskWorker.Listing.NONE
     if listing == TaskWorker.Listing.BLOCKED:
         raise NotQualified(

@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Example, Prediction
@@ -328,3 +329,19 @@ def test_a_crashing_model_keeps_the_example_then_retry_scores_it(
     assert example.prediction_status == Example.PredictionStatus.OK
     assert example.model_wrong is done.model_wrong
     assert retry_failed_predictions() == {"examples": 0, "completed": 0, "still_failed": 0}
+
+
+def test_storing_an_example_reads_each_fact_once(hate_task, annotator, tiny_registered_model):
+    """The statements of one stored example (no form token, outside any study), each a round trip on
+    the create page's hot path: the task's facts (read once for both qualification checks), the writer's
+    worker row, the round's targets; then, in the transaction, the round's row lock with the task's
+    current round in the same query, the writer's worker row lock, the example, its prediction and the
+    study lookup. The savepoint markers of the transaction are left out of the count."""
+    _create(hate_task, annotator, "a first example, so the worker row exists")
+    with CaptureQueriesContext(connection) as captured:
+        _create(hate_task, annotator, "a second example")
+    statements = [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert sum("tasks_tutorialitem" in sql for sql in statements) == 1
+    assert sum('FROM "tasks_round"' in sql and "FOR UPDATE" in sql for sql in statements) == 1
+    assert not any(sql.startswith('SELECT "tasks_task"."current_round_id"') for sql in statements)
+    assert len(statements) == 8, "\n".join(statements)
