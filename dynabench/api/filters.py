@@ -65,25 +65,47 @@ class StrictFilterSet(django_filters.FilterSet):
     """A filter set that refuses query parameters it does not know (``?numbr=2``, or ``?number=abc`` on a
     list without a ``number`` filter) with ``Unknown parameter; this list takes: ...`` under the
     parameter's name, rather than ignoring them and answering the whole list. Pagination
-    (``page``, ``page_size``) and ``format`` are known to every list."""
+    (``page``, ``page_size``) and ``format`` are known to every list.
+
+    A parameter given twice (``?runtime=bogus&runtime=torch``) is refused too, instead of the last value
+    silently winning; and a value outside a choice filter's choices gets a message that lists them.
+    """
 
     COMMON_PARAMETERS = ("page", "page_size", "format")
 
     def is_valid(self) -> bool:
-        """The form's validity, and no unknown parameter."""
-        return super().is_valid() and not self._unknown()
+        """The form's validity, and no unknown or repeated parameter."""
+        return super().is_valid() and not self._unknown() and not self._repeated()
 
     @property
     def errors(self):
-        """The form's errors plus one per unknown parameter (a ``django.forms.utils.ErrorDict``)."""
+        """The form's errors plus one per unknown or repeated parameter (a ``django.forms.utils.ErrorDict``)."""
         errors = ErrorDict(self.form.errors)
+        for name, messages in list(errors.items()):
+            choices = self._choices_of(name)
+            if choices:
+                errors[name] = ErrorList([*messages, f"Choose one of: {', '.join(choices)}."])
         known = ", ".join([*self.filters, *self.COMMON_PARAMETERS])
         for name in self._unknown():
             errors[name] = ErrorList([f"Unknown parameter; this list takes: {known}."])
+        for name, count in self._repeated():
+            errors[name] = ErrorList([f"Give this parameter once; it was given {count} times."])
         return errors
+
+    def _choices_of(self, name: str) -> list[str]:
+        field = self.form.fields.get(name)
+        choices = getattr(field, "choices", None) if field is not None else None
+        return [str(value) for value, _label in choices or () if value not in ("", None)]
 
     def _unknown(self) -> list[str]:
         if not self.is_bound:
             return []
         allowed = {*self.filters, *self.COMMON_PARAMETERS}
         return sorted(name for name in self.data if name not in allowed)
+
+    def _repeated(self) -> list[tuple[str, int]]:
+        if not self.is_bound or not hasattr(self.data, "getlist"):
+            return []
+        return sorted(
+            (name, len(self.data.getlist(name))) for name in self.data if len(self.data.getlist(name)) > 1
+        )

@@ -287,6 +287,18 @@ def test_list_filters_count_by_hand(api, hate_task, hate_round, annotator, valid
             "Unknown parameter; this list takes: round, status, model_wrong, mine, page, page_size, format."
         ]
     }
+    # A value outside a choice filter's choices: the message lists them.
+    assert mine.get(CREATE + "?status=bogus").json() == {
+        "status": [
+            "Select a valid choice. bogus is not one of the available choices.",
+            "Choose one of: pending, validated_correct, validated_incorrect, flagged.",
+        ]
+    }
+    # A parameter given twice is refused, not read as its last value (which alone would be valid here).
+    assert mine.get(CREATE + "?round=abc&round=1").json() == {
+        "round": ["Give this parameter once; it was given 2 times."]
+    }
+    assert mine.get(CREATE + "?round=1&round=1&round=1").status_code == 400
     assert mine.get(CREATE + "?page=999").status_code == 404
     page = mine.get(CREATE + "?page_size=1").json()
     assert page["count"] == 2 and len(page["results"]) == 1 and page["next"]
