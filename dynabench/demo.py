@@ -30,6 +30,7 @@ from leaderboards.scheduling import (
 )
 from leaderboards.services import build_round_datasets
 from leaderboards.training.requests import fail_interrupted_training_jobs
+from models_registry.jobs import ensure_check_sweep_schedule
 from tasks.models import Task
 
 from .demo_tasks import demo_tasks
@@ -209,4 +210,5 @@ def setup_demo(
     ensure_demo_users(set_up, report.password, reset_password=bool(password))
     ensure_retry_schedule()
     ensure_sweep_schedule()
+    ensure_check_sweep_schedule()
     return report

@@ -10,7 +10,10 @@ import logging
 
 from django.utils import timezone
 
+from dynabench.job_queue import ensure_schedule
+
 from . import services
+from .check_sweep import sweep_model_checks
 from .model_files import without_server_paths
 from .models import RegisteredModel
 
@@ -54,3 +57,18 @@ def check_model(model_id: int) -> str:
         )
         return RegisteredModel.Status.FAILED
     return status
+
+
+CHECK_SWEEP_SCHEDULE = "mend model checks"
+
+
+def sweep_model_checks_job() -> dict[str, int]:
+    """Mend the model checks no worker will finish (``check_sweep.sweep_model_checks``; on the
+    ``CHECK_SWEEP_SCHEDULE``, every 5 minutes)."""
+    return sweep_model_checks()
+
+
+def ensure_check_sweep_schedule() -> None:
+    """The job cluster runs ``sweep_model_checks_job`` every 5 minutes. Idempotent (by name); run by
+    ``setup_demo`` and ``manage.py ensure_schedules``."""
+    ensure_schedule(CHECK_SWEEP_SCHEDULE, "models_registry.jobs.sweep_model_checks_job", minutes=5)

@@ -34,6 +34,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
+from django.utils import timezone
 
 from dynabench.job_queue import enqueue
 from tasks.models import Task
@@ -571,7 +572,7 @@ def check_again(model: RegisteredModel) -> None:
     # Conditional: two owners pressing "Check again" at once queue one check.
     queued = RegisteredModel.objects.filter(
         pk=model.pk, status=RegisteredModel.Status.READY, recheck=RegisteredModel.Recheck.NONE
-    ).update(recheck=RegisteredModel.Recheck.QUEUED)
+    ).update(recheck=RegisteredModel.Recheck.QUEUED, updated_at=timezone.now())
     if not queued:
         raise ModelRegistryError(f"{model.name} is being checked again now (it keeps serving meanwhile)")
     model.recheck = RegisteredModel.Recheck.QUEUED
@@ -587,7 +588,10 @@ def enqueue_check(model_id: int) -> None:
 def request_check(model: RegisteredModel) -> None:
     """Set the model to ``uploaded`` and queue ``jobs.check_model`` once the transaction commits."""
     RegisteredModel.objects.filter(pk=model.pk).update(
-        status=RegisteredModel.Status.UPLOADED, error_message="", recheck=RegisteredModel.Recheck.NONE
+        status=RegisteredModel.Status.UPLOADED,
+        error_message="",
+        recheck=RegisteredModel.Recheck.NONE,
+        updated_at=timezone.now(),
     )
     model.status, model.error_message = RegisteredModel.Status.UPLOADED, ""
     model.recheck = RegisteredModel.Recheck.NONE

@@ -16,4 +16,5 @@ def test_ensure_schedules_creates_both_once():
         "retry failed predictions": ("annotation.jobs.retry_failed_predictions_job", Schedule.MINUTES, 2, -1),
         "sweep evaluations": ("leaderboards.jobs.sweep_evaluations_job", Schedule.MINUTES, 1, -1),
         "abandon expired participations": ("crowd.jobs.abandon_expired_job", Schedule.MINUTES, 5, -1),
+        "mend model checks": ("models_registry.jobs.sweep_model_checks_job", Schedule.MINUTES, 5, -1),
     }

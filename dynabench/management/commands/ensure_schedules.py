@@ -4,7 +4,9 @@ Run by ``scripts/serve.sh`` before it starts the cluster (``setup_demo`` does th
 scoring again, every 2 minutes, the examples whose target model failed or timed out when they were
 written (``annotation.jobs.ensure_retry_schedule``), and every minute, evaluations cut off with their
 worker run again (``leaderboards.jobs.ensure_sweep_schedule``), and every 5 minutes, crowd participations past
-their time limit abandoned (``crowd.jobs.ensure_abandon_schedule``). Idempotent.
+their time limit abandoned (``crowd.jobs.ensure_abandon_schedule``), and every 5 minutes, model checks cut off
+with their worker or lost before they ran mended (``models_registry.jobs.ensure_check_sweep_schedule``).
+Idempotent.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from django.core.management.base import BaseCommand
 from annotation.jobs import RETRY_SCHEDULE, ensure_retry_schedule
 from crowd.jobs import ABANDON_SCHEDULE, ensure_abandon_schedule
 from leaderboards.jobs import SWEEP_SCHEDULE, ensure_sweep_schedule
+from models_registry.jobs import CHECK_SWEEP_SCHEDULE, ensure_check_sweep_schedule
 
 
 class Command(BaseCommand):
@@ -23,4 +26,7 @@ class Command(BaseCommand):
         ensure_retry_schedule()
         ensure_sweep_schedule()
         ensure_abandon_schedule()
-        self.stdout.write(f"schedules ready: {RETRY_SCHEDULE}, {SWEEP_SCHEDULE}, {ABANDON_SCHEDULE}")
+        ensure_check_sweep_schedule()
+        self.stdout.write(
+            f"schedules ready: {RETRY_SCHEDULE}, {SWEEP_SCHEDULE}, {ABANDON_SCHEDULE}, {CHECK_SWEEP_SCHEDULE}"
+        )
