@@ -17,6 +17,7 @@ from models_registry import attributions, inference
 from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
 from models_registry.outputs import clean_output
+from models_registry.runtimes import label as runtime_label
 from models_registry.throttling import ExplainThrottle
 from tasks.models import Task
 from tasks.selectors import task_or_404
@@ -26,7 +27,7 @@ from .charts import bar_chart
 from .forms import ForkForm, InteractForm, NameForm, parse_leaderboard_query, refusal, view_query
 from .live_ranking import live_payload
 from .model_page import metric_figures, overall_for_tags, tag_name
-from .models import LeaderboardFork, LeaderboardSnapshot
+from .models import LeaderboardFork, LeaderboardSnapshot, Score
 from .services_leaderboard import ForkNameTakenError, LeaderboardPermissionError, freeze_snapshot, save_fork
 from .tables import present
 
@@ -321,6 +322,11 @@ def _preprocessing_text(spec) -> str:
 
 
 def _score_view(score) -> dict:
+    """One row of the model page's score table. A Score being measured again (pending or running, e.g.
+    after its model's runtime changed) still holds the previous evaluation's figures: they are shown,
+    but said to be the previous ones, with the runtime they were measured on."""
+    previous = score.status in (Score.Status.PENDING, Score.Status.RUNNING) and bool(score.metrics)
+    measured_on = score.metrics.get("runtime") if isinstance(score.metrics, dict) else None
     return {
         "dataset": score.dataset,
         "status": score.status,
@@ -328,6 +334,8 @@ def _score_view(score) -> dict:
         # (label, formatted value with its unit), known figures first (model_page.METRIC_FIGURES).
         "metrics": metric_figures(score.metrics),
         "error": score.error_message,
+        "previous": previous,
+        "previous_runtime": runtime_label(measured_on) if previous and measured_on else "",
     }
 
 

@@ -156,3 +156,22 @@ def test_interact_with_a_model_that_is_not_ready(client, make_model, outsider):
     response = client.post(reverse("leaderboards:model", args=[model.pk]), {"statement": "hello"})
     assert response.status_code == 200
     assert "not ready" in response.content.decode()
+
+
+def test_a_score_being_measured_again_says_its_figures_are_the_previous_ones(client, carded, outsider):
+    """After a runtime change the Scores are pending again but keep the last figures: the page says
+    whose they are instead of passing them off as the current runtime's."""
+    from leaderboards.models import Score
+
+    hatecheck = Score.objects.get(model=carded, dataset__slug="hatecheck")
+    Score.objects.filter(pk=hatecheck.pk).update(
+        status=Score.Status.PENDING, metrics={**hatecheck.metrics, "runtime": "onnx-int8"}
+    )
+    client.force_login(outsider)
+    html = client.get(reverse("leaderboards:model", args=[carded.pk])).content.decode()
+    notes = html.count('class="muted previous-figures"')
+    assert notes == 1  # the round-1 Score is done: no note there
+    assert "the figures shown are the previous evaluation's, on ONNX Runtime, int8 weights" in html
+    Score.objects.filter(pk=hatecheck.pk).update(status=Score.Status.FAILED)
+    html = client.get(reverse("leaderboards:model", args=[carded.pk])).content.decode()
+    assert "previous-figures" not in html
