@@ -112,6 +112,9 @@ Models (models_registry/inference.py):
                        held-apart texts whose int8 label (or span answer) equals PyTorch's.
     DYNABENCH_ONNX_FP32_MIN_AGREEMENT float, default 1.0. The same for the fp32 graph.
     DYNABENCH_ONNX_THREADS int, default 0. Intra-op threads of each ONNX Runtime session (0: one per core).
+    DYNABENCH_ONNX_BULK_WORKERS int, default 0. In bulk prediction (evaluations, export checks), how many
+        batches of one call run side by side on single-threaded ONNX Runtime sessions (0: one per core;
+        1: one after the other on the latency session). models_registry/onnx_graph.py.
     DYNABENCH_VECTOR_CACHE_BYTES int, default 67108864 (64 MiB). Bound of each process's cache of ONNX
                        sentence vectors, shared by models whose graphs are byte-identical (quick-recipe
                        targets of one task; ``models_registry/vector_cache.py``); 0 turns it off. Timed
@@ -409,6 +412,7 @@ DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP = env.float("DYNABENCH_ONNX_INT8_MAX_ACCUR
 DYNABENCH_ONNX_INT8_MIN_AGREEMENT = env.float("DYNABENCH_ONNX_INT8_MIN_AGREEMENT", default=0.995)
 DYNABENCH_ONNX_FP32_MIN_AGREEMENT = env.float("DYNABENCH_ONNX_FP32_MIN_AGREEMENT", default=1.0)
 DYNABENCH_ONNX_THREADS = env.int("DYNABENCH_ONNX_THREADS", default=0)
+DYNABENCH_ONNX_BULK_WORKERS = env.int("DYNABENCH_ONNX_BULK_WORKERS", default=0)
 DYNABENCH_VECTOR_CACHE_BYTES = max(0, env.int("DYNABENCH_VECTOR_CACHE_BYTES", default=64 * 2**20))
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
 DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0)

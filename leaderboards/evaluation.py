@@ -84,7 +84,7 @@ from dynabench.metrics import (
     squad_exact_match,
     squad_f1,
 )
-from models_registry import vector_cache
+from models_registry import onnx_graph, vector_cache
 from models_registry.inference import InferenceError, get_classifier, predict, texts_for_inputs
 from models_registry.models import RegisteredModel
 
@@ -341,7 +341,9 @@ class _Predictor:
 
     def labels(self, texts: list, inputs: list[dict]) -> list[str]:
         if self.classifier is not None:
-            outputs = self.classifier.predict_batch(texts, batch_size=self.batch_size)
+            # The evaluation predicts in bulk: an ONNX model runs its batches side by side.
+            with onnx_graph.bulk():
+                outputs = self.classifier.predict_batch(texts, batch_size=self.batch_size)
         else:  # a remote endpoint: through the registry's predict, a batch at a time
             outputs = []
             for start in range(0, len(inputs), self.batch_size):

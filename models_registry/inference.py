@@ -76,7 +76,7 @@ from .model_files import (
     weights_bytes,
     without_server_paths,
 )
-from .onnx_graph import OnnxGraph, ServedOnRuntime
+from .onnx_graph import OnnxGraph, ServedOnRuntime, map_batches
 from .preprocessing import preprocess_all
 from .qa_inference import SpanPredictor
 from .qa_modeling import is_qa_model_dir
@@ -241,33 +241,44 @@ class Classifier(ServedOnRuntime):
     def _probabilities(self, prepared: list, batch_size: int, torch) -> list[list[float]]:
         # Sort by length so padded batches are short; restore the order at the end.
         order = sorted(range(len(prepared)), key=lambda i: len(str(prepared[i])))
+        step = max(1, batch_size)
+        chunks = [order[start : start + step] for start in range(0, len(order), step)]
         out: list[list[float] | None] = [None] * len(prepared)
-        # One forward pass at a time per model: torch already uses every core, and the tokenizer
-        # object is not guaranteed to be safe under concurrent calls.
-        with self._lock, torch.inference_mode():
-            for start in range(0, len(order), max(1, batch_size)):
-                idx = order[start : start + max(1, batch_size)]
-                batch = [prepared[i] for i in idx]
-                if isinstance(batch[0], tuple):
-                    encoded = self.tokenizer(
-                        [a for a, _ in batch],
-                        [b for _, b in batch],
-                        truncation=True,
-                        max_length=self.max_length,
-                        padding=True,
-                        return_tensors="pt",
-                    )
-                else:
-                    encoded = self.tokenizer(
-                        batch, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt"
-                    )
+
+        def probabilities(encoded) -> list[list[float]]:
+            with torch.inference_mode():  # per thread: map_batches may run this on a worker
                 logits = self._logits(encoded, torch)
                 if not torch.isfinite(logits).all():
                     raise InferenceError("the model produced non-finite scores (NaN or infinity)")
-                probs = torch.softmax(logits.float(), dim=-1).tolist()
-                for i, row in zip(idx, probs, strict=True):
-                    out[i] = row
+                return torch.softmax(logits.float(), dim=-1).tolist()
+
+        # One call at a time per model: torch already uses every core, and the tokenizer object is not
+        # guaranteed to be safe under concurrent calls, so every batch is tokenised here, by this thread.
+        with self._lock, torch.inference_mode():
+            if self.graph is None:
+                results = [probabilities(self._encode([prepared[i] for i in idx])) for idx in chunks]
+            else:  # ONNX: in bulk (the evaluation), the batches run side by side (onnx_graph.map_batches)
+                encoded = [self._encode([prepared[i] for i in idx]) for idx in chunks]
+                results = map_batches(probabilities, encoded)
+        for idx, rows in zip(chunks, results, strict=True):
+            for i, row in zip(idx, rows, strict=True):
+                out[i] = row
         return out  # type: ignore[return-value]
+
+    def _encode(self, batch: list):
+        """The tokenizer's padded torch tensors of one batch of texts or (a, b) pairs."""
+        if isinstance(batch[0], tuple):
+            return self.tokenizer(
+                [a for a, _ in batch],
+                [b for _, b in batch],
+                truncation=True,
+                max_length=self.max_length,
+                padding=True,
+                return_tensors="pt",
+            )
+        return self.tokenizer(
+            batch, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt"
+        )
 
 
 def _load(path: str, allow_pickle: bool, runtime: str = TORCH):

@@ -46,6 +46,7 @@ from pathlib import Path
 from django.conf import settings
 
 from .model_files import InferenceError, swap_into_place, without_server_paths
+from .onnx_graph import bulk
 from .runtimes import (
     CHECK_FILE,
     MANIFEST_FILE,
@@ -428,9 +429,10 @@ def export_and_check(
         checks = {}
         for runtime in (ONNX_FP32, ONNX_INT8):
             clear_cache(model_dir, runtime=runtime)
-            outputs = get_classifier(model_dir, allow_pickle=allow_pickle, runtime=runtime).predict_batch(
-                texts
-            )
+            with bulk():  # the held-apart inputs in batches side by side (onnx_graph.map_batches)
+                outputs = get_classifier(model_dir, allow_pickle=allow_pickle, runtime=runtime).predict_batch(
+                    texts
+                )
             checks[runtime] = judge(runtime, agreement(reference, outputs), targets, reference, outputs)
     except (ExportError, InferenceError) as exc:
         logger.warning("ONNX export of %s failed: %s", model_dir, exc)
