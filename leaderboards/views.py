@@ -203,6 +203,7 @@ def model_detail(request, pk: int):
                 prediction, error = _predict(model, form.inputs())
                 explanation = _explain(request, model, form.inputs(), prediction)
     scores = selectors.model_scores(request.user, model)
+    score_rows = [_score_view(s) for s in scores]
     return render(
         request,
         "leaderboards/model_detail.html",
@@ -212,7 +213,8 @@ def model_detail(request, pk: int):
             "name": selectors.display_name(request.user, model),
             "identity": identity,
             "card": _card(model, identity),
-            "scores": [_score_view(s) for s in scores],
+            "scores": score_rows,
+            "previous_runtimes": _previous_runtimes(score_rows),
             "tag_sections": _tag_sections(scores, cfg.perf_metric),
             "form": form,
             "prediction": prediction,
@@ -324,7 +326,7 @@ def _preprocessing_text(spec) -> str:
 def _score_view(score) -> dict:
     """One row of the model page's score table. A Score being measured again (pending or running, e.g.
     after its model's runtime changed) still holds the previous evaluation's figures: they are shown,
-    but said to be the previous ones, with the runtime they were measured on."""
+    marked as the previous ones (``previous``), with the runtime they were measured on."""
     previous = score.status in (Score.Status.PENDING, Score.Status.RUNNING) and bool(score.metrics)
     measured_on = score.metrics.get("runtime") if isinstance(score.metrics, dict) else None
     return {
@@ -337,6 +339,14 @@ def _score_view(score) -> dict:
         "previous": previous,
         "previous_runtime": runtime_label(measured_on) if previous and measured_on else "",
     }
+
+
+def _previous_runtimes(rows: list[dict]) -> str | None:
+    """For the one note above the score table: None when no row shows a previous evaluation's
+    figures, else the runtimes they were measured on, joined ("" when none is known)."""
+    if not any(row["previous"] for row in rows):
+        return None
+    return " and ".join(sorted({row["previous_runtime"] for row in rows if row["previous_runtime"]}))
 
 
 def _tag_sections(scores, perf_metric: str = "") -> list[dict]:

@@ -169,9 +169,9 @@ def test_a_score_being_measured_again_says_its_figures_are_the_previous_ones(cli
     )
     client.force_login(outsider)
     html = client.get(reverse("leaderboards:model", args=[carded.pk])).content.decode()
-    notes = html.count('class="muted previous-figures"')
-    assert notes == 1  # the round-1 Score is done: no note there
-    assert "the figures shown are the previous evaluation's, on ONNX Runtime, int8 weights" in html
+    assert html.count('class="muted previous-figures"') == 1  # the round-1 Score is done: not marked
+    assert html.count("previous-figures-note") == 1  # one note above the table, not one per row
+    assert "show the previous evaluation's figures, measured on ONNX Runtime, int8 weights, until" in html
     Score.objects.filter(pk=hatecheck.pk).update(status=Score.Status.FAILED)
     html = client.get(reverse("leaderboards:model", args=[carded.pk])).content.decode()
     assert "previous-figures" not in html
