@@ -61,11 +61,34 @@ def _api_body_problem(request) -> JsonResponse | None:
     return None
 
 
+def _api_query_problem(request) -> JsonResponse | None:
+    """400 for an API query string that gives a parameter more than once (``?round=1&round=2``).
+
+    Why: Django's ``QueryDict`` hands a view the last value, so the first was silently dropped by every
+    endpoint that reads one value (the leaderboard's ``round`` and weights, the annotators' ``round``,
+    a filter). No endpoint of this API takes a list as repeated parameters (lists are comma-separated),
+    so a repeat is always a mistake, refused here for all of them at once.
+    """
+    repeated = {
+        name: len(request.GET.getlist(name)) for name in request.GET if len(request.GET.getlist(name)) > 1
+    }
+    if not repeated:
+        return None
+    return JsonResponse(
+        {
+            name: [f"Give this parameter once; it was given {count} times."]
+            for name, count in sorted(repeated.items())
+        },
+        status=400,
+    )
+
+
 class RejectUnreadableFormBodyMiddleware:
     """Answer 400 to a form body Django cannot read, before anything else tries to read it.
 
     Under ``/api/`` it also answers 413 (JSON) to a body larger than ``DATA_UPLOAD_MAX_MEMORY_SIZE``
-    (``_api_body_problem``), and its 400s are JSON there.
+    (``_api_body_problem``), 400 (JSON) to a query parameter given twice (``_api_query_problem``), and
+    its 400s are JSON there.
 
     Why: Django raises ``BadRequest`` for a urlencoded body with a charset other than exactly
     ``utf-8`` (e.g. ``charset=utf8``) every time ``request.POST`` is touched. The CSRF check touches it,
@@ -80,6 +103,10 @@ class RejectUnreadableFormBodyMiddleware:
 
     def __call__(self, request):
         is_api = request.path.startswith(API_PREFIX)
+        if is_api:
+            problem = _api_query_problem(request)
+            if problem is not None:
+                return problem
         if is_api and request.method not in ("GET", "HEAD", "OPTIONS"):
             problem = _api_body_problem(request)
             if problem is not None:

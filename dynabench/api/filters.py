@@ -86,10 +86,12 @@ class StrictFilterSet(django_filters.FilterSet):
             if choices:
                 errors[name] = ErrorList([*messages, f"Choose one of: {', '.join(choices)}."])
         known = ", ".join([*self.filters, *self.COMMON_PARAMETERS])
-        for name in self._unknown():
+        unknown = set(self._unknown())
+        for name in sorted(unknown):
             errors[name] = ErrorList([f"Unknown parameter; this list takes: {known}."])
         for name, count in self._repeated():
-            errors[name] = ErrorList([f"Give this parameter once; it was given {count} times."])
+            if name not in unknown:  # an unknown one is refused as unknown: giving it once would not help
+                errors[name] = ErrorList([f"Give this parameter once; it was given {count} times."])
         return errors
 
     def _choices_of(self, name: str) -> list[str]:

@@ -115,6 +115,18 @@ def test_a_bad_filter_value_is_a_form_error_not_the_whole_list(client, annotator
     assert "Select a valid choice" in text and "Unknown parameter" in text
 
 
+def test_a_filter_given_twice_is_refused_and_an_unknown_one_only_as_unknown(
+    client, annotator, password, mine
+):
+    client.login(username=annotator.username, password=password)
+    response = client.get(URL + "?status=pending&status=flagged&colour=red&colour=blue")
+    assert response.context["rows"] == []
+    text = response.text
+    assert "Give this parameter once; it was given 2 times." in text  # status
+    assert text.count("Unknown parameter") == 1  # colour: unknown, not also "given twice"
+    assert text.count("Give this parameter once") == 1
+
+
 def test_pagination_keeps_the_filters(client, annotator, password, hate_round):
     Example.objects.bulk_create(
         Example(

@@ -261,3 +261,26 @@ def test_metadata_keeps_line_breaks_tabs_emoji_and_right_to_left_text(api, annot
     )
     assert response.status_code == 201, response.json()
     assert Example.objects.get().metadata == metadata
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        ("/api/tasks/hate-speech/leaderboard/?round=1&round=2", "round"),
+        ("/api/tasks/hate-speech/leaderboard/?metric_weights=perf:1&metric_weights=perf:0", "metric_weights"),
+        ("/api/tasks/hate-speech/annotators/?round=1&round=2", "round"),
+        ("/api/tasks/hate-speech/contexts/next/?strategy=a&strategy=b", "strategy"),
+        ("/api/models/?format=json&format=api", "format"),
+    ],
+)
+def test_a_query_parameter_given_twice_is_a_json_400_on_every_endpoint(api, annotator, hate_task, path, name):
+    """Django would hand the view the last value and drop the first without a word."""
+    response = api(annotator).get(path)
+    assert response.status_code == 400
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == {name: ["Give this parameter once; it was given 2 times."]}
+
+
+def test_the_same_endpoints_answer_with_each_parameter_once(api, annotator, hate_task):
+    assert api(annotator).get("/api/tasks/hate-speech/annotators/").status_code == 200
+    assert api(annotator).get("/api/models/?format=json").status_code == 200
