@@ -76,7 +76,7 @@ from .model_files import (
     weights_bytes,
     without_server_paths,
 )
-from .onnx_graph import OnnxGraph, ServedOnRuntime, map_batches
+from .onnx_graph import OnnxGraph, ServedOnRuntime, batch_size_for, map_batches
 from .preprocessing import preprocess_all
 from .qa_inference import SpanPredictor
 from .qa_modeling import is_qa_model_dir
@@ -241,7 +241,8 @@ class Classifier(ServedOnRuntime):
     def _probabilities(self, prepared: list, batch_size: int, torch) -> list[list[float]]:
         # Sort by length so padded batches are short; restore the order at the end.
         order = sorted(range(len(prepared)), key=lambda i: len(str(prepared[i])))
-        step = max(1, batch_size)
+        # In bulk, an ONNX model's batches are split among the workers that run them side by side.
+        step = batch_size_for(batch_size) if self.graph is not None else max(1, batch_size)
         chunks = [order[start : start + step] for start in range(0, len(order), step)]
         out: list[list[float] | None] = [None] * len(prepared)
 
