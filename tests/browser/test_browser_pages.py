@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 from playwright.sync_api import expect
+from rest_framework.authtoken.models import Token
 
 from annotation.services import create_example
 from validation.services import submit_validation
@@ -23,6 +24,16 @@ def test_the_other_pages_pass_axe(
         for text, label in (("Those 🐍 people should leave", "hateful"), ("What a lovely day", "not-hateful"))
     ]
     submit_validation(example=examples[0], validator=validator, verdict="correct")
+
+    # The card's ONNX check table and the profile's curl line with a key: both once made a phone's page
+    # wider than its screen.
+    check = {"n": 300, "label_agreement": 0.996667, "max_probability_difference": 0.155561, "passed": True}
+    tiny_registered_model.card = {
+        **(tiny_registered_model.card or {}),
+        "runtime": {"runtime": "torch", "message": "", "checks": {"onnx-fp32": check, "onnx-int8": check}},
+    }
+    tiny_registered_model.save(update_fields=["card"])
+    Token.objects.get_or_create(user=annotator)
 
     page = run.page_for(annotator)
     page.goto(reverse("tasks:detail", args=[hate_task.slug]))
