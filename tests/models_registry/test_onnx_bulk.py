@@ -89,3 +89,12 @@ def test_a_graph_replaced_on_disk_is_never_opened_as_the_bulk_session(exported, 
             outputs = served.predict_batch(TEXTS, batch_size=4)
     assert served.graph._bulk_session is served.graph._session  # the bytes it was opened from
     assert [o["label"] for o in outputs] == [o["label"] for o in expected]
+
+
+def test_in_bulk_the_batch_size_is_split_among_the_workers(two_workers, settings):
+    assert onnx_graph.batch_size_for(64) == 64  # outside bulk: as asked
+    with onnx_graph.bulk():
+        assert onnx_graph.batch_size_for(64) == 32
+        assert onnx_graph.batch_size_for(1) == 1
+        settings.DYNABENCH_ONNX_BULK_WORKERS = 1
+        assert onnx_graph.batch_size_for(64) == 64
