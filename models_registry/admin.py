@@ -219,19 +219,26 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
     def _serve_on(self, request, queryset, runtime: str) -> None:
         """Pin ``runtime`` on the selected models of tasks the user owns (``services.set_runtime``)."""
         models = [m for m in queryset.select_related("task") if m.task.is_owner(request.user)]
-        pinned, refused = [], []
+        pinned, kept, refused = [], [], []
         for model in models:
+            before = model.runtime
             try:
                 set_runtime(model, runtime)
             except ModelRegistryError as exc:
                 refused.append(str(exc))
             else:
-                pinned.append(f"{model.name} ({model.task.name})")
+                (kept if before == runtime else pinned).append(f"{model.name} ({model.task.name})")
         if pinned:
             self.message_user(
                 request,
                 f"Now served on {label(runtime)}: {', '.join(pinned)}. Scores measured on another runtime "
                 "are queued again.",
+            )
+        if kept:
+            self.message_user(
+                request,
+                f"Pinned to {label(runtime)}, which they were already served on (no Score to measure again): "
+                f"{', '.join(kept)}.",
             )
         for message in refused:
             self.message_user(request, f"Not changed: {message}.", messages.WARNING)

@@ -574,7 +574,9 @@ def check_again(model: RegisteredModel) -> None:
         pk=model.pk, status=RegisteredModel.Status.READY, recheck=RegisteredModel.Recheck.NONE
     ).update(recheck=RegisteredModel.Recheck.QUEUED, updated_at=timezone.now())
     if not queued:
-        raise ModelRegistryError(f"{model.name} is being checked again now (it keeps serving meanwhile)")
+        raise ModelRegistryError(
+            f"{model.name} already has a check queued or running (it keeps serving meanwhile)"
+        )
     model.recheck = RegisteredModel.Recheck.QUEUED
     model_id = model.pk
     transaction.on_commit(lambda: enqueue_check(model_id))

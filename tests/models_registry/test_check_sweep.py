@@ -64,7 +64,7 @@ def test_a_cut_off_check_again_is_dropped_and_the_model_keeps_serving(tiny_regis
     assert RegisteredModel.objects.filter(pk=model.pk, recheck="queued").update(
         recheck="running", updated_at=timezone.now()
     )
-    with pytest.raises(ModelRegistryError, match="being checked again now"):
+    with pytest.raises(ModelRegistryError, match="already has a check queued or running"):
         check_again(RegisteredModel.objects.get(pk=model.pk))
     assert sweep_model_checks(now=_after(TIMEOUT + MARGIN_SECONDS + 5))["recheck_dropped"] == 1
     model.refresh_from_db()

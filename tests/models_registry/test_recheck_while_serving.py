@@ -39,7 +39,7 @@ def test_a_ready_model_serves_while_its_check_is_queued_and_running(
     assert _state(model) == ("ready", "queued")
     assert _serves(model, annotator) == 200
     assert target_models_for_round(hate_round) == [model]
-    with pytest.raises(ModelRegistryError, match="tiny-target is being checked again now"):
+    with pytest.raises(ModelRegistryError, match="tiny-target already has a check queued or running"):
         check_again(model)  # a second press queues nothing more
 
     seen = {}

@@ -142,6 +142,15 @@ def test_the_admin_actions_pin_for_task_owners_only(client, owner, password, fp3
         "are queued again." in response.content.decode()
     )
     assert RegisteredModel.objects.get(pk=fp32_model.pk).runtime == TORCH
+    response = client.post(
+        url, {"action": "serve_on_torch", "_selected_action": [fp32_model.pk]}, follow=True
+    )
+    text = response.content.decode()
+    assert (
+        f"Pinned to PyTorch, which they were already served on (no Score to measure again): pinned-model "
+        f"({fp32_model.task.name})." in text
+    )
+    assert "queued again" not in text
 
     client.force_login(stranger)
     client.post(url, {"action": "serve_on_onnx_fp32", "_selected_action": [fp32_model.pk]})
