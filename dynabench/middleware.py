@@ -10,6 +10,8 @@ from django.http import HttpResponseBadRequest, HttpResponseNotAllowed, JsonResp
 from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 
+from dynabench.text_rules import repeated_parameter_message, repeated_parameters
+
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 API_PREFIX = "/api/"
 TOO_LARGE = "The request body is too large or has too many fields."
@@ -69,17 +71,11 @@ def _api_query_problem(request) -> JsonResponse | None:
     a filter). No endpoint of this API takes a list as repeated parameters (lists are comma-separated),
     so a repeat is always a mistake, refused here for all of them at once.
     """
-    repeated = {
-        name: len(request.GET.getlist(name)) for name in request.GET if len(request.GET.getlist(name)) > 1
-    }
+    repeated = repeated_parameters(request.GET)
     if not repeated:
         return None
     return JsonResponse(
-        {
-            name: [f"Give this parameter once; it was given {count} times."]
-            for name, count in sorted(repeated.items())
-        },
-        status=400,
+        {name: [repeated_parameter_message(count)] for name, count in repeated.items()}, status=400
     )
 
 

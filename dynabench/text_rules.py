@@ -1,6 +1,7 @@
 """Rules for text users send, shared by every app: one newline normalisation, refused characters
 (control characters and bidi overrides in example texts, explanations, reasons and model names), what
-counts as a visible character, and ids typed in a query or form field (ASCII digits only)."""
+counts as a visible character, ids typed in a query or form field (ASCII digits only), and query
+parameters given more than once."""
 
 from __future__ import annotations
 
@@ -112,3 +113,18 @@ def check_free_text(value: str, label: str, limit: int) -> str | None:
     if len(value) > limit:
         return too_long_message(label, len(value), limit)
     return None
+
+
+def repeated_parameters(query) -> dict[str, int]:
+    """``{name: times given}`` of the parameters a query (a ``QueryDict``, or anything with ``getlist``)
+    gives more than once, by name; ``{}`` for a plain dict. Django hands a view the last value of a
+    repeated parameter, silently dropping the others, so the API and the filter sets refuse them."""
+    if not hasattr(query, "getlist"):
+        return {}
+    counts = {name: len(query.getlist(name)) for name in query}
+    return {name: count for name, count in sorted(counts.items()) if count > 1}
+
+
+def repeated_parameter_message(count: int) -> str:
+    """The one wording of that refusal."""
+    return f"Give this parameter once; it was given {count} times."

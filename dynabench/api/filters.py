@@ -8,7 +8,7 @@ from django.forms.utils import ErrorDict, ErrorList
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
-from dynabench.text_rules import ascii_id
+from dynabench.text_rules import ascii_id, repeated_parameter_message, repeated_parameters
 
 #: The largest value of an integer parameter (PostgreSQL ``integer``).
 MAX_INT = 2**31 - 1
@@ -89,9 +89,9 @@ class StrictFilterSet(django_filters.FilterSet):
         unknown = set(self._unknown())
         for name in sorted(unknown):
             errors[name] = ErrorList([f"Unknown parameter; this list takes: {known}."])
-        for name, count in self._repeated():
+        for name, count in self._repeated().items():
             if name not in unknown:  # an unknown one is refused as unknown: giving it once would not help
-                errors[name] = ErrorList([f"Give this parameter once; it was given {count} times."])
+                errors[name] = ErrorList([repeated_parameter_message(count)])
         return errors
 
     def _choices_of(self, name: str) -> list[str]:
@@ -105,9 +105,5 @@ class StrictFilterSet(django_filters.FilterSet):
         allowed = {*self.filters, *self.COMMON_PARAMETERS}
         return sorted(name for name in self.data if name not in allowed)
 
-    def _repeated(self) -> list[tuple[str, int]]:
-        if not self.is_bound or not hasattr(self.data, "getlist"):
-            return []
-        return sorted(
-            (name, len(self.data.getlist(name))) for name in self.data if len(self.data.getlist(name)) > 1
-        )
+    def _repeated(self) -> dict[str, int]:
+        return repeated_parameters(self.data) if self.is_bound else {}
