@@ -87,13 +87,17 @@ def bulk_workers() -> int:
     return workers if workers > 0 else (os.cpu_count() or 1)
 
 
+def _workers_now() -> int:
+    """The workers a call made now runs its batches on: ``bulk_workers()`` inside ``bulk()``, else 1."""
+    return bulk_workers() if _bulk.get() else 1
+
+
 def batch_size_for(batch_size: int) -> int:
     """The batch size a call of ``batch_size`` runs with: inside ``bulk()`` with ``bulk_workers()`` above
     1, each worker's share (at least 1), so that a call's items are spread over every worker even when
     they fill only a batch or two (a timed pass of 128 items in batches of 64 gave one of two workers
     the longer half); else ``batch_size``."""
-    workers = bulk_workers() if _bulk.get() else 1
-    return max(1, batch_size // workers) if workers > 1 else max(1, batch_size)
+    return max(1, batch_size // _workers_now())
 
 
 def map_batches(run: Callable[[T], R], batches: Sequence[T]) -> list[R]:
@@ -102,7 +106,7 @@ def map_batches(run: Callable[[T], R], batches: Sequence[T]) -> list[R]:
     caller's context (so ``vector_cache.uncached`` and the like hold there too) and marked as a bulk
     worker, whose ``OnnxGraph.run`` uses the graph's single-threaded bulk session. The first exception
     raised by a batch is raised here."""
-    workers = min(bulk_workers(), len(batches)) if _bulk.get() else 1
+    workers = min(_workers_now(), len(batches))
     if workers <= 1:
         return [run(batch) for batch in batches]
 
