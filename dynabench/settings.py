@@ -111,6 +111,10 @@ Models (models_registry/inference.py):
     DYNABENCH_ONNX_INT8_MIN_AGREEMENT float, default 0.995. Without gold labels, the least share of
                        held-apart texts whose int8 label (or span answer) equals PyTorch's.
     DYNABENCH_ONNX_FP32_MIN_AGREEMENT float, default 1.0. The same for the fp32 graph.
+    DYNABENCH_ONNX_INT8_PLANS list, default all,ffn-output-fp32,ffn-fp32. Which MatMuls the int8 graph
+                       may keep in fp32, tried fastest first until one passes the int8 check
+                       (``models_registry/int8_plans.py``): ``all`` (every MatMul int8),
+                       ``ffn-output-fp32``, ``ffn-fp32`` (the whole feed-forward block fp32).
     DYNABENCH_ONNX_THREADS int, default 0. Intra-op threads of each ONNX Runtime session (0: one per core).
     DYNABENCH_ONNX_BULK_WORKERS int, default 0. In bulk prediction (evaluations, export checks), how many
         batches of one call run side by side on single-threaded ONNX Runtime sessions (0: one per core;
@@ -411,6 +415,15 @@ if DYNABENCH_MODEL_RUNTIME not in ("torch", "onnx-fp32", "onnx-int8"):
 DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP = env.float("DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP", default=0.005)
 DYNABENCH_ONNX_INT8_MIN_AGREEMENT = env.float("DYNABENCH_ONNX_INT8_MIN_AGREEMENT", default=0.995)
 DYNABENCH_ONNX_FP32_MIN_AGREEMENT = env.float("DYNABENCH_ONNX_FP32_MIN_AGREEMENT", default=1.0)
+DYNABENCH_ONNX_INT8_PLANS = env.list(
+    "DYNABENCH_ONNX_INT8_PLANS", default=["all", "ffn-output-fp32", "ffn-fp32"]
+)
+# The names of models_registry.int8_plans.PLANS (the kernel cannot import an app to check them).
+if not DYNABENCH_ONNX_INT8_PLANS or set(DYNABENCH_ONNX_INT8_PLANS) - {"all", "ffn-output-fp32", "ffn-fp32"}:
+    raise ImproperlyConfigured(
+        f"DYNABENCH_ONNX_INT8_PLANS={','.join(DYNABENCH_ONNX_INT8_PLANS)!r}: expected a comma-separated "
+        "choice of all, ffn-output-fp32, ffn-fp32"
+    )
 DYNABENCH_ONNX_THREADS = env.int("DYNABENCH_ONNX_THREADS", default=0)
 DYNABENCH_ONNX_BULK_WORKERS = env.int("DYNABENCH_ONNX_BULK_WORKERS", default=0)
 DYNABENCH_VECTOR_CACHE_BYTES = max(0, env.int("DYNABENCH_VECTOR_CACHE_BYTES", default=64 * 2**20))

@@ -9,12 +9,10 @@ registered too, so training runs it as well):
    (the TorchScript exporter, opset ``OPSET``) with the batch and token axes dynamic, into
    ``<model dir>/onnx/model.fp32.onnx``. ONNX Runtime's ``quantize_dynamic`` writes
    ``model.int8.onnx`` from it (int8 weights, one scale per output channel, activations quantized per
-   batch at run time; Jacob et al. 2018 give the affine scheme), except the feed-forward MatMuls
-   (``feed_forward_matmuls``). Both choices are measured on MiniLM: on 200 HatemojiBuild texts its
-   sentence vectors kept a mean cosine with the fp32 ones of 0.94 with per-tensor scales, 0.987 per
-   channel, 0.997 per channel with the feed-forward blocks in fp32. The files are written to a temporary folder
-   and swapped in whole, with ``export.json`` naming the kind, inputs, outputs and versions. Whatever
-   ``onnx/`` folder an upload carried is replaced: only graphs this platform exported are ever run.
+   batch at run time; Jacob et al. 2018 give the affine scheme) with the MatMuls of an ``int8_plans``
+   plan left in fp32. The files are written to a temporary folder and swapped in whole, with
+   ``export.json`` naming the kind, inputs, outputs, versions and int8 plan. Whatever ``onnx/`` folder
+   an upload carried is replaced: only graphs this platform exported are ever run.
 2. **Check** (``agreement``): the held-apart ``texts`` go through the torch model and each graph. For a
    classifier: the share of texts whose label agrees and the largest absolute difference of any class
    probability. For a span model: the share of identical answers (text and offset) and the largest
@@ -26,6 +24,11 @@ registered too, so training runs it as well):
    ``DYNABENCH_ONNX_INT8_MIN_AGREEMENT`` (0.995: at most 1 text in 200 changes its label, so no
    accuracy can move by more than half a point). Else the next one down (int8, fp32, torch), with a
    message saying why. An export that fails leaves the model on torch, with the reason.
+   With int8 preferred, the int8 graph is tuned: the plans of ``DYNABENCH_ONNX_INT8_PLANS`` are tried
+   fastest first (every MatMul in int8, then the feed-forward output in fp32, then the whole
+   feed-forward block) and the first whose check passes is kept (``requantize`` rewrites the int8
+   file); the card's int8 check names it (``plan``) and lists each one tried (``plans_tried``). When
+   none passes, the most faithful stays on disk and the check that failed is the one shown.
 
 The report is stored in the model card under ``"runtime"`` (``RuntimeReport.as_card``) and the chosen
 runtime on ``RegisteredModel.runtime``. torch, onnx and onnxruntime are imported when used.
@@ -45,6 +48,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from .int8_plans import FFN_FP32, Int8Plan, configured_plans, quantize
 from .model_files import InferenceError, swap_into_place, without_server_paths
 from .onnx_graph import bulk
 from .runtimes import (
@@ -56,6 +60,7 @@ from .runtimes import (
     ONNX_INT8,
     TORCH,
     check_runtime,
+    onnx_file,
 )
 
 logger = logging.getLogger(__name__)
@@ -135,9 +140,10 @@ def graph_kind(predictor) -> str:
     return "vectors" if isinstance(predictor.model, MeanPoolClassifier) else "logits"
 
 
-def export_onnx(model_dir: str | Path, predictor) -> dict:
-    """Write ``<model_dir>/onnx/`` (fp32 graph, int8 graph, manifest) from the loaded torch ``predictor``
-    (an ``inference.Classifier`` or ``qa_inference.SpanPredictor`` of that directory).
+def export_onnx(model_dir: str | Path, predictor, plan: Int8Plan = FFN_FP32) -> dict:
+    """Write ``<model_dir>/onnx/`` (fp32 graph, int8 graph quantized with ``plan``, manifest) from the
+    loaded torch ``predictor`` (an ``inference.Classifier`` or ``qa_inference.SpanPredictor`` of that
+    directory).
 
     Returns:
         The manifest written to ``onnx/export.json``.
@@ -149,7 +155,6 @@ def export_onnx(model_dir: str | Path, predictor) -> dict:
     import onnx
     import onnxruntime
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     directory = Path(model_dir)
     kind = graph_kind(predictor)
@@ -190,20 +195,7 @@ def export_onnx(model_dir: str | Path, predictor) -> dict:
                 dynamo=False,
             )
         onnx.checker.check_model(str(fp32))
-        quantizer_log = logging.getLogger()
-        level = quantizer_log.level
-        # The quantizer reports every MatMul it skips (INFO) and suggests its pre-processing (WARNING).
-        quantizer_log.setLevel(logging.ERROR)
-        try:
-            quantize_dynamic(
-                str(fp32),
-                str(int8),
-                weight_type=QuantType.QInt8,
-                per_channel=True,
-                nodes_to_exclude=feed_forward_matmuls(onnx.load(str(fp32), load_external_data=False)),
-            )
-        finally:
-            quantizer_log.setLevel(level)
+        quantize(fp32, int8, plan)
         manifest = {
             "kind": kind,
             "inputs": input_names,
@@ -211,10 +203,7 @@ def export_onnx(model_dir: str | Path, predictor) -> dict:
             "opset": OPSET,
             "torch": torch.__version__,
             "onnxruntime": onnxruntime.__version__,
-            "quantization": (
-                "dynamic, int8 weights per channel (onnxruntime quantize_dynamic, QInt8); feed-forward "
-                "MatMuls kept in fp32"
-            ),
+            **_quantization_facts(plan),
         }
         (work / Path(MANIFEST_FILE).name).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
         swap_into_place(work, final)
@@ -227,25 +216,34 @@ def export_onnx(model_dir: str | Path, predictor) -> dict:
     return manifest
 
 
-def feed_forward_matmuls(graph) -> list[str]:
-    """Names of the MatMul nodes of a BERT graph's feed-forward blocks (``.../intermediate/dense/...``
-    and the ``.../output/dense/...`` after it, not the attention output), which int8 leaves in fp32.
+def _quantization_facts(plan: Int8Plan) -> dict:
+    """The manifest's record of how ``model.int8.onnx`` was made."""
+    return {
+        "quantization": "dynamic, int8 weights per channel (onnxruntime quantize_dynamic, QInt8)",
+        "int8_plan": plan.name,
+        "int8_fp32_parts": plan.description,
+    }
 
-    Their activations carry the outliers that per-tensor int8 ranges cannot hold (Bondarenko et al.
-    2021, "Understanding and Overcoming the Challenges of Efficient Transformer Quantization"): on 200
-    HatemojiBuild texts, MiniLM's sentence vectors kept a mean cosine of 0.997 with the fp32 ones with
-    these left out, against 0.987 with every MatMul in int8. A graph without BERT's names gets ``[]``
-    (everything quantized).
+
+def requantize(model_dir: str | Path, plan: Int8Plan) -> None:
+    """Replace ``<model_dir>/onnx/model.int8.onnx`` by the fp32 graph quantized with ``plan`` and record
+    the plan in the manifest (each file renamed into place whole).
+
+    Raises:
+        ExportError: the quantizer failed or the folder has no exported fp32 graph.
     """
-    names = []
-    for node in graph.graph.node:
-        if node.op_type != "MatMul":
-            continue
-        if "/intermediate/dense/" in node.name or (
-            "/output/dense/" in node.name and "/attention/" not in node.name
-        ):
-            names.append(node.name)
-    return names
+    directory = Path(model_dir)
+    try:
+        quantize(onnx_file(directory, ONNX_FP32), onnx_file(directory, ONNX_INT8), plan)
+        manifest_path = directory / MANIFEST_FILE
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest.update(_quantization_facts(plan))
+        partial = manifest_path.with_name(f".{manifest_path.name}.{uuid.uuid4().hex[:8]}")
+        partial.write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        partial.replace(manifest_path)
+    except Exception as exc:
+        detail = without_server_paths(f"{type(exc).__name__}: {exc}", directory)
+        raise ExportError(f"could not quantize to int8 ({plan.name}): {detail}") from exc
 
 
 def agreement(reference: list[dict], candidate: list[dict]) -> dict:
@@ -355,6 +353,16 @@ def choose(preferred: str, checks: dict) -> tuple[str, str]:
     return TORCH, _because(reasons, TORCH)
 
 
+def _tried(plan: Int8Plan, check: dict) -> dict:
+    """One line of an int8 check's ``plans_tried``: the plan, whether it passed and the figure judged."""
+    keys = ("accuracy_drop",) if check.get("rule") == "accuracy" else ("label_agreement", "answer_agreement")
+    return {
+        "plan": plan.name,
+        "passed": bool(check.get("passed")),
+        **{k: check[k] for k in keys if k in check},
+    }
+
+
 def _because(reasons: list[str], runtime: str) -> str:
     if not reasons:
         return ""
@@ -422,18 +430,32 @@ def export_and_check(
     if not texts:
         return RuntimeReport(runtime=TORCH, preferred=preferred, message="no inputs to check an export on")
     started = time.perf_counter()
+    # int8 preferred: the fastest plan that passes. Otherwise int8 is not served unless a task owner
+    # pins it, so the most faithful plan is made once.
+    plans = configured_plans() if preferred == ONNX_INT8 else configured_plans()[-1:]
+
+    def check(runtime: str) -> dict:
+        clear_cache(model_dir, runtime=runtime)
+        with bulk():  # the held-apart inputs in batches side by side (onnx_graph.map_batches)
+            outputs = get_classifier(model_dir, allow_pickle=allow_pickle, runtime=runtime).predict_batch(
+                texts
+            )
+        return judge(runtime, agreement(reference, outputs), targets, reference, outputs)
+
     try:
         reference_model = get_classifier(model_dir, allow_pickle=allow_pickle)
         reference = reference_model.predict_batch(texts)
-        export_onnx(model_dir, reference_model)
-        checks = {}
-        for runtime in (ONNX_FP32, ONNX_INT8):
-            clear_cache(model_dir, runtime=runtime)
-            with bulk():  # the held-apart inputs in batches side by side (onnx_graph.map_batches)
-                outputs = get_classifier(model_dir, allow_pickle=allow_pickle, runtime=runtime).predict_batch(
-                    texts
-                )
-            checks[runtime] = judge(runtime, agreement(reference, outputs), targets, reference, outputs)
+        export_onnx(model_dir, reference_model, plans[0])
+        checks = {ONNX_FP32: check(ONNX_FP32)}
+        tried = []
+        for index, plan in enumerate(plans):
+            if index:
+                requantize(model_dir, plan)
+            int8 = check(ONNX_INT8)
+            tried.append(_tried(plan, int8))
+            if int8["passed"]:
+                break
+        checks[ONNX_INT8] = {**int8, "plan": plan.name, "plans_tried": tried}
     except (ExportError, InferenceError) as exc:
         logger.warning("ONNX export of %s failed: %s", model_dir, exc)
         return RuntimeReport(

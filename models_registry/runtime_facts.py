@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import runtimes
+from .int8_plans import BY_NAME as INT8_PLANS
 from .models import RegisteredModel
 
 
@@ -14,7 +15,8 @@ def runtime_facts(model: RegisteredModel) -> dict:
         "checks": [{"runtime", "label", "n", "agreement" (fraction), "agreement_text" (e.g. "99.5%"), "what" ("labels" or "answers"),
         "difference" (largest probability or score difference), "difference_text" (e.g. "0.0123" or
         "below 0.000001": the check rounds to 6 decimals), "difference_of" ("probability" or
-        "score"), "passed"}], "export_seconds": float | None}``; ``checks`` is empty for a model never
+        "score"), "passed", "plan" (the int8 graph's MatMuls kept in fp32, e.g. "feed-forward output
+        MatMuls in fp32"; "" for fp32 or a check from before plans)}], "export_seconds": float | None}``; ``checks`` is empty for a model never
         exported (registered before the ONNX path, an endpoint, or ``DYNABENCH_MODEL_RUNTIME=torch``).
     """
     block = (model.card or {}).get("runtime")
@@ -40,6 +42,7 @@ def runtime_facts(model: RegisteredModel) -> dict:
                     check.get("max_probability_difference" if labels else "max_score_difference")
                 ),
                 "passed": bool(check.get("passed")),
+                "plan": INT8_PLANS[check["plan"]].description if check.get("plan") in INT8_PLANS else "",
             }
         )
     return {

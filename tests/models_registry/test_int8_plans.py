@@ -1,0 +1,159 @@
+"""int8 plans: which MatMuls stay fp32, and registration keeping the fastest plan that passes its check."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.urls import reverse
+
+from models_registry import onnx_export
+from models_registry.inference import get_classifier
+from models_registry.int8_plans import ALL, FFN_FP32, FFN_OUTPUT_FP32, PLANS, check_plan_names
+from models_registry.runtimes import MANIFEST_FILE, ONNX_FP32, ONNX_INT8, onnx_file
+from models_registry.services import register_local_model
+
+pytestmark = pytest.mark.onnx
+
+LAYERS = 2  # tests.helpers.tiny_models.build_tiny_classifier
+
+
+def _weight_matmuls(path: Path) -> list[str]:
+    """Names of the MatMul nodes of a graph file that multiply by a stored weight (fp32 weights: the
+    quantizer turns the others into integer MatMuls; attention's own MatMuls have no stored weight)."""
+    import onnx
+
+    graph = onnx.load(str(path))
+    weights = {i.name for i in graph.graph.initializer}
+    return [n.name for n in graph.graph.node if n.op_type == "MatMul" and n.input[1] in weights]
+
+
+@pytest.fixture
+def exported(tiny_model_dir):
+    onnx_export.export_onnx(tiny_model_dir, get_classifier(tiny_model_dir), ALL)
+    return tiny_model_dir
+
+
+def test_each_plan_keeps_its_matmuls_in_fp32(exported):
+    import onnx
+
+    graph = onnx.load(str(onnx_file(exported, ONNX_FP32)))
+    # Per layer: query, key, value, attention output, feed-forward input, feed-forward output.
+    assert len(_weight_matmuls(onnx_file(exported, ONNX_FP32))) == 6 * LAYERS
+    assert ALL.excluded(graph) == []
+    assert FFN_OUTPUT_FP32.excluded(graph) == [
+        f"/bert/encoder/layer.{i}/output/dense/MatMul" for i in range(LAYERS)
+    ]
+    assert FFN_FP32.excluded(graph) == [
+        f"/bert/encoder/layer.{i}/{part}/dense/MatMul"
+        for i in range(LAYERS)
+        for part in ("intermediate", "output")
+    ]
+    assert _weight_matmuls(onnx_file(exported, ONNX_INT8)) == []  # exported with ALL
+
+
+def test_requantize_replaces_the_int8_graph_and_records_the_plan(exported):
+    onnx_export.requantize(exported, FFN_OUTPUT_FP32)
+    assert _weight_matmuls(onnx_file(exported, ONNX_INT8)) == [
+        f"/bert/encoder/layer.{i}/output/dense/MatMul" for i in range(LAYERS)
+    ]
+    manifest = json.loads((exported / MANIFEST_FILE).read_text())
+    assert manifest["int8_plan"] == "ffn-output-fp32"
+    assert manifest["int8_fp32_parts"] == "feed-forward output MatMuls in fp32"
+    assert manifest["kind"] == "vectors"  # the rest of the manifest is kept
+    assert sorted(p.name for p in (exported / "onnx").iterdir()) == [
+        "export.json",
+        "model.fp32.onnx",
+        "model.int8.onnx",
+    ]  # no partial files left behind
+
+
+def test_plan_names_are_checked_and_put_fastest_first():
+    assert check_plan_names(["ffn-fp32", " all ", "all"]) == ["all", "ffn-fp32"]
+    with pytest.raises(ValueError, match=r"unknown int8 plan\(s\) \['fp16'\]"):
+        check_plan_names(["all", "fp16"])
+    with pytest.raises(ValueError, match="at least one"):
+        check_plan_names(["", " "])
+
+
+def test_the_settings_list_the_plans_the_registry_knows(settings):
+    source = (Path(__file__).resolve().parents[2] / "dynabench" / "settings.py").read_text()
+    listed = re.search(r"DYNABENCH_ONNX_INT8_PLANS\) - \{([^}]*)\}", source).group(1)
+    assert {v.strip().strip('"') for v in listed.split(",")} == {p.name for p in PLANS}
+    assert settings.DYNABENCH_ONNX_INT8_PLANS == [p.name for p in PLANS]
+
+
+def _failing_plans(monkeypatch, model_dir: Path, failing: set[str]) -> list[str]:
+    """Make the int8 check fail while the graph on disk was made with a plan of ``failing``; returns
+    the list the plans judged are appended to, in order."""
+    judged: list[str] = []
+    real_judge = onnx_export.judge
+
+    def judge(runtime, check, targets, reference, outputs):
+        result = real_judge(runtime, check, targets, reference, outputs)
+        if runtime == ONNX_INT8:
+            plan = json.loads((model_dir / MANIFEST_FILE).read_text())["int8_plan"]
+            judged.append(plan)
+            result["passed"] = plan not in failing
+        return result
+
+    monkeypatch.setattr(onnx_export, "judge", judge)
+    return judged
+
+
+@pytest.mark.django_db
+def test_registration_keeps_the_fastest_plan_that_passes(
+    client, hate_task, tiny_model_dir, monkeypatch, settings
+):
+    settings.DYNABENCH_ONNX_INT8_MIN_AGREEMENT = 0.0
+    judged = _failing_plans(monkeypatch, tiny_model_dir, failing={"all"})
+    model = register_local_model(task=hate_task, name="planned", path=str(tiny_model_dir), card={})
+    assert judged == ["all", "ffn-output-fp32"]
+    assert model.runtime == ONNX_INT8 and model.card["runtime"]["message"] == ""
+    check = model.card["runtime"]["checks"][ONNX_INT8]
+    assert check["plan"] == "ffn-output-fp32"
+    assert [(t["plan"], t["passed"]) for t in check["plans_tried"]] == [
+        ("all", False),
+        ("ffn-output-fp32", True),
+    ]
+    assert set(check["plans_tried"][0]) == {"plan", "passed", "label_agreement"}
+    # The graph served is the one that passed.
+    assert len(_weight_matmuls(onnx_file(tiny_model_dir, ONNX_INT8))) == LAYERS
+    page = client.get(reverse("leaderboards:model", args=[model.pk])).content.decode()
+    assert (
+        'ONNX Runtime, int8 weights<br><small class="muted">feed-forward output MatMuls in fp32</small>'
+        in page
+    )
+
+
+@pytest.mark.django_db
+def test_when_no_plan_passes_the_most_faithful_stays_and_fp32_serves(
+    hate_task, tiny_model_dir, monkeypatch, settings
+):
+    judged = _failing_plans(monkeypatch, tiny_model_dir, failing={p.name for p in PLANS})
+    model = register_local_model(task=hate_task, name="planned", path=str(tiny_model_dir), card={})
+    assert judged == ["all", "ffn-output-fp32", "ffn-fp32"]
+    assert model.runtime == ONNX_FP32
+    assert model.card["runtime"]["checks"][ONNX_INT8]["plan"] == "ffn-fp32"
+    assert len(_weight_matmuls(onnx_file(tiny_model_dir, ONNX_INT8))) == 2 * LAYERS
+    assert model.card["runtime"]["message"].startswith("int8 weights agreed with PyTorch on ")
+
+
+@pytest.mark.django_db
+def test_only_the_configured_plans_are_tried_and_fp32_preferred_tries_one(
+    hate_task, tiny_model_dir, monkeypatch, settings
+):
+    judged = _failing_plans(monkeypatch, tiny_model_dir, failing=set())
+    settings.DYNABENCH_ONNX_INT8_PLANS = ["ffn-fp32", "ffn-output-fp32"]
+    settings.DYNABENCH_ONNX_INT8_MIN_AGREEMENT = 0.0
+    register_local_model(task=hate_task, name="planned", path=str(tiny_model_dir), card={})
+    assert judged == ["ffn-output-fp32"]
+    judged.clear()
+    settings.DYNABENCH_MODEL_RUNTIME = ONNX_FP32
+    model = register_local_model(task=hate_task, name="planned-2", path=str(tiny_model_dir), card={})
+    assert judged == ["ffn-fp32"]  # int8 is not served: the most faithful allowed plan, once
+    assert model.card["runtime"]["checks"][ONNX_INT8]["plans_tried"] == [
+        {"plan": "ffn-fp32", "passed": True, "label_agreement": pytest.approx(1.0, abs=0.2)}
+    ]
