@@ -211,6 +211,7 @@ def run(args) -> None:
         f"\n--- ONNX vector cache (rows shared by byte-identical graphs) ---\n  {shared['hits']} hits, "
         f"{shared['misses']} misses, {shared['entries']} rows kept, {shared['bytes'] / 2**20:.1f} MiB"
     )
+    print_runtimes()
     evaluated = sum(1 for p in clock.spans if ": evaluate " in p)
     eval_seconds = sum(s for p, s in clock.spans.items() if ": evaluate " in p)
     train_seconds = sum(s for p, s in clock.spans.items() if ": train " in p)
@@ -228,6 +229,28 @@ def run(args) -> None:
         f"  with {first[0]}'s evaluations before serving (the order before): {serving_after + first_evals:8.1f} s"
     )
     print(f"all tasks ready       {total:8.1f} s  ({total / 60:.1f} min, one process, no worker)")
+
+
+def print_runtimes() -> None:
+    """Each model's runtime and its int8 check: the plan kept and each plan tried with the figure it was
+    judged on (accuracy drop in points on labelled inputs, else label or answer agreement)."""
+    from models_registry.models import RegisteredModel
+
+    print("\n--- runtimes (int8 plans tried, fastest first) ---")
+    for model in RegisteredModel.objects.order_by("task__slug", "name"):
+        int8 = ((model.card or {}).get("runtime") or {}).get("checks", {}).get("onnx-int8") or {}
+        tried = ", ".join(
+            f"{t['plan']} {'passed' if t['passed'] else 'failed'}"
+            + (
+                f" (drop {t['accuracy_drop'] * 100:+.1f} pt)"
+                if "accuracy_drop" in t
+                else f" ({t.get('label_agreement', t.get('answer_agreement', 0)):.1%} same)"
+            )
+            for t in int8.get("plans_tried", [])
+        )
+        print(
+            f"  {model.task.slug}/{model.name}: {model.runtime}; n={int8.get('n', '-')}; {tried or 'no int8 check'}"
+        )
 
 
 def main() -> None:
