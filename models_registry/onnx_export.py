@@ -85,7 +85,10 @@ class RuntimeReport:
         preferred: the runtime asked for (``DYNABENCH_MODEL_RUNTIME``).
         checks: per ONNX runtime, ``{"n", "label_agreement", "max_probability_difference"}`` for a
             classifier or ``{"n", "answer_agreement", "max_score_difference"}`` for a span model;
-            agreements are fractions in [0, 1]; ``"passed"`` says whether it met its threshold.
+            agreements are fractions in [0, 1]; ``"passed"`` says whether it met its threshold. The
+            int8 check adds ``"plan"`` (the ``int8_plans`` plan of the graph on disk) and
+            ``"plans_tried"`` (``[{"plan", "passed", and "accuracy_drop" or the agreement}]``, in the
+            order tried).
         message: why the chosen runtime is not the preferred one ("" when it is).
         export_seconds: wall-clock of export, quantization and check.
         pinned: a task owner chose ``runtime`` (``services.set_runtime``), not the check.
