@@ -51,6 +51,11 @@ wait "$STARTED_PID"
 """
 
 
+def _default_stop_signals() -> None:
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _database_url() -> str:
     """The test database (``test_<name>``), for the cluster to connect to."""
     db = connection.settings_dict
@@ -130,6 +135,10 @@ class Demo:
             stdout=self.output,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # As a terminal starts a job: SIGINT and SIGTERM at their defaults. A test run started in
+            # the background (``nohup pytest &``) ignores SIGINT, children inherit that, and bash cannot
+            # undo a signal ignored on entry, so Ctrl-C would never reach the script.
+            preexec_fn=_default_stop_signals,
         )
         self.pids: set[int] = {self.process.pid}
         self.groups: set[int] = {self.process.pid}
