@@ -208,8 +208,6 @@ class SpanPredictor(ServedOnRuntime):
                 start_logits, end_logits = self._span_logits(batch, torch)
                 if not (torch.isfinite(start_logits).all() and torch.isfinite(end_logits).all()):
                     raise InferenceError("the model produced non-finite scores (NaN or infinity)")
-                start_log_probs = torch.log_softmax(start_logits.float(), dim=-1)
-                end_log_probs = torch.log_softmax(end_logits.float(), dim=-1)
                 for row, window in enumerate(idx):
                     length = len(encoding["input_ids"][window])
                     sequence_ids = encoding.sequence_ids(window)
@@ -224,7 +222,10 @@ class SpanPredictor(ServedOnRuntime):
                     s, e, score = found
                     pair = encoding["overflow_to_sample_mapping"][window]
                     if best[pair] is None or score > best[pair][0]:
-                        probability = float(torch.exp(start_log_probs[row, s] + end_log_probs[row, e]))
+                        # Over the window's own tokens: the padding a batch adds is no part of it.
+                        start_log_probs = torch.log_softmax(start_logits[row, :length].float(), dim=-1)
+                        end_log_probs = torch.log_softmax(end_logits[row, :length].float(), dim=-1)
+                        probability = float(torch.exp(start_log_probs[s] + end_log_probs[e]))
                         s, e = whole_words(encoding.word_ids(window), s, e)
                         offsets = encoding["offset_mapping"][window]
                         best[pair] = (score, offsets[s][0], offsets[e][1], probability)
