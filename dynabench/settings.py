@@ -107,7 +107,7 @@ Models (models_registry/inference.py):
                        ``onnx-int8``, ``onnx-fp32`` or ``torch`` (no export at all).
     DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP float, default 0.005. On held-apart inputs with gold labels (a
                        trained model's dev and test examples), the most accuracy int8 may lose against
-                       PyTorch and still be chosen.
+                       PyTorch and still be chosen: a fraction from 0 to 0.1.
     DYNABENCH_ONNX_INT8_MIN_AGREEMENT float, default 0.995. Without gold labels, the least share of
                        held-apart texts whose int8 label (or span answer) equals PyTorch's.
     DYNABENCH_ONNX_FP32_MIN_AGREEMENT float, default 1.0. The same for the fp32 graph.
@@ -415,14 +415,25 @@ if DYNABENCH_MODEL_RUNTIME not in ("torch", "onnx-fp32", "onnx-int8"):
 DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP = env.float("DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP", default=0.005)
 DYNABENCH_ONNX_INT8_MIN_AGREEMENT = env.float("DYNABENCH_ONNX_INT8_MIN_AGREEMENT", default=0.995)
 DYNABENCH_ONNX_FP32_MIN_AGREEMENT = env.float("DYNABENCH_ONNX_FP32_MIN_AGREEMENT", default=1.0)
-DYNABENCH_ONNX_INT8_PLANS = env.list(
-    "DYNABENCH_ONNX_INT8_PLANS", default=["all", "ffn-output-fp32", "ffn-fp32"]
-)
-# The names of models_registry.int8_plans.PLANS (the kernel cannot import an app to check them).
-if not DYNABENCH_ONNX_INT8_PLANS or set(DYNABENCH_ONNX_INT8_PLANS) - {"all", "ffn-output-fp32", "ffn-fp32"}:
+# A fraction, not points: 0.5 would allow 50 points. More than 10 points is no check at all.
+if not 0.0 <= DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP <= 0.1:
     raise ImproperlyConfigured(
-        f"DYNABENCH_ONNX_INT8_PLANS={','.join(DYNABENCH_ONNX_INT8_PLANS)!r}: expected a comma-separated "
-        "choice of all, ffn-output-fp32, ffn-fp32"
+        f"DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP={DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP!r}: expected a "
+        "fraction from 0 to 0.1 (0.005 is half a point of accuracy)"
+    )
+for _name in ("DYNABENCH_ONNX_INT8_MIN_AGREEMENT", "DYNABENCH_ONNX_FP32_MIN_AGREEMENT"):
+    if not 0.0 <= globals()[_name] <= 1.0:
+        raise ImproperlyConfigured(f"{_name}={globals()[_name]!r}: expected a fraction from 0 to 1")
+# Spaces around the names and empty items are dropped; an empty value means the default.
+DYNABENCH_ONNX_INT8_PLANS = [
+    name.strip() for name in env.list("DYNABENCH_ONNX_INT8_PLANS", default=[]) if name.strip()
+] or ["all", "ffn-output-fp32", "ffn-fp32"]
+# The names of models_registry.int8_plans.PLANS (the kernel cannot import an app to check them).
+_unknown_plans = sorted(set(DYNABENCH_ONNX_INT8_PLANS) - {"all", "ffn-output-fp32", "ffn-fp32"})
+if _unknown_plans:
+    raise ImproperlyConfigured(
+        f"DYNABENCH_ONNX_INT8_PLANS names {', '.join(map(repr, _unknown_plans))}: expected a "
+        "comma-separated choice of all, ffn-output-fp32, ffn-fp32 (tried fastest first, in that order)"
     )
 DYNABENCH_ONNX_THREADS = env.int("DYNABENCH_ONNX_THREADS", default=0)
 DYNABENCH_ONNX_BULK_WORKERS = env.int("DYNABENCH_ONNX_BULK_WORKERS", default=0)

@@ -194,7 +194,9 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
                 messages.INFO,
             )
 
-    @admin.action(description="Check the selected model(s) again (download, load, probe)")
+    @admin.action(
+        description="Check the selected model(s) again (download, load, probe, export to ONNX, choose the int8 plan)"
+    )
     def check_again(self, request, queryset):
         """Queue the check job again, e.g. after a failed hub download or a fixed endpoint.
 

@@ -16,7 +16,9 @@ def runtime_facts(model: RegisteredModel) -> dict:
         "difference" (largest probability or score difference), "difference_text" (e.g. "0.0123" or
         "below 0.000001": the check rounds to 6 decimals), "difference_of" ("probability" or
         "score"), "passed", "plan" (the int8 graph's MatMuls kept in fp32, e.g. "feed-forward output
-        MatMuls in fp32"; "" for fp32 or a check from before plans)}], "export_seconds": float | None}``; ``checks`` is empty for a model never
+        MatMuls in fp32"; "" for fp32 or a check from before plans), "accuracy_text" (int8 judged on
+        labelled inputs: e.g. "accuracy 56.0% (PyTorch 55.0%)", else ""), "tried" (the int8 plans
+        tried, fastest first, e.g. "every MatMul in int8: lost 1.0 points, failed")}], "export_seconds": float | None}``; ``checks`` is empty for a model never
         exported (registered before the ONNX path, an endpoint, or ``DYNABENCH_MODEL_RUNTIME=torch``).
     """
     block = (model.card or {}).get("runtime")
@@ -43,6 +45,8 @@ def runtime_facts(model: RegisteredModel) -> dict:
                 ),
                 "passed": bool(check.get("passed")),
                 "plan": INT8_PLANS[check["plan"]].description if check.get("plan") in INT8_PLANS else "",
+                "accuracy_text": _accuracy_text(check),
+                "tried": [_tried_text(t) for t in check.get("plans_tried") or [] if isinstance(t, dict)],
             }
         )
     return {
@@ -54,6 +58,26 @@ def runtime_facts(model: RegisteredModel) -> dict:
         "checks": checks,
         "export_seconds": block.get("export_seconds"),
     }
+
+
+def _accuracy_text(check: dict) -> str:
+    accuracy, reference = check.get("accuracy"), check.get("torch_accuracy")
+    if check.get("rule") != "accuracy" or not all(isinstance(v, int | float) for v in (accuracy, reference)):
+        return ""
+    return f"accuracy {accuracy:.1%} (PyTorch {reference:.1%})"
+
+
+def _tried_text(tried: dict) -> str:
+    plan = (
+        INT8_PLANS[tried["plan"]].description if tried.get("plan") in INT8_PLANS else str(tried.get("plan"))
+    )
+    drop = tried.get("accuracy_drop")
+    if isinstance(drop, int | float):
+        figure = f"lost {drop * 100:.1f} points" if drop > 0 else f"gained {-drop * 100:.1f} points"
+    else:
+        share = tried.get("label_agreement", tried.get("answer_agreement"))
+        figure = f"{share:.1%} the same" if isinstance(share, int | float) else "–"
+    return f"{plan}: {figure}, {'passed' if tried.get('passed') else 'failed'}"
 
 
 def _difference_text(value) -> str:

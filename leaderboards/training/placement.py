@@ -94,9 +94,14 @@ def register_trained_target(
         say(progress, f"registration failed: {model.error_message}")
         return model
     block = model.card.get("runtime") or {}
+    int8 = (block.get("checks") or {}).get("onnx-int8") or {}
+    plans = " -> ".join(
+        f"{t['plan']} {'passed' if t['passed'] else 'failed'}" for t in int8.get("plans_tried", [])
+    )
     say(
         progress,
         f"{model.name} is served on {model.runtime}"
+        + (f" (int8 plans tried: {plans})" if plans else "")
         + (f" ({block['message']})" if block.get("message") else ""),
     )
     if plan.target is not None:

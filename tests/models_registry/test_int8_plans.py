@@ -157,3 +157,57 @@ def test_only_the_configured_plans_are_tried_and_fp32_preferred_tries_one(
     assert model.card["runtime"]["checks"][ONNX_INT8]["plans_tried"] == [
         {"plan": "ffn-fp32", "passed": True, "label_agreement": pytest.approx(1.0, abs=0.2)}
     ]
+
+
+def _settings_in_a_fresh_process(**env) -> str:
+    import os
+    import subprocess
+    import sys
+
+    code = "from django.conf import settings; print(settings.DYNABENCH_ONNX_INT8_PLANS)"
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "dynabench.settings", "DEBUG": "1", **env},
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+        timeout=60,
+    )
+    return (result.stdout + result.stderr).strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "env, last_line",
+    [
+        ({"DYNABENCH_ONNX_INT8_PLANS": " all , ffn-fp32,"}, "['all', 'ffn-fp32']"),
+        ({"DYNABENCH_ONNX_INT8_PLANS": ""}, "['all', 'ffn-output-fp32', 'ffn-fp32']"),
+        (
+            {"DYNABENCH_ONNX_INT8_PLANS": "ALL,ffn_fp32"},
+            "django.core.exceptions.ImproperlyConfigured: DYNABENCH_ONNX_INT8_PLANS names 'ALL', "
+            "'ffn_fp32': expected a comma-separated choice of all, ffn-output-fp32, ffn-fp32 (tried "
+            "fastest first, in that order)",
+        ),
+        (
+            {"DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP": "0.5"},
+            "django.core.exceptions.ImproperlyConfigured: DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP=0.5: "
+            "expected a fraction from 0 to 0.1 (0.005 is half a point of accuracy)",
+        ),
+        (
+            {"DYNABENCH_ONNX_INT8_MIN_AGREEMENT": "99.5"},
+            "django.core.exceptions.ImproperlyConfigured: DYNABENCH_ONNX_INT8_MIN_AGREEMENT=99.5: "
+            "expected a fraction from 0 to 1",
+        ),
+    ],
+)
+def test_the_int8_settings_are_read_leniently_and_checked(env, last_line):
+    assert _settings_in_a_fresh_process(**env) == last_line
+
+
+def test_a_drop_just_over_the_limit_is_not_printed_as_the_limit():
+    from models_registry.onnx_export import choose
+
+    check = {"rule": "accuracy", "accuracy_drop": 2 / 399, "n": 399, "passed": False}
+    _, message = choose(ONNX_INT8, {ONNX_FP32: {"passed": True}, ONNX_INT8: check})
+    assert message.startswith("int8 weights lost 0.501 points of accuracy against PyTorch on 399 ")
+    check["accuracy_drop"] = 0.012
+    assert "lost 1.2 points" in choose(ONNX_INT8, {ONNX_FP32: {"passed": True}, ONNX_INT8: check})[1]
