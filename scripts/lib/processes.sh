@@ -17,9 +17,12 @@
 #     Sends SIGTERM to each started process still running, to it alone (never to its group), waits up
 #     to GRACE seconds (default $STOP_GRACE_SECONDS, else 5; whole seconds) until every process of its
 #     group has gone, then SIGKILLs each group still there, and reaps them. Safe to call twice; called
-#     again during a stop (a second Ctrl-C, from the trap), it kills at once.
+#     again during a stop, it kills at once.
 # stop_processes_on_exit
-#     Traps INT, TERM and HUP (stop_processes, then exit 130, 143, 129) and EXIT (stop_processes).
+#     Traps INT, TERM and HUP (stop_processes, then exit 130, 143, 129) and EXIT (stop_processes). During
+#     a stop, a second Ctrl-C (INT) kills at once; a repeated TERM or HUP changes nothing: `make` passes a
+#     SIGTERM on to its recipe, so `kill -TERM -<pgid of make>` reaches a script run by make twice, and
+#     the second must not cut the job in hand short.
 #
 # Why a group of its own, and the signal to the leader only: `manage.py qcluster` (django-q2 1.11) stops
 # in order only when its parent alone is signalled. The parent then sets the sentinel's stop event; the
@@ -41,6 +44,7 @@
 PROCESS_PIDS=""
 STARTED_PID=""
 _STOPPING=""
+_KILL_NOW=""
 
 start_process() {
   local log="$1" monitor_was_on=""
@@ -88,12 +92,16 @@ stop_processes() {
       # Any process of the group, the leader or what it started (a group outlives its leader).
       if kill -0 -- "-$pid" 2>/dev/null; then alive="$alive $pid"; fi
     done
-    if [ -z "$alive" ] || [ "$ticks" -ge $((grace * 10)) ]; then break; fi
+    if [ -z "$alive" ] || [ "$ticks" -ge $((grace * 10)) ] || [ -n "$_KILL_NOW" ]; then break; fi
     sleep 0.1
     ticks=$((ticks + 1))
   done
   for pid in $alive; do
-    echo "Process group $pid still running ${grace}s after SIGTERM: killing it (SIGKILL)." >&2
+    if [ -n "$_KILL_NOW" ]; then
+      echo "Process group $pid still running after a second Ctrl-C: killing it (SIGKILL)." >&2
+    else
+      echo "Process group $pid still running ${grace}s after SIGTERM: killing it (SIGKILL)." >&2
+    fi
     kill -KILL -- "-$pid" 2>/dev/null || true
   done
   for pid in $PROCESS_PIDS; do
@@ -101,12 +109,24 @@ stop_processes() {
   done
   PROCESS_PIDS=""
   _STOPPING=""
+  _KILL_NOW=""
   return 0
 }
 
+# The trap of INT, TERM and HUP: NAME STATUS. Runs between the commands of a stop already under way
+# (bash runs a trap once the command in hand, such as its `sleep 0.1`, returns).
+_on_stop_signal() {
+  if [ -n "$_STOPPING" ]; then
+    if [ "$1" = INT ]; then _KILL_NOW=1; fi
+    return 0
+  fi
+  stop_processes
+  exit "$2"
+}
+
 stop_processes_on_exit() {
-  trap 'stop_processes; exit 130' INT
-  trap 'stop_processes; exit 143' TERM
-  trap 'stop_processes; exit 129' HUP
+  trap '_on_stop_signal INT 130' INT
+  trap '_on_stop_signal TERM 143' TERM
+  trap '_on_stop_signal HUP 129' HUP
   trap 'stop_processes' EXIT
 }

@@ -128,7 +128,8 @@ class Demo:
             DYNABENCH_JOB_WORKERS="1",
             STOP_GRACE_SECONDS=str(grace),
         )
-        self.output = (tmp_path / "script.out").open("w")
+        self.output_path = tmp_path / "script.out"
+        self.output = self.output_path.open("w")
         self.process = subprocess.Popen(
             ["bash", str(script)],
             env=env,
@@ -153,15 +154,22 @@ class Demo:
         self.pids |= pids
         self.groups |= groups
 
-    def stop(self, sig: signal.Signals, *, whole_group: bool) -> float:
-        """Sends ``sig`` like a terminal (the whole group) or like ``kill <pid>``; seconds until every
-        process has gone (fails after STOP_WITHIN)."""
+    def stop(
+        self, sig: signal.Signals, *, whole_group: bool, again: tuple[float, bool] | None = None
+    ) -> float:
+        """Sends ``sig`` like a terminal (the whole group) or like ``kill <pid>``, and with ``again``
+        ``(delay in seconds, whole_group)`` sends it once more after that delay; seconds from the first
+        until every process has gone (fails after STOP_WITHIN)."""
         assert len(self.groups) >= 3 and len(self.pids) >= 7, "script, cluster (5 processes), server"
         started = time.monotonic()
         if whole_group:
             os.killpg(self.process.pid, sig)
         else:
             os.kill(self.process.pid, sig)
+        if again is not None:
+            delay, group_again = again
+            time.sleep(delay)
+            (os.killpg if group_again else os.kill)(self.process.pid, sig)
         while True:
             self.process.poll()
             alive = _alive(self.pids, self.groups)
@@ -239,3 +247,24 @@ def test_a_job_still_running_after_the_grace_is_handed_back_to_the_queue(demo):
     assert queued.task_id() == task_id
     retry = timedelta(seconds=settings.Q_CLUSTER["retry"])
     assert timezone.now() + retry - timedelta(minutes=2) < queued.lock <= timezone.now() + retry
+
+
+def test_a_sigterm_passed_on_by_make_does_not_cut_the_job_in_hand_short(demo):
+    """``kill -TERM -<pgid of make>`` reaches the script twice: from the group signal and from make,
+    which passes SIGTERM on to its recipe. The second is no impatient user: the job still gets its
+    grace and is finished (before, the second signal killed everything at once)."""
+    task_id = _enqueue_sleep(2)
+    running = demo()
+    running.wait_for_log("processing")
+    running.stop(signal.SIGTERM, whole_group=True, again=(0.05, False))
+    assert Task.objects.get(id=task_id).success
+    assert "killing it (SIGKILL)" not in running.output_path.read_text()
+
+
+def test_a_second_ctrl_c_stops_at_once(demo):
+    _enqueue_sleep(600)
+    running = demo(grace=30)
+    running.wait_for_log("processing")
+    elapsed = running.stop(signal.SIGINT, whole_group=True, again=(1.0, True))
+    assert elapsed < 1.0 + 3.0  # not the 30 s grace
+    assert "still running after a second Ctrl-C: killing it (SIGKILL)" in running.output_path.read_text()
