@@ -84,6 +84,20 @@ def check_plan_names(names) -> list[str]:
     return [plan.name for plan in PLANS if plan.name in names]
 
 
+def drop_points(drop: float, allowed: float) -> str:
+    """The size of an accuracy change ``drop`` (a fraction; negative is a gain) in points, as people
+    read it beside the ``allowed`` drop: one decimal; two where one would print 0.0 for a change; three
+    where one would print the allowed figure for a drop that exceeds it (2 of 399 is "0.501", not "0.5"
+    beside "at most 0.5"). E.g. (0.012, 0.005) -> "1.2"; (-0.0004, 0.005) -> "0.04"."""
+    size = abs(drop) * 100
+    text = f"{size:.1f}"
+    if drop > allowed and text == f"{allowed * 100:.1f}":
+        return f"{size:.3f}"
+    if drop and text == "0.0":
+        return f"{size:.2f}"
+    return text
+
+
 def configured_plans() -> list[Int8Plan]:
     """The plans ``DYNABENCH_ONNX_INT8_PLANS`` allows (default all three), fastest first."""
     names = getattr(settings, "DYNABENCH_ONNX_INT8_PLANS", None) or [p.name for p in PLANS]

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from .int8_plans import FFN_FP32, Int8Plan, configured_plans, quantize
+from .int8_plans import FFN_FP32, Int8Plan, configured_plans, drop_points, quantize
 from .model_files import InferenceError, swap_into_place, without_server_paths
 from .onnx_graph import bulk
 from .runtimes import (
@@ -344,7 +344,7 @@ def choose(preferred: str, checks: dict) -> tuple[str, str]:
         name = "int8 weights" if runtime == ONNX_INT8 else "the fp32 graph"
         if check.get("rule") == "accuracy":
             reasons.append(
-                f"{name} lost {_points(check['accuracy_drop'], max_accuracy_drop())} points of accuracy "
+                f"{name} lost {drop_points(check['accuracy_drop'], max_accuracy_drop())} points of accuracy "
                 f"against PyTorch on {check['n']} labelled held-apart inputs "
                 f"(at most {max_accuracy_drop() * 100:.1f} allowed)"
             )
@@ -365,15 +365,6 @@ def _tried(plan: Int8Plan, check: dict) -> dict:
         "passed": bool(check.get("passed")),
         **{k: check[k] for k in keys if k in check},
     }
-
-
-def _points(drop: float, allowed: float) -> str:
-    """``drop`` (a fraction) in points with one decimal, or three where one would print the same
-    figure as the ``allowed`` drop it exceeds (2 of 399 is 0.501 points, not "0.5 ... at most 0.5")."""
-    text = f"{drop * 100:.1f}"
-    if drop > allowed and text == f"{allowed * 100:.1f}":
-        text = f"{drop * 100:.3f}"
-    return text
 
 
 def _because(reasons: list[str], runtime: str) -> str:

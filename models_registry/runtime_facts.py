@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from . import runtimes
 from .int8_plans import BY_NAME as INT8_PLANS
+from .int8_plans import drop_points
 from .models import RegisteredModel
+from .onnx_export import max_accuracy_drop
 
 
 def runtime_facts(model: RegisteredModel) -> dict:
@@ -18,7 +20,9 @@ def runtime_facts(model: RegisteredModel) -> dict:
         "score"), "passed", "plan" (the int8 graph's MatMuls kept in fp32, e.g. "feed-forward output
         MatMuls in fp32"; "" for fp32 or a check from before plans), "accuracy_text" (int8 judged on
         labelled inputs: e.g. "accuracy 56.0% (PyTorch 55.0%)", else ""), "tried" (the int8 plans
-        tried, fastest first, e.g. "every MatMul in int8: lost 1.0 points, failed")}], "export_seconds": float | None}``; ``checks`` is empty for a model never
+        tried, fastest first, e.g. "every MatMul in int8: lost 1.0 points, failed")}], "export_seconds":
+        float | None, "max_drop_text": the accuracy an int8 plan may lose, in points, e.g. "0.5"}``;
+        ``checks`` is empty for a model never
         exported (registered before the ONNX path, an endpoint, or ``DYNABENCH_MODEL_RUNTIME=torch``).
     """
     block = (model.card or {}).get("runtime")
@@ -57,6 +61,7 @@ def runtime_facts(model: RegisteredModel) -> dict:
         "message": str(block.get("message") or ""),
         "checks": checks,
         "export_seconds": block.get("export_seconds"),
+        "max_drop_text": f"{max_accuracy_drop() * 100:.1f}",
     }
 
 
@@ -73,7 +78,8 @@ def _tried_text(tried: dict) -> str:
     )
     drop = tried.get("accuracy_drop")
     if isinstance(drop, int | float):
-        figure = f"lost {drop * 100:.1f} points" if drop > 0 else f"gained {-drop * 100:.1f} points"
+        size = drop_points(drop, max_accuracy_drop())
+        figure = "no change" if not drop else f"{'lost' if drop > 0 else 'gained'} {size} points"
     else:
         share = tried.get("label_agreement", tried.get("answer_agreement"))
         figure = f"{share:.1%} the same" if isinstance(share, int | float) else "–"

@@ -211,3 +211,36 @@ def test_a_drop_just_over_the_limit_is_not_printed_as_the_limit():
     assert message.startswith("int8 weights lost 0.501 points of accuracy against PyTorch on 399 ")
     check["accuracy_drop"] = 0.012
     assert "lost 1.2 points" in choose(ONNX_INT8, {ONNX_FP32: {"passed": True}, ONNX_INT8: check})[1]
+
+
+@pytest.mark.parametrize(
+    "drop, text",
+    [(0.012, "1.2"), (2 / 399, "0.501"), (0.005, "0.5"), (-0.01, "1.0"), (0.0004, "0.04"), (0.0, "0.0")],
+)
+def test_drop_points_by_hand(drop, text):
+    from models_registry.int8_plans import drop_points
+
+    assert drop_points(drop, 0.005) == text
+
+
+@pytest.mark.django_db
+def test_the_page_tells_a_drop_just_over_the_limit_from_one_at_it(client, make_model):
+    tried = [
+        {"plan": "all", "passed": False, "accuracy_drop": 2 / 399},
+        {"plan": "ffn-output-fp32", "passed": True, "accuracy_drop": 0.0},
+        {"plan": "ffn-fp32", "passed": True, "accuracy_drop": -0.0004},
+    ]
+    int8 = {
+        "n": 399,
+        "label_agreement": 0.99,
+        "passed": True,
+        "plan": "ffn-output-fp32",
+        "plans_tried": tried,
+    }
+    model = make_model("planned", runtime=ONNX_INT8, card={"runtime": {"checks": {ONNX_INT8: int8}}})
+    page = client.get(reverse("leaderboards:model", args=[model.pk])).content.decode()
+    assert (
+        "int8 plans tried, fastest first (each may lose at most 0.5 points): every MatMul in int8: lost "
+        "0.501 points, failed; feed-forward output MatMuls in fp32: no change, passed; feed-forward "
+        "MatMuls in fp32: gained 0.04 points, passed." in page
+    )
