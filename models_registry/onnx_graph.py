@@ -226,8 +226,8 @@ class OnnxGraph:
         if missing:
             raise InferenceError(f"the ONNX graph needs inputs {missing}")
         feeds = {name: np.asarray(arrays[name], dtype=np.int64) for name in self.inputs}
-        session = self._session_for_this_thread()
         try:
+            session = self._session_for_this_thread()
             # ONNX Runtime's run is thread-safe.
             if self.row_by_row and len(feeds[self.inputs[0]]) > 1:
                 outputs = self._rows(session, feeds)
