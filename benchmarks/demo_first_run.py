@@ -232,22 +232,15 @@ def run(args) -> None:
 
 
 def print_runtimes() -> None:
-    """Each model's runtime and its int8 check: the plan kept and each plan tried with the figure it was
-    judged on (accuracy drop in points on labelled inputs, else label or answer agreement)."""
+    """Each model's runtime and each int8 plan tried with the figure it was judged on, worded as on the
+    model page (``runtime_facts.int8_plans_tried``)."""
     from models_registry.models import RegisteredModel
+    from models_registry.runtime_facts import int8_plans_tried
 
     print("\n--- runtimes (int8 plans tried, fastest first) ---")
     for model in RegisteredModel.objects.order_by("task__slug", "name"):
         int8 = ((model.card or {}).get("runtime") or {}).get("checks", {}).get("onnx-int8") or {}
-        tried = ", ".join(
-            f"{t['plan']} {'passed' if t['passed'] else 'failed'}"
-            + (
-                f" (drop {t['accuracy_drop'] * 100:+.1f} pt)"
-                if "accuracy_drop" in t
-                else f" ({t.get('label_agreement', t.get('answer_agreement', 0)):.1%} same)"
-            )
-            for t in int8.get("plans_tried", [])
-        )
+        tried = "; ".join(int8_plans_tried(model))
         print(
             f"  {model.task.slug}/{model.name}: {model.runtime}; n={int8.get('n', '-')}; {tried or 'no int8 check'}"
         )

@@ -65,6 +65,13 @@ def runtime_facts(model: RegisteredModel) -> dict:
     }
 
 
+def int8_plans_tried(model: RegisteredModel) -> list[str]:
+    """The int8 plans tried at ``model``'s last check, fastest first, worded as on its page (e.g.
+    ``"every MatMul in int8: lost 1.0 points, failed"``); [] when it has no int8 check."""
+    checks = runtime_facts(model)["checks"]
+    return next((c["tried"] for c in checks if c["runtime"] == runtimes.ONNX_INT8), [])
+
+
 def _accuracy_text(check: dict) -> str:
     accuracy, reference = check.get("accuracy"), check.get("torch_accuracy")
     if check.get("rule") != "accuracy" or not all(isinstance(v, int | float) for v in (accuracy, reference)):

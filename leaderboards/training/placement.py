@@ -14,6 +14,7 @@ from models_registry.inference import clear_cache
 from models_registry.model_files import swap_into_place
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
+from models_registry.runtime_facts import int8_plans_tried
 from models_registry.services import register_local_model
 from tasks.models import Task
 
@@ -94,10 +95,7 @@ def register_trained_target(
         say(progress, f"registration failed: {model.error_message}")
         return model
     block = model.card.get("runtime") or {}
-    int8 = (block.get("checks") or {}).get("onnx-int8") or {}
-    plans = " -> ".join(
-        f"{t['plan']} {'passed' if t['passed'] else 'failed'}" for t in int8.get("plans_tried", [])
-    )
+    plans = "; ".join(int8_plans_tried(model))
     say(
         progress,
         f"{model.name} is served on {model.runtime}"

@@ -244,3 +244,17 @@ def test_the_page_tells_a_drop_just_over_the_limit_from_one_at_it(client, make_m
         "0.501 points, failed; feed-forward output MatMuls in fp32: no change, passed; feed-forward "
         "MatMuls in fp32: gained 0.04 points, passed." in page
     )
+
+
+@pytest.mark.django_db
+def test_the_plans_tried_are_worded_once_for_the_page_and_the_logs(make_model):
+    from models_registry.runtime_facts import int8_plans_tried
+
+    tried = [{"plan": "all", "passed": False, "answer_agreement": 0.82}, {"plan": "ffn-fp32", "passed": True}]
+    int8 = {"n": 400, "answer_agreement": 0.995, "passed": True, "plan": "ffn-fp32", "plans_tried": tried}
+    model = make_model("planned", runtime=ONNX_INT8, card={"runtime": {"checks": {ONNX_INT8: int8}}})
+    assert int8_plans_tried(model) == [
+        "every MatMul in int8: 82.0% the same, failed",
+        "feed-forward MatMuls in fp32: –, passed",
+    ]
+    assert int8_plans_tried(make_model("unchecked")) == []
