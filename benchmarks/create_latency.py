@@ -49,6 +49,63 @@ def load_statements(data_dir: Path, n: int) -> list[str]:
     return texts[:n]
 
 
+BREAKDOWN_N = 100
+
+
+def print_breakdown(submit, texts: list[str]) -> None:
+    """Print the p50 of each part of a submission over ``texts``: the statements' time on the database
+    (psycopg's execute, from Django's ``execute_wrapper``), the model call (``inference.predict``) and the
+    rest (Django's stack, the ORM's SQL compiling, transactions' commits, forms, sessions). ``texts``
+    must not have been submitted before, or the vector cache answers the model call."""
+    from django.db import connection
+
+    from models_registry import inference
+
+    spent = {"sql": 0.0, "model": 0.0}
+
+    by_statement: dict[str, list[float]] = {}
+
+    def timed_sql(execute, sql, params, many, context):
+        start = time.perf_counter()
+        try:
+            return execute(sql, params, many, context)
+        finally:
+            took = time.perf_counter() - start
+            spent["sql"] += took
+            by_statement.setdefault(" ".join(sql.split()[:4])[:60], []).append(took * 1000)
+
+    real_predict = inference.predict
+
+    def timed_predict(model, inputs):
+        start = time.perf_counter()
+        try:
+            return real_predict(model, inputs)
+        finally:
+            spent["model"] += time.perf_counter() - start
+
+    parts: dict[str, list[float]] = {"page": [], "sql": [], "model": [], "rest": []}
+    inference.predict = timed_predict
+    try:
+        with connection.execute_wrapper(timed_sql):
+            for text in texts:
+                spent.update(sql=0.0, model=0.0)
+                page = submit(text)
+                parts["page"].append(page)
+                parts["sql"].append(spent["sql"] * 1000)
+                parts["model"].append(spent["model"] * 1000)
+                parts["rest"].append(page - (spent["sql"] + spent["model"]) * 1000)
+    finally:
+        inference.predict = real_predict
+    print(
+        f"breakdown of {len(texts)} more submissions (p50 ms of each part; the parts' p50s need not add up):"
+    )
+    for name, values in parts.items():
+        print(f"  {name:8}{percentile(values, 50):8.1f}")
+    print("statements (p50 ms, count per submission):")
+    for key, values in sorted(by_statement.items(), key=lambda kv: -sum(kv[1])):
+        print(f"  {percentile(values, 50):6.2f} {len(values) / len(texts):4.1f}  {key}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -68,6 +125,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--profile-file", default="", help="also write the cProfile stats there (for pstats or snakeviz)"
+    )
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help=f"after the run, split {BREAKDOWN_N} more submissions into SQL, model call and the rest (p50 ms)",
     )
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/dynabench_bench")
     args = parser.parse_args()
@@ -92,7 +154,10 @@ def run(args, settings, Client) -> None:
     from models_registry.round_targets import set_round_targets
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 
-    statements = load_statements(Path(settings.DYNABENCH_DATA_DIR), args.n + args.warmup)
+    # The breakdown submits statements of its own: the vector cache would answer the ones seen before.
+    extra = BREAKDOWN_N if args.breakdown else 0
+    statements = load_statements(Path(settings.DYNABENCH_DATA_DIR), args.n + args.warmup + extra)
+    statements, fresh = statements[: len(statements) - extra], statements[len(statements) - extra :]
     task = ensure_builtin_task("hate-speech")
     round_ = ensure_round(task=task, number=1)
     set_current_round(task=task, round_=round_)
@@ -167,6 +232,8 @@ def run(args, settings, Client) -> None:
         print(f"queries of one submission: {len(captured.captured_queries)}")
         for query in captured.captured_queries:
             print(f"  {query['time']:>6} s  {query['sql'][:300]}")
+    if args.breakdown:
+        print_breakdown(submit, fresh)
     if args.profile:
         import cProfile
         import pstats
