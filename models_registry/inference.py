@@ -76,11 +76,11 @@ from .model_files import (
     weights_bytes,
     without_server_paths,
 )
-from .onnx_graph import OnnxGraph, ServedOnRuntime, batch_size_for, map_batches
+from .onnx_graph import ServedOnRuntime, batch_size_for, map_batches
 from .preprocessing import preprocess_all
 from .qa_inference import SpanPredictor
 from .qa_modeling import is_qa_model_dir
-from .runtimes import ONNX_RUNTIMES, RUNTIMES, TORCH, check_runtime, onnx_file
+from .runtimes import RUNTIMES, TORCH, check_runtime, onnx_file
 
 if TYPE_CHECKING:  # pragma: no cover
     from .models import RegisteredModel
@@ -149,16 +149,14 @@ class Classifier(ServedOnRuntime):
         self.max_length: int = int(getattr(self.model.config, "max_input_tokens", 128) or 128)
         self.max_length = min(self.max_length, 128)
         self._lock = threading.Lock()
-        self.runtime = runtime
-        self.graph: OnnxGraph | None = None
-        if runtime in ONNX_RUNTIMES:
-            self.graph = OnnxGraph(directory, runtime)
-            if self.graph.kind == "vectors":
-                head = self.model.classifier
-                self._head = (
-                    head.weight.detach().float().numpy().T.copy(),
-                    head.bias.detach().float().numpy(),
-                )
+        self._attach_graph(runtime)
+
+    def _attach_graph(self, runtime: str, export_dir: str | Path | None = None) -> None:
+        super()._attach_graph(runtime, export_dir)
+        if self.graph is not None and self.graph.kind == "vectors":
+            # The head runs outside the graph (onnx_graph): its weights as numpy, once.
+            head = self.model.classifier
+            self._head = (head.weight.detach().float().numpy().T.copy(), head.bias.detach().float().numpy())
 
     def _logits(self, encoded, torch):
         """(batch, labels) float logits of one tokenised batch, by torch or by the ONNX graph."""

@@ -10,9 +10,11 @@ registered too, so training runs it as well):
    ``<model dir>/onnx/model.fp32.onnx``. ONNX Runtime's ``quantize_dynamic`` writes
    ``model.int8.onnx`` from it (int8 weights, one scale per output channel, activations quantized per
    batch at run time; Jacob et al. 2018 give the affine scheme) with the MatMuls of an ``int8_plans``
-   plan left in fp32. The files are written to a temporary folder and swapped in whole, with
-   ``export.json`` naming the kind, inputs, outputs, versions and int8 plan. Whatever ``onnx/`` folder
-   an upload carried is replaced: only graphs this platform exported are ever run.
+   plan left in fp32. The files are written to a folder of their own, with ``export.json`` naming the
+   kind, inputs, outputs, versions and int8 plan, checked there, and swapped in whole once the runtime
+   is chosen: a ready model checked again goes on serving the graphs already judged until then.
+   Whatever ``onnx/`` folder an upload carried is replaced: only graphs this platform exported are
+   ever run.
 2. **Check** (``agreement``): the held-apart ``texts`` go through the torch model and each graph. For a
    classifier: the share of texts whose label agrees and the largest absolute difference of any class
    probability. For a span model: the share of identical answers (text and offset) and the largest
@@ -55,12 +57,11 @@ from .runtimes import (
     CHECK_FILE,
     MANIFEST_FILE,
     ONNX_DIR,
-    ONNX_FILES,
     ONNX_FP32,
     ONNX_INT8,
     TORCH,
     check_runtime,
-    onnx_file,
+    graph_file,
 )
 
 logger = logging.getLogger(__name__)
@@ -146,7 +147,7 @@ def graph_kind(predictor) -> str:
 def export_onnx(model_dir: str | Path, predictor, plan: Int8Plan = FFN_FP32) -> dict:
     """Write ``<model_dir>/onnx/`` (fp32 graph, int8 graph quantized with ``plan``, manifest) from the
     loaded torch ``predictor`` (an ``inference.Classifier`` or ``qa_inference.SpanPredictor`` of that
-    directory).
+    directory), in a folder of its own swapped in whole.
 
     Returns:
         The manifest written to ``onnx/export.json``.
@@ -155,11 +156,40 @@ def export_onnx(model_dir: str | Path, predictor, plan: Int8Plan = FFN_FP32) -> 
         ExportError: the exporter or the quantizer failed (the old ``onnx/`` folder is then removed too,
             so no stale graph of other weights stays beside the new weights).
     """
+    directory = Path(model_dir)
+    work = _export_folder(directory)
+    try:
+        manifest = export_into(work, predictor, plan)
+        swap_into_place(work, directory / ONNX_DIR)
+    except ExportError:
+        shutil.rmtree(directory / ONNX_DIR, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return manifest
+
+
+def _export_folder(model_dir: Path) -> Path:
+    """A new empty folder inside ``model_dir`` (same file system, so it can be renamed into place)."""
+    folder = model_dir / f".{ONNX_DIR}-export-{uuid.uuid4().hex[:8]}"
+    folder.mkdir()
+    return folder
+
+
+def export_into(export_dir: Path, predictor, plan: Int8Plan) -> dict:
+    """Write the fp32 graph, the int8 graph quantized with ``plan`` and ``export.json`` into the empty
+    folder ``export_dir`` from the loaded torch ``predictor``.
+
+    Returns:
+        The manifest written.
+
+    Raises:
+        ExportError: the exporter or the quantizer failed (files may be left in ``export_dir``).
+    """
     import onnx
     import onnxruntime
     import torch
 
-    directory = Path(model_dir)
     kind = graph_kind(predictor)
     input_names = ["input_ids", "attention_mask"]
     if kind != "vectors":
@@ -178,13 +208,8 @@ def export_onnx(model_dir: str | Path, predictor, plan: Int8Plan = FFN_FP32) -> 
     dynamic = {name: {0: "batch", 1: "tokens"} for name in input_names}
     for name in output_names:
         dynamic[name] = {0: "batch", 1: "tokens"} if kind == "span" else {0: "batch"}
-
-    work = directory / f".{ONNX_DIR}-export-{uuid.uuid4().hex[:8]}"
-    final = directory / ONNX_DIR
     try:
-        work.mkdir()
-        fp32 = work / Path(ONNX_FILES[ONNX_FP32]).name
-        int8 = work / Path(ONNX_FILES[ONNX_INT8]).name
+        fp32 = graph_file(export_dir, ONNX_FP32)
         with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
             warnings.simplefilter("ignore")
             torch.onnx.export(
@@ -198,7 +223,7 @@ def export_onnx(model_dir: str | Path, predictor, plan: Int8Plan = FFN_FP32) -> 
                 dynamo=False,
             )
         onnx.checker.check_model(str(fp32))
-        quantize(fp32, int8, plan)
+        quantize(fp32, graph_file(export_dir, ONNX_INT8), plan)
         manifest = {
             "kind": kind,
             "inputs": input_names,
@@ -208,14 +233,10 @@ def export_onnx(model_dir: str | Path, predictor, plan: Int8Plan = FFN_FP32) -> 
             "onnxruntime": onnxruntime.__version__,
             **_quantization_facts(plan),
         }
-        (work / Path(MANIFEST_FILE).name).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-        swap_into_place(work, final)
+        (export_dir / Path(MANIFEST_FILE).name).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     except Exception as exc:
-        shutil.rmtree(final, ignore_errors=True)
-        detail = without_server_paths(f"{type(exc).__name__}: {exc}", directory)
+        detail = without_server_paths(f"{type(exc).__name__}: {exc}", export_dir.parent)
         raise ExportError(f"could not export to ONNX: {detail}") from exc
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return manifest
 
 
@@ -228,17 +249,19 @@ def _quantization_facts(plan: Int8Plan) -> dict:
     }
 
 
-def requantize(model_dir: str | Path, plan: Int8Plan) -> None:
-    """Replace ``<model_dir>/onnx/model.int8.onnx`` by the fp32 graph quantized with ``plan`` and record
-    the plan in the manifest (each file renamed into place whole).
+def requantize(model_dir: str | Path, plan: Int8Plan, export_dir: str | Path | None = None) -> None:
+    """Replace the int8 graph by the fp32 graph quantized with ``plan`` and record the plan in the
+    manifest (each file renamed into place whole), in the export folder ``export_dir`` (default the
+    model's own ``onnx/``).
 
     Raises:
         ExportError: the quantizer failed or the folder has no exported fp32 graph.
     """
     directory = Path(model_dir)
+    folder = directory / ONNX_DIR if export_dir is None else Path(export_dir)
     try:
-        quantize(onnx_file(directory, ONNX_FP32), onnx_file(directory, ONNX_INT8), plan)
-        manifest_path = directory / MANIFEST_FILE
+        quantize(graph_file(folder, ONNX_FP32), graph_file(folder, ONNX_INT8), plan)
+        manifest_path = folder / Path(MANIFEST_FILE).name
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         manifest.update(_quantization_facts(plan))
         partial = manifest_path.with_name(f".{manifest_path.name}.{uuid.uuid4().hex[:8]}")
@@ -374,12 +397,14 @@ def _because(reasons: list[str], runtime: str) -> str:
     return "; ".join(reasons) + f"; {serving}"
 
 
-def save_check_inputs(model_dir: str | Path, texts: Sequence, targets: Sequence | None) -> None:
-    """Keep the inputs an export was checked on in ``onnx/check-inputs.json`` (``{"texts", "targets"}``;
-    a pair as a 2-list), so that checking the model again (admin "Check again") repeats the same check
-    instead of falling back to the probe sentences. Server-side only: never shown or served."""
+def save_check_inputs(export_dir: str | Path, texts: Sequence, targets: Sequence | None) -> None:
+    """Keep the inputs an export was checked on in its folder's ``check-inputs.json`` (``{"texts",
+    "targets"}``; a pair as a 2-list), so that checking the model again (admin "Check again") repeats
+    the same check instead of falling back to the probe sentences. Server-side only: never shown or
+    served."""
     data = {"texts": [list(t) if isinstance(t, tuple) else t for t in texts], "targets": targets}
-    (Path(model_dir) / CHECK_FILE).write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    file = Path(export_dir) / Path(CHECK_FILE).name
+    file.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
 def saved_check_inputs(model_dir: str | Path) -> tuple[list, list | None] | None:
@@ -420,7 +445,7 @@ def export_and_check(
             ``texts``: int8 is then judged on accuracy (``judge``).
         preferred: the runtime asked for; default ``preferred_runtime()``. ``torch`` skips the export.
     """
-    from .inference import clear_cache, get_classifier
+    from .inference import get_classifier
 
     preferred = check_runtime(preferred or preferred_runtime())
     if preferred == TORCH:
@@ -438,37 +463,49 @@ def export_and_check(
     # pins it, so the most faithful plan is made once.
     plans = configured_plans() if preferred == ONNX_INT8 else configured_plans()[-1:]
 
+    directory = Path(model_dir)
+    # The new graphs are written and checked in a folder of their own and replace the served ``onnx/``
+    # only once chosen: while a ready model is checked again, live requests keep the judged graphs.
+    staged: Path | None = None
+
     def check(runtime: str) -> dict:
-        clear_cache(model_dir, runtime=runtime)
         with bulk():  # the held-apart inputs in batches side by side (onnx_graph.map_batches)
-            outputs = get_classifier(model_dir, allow_pickle=allow_pickle, runtime=runtime).predict_batch(
-                texts
-            )
+            outputs = reference_model.on_graph(runtime, staged).predict_batch(texts)
         return judge(runtime, agreement(reference, outputs), targets, reference, outputs)
 
     try:
         reference_model = get_classifier(model_dir, allow_pickle=allow_pickle)
         reference = reference_model.predict_batch(texts)
-        export_onnx(model_dir, reference_model, plans[0])
+        try:
+            staged = _export_folder(directory)
+        except OSError as exc:
+            raise ExportError(f"could not export to ONNX: {type(exc).__name__}: {exc.strerror}") from exc
+        export_into(staged, reference_model, plans[0])
         checks = {ONNX_FP32: check(ONNX_FP32)}
         tried = []
         for index, plan in enumerate(plans):
             if index:
-                requantize(model_dir, plan)
+                requantize(model_dir, plan, staged)
             int8 = check(ONNX_INT8)
             tried.append(_tried(plan, int8))
             if int8["passed"]:
                 break
         checks[ONNX_INT8] = {**int8, "plan": plan.name, "plans_tried": tried}
+        save_check_inputs(staged, texts, targets)
+        swap_into_place(staged, directory / ONNX_DIR)
     except (ExportError, InferenceError) as exc:
         logger.warning("ONNX export of %s failed: %s", model_dir, exc)
+        # As export_onnx: no graph of other weights may stay beside these (the model is on torch now).
+        shutil.rmtree(directory / ONNX_DIR, ignore_errors=True)
         return RuntimeReport(
             runtime=TORCH,
             preferred=preferred,
             message=f"{exc}; serving with PyTorch",
             export_seconds=round(time.perf_counter() - started, 2),
         )
-    save_check_inputs(model_dir, texts, targets)
+    finally:
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
     runtime, message = choose(preferred, checks)
     return RuntimeReport(
         runtime=runtime,

@@ -48,7 +48,7 @@ from typing import TypeVar
 from django.conf import settings
 
 from .model_files import InferenceError, without_server_paths
-from .runtimes import MANIFEST_FILE, ONNX_INT8, TORCH, onnx_file
+from .runtimes import MANIFEST_FILE, ONNX_DIR, ONNX_INT8, ONNX_RUNTIMES, TORCH, graph_file
 
 KINDS = ("vectors", "logits", "span")
 #: A span graph's logit at a padded position of a row run alone (never read: decoding stops at the row's
@@ -56,13 +56,14 @@ KINDS = ("vectors", "logits", "span")
 PADDED_LOGIT = -1e4
 
 
-def read_manifest(path: str | Path) -> dict:
-    """The export manifest of model directory ``path``: ``{"kind", "inputs", "outputs", ...}``.
+def read_manifest(path: str | Path, export_dir: str | Path | None = None) -> dict:
+    """The export manifest of model directory ``path`` (or of the export folder ``export_dir``, default
+    ``<path>/onnx``): ``{"kind", "inputs", "outputs", ...}``.
 
     Raises:
         InferenceError: no manifest (the model was never exported) or an unreadable one.
     """
-    file = Path(path) / MANIFEST_FILE
+    file = Path(path) / MANIFEST_FILE if export_dir is None else Path(export_dir) / Path(MANIFEST_FILE).name
     try:
         manifest = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -160,13 +161,20 @@ class OnnxGraph:
         digest: sha256 (hex) of the graph this session runs (``vector_cache`` keys on it; about 0.2 s
             for MiniLM's 90 MB fp32 graph, once per load).
 
+    Args (constructor):
+        model_dir: the model directory (its tokenizer and weights are the predictor's business).
+        runtime: ``onnx-fp32`` or ``onnx-int8``.
+        export_dir: the export folder the graph and manifest are read from; default the one served,
+            ``<model_dir>/onnx`` (``onnx_export`` checks a new export in a folder of its own).
+
     Raises (constructor):
         InferenceError: the manifest or graph is missing or ONNX Runtime cannot open it.
     """
 
-    def __init__(self, model_dir: str | Path, runtime: str) -> None:
-        manifest = read_manifest(model_dir)
-        file = onnx_file(model_dir, runtime)
+    def __init__(self, model_dir: str | Path, runtime: str, export_dir: str | Path | None = None) -> None:
+        export_dir = Path(model_dir) / ONNX_DIR if export_dir is None else Path(export_dir)
+        manifest = read_manifest(model_dir, export_dir)
+        file = graph_file(export_dir, runtime)
         try:
             import onnxruntime as ort
 
@@ -268,13 +276,36 @@ class OnnxGraph:
 class ServedOnRuntime:
     """What ``inference.Classifier`` and ``qa_inference.SpanPredictor`` share about their runtime.
 
-    Needs the attributes ``model`` (the torch module), ``graph`` (an ``OnnxGraph`` or None) and
-    ``runtime``.
+    Needs the attributes ``path`` (the model directory), ``model`` (the torch module), ``graph`` (an
+    ``OnnxGraph`` or None) and ``runtime``.
     """
 
+    path: Path
     model: object
     graph: OnnxGraph | None
     runtime: str
+
+    def _attach_graph(self, runtime: str, export_dir: str | Path | None = None) -> None:
+        """Set ``runtime`` and its ``graph`` (None on torch), read from ``export_dir`` (default the
+        model's own ``onnx/``).
+
+        Raises:
+            InferenceError: the graph cannot be opened.
+        """
+        self.runtime = runtime
+        self.graph = OnnxGraph(self.path, runtime, export_dir) if runtime in ONNX_RUNTIMES else None
+
+    def on_graph(self, runtime: str, export_dir: str | Path):
+        """This model on ``runtime``'s graph from the export folder ``export_dir``: a shallow copy sharing
+        tokenizer, torch model and lock. ``onnx_export`` checks a new export with it before that export
+        replaces the graphs served.
+
+        Raises:
+            InferenceError: the graph cannot be opened.
+        """
+        twin = copy.copy(self)
+        twin._attach_graph(runtime, export_dir)
+        return twin
 
     def on_torch(self):
         """This model on PyTorch: a shallow copy sharing tokenizer, torch model and lock, with no graph

@@ -28,9 +28,9 @@ from pathlib import Path
 from tasks.spans import snap_to_graphemes, strip_span
 
 from .model_files import InferenceError, check_loading_info, check_model_dir, without_server_paths
-from .onnx_graph import OnnxGraph, ServedOnRuntime
+from .onnx_graph import ServedOnRuntime
 from .qa_modeling import qa_settings
-from .runtimes import ONNX_RUNTIMES, TORCH
+from .runtimes import TORCH
 
 logger = logging.getLogger(__name__)
 
@@ -152,8 +152,7 @@ class SpanPredictor(ServedOnRuntime):
         )
         self.preprocessing: dict = {}
         self._lock = threading.Lock()
-        self.runtime = runtime
-        self.graph: OnnxGraph | None = OnnxGraph(directory, runtime) if runtime in ONNX_RUNTIMES else None
+        self._attach_graph(runtime)
 
     def _span_logits(self, batch, torch):
         """(start_logits, end_logits), each (windows, tokens) float tensors, by torch or ONNX."""

@@ -55,14 +55,24 @@ def short_label(runtime: str) -> str:
 
 
 def onnx_file(path: str | Path, runtime: str) -> Path:
-    """The graph file of ``runtime`` in model directory ``path``.
+    """The graph file of ``runtime`` in model directory ``path`` (the graph served).
+
+    Raises:
+        ValueError: ``runtime`` is not an ONNX runtime.
+    """
+    return graph_file(Path(path) / ONNX_DIR, runtime)
+
+
+def graph_file(export_dir: str | Path, runtime: str) -> Path:
+    """The graph file of ``runtime`` in an export folder: a model directory's ``onnx/``, or the folder
+    an export is checked in before it replaces that one (``onnx_export.export_and_check``).
 
     Raises:
         ValueError: ``runtime`` is not an ONNX runtime.
     """
     if runtime not in ONNX_FILES:
         raise ValueError(f"{runtime!r} is not an ONNX runtime; expected one of {list(ONNX_FILES)}")
-    return Path(path) / ONNX_FILES[runtime]
+    return Path(export_dir) / Path(ONNX_FILES[runtime]).name
 
 
 def check_runtime(runtime: str) -> str:

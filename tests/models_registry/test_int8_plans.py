@@ -94,7 +94,9 @@ def _failing_plans(monkeypatch, model_dir: Path, failing: set[str]) -> list[str]
     def judge(runtime, check, targets, reference, outputs):
         result = real_judge(runtime, check, targets, reference, outputs)
         if runtime == ONNX_INT8:
-            plan = json.loads((model_dir / MANIFEST_FILE).read_text())["int8_plan"]
+            # The export being checked, in its own folder until it is chosen.
+            (manifest,) = model_dir.glob(".onnx-export-*/export.json")
+            plan = json.loads(manifest.read_text())["int8_plan"]
             judged.append(plan)
             result["passed"] = plan not in failing
         return result
@@ -258,3 +260,39 @@ def test_the_plans_tried_are_worded_once_for_the_page_and_the_logs(make_model):
         "feed-forward MatMuls in fp32: –, passed",
     ]
     assert int8_plans_tried(make_model("unchecked")) == []
+
+
+def _digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.django_db
+def test_checking_again_serves_the_judged_graphs_until_the_new_ones_are_chosen(
+    hate_task, tiny_model_dir, monkeypatch, settings
+):
+    settings.DYNABENCH_ONNX_INT8_MIN_AGREEMENT = 0.0
+    _failing_plans(monkeypatch, tiny_model_dir, failing={"all"})
+    model = register_local_model(task=hate_task, name="planned", path=str(tiny_model_dir), card={})
+    assert model.card["runtime"]["checks"][ONNX_INT8]["plan"] == "ffn-output-fp32"
+    served = {runtime: _digest(onnx_file(tiny_model_dir, runtime)) for runtime in (ONNX_FP32, ONNX_INT8)}
+    seen_while_judging: list[dict] = []
+    real_judge = onnx_export.judge  # the fake above: "all" fails
+
+    def judge(runtime, check, targets, reference, outputs):
+        # What a live request would load now: the graphs on disk in the model's own folder.
+        seen_while_judging.append({r: _digest(onnx_file(tiny_model_dir, r)) for r in served})
+        return real_judge(runtime, check, targets, reference, outputs)
+
+    monkeypatch.setattr(onnx_export, "judge", judge)
+    texts = ["a probe sentence", "another one", "a third"]
+    report = onnx_export.export_and_check(tiny_model_dir, texts)
+    # fp32, then int8 with "all" (failed), then int8 with "ffn-output-fp32": none of them was served
+    # before it was chosen.
+    assert seen_while_judging == [served] * 3
+    assert report.checks[ONNX_INT8]["plan"] == "ffn-output-fp32"
+    # Chosen: the new graphs are in place, with their check inputs, and nothing is left beside them.
+    assert len(_weight_matmuls(onnx_file(tiny_model_dir, ONNX_INT8))) == LAYERS
+    assert onnx_export.saved_check_inputs(tiny_model_dir) == (texts, None)
+    assert [p.name for p in tiny_model_dir.iterdir() if "onnx" in p.name] == ["onnx"]
