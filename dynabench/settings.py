@@ -180,7 +180,35 @@ from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.FileAwareEnv()
+
+class _Env(environ.FileAwareEnv):
+    """django-environ's reader, whose values that do not parse name their variable: a bare ``ValueError``
+    ("could not convert string to float: 'abc'") does not say which of forty settings is wrong. A number
+    is shown with its value; anything else (a URL may carry a password) only by its name."""
+
+    EXPECTED = {int: "a whole number", float: "a number"}
+
+    def get_value(self, var, cast=None, default=environ.Env.NOTSET, parse_default=False):
+        try:
+            return super().get_value(var, cast=cast, default=default, parse_default=parse_default)
+        except (ValueError, TypeError) as exc:
+            raise self._unreadable(var, cast, exc) from None
+
+    def db_url(self, var="DATABASE_URL", default=environ.Env.NOTSET, engine=None):
+        try:
+            return super().db_url(var, default=default, engine=engine)
+        except (ValueError, TypeError) as exc:
+            raise self._unreadable(var, None, exc) from None
+
+    db = db_url  # django-environ's alias is bound to its own db_url
+
+    def _unreadable(self, var: str, cast, exc: Exception) -> ImproperlyConfigured:
+        if cast in self.EXPECTED:
+            return ImproperlyConfigured(f"{var}={self.ENVIRON.get(var)!r}: expected {self.EXPECTED[cast]}")
+        return ImproperlyConfigured(f"{var} cannot be read ({type(exc).__name__}; value not shown)")
+
+
+env = _Env()
 
 DEBUG = env.bool("DEBUG", default=False)
 

@@ -38,3 +38,31 @@ def test_debug_allows_a_missing_secret():
     result = _import_settings(DEBUG="1")
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[0] == "True"
+
+
+def _last_line(result: subprocess.CompletedProcess) -> str:
+    return (result.stdout + result.stderr).strip().splitlines()[-1]
+
+
+def test_a_number_that_is_not_one_names_its_variable():
+    result = _import_settings(DEBUG="1", DYNABENCH_INFERENCE_BATCH_WINDOW_MS="abc")
+    assert result.returncode != 0
+    assert _last_line(result) == (
+        "django.core.exceptions.ImproperlyConfigured: DYNABENCH_INFERENCE_BATCH_WINDOW_MS='abc': "
+        "expected a number"
+    )
+    result = _import_settings(DEBUG="1", DYNABENCH_DB_CONN_MAX_AGE="60s")
+    assert _last_line(result) == (
+        "django.core.exceptions.ImproperlyConfigured: DYNABENCH_DB_CONN_MAX_AGE='60s': "
+        "expected a whole number"
+    )
+
+
+def test_an_unreadable_database_url_is_named_without_printing_it():
+    # A URL carries a password: the message names the variable, never the value.
+    result = _import_settings(DEBUG="1", DATABASE_URL="postgres://u:hunter2@db:port/x")
+    assert result.returncode != 0
+    assert _last_line(result).startswith(
+        "django.core.exceptions.ImproperlyConfigured: DATABASE_URL cannot be read (ValueError"
+    )
+    assert "hunter2" not in result.stdout + result.stderr
