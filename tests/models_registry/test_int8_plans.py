@@ -296,3 +296,19 @@ def test_checking_again_serves_the_judged_graphs_until_the_new_ones_are_chosen(
     assert len(_weight_matmuls(onnx_file(tiny_model_dir, ONNX_INT8))) == LAYERS
     assert onnx_export.saved_check_inputs(tiny_model_dir) == (texts, None)
     assert [p.name for p in tiny_model_dir.iterdir() if "onnx" in p.name] == ["onnx"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "recheck, note",
+    [
+        ("queued", "Check again queued: it serves as below until the check ends."),
+        ("running", "Being checked again: it serves as below until the check ends."),
+        ("", None),
+    ],
+)
+def test_the_model_page_says_when_a_check_again_is_on_its_way(client, make_model, recheck, note):
+    model = make_model("rechecked", runtime=ONNX_INT8, recheck=recheck)
+    page = client.get(reverse("leaderboards:model", args=[model.pk])).content.decode()
+    notes = re.findall(r'<p class="muted runtime-recheck">(.*?)</p>', page)
+    assert notes == ([note] if note else [])
