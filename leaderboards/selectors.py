@@ -21,6 +21,7 @@ from django.urls import reverse
 
 from models_registry import runtimes
 from models_registry.models import RegisteredModel
+from models_registry.runtime_facts import served_runtime_text
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
 from tasks.models import Task
 
@@ -262,6 +263,7 @@ def build_leaderboard(
                     if m.source == RegisteredModel.Source.ENDPOINT
                     else runtimes.short_label(m.runtime)
                 ),
+                "runtime_text": served_runtime_text(m),
                 "url": reverse("leaderboards:model", args=[m.pk]),
                 "dynascore": r.dynascore if r else None,
                 "rank": r.rank if r else None,

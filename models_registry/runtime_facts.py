@@ -65,6 +65,14 @@ def runtime_facts(model: RegisteredModel) -> dict:
     }
 
 
+def served_runtime_text(model: RegisteredModel) -> str:
+    """The runtime ``model`` serves with, in full, with the int8 plan when it serves int8 (e.g. "ONNX
+    Runtime, int8 weights (feed-forward output MatMuls in fp32)"); "remote endpoint" for an endpoint."""
+    facts = runtime_facts(model)
+    plan = next((c["plan"] for c in facts["checks"] if c["runtime"] == model.runtime and c["plan"]), "")
+    return f"{facts['label']} ({plan})" if plan else facts["label"]
+
+
 def int8_plans_tried(model: RegisteredModel) -> list[str]:
     """The int8 plans tried at ``model``'s last check, fastest first, worded as on its page (e.g.
     ``"every MatMul in int8: lost 1.0 points, failed"``); [] when it has no int8 check."""

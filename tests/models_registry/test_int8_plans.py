@@ -312,3 +312,24 @@ def test_the_model_page_says_when_a_check_again_is_on_its_way(client, make_model
     page = client.get(reverse("leaderboards:model", args=[model.pk])).content.decode()
     notes = re.findall(r'<p class="muted runtime-recheck">(.*?)</p>', page)
     assert notes == ([note] if note else [])
+
+
+@pytest.mark.django_db
+def test_the_leaderboard_badge_names_the_int8_plan_served(client, hate_task, make_model):
+    from leaderboards.models import Dataset, DatasetItem
+
+    dataset = Dataset.objects.create(
+        task=hate_task, slug="board", name="board", access=Dataset.Access.SCORING
+    )
+    DatasetItem.objects.create(dataset=dataset, external_id="a", inputs={"statement": "x"}, target="hateful")
+    int8 = {"n": 300, "label_agreement": 0.99, "passed": True, "plan": "ffn-output-fp32"}
+    make_model("planned", runtime=ONNX_INT8, card={"runtime": {"checks": {ONNX_INT8: int8}}})
+    make_model("on-fp32", runtime=ONNX_FP32, card={"runtime": {"checks": {ONNX_INT8: int8}}})
+    page = client.get(f"/tasks/{hate_task.slug}/leaderboard/").content.decode()
+    titles = dict(re.findall(r'data-runtime="([^"]+)" title="([^"]*)">', page))
+    assert titles == {
+        ONNX_INT8: "Runtime it is served and measured with: ONNX Runtime, int8 weights (feed-forward "
+        "output MatMuls in fp32)",
+        # An int8 plan that is not served is not the system's.
+        ONNX_FP32: "Runtime it is served and measured with: ONNX Runtime, fp32",
+    }
