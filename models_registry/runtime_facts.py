@@ -13,7 +13,8 @@ def runtime_facts(model: RegisteredModel) -> dict:
     """The runtime block of a model card, ready to show.
 
     Returns:
-        ``{"runtime": "onnx-int8", "label": "ONNX Runtime, int8 weights", "message": str,
+        ``{"runtime": "onnx-int8", "label": "ONNX Runtime, int8 weights", "message": str (the card's;
+        a pin's says "pinned by a task owner", the label standing beside it),
         "checks": [{"runtime", "label", "n", "agreement" (fraction), "agreement_text" (e.g. "99.5%"), "what" ("labels" or "answers"),
         "difference" (largest probability or score difference), "difference_text" (e.g. "0.0123" or
         "below 0.000001": the check rounds to 6 decimals), "difference_of" ("probability" or
@@ -53,12 +54,14 @@ def runtime_facts(model: RegisteredModel) -> dict:
                 "tried": [_tried_text(t) for t in check.get("plans_tried") or [] if isinstance(t, dict)],
             }
         )
+    label = "remote endpoint" if model.source == model.Source.ENDPOINT else runtimes.label(model.runtime)
+    message = str(block.get("message") or "")
+    # Shown beside the label, a pin's message need not name the runtime again.
+    message = message.replace(f"pinned to {label} by a task owner", "pinned by a task owner", 1)
     return {
         "runtime": model.runtime,
-        "label": "remote endpoint"
-        if model.source == model.Source.ENDPOINT
-        else runtimes.label(model.runtime),
-        "message": str(block.get("message") or ""),
+        "label": label,
+        "message": message,
         "checks": checks,
         "export_seconds": block.get("export_seconds"),
         "max_drop_text": f"{max_accuracy_drop() * 100:.1f}",

@@ -179,3 +179,19 @@ def test_the_api_and_the_admin_filter_models_by_runtime(client, owner, hate_task
     client.force_login(owner)
     page = client.get(f"/admin/models_registry/registeredmodel/?runtime__exact={TORCH}").content.decode()
     assert "torch-one" in page and "pinned-model" not in page
+
+
+def test_the_model_page_names_a_pinned_runtime_once(client, fp32_model):
+    from django.urls import reverse
+
+    set_runtime(fp32_model, TORCH)
+    page = client.get(reverse("leaderboards:model", args=[fp32_model.pk])).content.decode()
+    # The label stands beside the message: "PyTorch (pinned to PyTorch by a task owner)" said it twice.
+    assert (
+        '<span data-runtime="torch">PyTorch</span> <span class="muted">(pinned by a task owner)</span>'
+        in page
+    )
+    # The stored message keeps the runtime: logs and the API show it without the label beside it.
+    assert RegisteredModel.objects.get(pk=fp32_model.pk).card["runtime"]["message"] == (
+        "pinned to PyTorch by a task owner"
+    )
