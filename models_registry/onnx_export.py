@@ -169,8 +169,22 @@ def export_onnx(model_dir: str | Path, predictor, plan: Int8Plan = FFN_FP32) -> 
     return manifest
 
 
+#: An export folder older than this was left by a worker killed in the middle (an export takes
+#: seconds to minutes); the next export of the model removes it.
+STALE_EXPORT_SECONDS = 24 * 3600
+
+
 def _export_folder(model_dir: Path) -> Path:
-    """A new empty folder inside ``model_dir`` (same file system, so it can be renamed into place)."""
+    """A new empty folder inside ``model_dir`` (same file system, so it can be renamed into place).
+    Export folders older than ``STALE_EXPORT_SECONDS`` are removed first: each holds a model's graphs
+    (hundreds of MB) that a killed worker never swapped in nor removed."""
+    for old in model_dir.glob(f".{ONNX_DIR}-export-*"):
+        try:
+            stale = time.time() - old.stat().st_mtime > STALE_EXPORT_SECONDS
+        except OSError:
+            continue
+        if stale:
+            shutil.rmtree(old, ignore_errors=True)
     folder = model_dir / f".{ONNX_DIR}-export-{uuid.uuid4().hex[:8]}"
     folder.mkdir()
     return folder

@@ -333,3 +333,18 @@ def test_the_leaderboard_badge_names_the_int8_plan_served(client, hate_task, mak
         # An int8 plan that is not served is not the system's.
         ONNX_FP32: "Runtime it is served and measured with: ONNX Runtime, fp32",
     }
+
+
+def test_an_export_clears_what_a_killed_export_left_behind(tiny_model_dir):
+    import os
+    import time
+
+    stale = tiny_model_dir / ".onnx-export-deadbeef"
+    (stale / "sub").mkdir(parents=True)
+    (stale / "model.fp32.onnx").write_bytes(b"x" * 10)
+    day_ago = time.time() - 25 * 3600
+    os.utime(stale, (day_ago, day_ago))
+    recent = tiny_model_dir / ".onnx-export-0badcafe"  # another export may still be writing it
+    recent.mkdir()
+    onnx_export.export_and_check(tiny_model_dir, ["a probe sentence"])
+    assert not stale.exists() and recent.exists()
