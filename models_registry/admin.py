@@ -109,11 +109,14 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
     change_form_template = "models_registry/admin/change_form.html"
     change_list_template = "models_registry/admin/change_list.html"
 
+    #: Where the weights come from (and whether pickles may load): decided at registration and vouched
+    #: for by the model's check. Another folder or endpoint is another model: register it again.
+    ORIGIN_FIELDS = ["source", "path", "endpoint_url", "allow_pickle"]
+
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
-        if not request.user.is_superuser:
-            # Where the weights come from (and whether pickles may load) is decided at registration.
-            fields += ["source", "path", "endpoint_url", "allow_pickle"]
+        if obj is not None or not request.user.is_superuser:
+            fields += self.ORIGIN_FIELDS
         return fields
 
     def get_urls(self):

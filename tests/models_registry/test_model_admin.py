@@ -33,3 +33,29 @@ def test_round_target_changelist(admin_client, tiny_registered_model):
     response = admin_client.get(reverse("admin:models_registry_roundtarget_changelist"))
     assert response.status_code == 200
     assert "tiny-target" in response.content.decode()
+
+
+def test_where_a_checked_model_comes_from_cannot_be_edited_even_by_a_superuser(
+    admin_client, tiny_registered_model
+):
+    # Its check vouched for these weights: pointed elsewhere, it stayed "ready" and ranked while every
+    # prediction failed ("the model directory has no config.json").
+    url = reverse("admin:models_registry_registeredmodel_change", args=[tiny_registered_model.pk])
+    body = admin_client.get(url).content.decode()
+    for field in ("source", "path", "endpoint_url", "allow_pickle"):
+        assert f'name="{field}"' not in body
+    assert "register it again" in body
+    before = tiny_registered_model.path
+    admin_client.post(
+        url,
+        {
+            "name": "tiny-target",
+            "task": tiny_registered_model.task_id,
+            "path": "/etc",
+            "is_published": "on",
+            "roundtarget_set-TOTAL_FORMS": "0",
+            "roundtarget_set-INITIAL_FORMS": "0",
+        },
+    )
+    tiny_registered_model.refresh_from_db()
+    assert tiny_registered_model.path == before
