@@ -5,7 +5,8 @@ variable. Each variable below can instead be given as ``NAME_FILE``, the path of
 value (``environ.FileAwareEnv``; the file wins over ``NAME``); that is meant for secrets, and only
 ``SECRET_KEY`` and ``DYNABENCH_EXPORT_KEY`` are stripped of a trailing newline. ``.env.example`` at
 the repository root lists the same variables with their defaults; nothing loads a ``.env`` file
-automatically, so export the variables (or let the process manager do it).
+automatically, so export the variables (or let the process manager do it). A value that does not
+parse or is out of range stops the start with one line naming the variable (``dynabench.env``).
 
 Types: *bool* is on for ``1``, ``true``, ``yes``, ``y``, ``on``, ``ok`` (any case) or any non-zero
 integer, and off for anything else; *list* is comma separated, with no spaces after the commas.
@@ -175,40 +176,14 @@ Read elsewhere (not through this module):
 import hashlib
 from pathlib import Path
 
-import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from dynabench.env import Env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
-class _Env(environ.FileAwareEnv):
-    """django-environ's reader, whose values that do not parse name their variable: a bare ``ValueError``
-    ("could not convert string to float: 'abc'") does not say which of forty settings is wrong. A number
-    is shown with its value; anything else (a URL may carry a password) only by its name."""
-
-    EXPECTED = {int: "a whole number", float: "a number"}
-
-    def get_value(self, var, cast=None, default=environ.Env.NOTSET, parse_default=False):
-        try:
-            return super().get_value(var, cast=cast, default=default, parse_default=parse_default)
-        except (ValueError, TypeError) as exc:
-            raise self._unreadable(var, cast, exc) from None
-
-    def db_url(self, var="DATABASE_URL", default=environ.Env.NOTSET, engine=None):
-        try:
-            return super().db_url(var, default=default, engine=engine)
-        except (ValueError, TypeError) as exc:
-            raise self._unreadable(var, None, exc) from None
-
-    db = db_url  # django-environ's alias is bound to its own db_url
-
-    def _unreadable(self, var: str, cast, exc: Exception) -> ImproperlyConfigured:
-        if cast in self.EXPECTED:
-            return ImproperlyConfigured(f"{var}={self.ENVIRON.get(var)!r}: expected {self.EXPECTED[cast]}")
-        return ImproperlyConfigured(f"{var} cannot be read ({type(exc).__name__}; value not shown)")
-
-
-env = _Env()
+env = Env()
 
 DEBUG = env.bool("DEBUG", default=False)
 
@@ -227,13 +202,15 @@ VAR_DIR = Path(env.str("DYNABENCH_VAR_DIR", default=str(BASE_DIR / "var")))
 DYNABENCH_DATA_DIR = Path(env.str("DYNABENCH_DATA_DIR", default=str(BASE_DIR.parent / "shared" / "data")))
 DYNABENCH_MODEL_DIR = Path(env.str("DYNABENCH_MODEL_DIR", default=str(VAR_DIR / "models")))
 DYNABENCH_RELEASES_DIR = Path(env.str("DYNABENCH_RELEASES_DIR", default=str(VAR_DIR / "releases")))
-DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600)
-DYNABENCH_VALIDATION_UNDO_SECONDS = env.int("DYNABENCH_VALIDATION_UNDO_SECONDS", default=30)
-DYNABENCH_MODEL_UPLOAD_MAX_BYTES = env.int("DYNABENCH_MODEL_UPLOAD_MAX_BYTES", default=1024**3)
-DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float("DYNABENCH_ENDPOINT_TIMEOUT_SECONDS", default=10.0)
+DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600, minimum=1)
+DYNABENCH_VALIDATION_UNDO_SECONDS = env.int("DYNABENCH_VALIDATION_UNDO_SECONDS", default=30, minimum=0)
+DYNABENCH_MODEL_UPLOAD_MAX_BYTES = env.int("DYNABENCH_MODEL_UPLOAD_MAX_BYTES", default=1024**3, minimum=1)
+DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float(
+    "DYNABENCH_ENDPOINT_TIMEOUT_SECONDS", default=10.0, minimum=0.1
+)
 # Networks a remote endpoint may be on although they are loopback, private, link-local...
 # (models_registry/endpoint_addresses.py).
-DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = env.list("DYNABENCH_ENDPOINT_ALLOWED_NETWORKS", default=[])
+DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = env.networks("DYNABENCH_ENDPOINT_ALLOWED_NETWORKS", default=[])
 
 # Exports replace annotator and validator ids by HMAC-SHA256(key, "<round id>:<user id>") (annotation/exports.py).
 DYNABENCH_EXPORT_KEY = (
@@ -318,7 +295,7 @@ WSGI_APPLICATION = "dynabench.wsgi.application"
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 # Persistent connections: a request reuses its worker's connection instead of opening one (a few ms on
 # PostgreSQL); the health check replaces a connection the server closed (a restart) before it is used.
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DYNABENCH_DB_CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DYNABENCH_DB_CONN_MAX_AGE", default=60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Without a busy timeout the dev server and a job worker trip over each other's write locks, and
@@ -346,7 +323,7 @@ ACCOUNT_EMAIL_VERIFICATION = "none"
 # allauth's rate limits are on with its defaults (failed log-ins: 10 a minute per address and 5 in 5
 # minutes per username; log-ins 30 a minute and sign-ups 20 a minute per address). They count in the
 # cache, so across processes only with REDIS_URL set.
-ALLAUTH_TRUSTED_PROXY_COUNT = env.int("DYNABENCH_TRUSTED_PROXY_COUNT", default=0)
+ALLAUTH_TRUSTED_PROXY_COUNT = env.int("DYNABENCH_TRUSTED_PROXY_COUNT", default=0, minimum=0)
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
 
 LANGUAGE_CODE = "en-us"
@@ -370,7 +347,7 @@ WHITENOISE_USE_FINDERS = DEBUG
 MEDIA_ROOT = VAR_DIR / "media"
 
 # Request bodies: a statement is at most a few thousand characters; nothing legitimate needs more.
-DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440)
+DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440, minimum=1)
 
 # The JSON API (README.md, "API"): token auth for tools, session auth for the browser; page-number pagination;
 # errors as JSON with field messages; a throttle on example creation set by DYNABENCH_CREATE_RATE.
@@ -396,8 +373,8 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "dynabench.api.errors.exception_handler",
     "NUM_PROXIES": ALLAUTH_TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {
-        "example_create": env.str("DYNABENCH_CREATE_RATE", default="120/min"),
-        "model_explain": env.str("DYNABENCH_EXPLAIN_RATE", default="10/min"),
+        "example_create": env.rate("DYNABENCH_CREATE_RATE", default="120/min"),
+        "model_explain": env.rate("DYNABENCH_EXPLAIN_RATE", default="10/min"),
     },
 }
 SPECTACULAR_SETTINGS = {
@@ -429,11 +406,13 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
-DYNABENCH_MODEL_CACHE_BYTES = env.int("DYNABENCH_MODEL_CACHE_BYTES", default=2 * 1024**3)
-DYNABENCH_INFERENCE_TIMEOUT_SECONDS = env.float("DYNABENCH_INFERENCE_TIMEOUT_SECONDS", default=20.0)
+DYNABENCH_MODEL_CACHE_BYTES = env.int("DYNABENCH_MODEL_CACHE_BYTES", default=2 * 1024**3, minimum=0)
+DYNABENCH_INFERENCE_TIMEOUT_SECONDS = env.float(
+    "DYNABENCH_INFERENCE_TIMEOUT_SECONDS", default=20.0, minimum=0
+)
 DYNABENCH_INFERENCE_BATCHING = env.bool("DYNABENCH_INFERENCE_BATCHING", default=False)
-DYNABENCH_INFERENCE_BATCH_WINDOW_MS = env.float("DYNABENCH_INFERENCE_BATCH_WINDOW_MS", default=2.0)
-DYNABENCH_INFERENCE_BATCH_MAX = env.int("DYNABENCH_INFERENCE_BATCH_MAX", default=32)
+DYNABENCH_INFERENCE_BATCH_WINDOW_MS = env.float("DYNABENCH_INFERENCE_BATCH_WINDOW_MS", default=2.0, minimum=0)
+DYNABENCH_INFERENCE_BATCH_MAX = env.int("DYNABENCH_INFERENCE_BATCH_MAX", default=32, minimum=1)
 DYNABENCH_MODEL_RUNTIME = env.str("DYNABENCH_MODEL_RUNTIME", default="onnx-int8")
 # The values of models_registry.runtimes.RUNTIMES (the kernel cannot import an app to check them).
 if DYNABENCH_MODEL_RUNTIME not in ("torch", "onnx-fp32", "onnx-int8"):
@@ -463,12 +442,12 @@ if _unknown_plans:
         f"DYNABENCH_ONNX_INT8_PLANS names {', '.join(map(repr, _unknown_plans))}: expected a "
         "comma-separated choice of all, ffn-output-fp32, ffn-fp32 (tried fastest first, in that order)"
     )
-DYNABENCH_ONNX_THREADS = env.int("DYNABENCH_ONNX_THREADS", default=0)
-DYNABENCH_ONNX_BULK_WORKERS = env.int("DYNABENCH_ONNX_BULK_WORKERS", default=0)
+DYNABENCH_ONNX_THREADS = env.int("DYNABENCH_ONNX_THREADS", default=0, minimum=0)
+DYNABENCH_ONNX_BULK_WORKERS = env.int("DYNABENCH_ONNX_BULK_WORKERS", default=0, minimum=0)
 DYNABENCH_VECTOR_CACHE_BYTES = max(0, env.int("DYNABENCH_VECTOR_CACHE_BYTES", default=64 * 2**20))
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
-DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0)
-DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS", default=600.0)
+DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0, minimum=0)
+DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS", default=600.0, minimum=0)
 
 # Evaluation throughput: the median of this many timed passes over this many items (docstring above).
 DYNABENCH_THROUGHPUT_PASSES = max(1, env.int("DYNABENCH_THROUGHPUT_PASSES", default=5))
@@ -489,7 +468,9 @@ if env.bool("DYNABENCH_CROSS_SITE_FRAMES", default=False):
 if DYNABENCH_HTTPS:
     # Only behind a proxy that sets the header itself: trusted from anyone else, it could be forged.
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-SECURE_HSTS_SECONDS = env.int("DYNABENCH_HSTS_SECONDS", default=31_536_000 if DYNABENCH_HTTPS else 0)
+SECURE_HSTS_SECONDS = env.int(
+    "DYNABENCH_HSTS_SECONDS", default=31_536_000 if DYNABENCH_HTTPS else 0, minimum=0
+)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_SECONDS > 0
 SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -518,7 +499,7 @@ if env.str("DYNABENCH_CSP_REPORT_URI", default=""):
 Q_CLUSTER = {
     "name": "dynabench",
     "orm": "default",
-    "workers": env.int("DYNABENCH_JOB_WORKERS", default=1),
+    "workers": env.int("DYNABENCH_JOB_WORKERS", default=1, minimum=1),
     "timeout": 3600,
     "retry": 3700,
     "max_attempts": 1,
@@ -538,6 +519,6 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": env.log_level("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

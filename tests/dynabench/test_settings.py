@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -66,3 +68,78 @@ def test_an_unreadable_database_url_is_named_without_printing_it():
         "django.core.exceptions.ImproperlyConfigured: DATABASE_URL cannot be read (ValueError"
     )
     assert "hunter2" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    "env, last_line",
+    [
+        (
+            {"DYNABENCH_CREATE_RATE": "lots"},
+            "DYNABENCH_CREATE_RATE='lots': expected requests per period, like 120/min (s, min, hour or day)",
+        ),
+        (
+            {"DYNABENCH_ENDPOINT_ALLOWED_NETWORKS": "10.0.0.0/8,notacidr"},
+            "DYNABENCH_ENDPOINT_ALLOWED_NETWORKS='10.0.0.0/8,notacidr': 'notacidr' is not a network; "
+            "expected CIDR notation, like 10.0.0.0/8",
+        ),
+        (
+            {"DYNABENCH_INFERENCE_TIMEOUT_SECONDS": "-1"},
+            "DYNABENCH_INFERENCE_TIMEOUT_SECONDS='-1': expected a number of at least 0",
+        ),
+        (
+            {"DYNABENCH_INFERENCE_BATCH_MAX": "0"},
+            "DYNABENCH_INFERENCE_BATCH_MAX='0': expected a whole number of at least 1",
+        ),
+        (
+            {"DYNABENCH_ONNX_THREADS": "-3"},
+            "DYNABENCH_ONNX_THREADS='-3': expected a whole number of at least 0",
+        ),
+        (
+            {"LOG_LEVEL": "verbose"},
+            "LOG_LEVEL='verbose': expected one of DEBUG, INFO, WARNING, ERROR, CRITICAL",
+        ),
+        (
+            {"SECRET_KEY_FILE": "/nonexistent/key"},
+            "SECRET_KEY_FILE='/nonexistent/key': cannot read that file (No such file or directory)",
+        ),
+        (
+            {"DATABASE_URL": "secretpw"},
+            "DATABASE_URL names no database this project runs on: expected a URL starting postgres:// or "
+            "sqlite:/// (value not shown)",
+        ),
+        (
+            {"DATABASE_URL": "postgresql+psycopg://u:secretpw@h/x"},
+            "DATABASE_URL names no database this project runs on: expected a URL starting postgres:// or "
+            "sqlite:/// (value not shown)",
+        ),
+    ],
+)
+def test_a_value_that_would_fail_later_stops_the_start_by_name(env, last_line):
+    result = _import_settings(DEBUG="1", **env)
+    assert result.returncode != 0
+    assert _last_line(result) == f"django.core.exceptions.ImproperlyConfigured: {last_line}"
+    assert "secretpw" not in result.stdout + result.stderr
+
+
+def test_good_values_of_the_checked_kinds_are_read():
+    code = (
+        "from django.conf import settings as s; print(s.REST_FRAMEWORK['DEFAULT_THROTTLE_RATES']"
+        "['example_create'], s.DYNABENCH_ENDPOINT_ALLOWED_NETWORKS, s.LOGGING['root']['level'])"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "dynabench.settings",
+            "DEBUG": "1",
+            "DYNABENCH_CREATE_RATE": " 30/hour ",
+            "DYNABENCH_ENDPOINT_ALLOWED_NETWORKS": "10.1.2.0/24, ::1/128,",
+            "LOG_LEVEL": "warning",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "30/hour ['10.1.2.0/24', '::1/128'] WARNING"
