@@ -17,7 +17,7 @@ def runtime_facts(model: RegisteredModel) -> dict:
         a pin's says "pinned by a task owner", the label standing beside it),
         "checks": [{"runtime", "label", "n", "agreement" (fraction), "agreement_text" (e.g. "99.5%"), "what" ("labels" or "answers"),
         "difference" (largest probability or score difference), "difference_text" (e.g. "0.0123" or
-        "below 0.000001": the check rounds to 6 decimals), "difference_of" ("probability" or
+        "< 0.000001": the check rounds to 6 decimals), "difference_of" ("probability" or
         "score"), "passed", "plan" (the int8 graph's MatMuls kept in fp32, e.g. "feed-forward output
         MatMuls in fp32"; "" for fp32 or a check from before plans), "accuracy_text" (int8 judged on
         labelled inputs: e.g. "accuracy 56.0% (PyTorch 55.0%)", else ""), "tried" (the int8 plans
@@ -108,5 +108,6 @@ def _difference_text(value) -> str:
     if not isinstance(value, int | float):
         return "–"
     if value == 0:
-        return "below 0.000001"  # stored rounded to 6 decimals (onnx_export.agreement)
+        # Stored rounded to 6 decimals (onnx_export.agreement). Short: on a phone the table has 352 px.
+        return "< 0.000001"
     return f"{value:.6f}".rstrip("0").rstrip(".")

@@ -348,3 +348,26 @@ def test_an_export_clears_what_a_killed_export_left_behind(tiny_model_dir):
     recent.mkdir()
     onnx_export.export_and_check(tiny_model_dir, ["a probe sentence"])
     assert not stale.exists() and recent.exists()
+
+
+@pytest.mark.django_db
+def test_one_plan_tried_still_states_the_loss_allowed_and_a_zero_difference_is_short(client, make_model):
+    int8 = {
+        "n": 399,
+        "label_agreement": 0.99,
+        "max_probability_difference": 0.0123,
+        "passed": True,
+        "plan": "all",
+        "plans_tried": [{"plan": "all", "passed": True, "accuracy_drop": 0.005}],
+    }
+    fp32 = {"n": 399, "label_agreement": 1.0, "max_probability_difference": 0.0, "passed": True}
+    model = make_model(
+        "one-plan", runtime=ONNX_INT8, card={"runtime": {"checks": {ONNX_FP32: fp32, ONNX_INT8: int8}}}
+    )
+    page = client.get(reverse("leaderboards:model", args=[model.pk])).content.decode()
+    assert re.findall(r'<p class="muted runtime-plans">(.*?)</p>', page) == [
+        "int8 plans tried, fastest first (each may lose at most 0.5 points): every MatMul in int8: lost "
+        "0.5 points, passed."
+    ]
+    # fp32's difference rounds to 0 at 6 decimals; on a phone the table has no room for words.
+    assert '<td class="num">&lt; 0.000001</td>' in page
