@@ -252,7 +252,10 @@ class ExampleCreateBase(serializers.Serializer):
         cfg = task.cfg
         unknown = sorted(set(self.initial_data) - set(self.fields))
         if unknown:
-            known = ", ".join(self.fields)
+            # The task's own fields first; "context" only for a task that has contexts.
+            common = [n for n in ExampleCreateBase._declared_fields if n != "context" or cfg.context_fields]
+            own = [n for n in self.fields if n not in ExampleCreateBase._declared_fields]
+            known = ", ".join(own + common)
             raise serializers.ValidationError(
                 {name: [f"Unknown field; this task takes: {known}."] for name in unknown}
             )

@@ -197,11 +197,12 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
                 messages.INFO,
             )
 
-    @admin.action(
-        description="Check the selected model(s) again (download, load, probe, export to ONNX, choose the int8 plan)"
-    )
+    # Short: the action menu is as wide as its longest label (with the check's steps it ran under the
+    # filter panel). What the check does is on the change page and in docs/onnx.md.
+    @admin.action(description="Check the selected model(s) again")
     def check_again(self, request, queryset):
-        """Queue the check job again, e.g. after a failed hub download or a fixed endpoint.
+        """Queue the check job again (download, load, probe, export to ONNX, choose the int8 plan), e.g.
+        after a failed hub download or a fixed endpoint.
 
         A model being checked, or an upload without files (refused), is left as it is, with a message.
         """

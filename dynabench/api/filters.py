@@ -81,10 +81,15 @@ class StrictFilterSet(django_filters.FilterSet):
     def errors(self):
         """The form's errors plus one per unknown or repeated parameter (a ``django.forms.utils.ErrorDict``)."""
         errors = ErrorDict(self.form.errors)
-        for name, messages in list(errors.items()):
+        for name in list(errors):
             choices = self._choices_of(name)
             if choices:
-                errors[name] = ErrorList([*messages, f"Choose one of: {', '.join(choices)}."])
+                # One message that lists the choices, instead of Django's "Select a valid choice. x is not
+                # one of the available choices." beside a second one that lists them.
+                given = str(self.data.get(name, ""))[:100]
+                errors[name] = ErrorList(
+                    [f"{given!r} is not a choice here; choose one of: {', '.join(choices)}."]
+                )
         known = ", ".join([*self.filters, *self.COMMON_PARAMETERS])
         unknown = set(self._unknown())
         for name in sorted(unknown):

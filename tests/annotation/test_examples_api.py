@@ -85,6 +85,11 @@ def test_metadata_is_stored(api, annotator, rule_model):
         ({"statement": "ok"}, "label", "This field is required."),
         ({"statement": "ok", "label": "spam"}, "label", "Choose one of: hateful, not-hateful."),
         ({"statement": "ok", "label": "hateful", "context": 3}, "context", "no contexts"),
+        (
+            {"statement": "ok", "label": "hateful", "colour": "red"},
+            "colour",
+            "Unknown field; this task takes: statement, label, explanation, metadata.",
+        ),
         ({"statement": "ok", "label": "hateful", "context": 2**70}, "context", "less than or equal"),
         ({"statement": "ok", "label": "hateful", "explanation": "e" * 2001}, "explanation", "too long"),
         ({"statement": "ok", "label": "hateful", "metadata": [1]}, "metadata", "JSON object"),
@@ -290,8 +295,8 @@ def test_list_filters_count_by_hand(api, hate_task, hate_round, annotator, valid
     # A value outside a choice filter's choices: the message lists them.
     assert mine.get(CREATE + "?status=bogus").json() == {
         "status": [
-            "Select a valid choice. bogus is not one of the available choices.",
-            "Choose one of: pending, validated_correct, validated_incorrect, flagged.",
+            "'bogus' is not a choice here; choose one of: pending, validated_correct, validated_incorrect, "
+            "flagged."
         ]
     }
     # A parameter given twice is refused, not read as its last value (which alone would be valid here).
