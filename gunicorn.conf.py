@@ -16,12 +16,23 @@ Everything comes from the environment:
 
 import os
 
-bind = f"{os.environ.get('DYNABENCH_HOST', '127.0.0.1')}:{os.environ.get('DYNABENCH_PORT', '8000')}"
-workers = int(os.environ.get("DYNABENCH_WEB_WORKERS") or len(os.sched_getaffinity(0)))
+from dynabench.env import Env
+
+env = Env()
+
+
+def _whole_number(var: str, default: int, minimum: int) -> int:
+    """``var`` as an integer of at least ``minimum``; ``default`` when unset or empty. A bad value stops
+    the start with one line naming it (``dynabench.env``)."""
+    return env.int(var, minimum=minimum) if os.environ.get(var, "").strip() else default
+
+
+bind = f"{os.environ.get('DYNABENCH_HOST', '127.0.0.1')}:{_whole_number('DYNABENCH_PORT', 8000, 1)}"
+workers = _whole_number("DYNABENCH_WEB_WORKERS", len(os.sched_getaffinity(0)), 1)
 worker_class = "gthread"
-threads = int(os.environ.get("DYNABENCH_WEB_THREADS") or 8)
+threads = _whole_number("DYNABENCH_WEB_THREADS", 8, 1)
 wsgi_app = "dynabench.wsgi:application"
-timeout = int(os.environ.get("DYNABENCH_WEB_TIMEOUT", "60"))
+timeout = _whole_number("DYNABENCH_WEB_TIMEOUT", 60, 1)
 # A stop (SIGTERM) lets requests in hand finish for this long, then kills them.
 graceful_timeout = 10
 keepalive = 5

@@ -14,15 +14,19 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import warnings
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
 NOTSET = environ.Env.NOTSET
 #: Database engines this project runs on (docs/deployment.md): PostgreSQL, and SQLite for the demo.
-ENGINES = {"django.db.backends.postgresql": "postgres://", "django.db.backends.sqlite3": "sqlite:///"}
+ENGINES = {
+    "django.db.backends.postgresql": "postgres:// (or postgresql://)",
+    "django.db.backends.sqlite3": "sqlite:///",
+}
 #: A Django REST framework throttle rate: requests per second, minute, hour or day ("120/min").
-RATE = re.compile(r"[0-9]+/(s|sec|second|m|min|minute|h|hour|d|day)")
+RATE = re.compile(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -58,16 +62,24 @@ class Env(environ.FileAwareEnv):
     def db_url(self, var="DATABASE_URL", default=NOTSET, engine=None):
         """Django's ``DATABASES`` entry from a URL, on an engine of ``ENGINES``. The value is never
         shown: it may carry a password."""
-        try:
-            config = super().db_url(var, default=default, engine=engine)
-        except (ValueError, TypeError) as exc:
-            raise ImproperlyConfigured(
-                f"{var} cannot be read ({type(exc).__name__}; value not shown)"
-            ) from None
+        with warnings.catch_warnings(record=True) as warned:
+            # The parser warns with the URL's parts (a password among them) where it ignores some.
+            warnings.simplefilter("always")
+            try:
+                config = super().db_url(var, default=default, engine=engine)
+            except (ValueError, TypeError) as exc:
+                raise ImproperlyConfigured(
+                    f"{var} cannot be read ({type(exc).__name__}; value not shown)"
+                ) from None
         if config.get("ENGINE") not in ENGINES:
             raise ImproperlyConfigured(
                 f"{var} names no database this project runs on: expected a URL starting "
                 f"{' or '.join(ENGINES.values())} (value not shown)"
+            )
+        if warned or (config["ENGINE"].endswith("sqlite3") and config.get("NAME") in ("", ":memory:")):
+            # sqlite://host/x and sqlite://:memory: gave an in-memory database, gone with the process.
+            raise ImproperlyConfigured(
+                f"{var}: an SQLite URL names a file, like sqlite:////absolute/path/db.sqlite3 (value not shown)"
             )
         return config
 
@@ -77,7 +89,9 @@ class Env(environ.FileAwareEnv):
         """A throttle rate as Django REST framework reads it: ``<requests>/<s|min|hour|day>``."""
         value = self.str(var, default=default).strip()
         if not RATE.fullmatch(value):
-            raise self.refused(var, "expected requests per period, like 120/min (s, min, hour or day)")
+            raise self.refused(
+                var, "expected requests per period, at least 1, like 120/min (s, min, hour or day)"
+            )
         return value
 
     def networks(self, var, default=NOTSET) -> list[str]:
@@ -91,6 +105,16 @@ class Env(environ.FileAwareEnv):
                     var, f"{value!r} is not a network; expected CIDR notation, like 10.0.0.0/8"
                 ) from None
         return values
+
+    def redis_url(self, var, default=NOTSET) -> str:
+        """A Redis URL (``redis://``, ``rediss://`` or ``unix://``), or "" for none. The value is never
+        shown: it may carry a password."""
+        value = self.str(var, default=default).strip()
+        if value and not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ImproperlyConfigured(
+                f"{var} is not a Redis URL: expected redis://, rediss:// or unix:// (value not shown)"
+            )
+        return value
 
     def log_level(self, var, default=NOTSET) -> str:
         """A ``logging`` level name, in capitals."""

@@ -391,7 +391,7 @@ SPECTACULAR_SETTINGS = {
 
 # One cache for every process when Redis is there: DRF's throttles, allauth's rate limits and the
 # model versions (models_registry/inference.py) must count across gunicorn workers and machines.
-REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_URL = env.redis_url("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -444,15 +444,15 @@ if _unknown_plans:
     )
 DYNABENCH_ONNX_THREADS = env.int("DYNABENCH_ONNX_THREADS", default=0, minimum=0)
 DYNABENCH_ONNX_BULK_WORKERS = env.int("DYNABENCH_ONNX_BULK_WORKERS", default=0, minimum=0)
-DYNABENCH_VECTOR_CACHE_BYTES = max(0, env.int("DYNABENCH_VECTOR_CACHE_BYTES", default=64 * 2**20))
+DYNABENCH_VECTOR_CACHE_BYTES = env.int("DYNABENCH_VECTOR_CACHE_BYTES", default=64 * 2**20, minimum=0)
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
-DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0, minimum=0)
-DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS", default=600.0, minimum=0)
+DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0, minimum=1)
+DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS", default=600.0, minimum=1)
 
 # Evaluation throughput: the median of this many timed passes over this many items (docstring above).
-DYNABENCH_THROUGHPUT_PASSES = max(1, env.int("DYNABENCH_THROUGHPUT_PASSES", default=5))
-DYNABENCH_THROUGHPUT_SAMPLE = max(1, env.int("DYNABENCH_THROUGHPUT_SAMPLE", default=128))
-DYNABENCH_THROUGHPUT_SAMPLE_CHARS = max(0, env.int("DYNABENCH_THROUGHPUT_SAMPLE_CHARS", default=16000))
+DYNABENCH_THROUGHPUT_PASSES = env.int("DYNABENCH_THROUGHPUT_PASSES", default=5, minimum=1)
+DYNABENCH_THROUGHPUT_SAMPLE = env.int("DYNABENCH_THROUGHPUT_SAMPLE", default=128, minimum=1)
+DYNABENCH_THROUGHPUT_SAMPLE_CHARS = env.int("DYNABENCH_THROUGHPUT_SAMPLE_CHARS", default=16000, minimum=0)
 
 # HTTPS behind a TLS-terminating proxy (docs/deployment.md, "HTTPS").
 DYNABENCH_HTTPS = env.bool("DYNABENCH_HTTPS", default=False)

@@ -75,7 +75,8 @@ def test_an_unreadable_database_url_is_named_without_printing_it():
     [
         (
             {"DYNABENCH_CREATE_RATE": "lots"},
-            "DYNABENCH_CREATE_RATE='lots': expected requests per period, like 120/min (s, min, hour or day)",
+            "DYNABENCH_CREATE_RATE='lots': expected requests per period, at least 1, like 120/min (s, min, "
+            "hour or day)",
         ),
         (
             {"DYNABENCH_ENDPOINT_ALLOWED_NETWORKS": "10.0.0.0/8,notacidr"},
@@ -104,13 +105,34 @@ def test_an_unreadable_database_url_is_named_without_printing_it():
         ),
         (
             {"DATABASE_URL": "secretpw"},
-            "DATABASE_URL names no database this project runs on: expected a URL starting postgres:// or "
-            "sqlite:/// (value not shown)",
+            "DATABASE_URL names no database this project runs on: expected a URL starting postgres:// (or "
+            "postgresql://) or sqlite:/// (value not shown)",
+        ),
+        (
+            {"DATABASE_URL": "sqlite://u:secretpw@host/x"},
+            "DATABASE_URL: an SQLite URL names a file, like sqlite:////absolute/path/db.sqlite3 (value not shown)",
+        ),
+        (
+            {"DATABASE_URL": "sqlite://"},
+            "DATABASE_URL: an SQLite URL names a file, like sqlite:////absolute/path/db.sqlite3 (value not shown)",
+        ),
+        (
+            {"DYNABENCH_CREATE_RATE": "0/min"},
+            "DYNABENCH_CREATE_RATE='0/min': expected requests per period, at least 1, like 120/min (s, min, "
+            "hour or day)",
+        ),
+        (
+            {"REDIS_URL": "junk:secretpw"},
+            "REDIS_URL is not a Redis URL: expected redis://, rediss:// or unix:// (value not shown)",
+        ),
+        (
+            {"DYNABENCH_THROUGHPUT_PASSES": "-1"},
+            "DYNABENCH_THROUGHPUT_PASSES='-1': expected a whole number of at least 1",
         ),
         (
             {"DATABASE_URL": "postgresql+psycopg://u:secretpw@h/x"},
-            "DATABASE_URL names no database this project runs on: expected a URL starting postgres:// or "
-            "sqlite:/// (value not shown)",
+            "DATABASE_URL names no database this project runs on: expected a URL starting postgres:// (or "
+            "postgresql://) or sqlite:/// (value not shown)",
         ),
     ],
 )
@@ -143,3 +165,35 @@ def test_good_values_of_the_checked_kinds_are_read():
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "30/hour ['10.1.2.0/24', '::1/128'] WARNING"
+
+
+@pytest.mark.parametrize(
+    "env, last_line",
+    [
+        ({}, "127.0.0.1:8000 8 60"),
+        ({"DYNABENCH_WEB_THREADS": "", "DYNABENCH_PORT": "8123"}, "127.0.0.1:8123 8 60"),
+        (
+            {"DYNABENCH_WEB_WORKERS": "junk"},
+            "django.core.exceptions.ImproperlyConfigured: DYNABENCH_WEB_WORKERS='junk': expected a whole number",
+        ),
+        (
+            {"DYNABENCH_WEB_TIMEOUT": "-1"},
+            "django.core.exceptions.ImproperlyConfigured: DYNABENCH_WEB_TIMEOUT='-1': expected a whole number "
+            "of at least 1",
+        ),
+    ],
+)
+def test_the_gunicorn_settings_are_checked_by_name(env, last_line):
+    code = (
+        "import runpy; g = runpy.run_path('gunicorn.conf.py'); print(g['bind'], g['threads'], g['timeout'])"
+    )
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("DYNABENCH_WEB_", "DYNABENCH_PORT"))}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert _last_line(result) == last_line
