@@ -114,10 +114,12 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
     ORIGIN_FIELDS = ["source", "path", "endpoint_url", "allow_pickle"]
 
     def get_readonly_fields(self, request, obj=None):
-        fields = list(super().get_readonly_fields(request, obj))
-        if obj is not None or not request.user.is_superuser:
-            fields += self.ORIGIN_FIELDS
-        return fields
+        return [*super().get_readonly_fields(request, obj), *self.ORIGIN_FIELDS]
+
+    def has_add_permission(self, request):
+        # Models come in through "Register a model" (register_view), which checks them; Django's plain
+        # add form stored any folder, with pickles allowed, unchecked.
+        return False
 
     def get_urls(self):
         view = self.admin_site.admin_view(self.register_view)

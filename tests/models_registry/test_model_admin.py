@@ -59,3 +59,12 @@ def test_where_a_checked_model_comes_from_cannot_be_edited_even_by_a_superuser(
     )
     tiny_registered_model.refresh_from_db()
     assert tiny_registered_model.path == before
+
+
+def test_models_come_in_through_register_only(admin_client, hate_task):
+    # Django's plain add form stored a folder (any path, pickles allowed) without a check.
+    assert admin_client.get("/admin/models_registry/registeredmodel/add/").status_code == 403
+    page = admin_client.get(reverse("admin:models_registry_registeredmodel_changelist")).content.decode()
+    assert "Register a model" in page and "/admin/models_registry/registeredmodel/add/" not in page
+    register = reverse("admin:models_registry_registeredmodel_register")
+    assert admin_client.get(register).status_code == 200
