@@ -41,9 +41,8 @@ def set_round_targets(*, round: Round, models: Sequence[RegisteredModel]) -> lis
         if model.task_id != round.task_id:
             raise ModelRegistryError(f"model {model.name} belongs to another task than {round}")
         if model.status != RegisteredModel.Status.READY:
-            raise ModelRegistryError(
-                f"model {model.name} is not ready ({model.status}): {model.error_message}"
-            )
+            why = f": {model.error_message}" if model.error_message else ""
+            raise ModelRegistryError(f"model {model.name} is not ready ({model.status}){why}")
     # Lock the round so two concurrent calls do not interleave their delete and insert.
     Round.objects.select_for_update().filter(pk=round.pk).first()
     RoundTarget.objects.filter(round=round).exclude(model_id__in=ids).delete()

@@ -141,3 +141,14 @@ def test_model_of_another_task_cannot_become_a_target(hate_task, hate_round, tin
 
 def test_tiny_registered_model_fixture(tiny_registered_model, hate_round):
     assert target_models_for_round(hate_round) == [tiny_registered_model]
+
+
+def test_a_model_not_ready_without_an_error_is_refused_without_a_dangling_colon(
+    hate_task, hate_round, tmp_path
+):
+    waiting = RegisteredModel.objects.create(
+        task=hate_task, name="waiting", path=str(tmp_path), status=RegisteredModel.Status.UPLOADED
+    )
+    with pytest.raises(ModelRegistryError) as refused:
+        set_round_targets(round=hate_round, models=[waiting])
+    assert str(refused.value) == "model waiting is not ready (uploaded)"
