@@ -1,9 +1,10 @@
 """``/api/``: every app's API routes, the OpenAPI schema and the interactive docs."""
 
-from django.http import JsonResponse
 from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+
+from dynabench.middleware import ApiJsonResponse
 
 
 @csrf_exempt
@@ -11,7 +12,7 @@ def not_found(request, *args, **kwargs):
     """An ``/api/`` URL no route matches (e.g. ``/api/models/-1/``): a JSON 404, not the site's HTML page,
     for every method: CSRF-exempt, since it changes nothing and a POST would otherwise meet Django's
     HTML CSRF page first."""
-    return JsonResponse({"detail": "Not found."}, status=404)
+    return ApiJsonResponse({"detail": "Not found."}, status=404)
 
 
 urlpatterns = [

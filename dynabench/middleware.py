@@ -21,6 +21,15 @@ NOT_UTF8 = (
 )
 
 
+class ApiJsonResponse(JsonResponse):
+    """A JSON answer written as the API's own (DRF's ``JSONRenderer``: no spaces after separators,
+    non-ASCII kept), for the answers middleware gives before a view runs."""
+
+    def __init__(self, data, **kwargs):
+        kwargs.setdefault("json_dumps_params", {"separators": (",", ":"), "ensure_ascii": False})
+        super().__init__(data, **kwargs)
+
+
 def _is_utf8_form(body: bytes) -> bool:
     """Whether every name and value of a urlencoded ``body`` decodes as strict UTF-8 once percent-decoded.
 
@@ -42,7 +51,7 @@ def _content_length(request) -> int | None:
         return None
 
 
-def _api_body_problem(request) -> JsonResponse | None:
+def _api_body_problem(request) -> ApiJsonResponse | None:
     """413 for an API body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``; 400 for an unreadable Content-Length.
 
     Why: DRF's parsers read the request stream directly, so Django's own size check (made when
@@ -53,17 +62,17 @@ def _api_body_problem(request) -> JsonResponse | None:
         return None
     length = _content_length(request)
     if length is None:
-        return JsonResponse({"detail": "The Content-Length header is not a number."}, status=400)
+        return ApiJsonResponse({"detail": "The Content-Length header is not a number."}, status=400)
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     if limit is not None and length > limit:
-        return JsonResponse(
+        return ApiJsonResponse(
             {"detail": f"The request body is too large: {length:,} bytes, at most {limit:,} allowed."},
             status=413,
         )
     return None
 
 
-def _api_query_problem(request) -> JsonResponse | None:
+def _api_query_problem(request) -> ApiJsonResponse | None:
     """400 for an API query string that gives a parameter more than once (``?round=1&round=2``).
 
     Why: Django's ``QueryDict`` hands a view the last value, so the first was silently dropped by every
@@ -74,7 +83,7 @@ def _api_query_problem(request) -> JsonResponse | None:
     repeated = repeated_parameters(request.GET)
     if not repeated:
         return None
-    return JsonResponse(
+    return ApiJsonResponse(
         {name: [repeated_parameter_message(count)] for name, count in repeated.items()}, status=400
     )
 
@@ -115,14 +124,14 @@ class RejectUnreadableFormBodyMiddleware:
                 too_large = isinstance(exc, RequestDataTooBig | TooManyFieldsSent)
                 message = TOO_LARGE if too_large else str(exc)
                 if is_api:  # the API speaks JSON, also about bodies it cannot read
-                    return JsonResponse({"detail": message}, status=413 if too_large else 400)
+                    return ApiJsonResponse({"detail": message}, status=413 if too_large else 400)
                 body = render_to_string("400.html", {"message": message})
                 return HttpResponseBadRequest(body)
             if request.content_type == "application/x-www-form-urlencoded" and not _is_utf8_form(
                 request.body
             ):
                 if is_api:
-                    return JsonResponse({"detail": NOT_UTF8}, status=400)
+                    return ApiJsonResponse({"detail": NOT_UTF8}, status=400)
                 return HttpResponseBadRequest(render_to_string("400.html", {"message": NOT_UTF8}))
         return self.get_response(request)
 

@@ -279,6 +279,8 @@ def test_a_query_parameter_given_twice_is_a_json_400_on_every_endpoint(api, anno
     assert response.status_code == 400
     assert response["Content-Type"] == "application/json"
     assert response.json() == {name: ["Give this parameter once; it was given 2 times."]}
+    # Written as the API's views write JSON (DRF's renderer: compact), though no view ran.
+    assert response.content.decode() == f'{{"{name}":["Give this parameter once; it was given 2 times."]}}'
 
 
 def test_the_same_endpoints_answer_with_each_parameter_once(api, annotator, hate_task):
