@@ -157,15 +157,17 @@ def export_onnx(model_dir: str | Path, predictor, plan: Int8Plan = FFN_FP32) -> 
             so no stale graph of other weights stays beside the new weights).
     """
     directory = Path(model_dir)
-    work = _export_folder(directory)
+    work: Path | None = None
     try:
+        work = _export_folder(directory)
         manifest = export_into(work, predictor, plan)
-        swap_into_place(work, directory / ONNX_DIR)
+        _swap_in(work, directory)
     except ExportError:
         shutil.rmtree(directory / ONNX_DIR, ignore_errors=True)
         raise
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
     return manifest
 
 
@@ -177,7 +179,11 @@ STALE_EXPORT_SECONDS = 24 * 3600
 def _export_folder(model_dir: Path) -> Path:
     """A new empty folder inside ``model_dir`` (same file system, so it can be renamed into place).
     Export folders older than ``STALE_EXPORT_SECONDS`` are removed first: each holds a model's graphs
-    (hundreds of MB) that a killed worker never swapped in nor removed."""
+    (hundreds of MB) that a killed worker never swapped in nor removed.
+
+    Raises:
+        ExportError: the folder cannot be made (a read-only or missing model directory).
+    """
     for old in model_dir.glob(f".{ONNX_DIR}-export-*"):
         try:
             stale = time.time() - old.stat().st_mtime > STALE_EXPORT_SECONDS
@@ -186,8 +192,23 @@ def _export_folder(model_dir: Path) -> Path:
         if stale:
             shutil.rmtree(old, ignore_errors=True)
     folder = model_dir / f".{ONNX_DIR}-export-{uuid.uuid4().hex[:8]}"
-    folder.mkdir()
+    try:
+        folder.mkdir()
+    except OSError as exc:
+        raise ExportError(f"could not export to ONNX: {type(exc).__name__}: {exc.strerror}") from exc
     return folder
+
+
+def _swap_in(export_dir: Path, model_dir: Path) -> None:
+    """Replace ``<model_dir>/onnx`` by the export folder, whole (``swap_into_place``).
+
+    Raises:
+        ExportError: a rename failed.
+    """
+    try:
+        swap_into_place(export_dir, model_dir / ONNX_DIR)
+    except OSError as exc:
+        raise ExportError(f"could not export to ONNX: {type(exc).__name__}: {exc.strerror}") from exc
 
 
 def export_into(export_dir: Path, predictor, plan: Int8Plan) -> dict:
@@ -490,10 +511,7 @@ def export_and_check(
     try:
         reference_model = get_classifier(model_dir, allow_pickle=allow_pickle)
         reference = reference_model.predict_batch(texts)
-        try:
-            staged = _export_folder(directory)
-        except OSError as exc:
-            raise ExportError(f"could not export to ONNX: {type(exc).__name__}: {exc.strerror}") from exc
+        staged = _export_folder(directory)
         export_into(staged, reference_model, plans[0])
         checks = {ONNX_FP32: check(ONNX_FP32)}
         tried = []
@@ -506,7 +524,7 @@ def export_and_check(
                 break
         checks[ONNX_INT8] = {**int8, "plan": plan.name, "plans_tried": tried}
         save_check_inputs(staged, texts, targets)
-        swap_into_place(staged, directory / ONNX_DIR)
+        _swap_in(staged, directory)
     except (ExportError, InferenceError) as exc:
         logger.warning("ONNX export of %s failed: %s", model_dir, exc)
         # As export_onnx: no graph of other weights may stay beside these (the model is on torch now).

@@ -371,3 +371,23 @@ def test_one_plan_tried_still_states_the_loss_allowed_and_a_zero_difference_is_s
     ]
     # fp32's difference rounds to 0 at 6 decimals; on a phone the table has no room for words.
     assert '<td class="num">&lt; 0.000001</td>' in page
+
+
+def test_an_export_that_cannot_be_put_in_place_falls_back_to_torch(tiny_model_dir, monkeypatch):
+    import errno
+
+    onnx_export.export_onnx(tiny_model_dir, get_classifier(tiny_model_dir))
+
+    def no_room(new_dir, final_dir):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(onnx_export, "swap_into_place", no_room)
+    report = onnx_export.export_and_check(tiny_model_dir, ["a probe sentence"])
+    assert report.runtime == "torch"
+    assert report.message == (
+        "could not export to ONNX: OSError: No space left on device; serving with PyTorch"
+    )
+    assert not (tiny_model_dir / "onnx").exists()  # no graph of other weights stays beside these
+    with pytest.raises(onnx_export.ExportError, match="No space left on device"):
+        onnx_export.export_onnx(tiny_model_dir, get_classifier(tiny_model_dir))
+    assert [p.name for p in tiny_model_dir.iterdir() if "onnx" in p.name] == []
