@@ -55,7 +55,8 @@ from .model_files import InferenceError, swap_into_place, without_server_paths
 from .onnx_graph import bulk
 from .runtimes import (
     CHECK_FILE,
-    MANIFEST_FILE,
+    CHECK_NAME,
+    MANIFEST_NAME,
     ONNX_DIR,
     ONNX_FP32,
     ONNX_INT8,
@@ -268,7 +269,7 @@ def export_into(export_dir: Path, predictor, plan: Int8Plan) -> dict:
             "onnxruntime": onnxruntime.__version__,
             **_quantization_facts(plan),
         }
-        (export_dir / Path(MANIFEST_FILE).name).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+        (export_dir / MANIFEST_NAME).write_text(json.dumps(manifest, indent=2), encoding="utf-8")
     except Exception as exc:
         detail = without_server_paths(f"{type(exc).__name__}: {exc}", export_dir.parent)
         raise ExportError(f"could not export to ONNX: {detail}") from exc
@@ -296,7 +297,7 @@ def requantize(model_dir: str | Path, plan: Int8Plan, export_dir: str | Path | N
     folder = directory / ONNX_DIR if export_dir is None else Path(export_dir)
     try:
         quantize(graph_file(folder, ONNX_FP32), graph_file(folder, ONNX_INT8), plan)
-        manifest_path = folder / Path(MANIFEST_FILE).name
+        manifest_path = folder / MANIFEST_NAME
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
         manifest.update(_quantization_facts(plan))
         partial = manifest_path.with_name(f".{manifest_path.name}.{uuid.uuid4().hex[:8]}")
@@ -438,7 +439,7 @@ def save_check_inputs(export_dir: str | Path, texts: Sequence, targets: Sequence
     the same check instead of falling back to the probe sentences. Server-side only: never shown or
     served."""
     data = {"texts": [list(t) if isinstance(t, tuple) else t for t in texts], "targets": targets}
-    file = Path(export_dir) / Path(CHECK_FILE).name
+    file = Path(export_dir) / CHECK_NAME
     file.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 

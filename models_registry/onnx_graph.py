@@ -48,7 +48,7 @@ from typing import TypeVar
 from django.conf import settings
 
 from .model_files import InferenceError, without_server_paths
-from .runtimes import MANIFEST_FILE, ONNX_DIR, ONNX_INT8, ONNX_RUNTIMES, TORCH, graph_file
+from .runtimes import MANIFEST_NAME, ONNX_DIR, ONNX_INT8, ONNX_RUNTIMES, TORCH, graph_file
 
 KINDS = ("vectors", "logits", "span")
 #: A span graph's logit at a padded position of a row run alone (never read: decoding stops at the row's
@@ -56,14 +56,14 @@ KINDS = ("vectors", "logits", "span")
 PADDED_LOGIT = -1e4
 
 
-def read_manifest(path: str | Path, export_dir: str | Path | None = None) -> dict:
-    """The export manifest of model directory ``path`` (or of the export folder ``export_dir``, default
-    ``<path>/onnx``): ``{"kind", "inputs", "outputs", ...}``.
+def read_manifest(export_dir: str | Path) -> dict:
+    """The manifest of the export folder ``export_dir`` (a model directory's ``onnx/``):
+    ``{"kind", "inputs", "outputs", ...}``.
 
     Raises:
         InferenceError: no manifest (the model was never exported) or an unreadable one.
     """
-    file = Path(path) / MANIFEST_FILE if export_dir is None else Path(export_dir) / Path(MANIFEST_FILE).name
+    file = Path(export_dir) / MANIFEST_NAME
     try:
         manifest = json.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -173,7 +173,7 @@ class OnnxGraph:
 
     def __init__(self, model_dir: str | Path, runtime: str, export_dir: str | Path | None = None) -> None:
         export_dir = Path(model_dir) / ONNX_DIR if export_dir is None else Path(export_dir)
-        manifest = read_manifest(model_dir, export_dir)
+        manifest = read_manifest(export_dir)
         file = graph_file(export_dir, runtime)
         try:
             import onnxruntime as ort

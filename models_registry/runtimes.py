@@ -36,12 +36,16 @@ SHORT = {TORCH: "PyTorch", ONNX_FP32: "ONNX fp32", ONNX_INT8: "ONNX int8"}
 
 #: Folder of the exported graphs inside a model directory.
 ONNX_DIR = "onnx"
-#: The graph file of each ONNX runtime, relative to the model directory.
-ONNX_FILES = {ONNX_FP32: f"{ONNX_DIR}/model.fp32.onnx", ONNX_INT8: f"{ONNX_DIR}/model.int8.onnx"}
-#: What the export wrote: graph kind, input and output names, versions (``onnx_export``).
-MANIFEST_FILE = f"{ONNX_DIR}/export.json"
-#: The held-apart inputs (and gold targets) the last export was checked on, for "Check again".
-CHECK_FILE = f"{ONNX_DIR}/check-inputs.json"
+#: The files of an export folder (``onnx/``, or the folder a new export is checked in), by name: the
+#: graph of each ONNX runtime; what the export wrote (graph kind, input and output names, versions,
+#: ``onnx_export``); the held-apart inputs (and gold targets) it was checked on, for "Check again".
+GRAPH_NAMES = {ONNX_FP32: "model.fp32.onnx", ONNX_INT8: "model.int8.onnx"}
+MANIFEST_NAME = "export.json"
+CHECK_NAME = "check-inputs.json"
+#: The same, relative to the model directory.
+ONNX_FILES = {runtime: f"{ONNX_DIR}/{name}" for runtime, name in GRAPH_NAMES.items()}
+MANIFEST_FILE = f"{ONNX_DIR}/{MANIFEST_NAME}"
+CHECK_FILE = f"{ONNX_DIR}/{CHECK_NAME}"
 
 
 def label(runtime: str) -> str:
@@ -70,9 +74,9 @@ def graph_file(export_dir: str | Path, runtime: str) -> Path:
     Raises:
         ValueError: ``runtime`` is not an ONNX runtime.
     """
-    if runtime not in ONNX_FILES:
-        raise ValueError(f"{runtime!r} is not an ONNX runtime; expected one of {list(ONNX_FILES)}")
-    return Path(export_dir) / Path(ONNX_FILES[runtime]).name
+    if runtime not in GRAPH_NAMES:
+        raise ValueError(f"{runtime!r} is not an ONNX runtime; expected one of {list(GRAPH_NAMES)}")
+    return Path(export_dir) / GRAPH_NAMES[runtime]
 
 
 def check_runtime(runtime: str) -> str:
