@@ -47,9 +47,7 @@ class Env(environ.FileAwareEnv):
         except (ValueError, TypeError) as exc:
             if cast in self.EXPECTED:
                 raise self.refused(var, f"expected {self.EXPECTED[cast]}") from None
-            raise ImproperlyConfigured(
-                f"{var} cannot be read ({type(exc).__name__}; value not shown)"
-            ) from None
+            raise self.unreadable(var, exc) from None
 
     def int(self, var, default=NOTSET, minimum=None):
         """An integer, at least ``minimum`` when given."""
@@ -68,9 +66,7 @@ class Env(environ.FileAwareEnv):
             try:
                 config = super().db_url(var, default=default, engine=engine)
             except (ValueError, TypeError) as exc:
-                raise ImproperlyConfigured(
-                    f"{var} cannot be read ({type(exc).__name__}; value not shown)"
-                ) from None
+                raise self.unreadable(var, exc) from None
         if config.get("ENGINE") not in ENGINES:
             raise ImproperlyConfigured(
                 f"{var} names no database this project runs on: expected a URL starting "
@@ -122,6 +118,11 @@ class Env(environ.FileAwareEnv):
         if value not in LOG_LEVELS:
             raise self.refused(var, f"expected one of {', '.join(LOG_LEVELS)}")
         return value
+
+    def unreadable(self, var: str, exc: Exception) -> ImproperlyConfigured:
+        """The error for a value of ``var`` that does not parse, named by its kind of error only: the
+        value may carry a password."""
+        return ImproperlyConfigured(f"{var} cannot be read ({type(exc).__name__}; value not shown)")
 
     def refused(self, var: str, why: str) -> ImproperlyConfigured:
         """The error for a value of ``var`` that is read but not allowed: ``NAME='value': why``."""
