@@ -237,6 +237,23 @@ class SpanTargetSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     answer_start = StrictIntegerField(min_value=0, max_value=MAX_ID, required=False, allow_null=True)
 
 
+class NoContextField(serializers.Field):
+    """``context`` of a task without contexts: left out or null, nothing else. Any other value, of
+    whatever type, gets the one message that says why, not a type error about the value."""
+
+    default_error_messages = {"no_contexts": "This task has no contexts; leave context out."}
+
+    def __init__(self, **kwargs):
+        super().__init__(required=False, allow_null=True, **kwargs)
+
+    def to_internal_value(self, data):
+        """Raises ``ValidationError`` (above) for any value; null never reaches it (``allow_null``)."""
+        self.fail("no_contexts")
+
+    def to_representation(self, value):
+        return value
+
+
 class ExampleCreateBase(serializers.Serializer):
     """Fields every task's create body has; ``example_create_serializer`` adds the config's fields.
 
@@ -273,8 +290,6 @@ class ExampleCreateBase(serializers.Serializer):
                 context = task_selectors.context_of_round(task.current_round, context_id)
                 if context is None:
                     raise serializers.ValidationError({"context": ["No such context in the current round."]})
-        elif context_id is not None:
-            raise serializers.ValidationError({"context": ["This task has no contexts; leave context out."]})
         attrs["context_obj"] = context
         # A span target's offset is checked, or found when left out (first whole-word occurrence, see tasks.spans.resolve_answer),
         # by annotation.services.create_example through tasks.spans, as on the create page.
@@ -284,7 +299,7 @@ class ExampleCreateBase(serializers.Serializer):
 def example_create_serializer(task: Task) -> type[ExampleCreateBase]:
     """A serializer class for ``POST /api/tasks/{slug}/examples/`` built from ``task``'s config."""
     cfg = task.cfg
-    attrs: dict = {}
+    attrs: dict = {} if cfg.context_fields else {"context": NoContextField()}
     for spec in cfg.input_fields:
         attrs[spec["name"]] = TextField(
             required=not spec.get("optional", False), help_text=spec.get("help", spec.get("label", ""))

@@ -84,13 +84,16 @@ def test_metadata_is_stored(api, annotator, rule_model):
         ({"statement": ["a"], "label": "hateful"}, "statement", "Must be text"),
         ({"statement": "ok"}, "label", "This field is required."),
         ({"statement": "ok", "label": "spam"}, "label", "Choose one of: hateful, not-hateful."),
+        # A task without contexts says so, whatever the value's type (not "Must be a JSON integer").
         ({"statement": "ok", "label": "hateful", "context": 3}, "context", "no contexts"),
+        ({"statement": "ok", "label": "hateful", "context": "3"}, "context", "no contexts"),
+        ({"statement": "ok", "label": "hateful", "context": True}, "context", "no contexts"),
+        ({"statement": "ok", "label": "hateful", "context": 2**70}, "context", "no contexts"),
         (
             {"statement": "ok", "label": "hateful", "colour": "red"},
             "colour",
             "Unknown field; this task takes: statement, label, explanation, metadata.",
         ),
-        ({"statement": "ok", "label": "hateful", "context": 2**70}, "context", "less than or equal"),
         ({"statement": "ok", "label": "hateful", "explanation": "e" * 2001}, "explanation", "too long"),
         ({"statement": "ok", "label": "hateful", "metadata": [1]}, "metadata", "JSON object"),
         ({"statement": "ok", "label": "hateful", "metadata": {"k": "\x00"}}, "metadata", "NUL"),
@@ -363,3 +366,13 @@ def test_optional_context_may_be_left_out_as_on_the_create_page(api, annotator):
     assert given.status_code == 201 and given.json()["context"] == context.pk
     unknown = post(api(annotator), url, {"context": 10**9, "statement": "x", "label": "neutral"})
     assert unknown.status_code == 400 and "No such context" in unknown.json()["context"][0]
+    # A task with contexts takes the id as a JSON integer only, within the ids' range.
+    as_text = post(api(annotator), url, {"context": str(context.pk), "statement": "x", "label": "neutral"})
+    assert as_text.json() == {"context": ["Must be a JSON integer (e.g. 12), not a string."]}
+    huge = post(api(annotator), url, {"context": 2**70, "statement": "x", "label": "neutral"})
+    assert huge.status_code == 400 and "less than or equal" in huge.json()["context"][0]
+
+
+def test_a_task_without_contexts_takes_a_null_context(api, annotator, rule_model):
+    response = post(api(annotator), CREATE, {"context": None, "statement": "hello", "label": "hateful"})
+    assert response.status_code == 201 and response.json()["context"] is None

@@ -354,10 +354,17 @@ def test_int8_on_labelled_inputs_is_judged_on_accuracy():
 def test_the_leaderboard_shows_each_models_runtime(client, hate_task, tiny_model_dir, settings):
     settings.DYNABENCH_MODEL_RUNTIME = ONNX_FP32
     _scoring_dataset(hate_task, "runtime-board")
-    _register(hate_task, tiny_model_dir)
+    model = _register(hate_task, tiny_model_dir)
     page = client.get(f"/tasks/{hate_task.slug}/leaderboard/").content.decode()
-    assert '<span class="badge runtime-badge" data-runtime="onnx-fp32"' in page
-    assert ">ONNX fp32</span>" in page
+    # A link, not a hover title only: touch and keyboard users reach the runtime block it names.
+    model_url = f"/models/{model.pk}/"
+    assert (
+        f'<a class="badge runtime-badge" data-runtime="onnx-fp32" href="{model_url}#runtime" '
+        'title="Runtime it is served and measured with: ONNX Runtime, fp32" '
+        'aria-label="Runtime: ONNX Runtime, fp32">ONNX fp32</a>'
+    ) in page
+    model_page = client.get(model_url).content.decode()
+    assert '<dt id="runtime">Runtime</dt>' in model_page
 
 
 def test_the_settings_list_the_runtimes_the_registry_knows():
