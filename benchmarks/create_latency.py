@@ -1,6 +1,7 @@
 """Latency of submitting an example through the create page vs the bare model forward.
 
-Run:  .venv/bin/python benchmarks/create_latency.py [--n 200] [--runtime onnx-int8] [--database-url URL]
+Run:  .venv/bin/python benchmarks/create_latency.py [--n 200] [--runtime onnx-int8] [--floor]
+          [--breakdown] [--database-url URL]
 
 Prints p50 and p95 (milliseconds) over the same statements (HatemojiBuild test split, from
 ``DYNABENCH_DATA_DIR``) of:
@@ -10,6 +11,9 @@ Prints p50 and p95 (milliseconds) over the same statements (HatemojiBuild test s
   * torch forward: ``Classifier.predict_batch([statement])`` on PyTorch alone, in the same process;
   * onnx forward:  the same on the registered ONNX runtime (when the export was chosen), with the
                    vector cache off (the page has just encoded the same statement);
+  * floor (``--floor``): a logged-in POST of the same body to a view that only reads it, writes the
+                   session and redirects, through the same middleware: what any annotator's page costs
+                   on this stack before its own work (``floor_view_installed``);
 then the overhead p50(page) - p50(forward of the page's runtime) and the ratio p50(page) / p50(torch
 forward). The model is all-MiniLM-L6-v2 with a head trained for a few steps on the benchmark's own
 statements (so its int8 check sees confident labels, as with a real target); its forward costs what
@@ -19,6 +23,7 @@ any MiniLM target's costs. A throwaway test database is created and dropped.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import statistics
 import sys
@@ -106,6 +111,42 @@ def print_breakdown(submit, texts: list[str]) -> None:
         print(f"  {percentile(values, 50):6.2f} {len(values) / len(texts):4.1f}  {key}")
 
 
+FLOOR_URL = "/benchmark-floor/"
+
+
+@contextlib.contextmanager
+def floor_view_installed():
+    """Serve ``FLOOR_URL`` beside the platform's URLs (one URLconf for the whole run, so no request pays
+    for rebuilding the resolver): a view that does only what every page of an annotator does, through the
+    same middleware (session, CSRF, authentication, messages, audit log, framing): ``login_required``
+    (the session's and the user's rows), the form body read, one session write (the create page keeps
+    its examples' ids there) and a redirect. It is the floor under the create page on this stack: the
+    create page's own work (form, qualification, targets, model call, inserts) comes on top of it."""
+    import types
+
+    from django.conf import settings
+    from django.contrib.auth.decorators import login_required
+    from django.shortcuts import redirect
+    from django.urls import clear_url_caches, include, path
+
+    @login_required
+    def floor(request):
+        request.POST.get("statement")
+        request.session["benchmark.floor"] = request.session.get("benchmark.floor", 0) + 1
+        return redirect("/")
+
+    urls = types.ModuleType("benchmark_floor_urls")
+    urls.urlpatterns = [path(FLOOR_URL.strip("/") + "/", floor), path("", include(settings.ROOT_URLCONF))]
+    sys.modules[urls.__name__] = urls
+    real, settings.ROOT_URLCONF = settings.ROOT_URLCONF, urls.__name__
+    clear_url_caches()
+    try:
+        yield
+    finally:
+        settings.ROOT_URLCONF = real
+        clear_url_caches()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -130,6 +171,11 @@ def main() -> None:
         "--breakdown",
         action="store_true",
         help=f"after the run, split {BREAKDOWN_N} more submissions into SQL, model call and the rest (p50 ms)",
+    )
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also time, interleaved, a logged-in POST to a view that only writes the session and redirects",
     )
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/dynabench_bench")
     args = parser.parse_args()
@@ -174,13 +220,13 @@ def run(args, settings, Client) -> None:
     client.force_login(user)
     url = f"/tasks/{task.slug}/create/"
 
-    def submit(text: str) -> float:
+    def submit(text: str, to: str = url) -> float:
         data = {"statement": text, "label": "hateful", "client_token": str(uuid.uuid4()), "started": ""}
         start = time.perf_counter()
-        response = client.post(url, data)
+        response = client.post(to, data)
         elapsed = (time.perf_counter() - start) * 1000
         if response.status_code != 302:
-            raise SystemExit(f"create page answered {response.status_code}, expected a redirect")
+            raise SystemExit(f"{to} answered {response.status_code}, expected a redirect")
         return elapsed
 
     def forward(predictor, text: str) -> float:
@@ -198,12 +244,17 @@ def run(args, settings, Client) -> None:
         if onnx is not None:
             forward(onnx, text)
     # Interleave them so that all see the same machine state (caches, other load).
-    page_ms, torch_ms, onnx_ms = [], [], []
-    for text in measured:
-        page_ms.append(submit(text))
-        torch_ms.append(forward(classifier, text))
-        if onnx is not None:
-            onnx_ms.append(forward(onnx, text))
+    page_ms, torch_ms, onnx_ms, floor_ms = [], [], [], []
+    with floor_view_installed() if args.floor else contextlib.nullcontext():
+        for text in warm if args.floor else []:
+            submit(text, FLOOR_URL)
+        for text in measured:
+            page_ms.append(submit(text))
+            torch_ms.append(forward(classifier, text))
+            if onnx is not None:
+                onnx_ms.append(forward(onnx, text))
+            if args.floor:
+                floor_ms.append(submit(text, FLOOR_URL))
     stored = Example.objects.filter(round=round_).count()
 
     print(f"statements: {len(measured)} (after {len(warm)} warm-up), examples stored: {stored}")
@@ -213,6 +264,7 @@ def run(args, settings, Client) -> None:
         print(f"  export check {runtime}: {result}")
     print(f"{'':16}{'p50 ms':>10}{'p95 ms':>10}{'mean ms':>10}")
     rows = [("page", page_ms), ("torch forward", torch_ms)] + ([("onnx forward", onnx_ms)] if onnx_ms else [])
+    rows += [("floor", floor_ms)] if floor_ms else []
     for name, values in rows:
         p50, p95 = percentile(values, 50), percentile(values, 95)
         print(f"{name:16}{p50:10.1f}{p95:10.1f}{statistics.fmean(values):10.1f}")
@@ -223,6 +275,13 @@ def run(args, settings, Client) -> None:
     )
     ratio = percentile(page_ms, 50) / percentile(torch_ms, 50)
     print(f"whole page p50 / bare torch forward p50: {ratio:.2f} (aim: below 1.0 on the ONNX path)")
+    if floor_ms:
+        floor = percentile(floor_ms, 50)
+        print(
+            f"floor (a logged-in POST that only writes the session and redirects) p50 {floor:.1f} ms; "
+            f"the create page's own work above it: {percentile(page_ms, 50) - floor:.1f} ms, of which the "
+            f"forward {percentile(served, 50):.1f}"
+        )
     if args.queries:
         from django.db import connection
         from django.test.utils import CaptureQueriesContext
