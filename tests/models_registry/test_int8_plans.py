@@ -326,7 +326,7 @@ def test_the_leaderboard_badge_names_the_int8_plan_served(client, hate_task, mak
     make_model("planned", runtime=ONNX_INT8, card={"runtime": {"checks": {ONNX_INT8: int8}}})
     make_model("on-fp32", runtime=ONNX_FP32, card={"runtime": {"checks": {ONNX_INT8: int8}}})
     page = client.get(f"/tasks/{hate_task.slug}/leaderboard/").content.decode()
-    titles = dict(re.findall(r'data-runtime="([^"]+)" title="([^"]*)">', page))
+    titles = dict(re.findall(r'data-runtime="([^"]+)" href="[^"]*" title="([^"]*)"', page))
     assert titles == {
         ONNX_INT8: "Runtime it is served and measured with: ONNX Runtime, int8 weights (feed-forward "
         "output MatMuls in fp32)",

@@ -356,12 +356,13 @@ def test_the_leaderboard_shows_each_models_runtime(client, hate_task, tiny_model
     _scoring_dataset(hate_task, "runtime-board")
     model = _register(hate_task, tiny_model_dir)
     page = client.get(f"/tasks/{hate_task.slug}/leaderboard/").content.decode()
-    # A link, not a hover title only: touch and keyboard users reach the runtime block it names.
+    # A link, not a hover title only: touch and keyboard users reach the runtime block it names. Its
+    # accessible name starts with its visible text, so speech control can say it.
     model_url = f"/models/{model.pk}/"
     assert (
         f'<a class="badge runtime-badge" data-runtime="onnx-fp32" href="{model_url}#runtime" '
         'title="Runtime it is served and measured with: ONNX Runtime, fp32" '
-        'aria-label="Runtime: ONNX Runtime, fp32">ONNX fp32</a>'
+        'aria-label="ONNX fp32: ONNX Runtime, fp32">ONNX fp32</a>'
     ) in page
     model_page = client.get(model_url).content.decode()
     assert '<dt id="runtime">Runtime</dt>' in model_page

@@ -449,7 +449,7 @@
         var s = m.scores[d];
         perf[d] = s && s.perf !== undefined ? s.perf : null;
       });
-      meta[m.id] = { name: tr ? tr.querySelector("td.name a").textContent : "", datasets: perf };
+      meta[m.id] = { name: tr ? tr.querySelector("td.name a:not(.runtime-badge)").textContent : "", datasets: perf };
     });
     var params = new URLSearchParams(window.location.search);
     var sort = form.querySelector("input[name=sort]").value || "dynascore";
