@@ -128,3 +128,23 @@ def repeated_parameters(query) -> dict[str, int]:
 def repeated_parameter_message(count: int) -> str:
     """The one wording of that refusal."""
     return f"Give this parameter once; it was given {count} times."
+
+
+def truncate_graphemes(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` user-perceived characters (grapheme clusters, ``regex``'s
+    ``\\X``), ending in "…" when cut, so that an emoji sequence (👨‍👩‍👧, 🏳️‍🌈, 👍🏽) or a letter with
+    combining accents is kept whole or left out, never shown as a part the author did not write.
+    The "…" counts in ``limit`` as in Django's ``truncatechars``. ``limit`` < 1 gives "".
+
+    Django's ``truncatechars`` counts code points: 🏳️‍🌈 (4 of them) cut after the first shows 🏳️.
+    """
+    import regex
+
+    if limit < 1:
+        return ""
+    if len(text) <= limit:  # a cluster is at least one code point: nothing to cut
+        return text
+    clusters = regex.findall(r"\X", text)
+    if len(clusters) <= limit:
+        return text
+    return "".join(clusters[: limit - 1]) + "…"

@@ -63,3 +63,14 @@ def test_empty_list_and_header_link(client, annotator, password, db):
     response = client.get(URL)
     assert "You have not written any example yet." in response.text
     assert f'<a href="{URL}">My examples</a>' in response.text
+
+
+def test_a_long_row_of_emoji_is_shortened_between_whole_emoji(
+    client, annotator, password, hate_task, rule_model
+):
+    family = "👨\u200d👩\u200d👧"  # one emoji of 5 code points
+    _create(hate_task, annotator, family * 100)
+    client.login(username=annotator.username, password=password)
+    text = client.get(URL).text
+    assert family * 79 + "…<" in text  # 80 characters on screen, the last one the ellipsis
+    assert family * 80 not in text
