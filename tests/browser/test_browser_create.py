@@ -39,8 +39,11 @@ def test_fool_the_model_then_try_a_variation_that_does_not(run, rule_model, anno
     run.check(page, "fooled")
 
     statement.fill(VARIATION)  # a variation of the text kept in the box
-    submit.click()
+    submit.focus()
+    page.keyboard.press("Enter")  # from the keyboard: the button is disabled while sending
     expect(verdict).to_contain_text("The model got it right.")
+    # ...and has the focus back afterwards, so the next Tab goes on from it, not from the page's top
+    expect(submit).to_be_focused()
     expect(page.locator("#session-tally")).to_have_text("1 of 2 fooled the model in this session.")
     run.check(page, "variation-not-fooled")
 

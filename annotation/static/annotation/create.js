@@ -96,6 +96,9 @@
     sending = false;
     if (submit) submit.disabled = false;
     form.removeAttribute("aria-busy");
+    // Disabling the focused button dropped the focus to <body>, so the next Tab would start from the top
+    // of the page: give it back (the live region announces the answer).
+    if (submit && (!document.activeElement || document.activeElement === document.body)) submit.focus();
   }
 
   function plainSubmit() {
