@@ -263,8 +263,11 @@ def _create_errors(request, task: Task, form, *, context_gone: bool) -> HttpResp
     is gone, ``data-reload`` asks the script to send the form the plain way, which serves another one."""
     errors = [str(message) for message in form.non_field_errors()]
     for field in form:
-        for message in field.errors:
-            errors.append(f"{field.label}: {message}" if not field.is_hidden else str(message))
+        for message in map(str, field.errors):
+            # Shown apart from its box, a message says which box, unless it already names it ("Statement
+            # is too long: ...", "Choose the label you intend."), where a prefix would say it twice.
+            named = field.is_hidden or str(field.label).casefold() in message.casefold()
+            errors.append(message if named else f"{field.label}: {message}")
     response = render(
         request,
         "annotation/_create_errors.html",

@@ -105,7 +105,11 @@ def test_a_refused_fetch_post_is_a_422_fragment_with_the_message_and_stores_noth
     response = writer.post(URL, {"statement": "   ", "label": "hateful", **sent}, **FETCH)
     assert response.status_code == 422
     assert "Your example was not saved." in response.text
-    assert "Statement: Statement is required; write something that is not only spaces." in response.text
+    # A message that names its box is not prefixed with the box's name again.
+    assert "<li>Statement is required; write something that is not only spaces.</li>" in response.text
+    no_label = writer.post(URL, {"statement": "I hate them", **sent}, **FETCH)
+    assert no_label.status_code == 422
+    assert "<li>Choose the label you intend.</li>" in no_label.text
     assert _data_attr(response.text, "data-client-token") == sent["client_token"]  # unspent: kept
     assert Example.objects.count() == 0
 
