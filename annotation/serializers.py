@@ -254,7 +254,7 @@ class NoContextField(serializers.Field):
         return value
 
 
-class ExampleCreateBase(serializers.Serializer):
+class ExampleCreateBase(RejectUnknownFieldsMixin, serializers.Serializer):
     """Fields every task's create body has; ``example_create_serializer`` adds the config's fields.
 
     ``context["task"]`` is the task; validated data gains ``context_obj`` (a ``Context`` or None).
@@ -264,18 +264,16 @@ class ExampleCreateBase(serializers.Serializer):
     explanation = TextField(required=False, default="")
     metadata = MetadataField(required=False, default=dict)
 
+    def unknown_field_message(self) -> str:
+        """The task's own fields first; ``context`` only for a task that has contexts."""
+        cfg = self.context["task"].cfg
+        common = [n for n in ExampleCreateBase._declared_fields if n != "context" or cfg.context_fields]
+        own = [n for n in self.fields if n not in ExampleCreateBase._declared_fields]
+        return f"Unknown field; this task takes: {', '.join(own + common)}."
+
     def validate(self, attrs):
         task: Task = self.context["task"]
         cfg = task.cfg
-        unknown = sorted(set(self.initial_data) - set(self.fields))
-        if unknown:
-            # The task's own fields first; "context" only for a task that has contexts.
-            common = [n for n in ExampleCreateBase._declared_fields if n != "context" or cfg.context_fields]
-            own = [n for n in self.fields if n not in ExampleCreateBase._declared_fields]
-            known = ", ".join(own + common)
-            raise serializers.ValidationError(
-                {name: [f"Unknown field; this task takes: {known}."] for name in unknown}
-            )
         context_id = attrs.get("context")
         context = None
         if cfg.context_fields:

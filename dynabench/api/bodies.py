@@ -13,18 +13,27 @@ from dynabench.text_rules import ascii_id
 
 class RejectUnknownFieldsMixin:
     """For a ``Serializer`` of a JSON object body: a key that is not one of its fields is a 400 with the
-    message ``Unknown field; this takes: a, b, c.`` under that key (as the example-create body does)."""
+    message ``Unknown field; this takes: a, b, c.`` under that key, reported together with the fields'
+    own errors, so that a client fixes its body once, not once per kind of mistake."""
+
+    def unknown_field_message(self) -> str:
+        """The message under each unknown key; a serializer may name its fields otherwise."""
+        return f"Unknown field; this takes: {', '.join(self.fields)}."
 
     def to_internal_value(self, data):
-        """``data`` validated as usual, after refusing unknown keys; raises ``ValidationError``."""
-        if isinstance(data, Mapping):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                known = ", ".join(self.fields)
-                raise serializers.ValidationError(
-                    {str(name): [f"Unknown field; this takes: {known}."] for name in unknown}
-                )
-        return super().to_internal_value(data)
+        """``data`` validated as usual; raises ``ValidationError`` with the unknown keys' messages beside
+        the fields' (``validate`` runs only when there are neither)."""
+        unknown = sorted(set(data) - set(self.fields)) if isinstance(data, Mapping) else []
+        refused = {str(name): [self.unknown_field_message()] for name in unknown}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            if refused and isinstance(exc.detail, Mapping):
+                raise serializers.ValidationError({**exc.detail, **refused}) from None
+            raise
+        if refused:
+            raise serializers.ValidationError(refused)
+        return value
 
 
 def _json_kind(value) -> str:

@@ -373,6 +373,18 @@ def test_optional_context_may_be_left_out_as_on_the_create_page(api, annotator):
     assert huge.status_code == 400 and "less than or equal" in huge.json()["context"][0]
 
 
+def test_an_unknown_field_is_reported_with_the_other_fields_errors(api, annotator, rule_model):
+    """One 400 names every mistake, so the client fixes its body once."""
+    response = post(api(annotator), CREATE, {"statement": "x y z", "label": "nope", "foo": 1, "context": "3"})
+    assert response.status_code == 400
+    assert response.json() == {
+        "label": ["Choose one of: hateful, not-hateful."],
+        "context": ["This task has no contexts; leave context out."],
+        "foo": ["Unknown field; this task takes: statement, label, explanation, metadata."],
+    }
+    assert not Example.objects.exists()
+
+
 def test_a_task_without_contexts_takes_a_null_context(api, annotator, rule_model):
     response = post(api(annotator), CREATE, {"context": None, "statement": "hello", "label": "hateful"})
     assert response.status_code == 201 and response.json()["context"] is None
