@@ -391,3 +391,23 @@ def test_an_export_that_cannot_be_put_in_place_falls_back_to_torch(tiny_model_di
     with pytest.raises(onnx_export.ExportError, match="No space left on device"):
         onnx_export.export_onnx(tiny_model_dir, get_classifier(tiny_model_dir))
     assert [p.name for p in tiny_model_dir.iterdir() if "onnx" in p.name] == []
+
+
+@pytest.mark.django_db
+def test_the_accuracies_beside_a_plan_add_up_to_the_change_it_states(client, make_model):
+    """261 and 258 right of 400: the check table says 65.25% and 64.50%, the plans line 0.8 points."""
+    tried = [{"plan": "all", "passed": True, "accuracy_drop": -0.0075}]
+    int8 = {
+        "n": 400,
+        "rule": "accuracy",
+        "accuracy": 261 / 400,
+        "torch_accuracy": 258 / 400,
+        "accuracy_drop": -0.0075,
+        "passed": True,
+        "plan": "all",
+        "plans_tried": tried,
+    }
+    model = make_model("rounded", runtime=ONNX_INT8, card={"runtime": {"checks": {ONNX_INT8: int8}}})
+    page = client.get(reverse("leaderboards:model", args=[model.pk])).content.decode()
+    assert '<small class="muted">accuracy 65.25% (PyTorch 64.50%)</small>' in page
+    assert "every MatMul in int8: gained 0.8 points, passed" in page
