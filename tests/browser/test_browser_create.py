@@ -26,12 +26,16 @@ def test_fool_the_model_then_try_a_variation_that_does_not(run, rule_model, anno
     statement = page.get_by_label("Statement")
     submit = page.get_by_role("button", name="Submit to the model")
 
+    reset = page.get_by_role("button", name="Reset the tally")
+    expect(reset).to_be_hidden()  # nothing to reset yet
+
     statement.fill(FOOLS)
     page.locator("input[name=label][value=hateful]").check()
     submit.click()
     verdict = page.locator("#verdict")
     expect(verdict).to_contain_text("You fooled the model!")
     expect(page.locator("#session-tally")).to_have_text("1 of 1 fooled the model in this session.")
+    expect(reset).to_be_visible()
     # the verdict came in the page: same URL, the text still in the box, the label still chosen
     assert page.url.endswith(create)
     expect(statement).to_have_value(FOOLS)

@@ -145,6 +145,8 @@
     if (tally && root.getAttribute("data-tally")) tally.textContent = root.getAttribute("data-tally");
     show(root);
     if (status === 200 && clear) clear.hidden = false;
+    var reset = document.querySelector("form.reset-tally"); // hidden while there was nothing to reset
+    if (status === 200 && reset) reset.hidden = false;
     done();
     region.scrollIntoView({ block: "nearest" });
   }
