@@ -22,6 +22,7 @@ from dynabench.text_rules import (
     normalise_newlines,
     too_long_message,
 )
+from models_registry import inference
 from tasks import qualification, spans
 from tasks.config import TaskConfig
 from tasks.models import Context, Round, Task
@@ -196,6 +197,29 @@ def _check_can_write(
         raise NotQualifiedToWrite(refusal) from None
 
 
+def _check_the_models_read_it_all(cfg, models, model_input: dict) -> None:
+    """Refuse a text a target model would read only the beginning of: an ending it never sees cannot be
+    what fooled it, so such an example would count as model-fooling without being one.
+
+    Raises:
+        ExampleError: keyed by the task's first input field, with the token count and the limit.
+    """
+    for model in models:
+        unread = inference.unread_tokens(model, model_input, cfg.model_input_fields)
+        if unread is None:
+            continue
+        tokens, limit = unread
+        together = " with the context" if cfg.context_fields else ""
+        raise ExampleError(
+            {
+                cfg.input_fields[0]["name"]: [
+                    f"Too long for the target model: it reads the first {limit:,} word pieces of a text, "
+                    f"and this one makes {tokens:,}{together}, so the model would not see its end. Shorten it."
+                ]
+            }
+        )
+
+
 def _existing(annotator, client_token) -> Example | None:
     if client_token is None:
         return None
@@ -270,6 +294,8 @@ def create_example(
     # Inference outside any transaction: no locks are held while the models think.
     models = selectors.target_models_for_round(round_)
     model_input = Example.model_input_from(clean, context.data if context else None)
+    if source == Example.Source.CREATED:
+        _check_the_models_read_it_all(cfg, models, model_input)
     outcomes = [run_model(m, model_input) for m in models]
 
     verdicts = [model_verdict(cfg, target, o.output) for o in outcomes if o.ok]

@@ -264,6 +264,20 @@ class Classifier(ServedOnRuntime):
                 out[i] = row
         return out  # type: ignore[return-value]
 
+    def token_count(self, text: Text) -> int:
+        """Tokens (word pieces, special tokens included) that ``text`` (a string or an (a, b) pair) makes
+        after the model's preprocessing, untruncated: above ``max_length`` the model reads only the
+        beginning (``_encode`` truncates).
+
+        Raises:
+            InferenceError: preprocessing failed (``preprocess_all``).
+        """
+        (prepared,) = preprocess_all([text], self.preprocessing)
+        pair = prepared if isinstance(prepared, tuple) else (prepared,)
+        with self._lock:  # the tokenizer object is not guaranteed safe under concurrent calls
+            encoded = self.tokenizer(*pair, truncation=False, verbose=False)
+        return len(encoded["input_ids"])
+
     def _encode(self, batch: list):
         """The tokenizer's padded torch tensors of one batch of texts or (a, b) pairs."""
         if isinstance(batch[0], tuple):
@@ -414,6 +428,27 @@ def _predict_local(model: RegisteredModel, texts: list[Text]) -> list[dict]:
         future.cancel()
         logger.warning("model %s gave no answer within %s s", model.pk, timeout)
         raise InferenceError(f"no answer within {timeout:g} s (the inference timeout)") from None
+
+
+def unread_tokens(
+    model: RegisteredModel, model_input: dict, model_input_fields: list[str]
+) -> tuple[int, int] | None:
+    """``(tokens, limit)`` when the local classifier ``model`` would read only the first ``limit`` of the
+    ``tokens`` that ``model_input`` (task field name -> text) makes, its end unseen; None when it reads
+    it all, or cannot tell: a remote endpoint, a span (QA) model (it reads a long passage in windows),
+    or a model that does not load (its prediction then fails and says why). Never raises."""
+    if model.source == model.Source.ENDPOINT or not model.path:
+        return None
+    try:
+        (text,) = texts_for_inputs(model_input_fields, [model_input])
+        predictor = served_classifier(model.path, model.allow_pickle, model.runtime)
+        if not isinstance(predictor, Classifier):
+            return None
+        tokens, limit = predictor.token_count(text), predictor.max_length
+    except Exception:  # noqa: BLE001 - the prediction that follows reports a broken model
+        logger.warning("could not count the tokens of an input for model %s", model.pk, exc_info=True)
+        return None
+    return (tokens, limit) if tokens > limit else None
 
 
 def texts_for_inputs(model_input_fields: list[str], inputs: list[dict]) -> list[Text]:

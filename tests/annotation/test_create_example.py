@@ -345,3 +345,35 @@ def test_storing_an_example_reads_each_fact_once(hate_task, annotator, tiny_regi
     assert sum('FROM "tasks_round"' in sql and "FOR UPDATE" in sql for sql in statements) == 1
     assert not any(sql.startswith('SELECT "tasks_task"."current_round_id"') for sql in statements)
     assert len(statements) == 8, "\n".join(statements)
+
+
+def test_a_text_the_target_would_read_only_the_beginning_of_is_refused(
+    hate_task, annotator, tiny_registered_model
+):
+    """The tiny target reads 128 word pieces: [CLS], 126 words, [SEP]. An ending it never sees cannot be
+    what fooled it, so the example would count as model-fooling without being one."""
+    fits = " ".join(["people"] * 126)
+    example, _ = _create(hate_task, annotator, fits, "not-hateful")
+    assert example.predictions.get().status == Prediction.Status.OK
+
+    errors = _errors(hate_task, annotator, {"statement": fits + " hate"}, "not-hateful")
+    assert errors == {
+        "statement": [
+            "Too long for the target model: it reads the first 128 word pieces of a text, and this one "
+            "makes 129, so the model would not see its end. Shorten it."
+        ]
+    }
+    assert Example.objects.count() == 1
+
+
+def test_replayed_rows_are_scored_however_long(hate_task, owner, tiny_registered_model):
+    """A dataset's row replayed against the target measures it as it is: nobody wrote it to fool it."""
+    long = " ".join(["people"] * 200)  # 1,399 characters, 202 word pieces
+    example, _ = create_example(
+        task=hate_task,
+        annotator=owner,
+        inputs={"statement": long},
+        target="hateful",
+        source=Example.Source.REPLAY,
+    )
+    assert example.predictions.get().status == Prediction.Status.OK
