@@ -51,6 +51,12 @@ def test_fool_the_model_then_try_a_variation_that_does_not(run, rule_model, anno
     expect(page.locator("#session-tally")).to_have_text("1 of 2 fooled the model in this session.")
     run.check(page, "variation-not-fooled")
 
+    statement.fill("still writing this one")
+    reset.click()  # in the page: the text being written stays
+    expect(page.locator("#session-tally")).to_have_text("No examples written in this session yet.")
+    expect(reset).to_be_hidden()
+    expect(statement).to_have_value("still writing this one")
+
     page.get_by_role("button", name="Clear for a new example").click()
     expect(statement).to_have_value("")
     expect(verdict).to_be_empty()

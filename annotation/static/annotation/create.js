@@ -188,6 +188,29 @@
       }, plainSubmit); // the request failed (network): the plain POST, same token, so never twice
   });
 
+  // "Reset the tally" in the page: sent as a plain form it reloads the page and loses the text being
+  // written. Without the script (or on a failed request) it is sent the plain way.
+  var resetForm = document.querySelector("form.reset-tally");
+  if (resetForm && tally) {
+    resetForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      fetch(resetForm.action, { method: "POST", body: new FormData(resetForm), credentials: "same-origin" }).then(
+        function (response) {
+          if (!response.ok) {
+            HTMLFormElement.prototype.submit.call(resetForm);
+            return;
+          }
+          tally.textContent = "No examples written in this session yet.";
+          resetForm.hidden = true;
+          if (submit) submit.focus(); // the focused button is gone
+        },
+        function () {
+          HTMLFormElement.prototype.submit.call(resetForm);
+        }
+      );
+    });
+  }
+
   // The live character counters, after each box with a limit.
   var counted = form.querySelectorAll("textarea[data-max-length]");
   function counter(box) {
