@@ -86,15 +86,17 @@ def check_plan_names(names) -> list[str]:
 
 def drop_points(drop: float, allowed: float) -> str:
     """The size of an accuracy change ``drop`` (a fraction; negative is a gain) in points, as people
-    read it beside the ``allowed`` drop: one decimal; two where one would print 0.0 for a change; three
-    where one would print the allowed figure for a drop that exceeds it (2 of 399 is "0.501", not "0.5"
-    beside "at most 0.5"). E.g. (0.012, 0.005) -> "1.2"; (-0.0004, 0.005) -> "0.04"."""
+    read it beside the ``allowed`` drop and beside accuracies given to two decimals: two decimals, one
+    where the second is 0 (a change on up to 400 inputs is a multiple of 0.25 points, so this is exact);
+    three where that would print 0.0 for a change, or the allowed figure for a drop that exceeds it (2 of
+    399 is "0.501", not "0.5" beside "at most 0.5"). E.g. (0.012, 0.005) -> "1.2"; (-0.0075, 0.005) ->
+    "0.75"; (-0.0004, 0.005) -> "0.04"."""
     size = abs(drop) * 100
-    text = f"{size:.1f}"
-    if drop > allowed and text == f"{allowed * 100:.1f}":
+    text = f"{size:.2f}"
+    if text.endswith("0"):
+        text = text[:-1]
+    if (drop > allowed and float(text) <= allowed * 100) or (drop and float(text) == 0):
         return f"{size:.3f}"
-    if drop and text == "0.0":
-        return f"{size:.2f}"
     return text
 
 

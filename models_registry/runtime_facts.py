@@ -87,8 +87,8 @@ def _accuracy_text(check: dict) -> str:
     accuracy, reference = check.get("accuracy"), check.get("torch_accuracy")
     if check.get("rule") != "accuracy" or not all(isinstance(v, int | float) for v in (accuracy, reference)):
         return ""
-    # Two decimals: the plans line gives the change to one, and 65.2% beside 64.5% read as 0.7 points
-    # where the change was 0.78 ("gained 0.8 points"); on up to 400 inputs two decimals are exact.
+    # Two decimals, as the plans line gives the change (int8_plans.drop_points): 65.2% beside 64.5% read
+    # as 0.7 points where the change was 0.75; on up to 400 inputs two decimals are exact.
     return f"accuracy {accuracy:.2%} (PyTorch {reference:.2%})"
 
 
