@@ -54,6 +54,7 @@ torch and transformers are imported lazily, on the first load, so importing this
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 from collections import OrderedDict
@@ -149,6 +150,10 @@ class Classifier(ServedOnRuntime):
         self.max_length: int = int(getattr(self.model.config, "max_input_tokens", 128) or 128)
         self.max_length = min(self.max_length, 128)
         self._lock = threading.Lock()
+        # token_count's own tokenizer copy and lock (made on first use): counting must not wait for a
+        # forward that holds _lock, nor share the tokenizer's truncation state with it.
+        self._counting = threading.Lock()
+        self._counter = None
         self._attach_graph(runtime)
 
     def _attach_graph(self, runtime: str, export_dir: str | Path | None = None) -> None:
@@ -274,8 +279,10 @@ class Classifier(ServedOnRuntime):
         """
         (prepared,) = preprocess_all([text], self.preprocessing)
         pair = prepared if isinstance(prepared, tuple) else (prepared,)
-        with self._lock:  # the tokenizer object is not guaranteed safe under concurrent calls
-            encoded = self.tokenizer(*pair, truncation=False, verbose=False)
+        with self._counting:  # a tokenizer object is not guaranteed safe under concurrent calls
+            if self._counter is None:
+                self._counter = copy.deepcopy(self.tokenizer)
+            encoded = self._counter(*pair, truncation=False, verbose=False)
         return len(encoded["input_ids"])
 
     def _encode(self, batch: list):

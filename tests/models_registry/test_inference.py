@@ -177,3 +177,13 @@ def test_importing_inference_loads_no_torch():
     code = "import sys; import models_registry.inference, models_registry.preprocessing; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_token_count_is_untruncated_with_the_special_tokens(tiny_model_dir):
+    """[CLS] they are our friends [SEP] = 6 (each tiny-vocabulary word is one piece); a pair adds its
+    second text and [SEP]; 300 words count 302, past the 128 the model reads."""
+    classifier = get_classifier(tiny_model_dir)
+    assert classifier.token_count("they are our friends") == 6
+    assert classifier.token_count(("they are our friends", "hello world")) == 9
+    assert classifier.token_count(" ".join(["people"] * 300)) == 302
+    assert classifier.max_length == 128
