@@ -67,8 +67,12 @@ def _session_example_ids(request, task: Task) -> list[int]:
     return [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
 
 
+NO_SESSION_EXAMPLES = "No examples written in this session yet."
+
+
 def _tally(request, task: Task) -> dict | None:
-    """``{"fooled": n, "written": m, "text": "n of m fooled the model in this session"}``: of the
+    """``{"fooled": n, "written": m, "text": "n of m fooled the model in this session", "empty_text": the
+    text once the tally is reset (the page's script shows it)}``: of the
     examples written through this browser session's create page (``_remember_example``), those still in
     the current round and not retracted; None when the task has no current round."""
     if task.current_round_id is None:
@@ -76,12 +80,8 @@ def _tally(request, task: Task) -> dict | None:
     fooled, written = selectors.session_tally(
         request.user, task.current_round, _session_example_ids(request, task)
     )
-    text = (
-        f"{fooled} of {written} fooled the model in this session."
-        if written
-        else "No examples written in this session yet."
-    )
-    return {"fooled": fooled, "written": written, "text": text}
+    text = f"{fooled} of {written} fooled the model in this session." if written else NO_SESSION_EXAMPLES
+    return {"fooled": fooled, "written": written, "text": text, "empty_text": NO_SESSION_EXAMPLES}
 
 
 def _is_fetch(request) -> bool:

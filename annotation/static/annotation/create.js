@@ -200,7 +200,7 @@
             HTMLFormElement.prototype.submit.call(resetForm);
             return;
           }
-          tally.textContent = "No examples written in this session yet.";
+          tally.textContent = tally.getAttribute("data-empty-text");
           resetForm.hidden = true;
           if (submit) submit.focus(); // the focused button is gone
         },
