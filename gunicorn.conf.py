@@ -9,21 +9,21 @@ Everything comes from the environment:
     DYNABENCH_WEB_THREADS  request threads per worker, default 8 (gunicorn's gthread workers), so a slow
                        request does not hold the whole worker; with DYNABENCH_INFERENCE_BATCHING on,
                        concurrent requests in one worker share the target's forward
-                       (models_registry/batching.py).
+                       (models_registry/runtime/batching.py).
     DYNABENCH_WEB_TIMEOUT  seconds before a silent worker is killed and replaced, default 60; above
                        DYNABENCH_INFERENCE_TIMEOUT_SECONDS, so a slow model fails its call first.
 """
 
 import os
 
-from dynabench.env import Env
+from core.env import Env
 
 env = Env()
 
 
 def _whole_number(var: str, default: int, minimum: int) -> int:
     """``var`` as an integer of at least ``minimum``; ``default`` when unset or empty. A bad value stops
-    the start with one line naming it (``dynabench.env``)."""
+    the start with one line naming it (``core.env``)."""
     return env.int(var, minimum=minimum) if os.environ.get(var, "").strip() else default
 
 

@@ -9,14 +9,14 @@ closed to them. Anyone not staff is sent to the admin's login page before this c
 
 It also keeps the internals out of the admin index and sidebar of everyone but superusers: the job
 queue's tables (Django Q), groups, API tokens and e-mail address records (``INTERNAL_MODELS``,
-``dynabench.admin_extensions.hide_from_non_superusers``; the audit log likewise, in ``tasks/admin.py``).
+``core.admin_extensions.hide_from_non_superusers``; the audit log likewise, in ``tasks/admin.py``).
 Django imports this module after those apps' admins: they come first in ``INSTALLED_APPS``.
 """
 
 from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 
-from dynabench.admin_extensions import hide_from_non_superusers
+from core.admin_extensions import hide_from_non_superusers
 
 from .models import User
 

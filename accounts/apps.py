@@ -7,11 +7,11 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported here as Django requires: models cannot be imported before the app registry is ready.
-        from dynabench import audit
+        from core import audit
 
         from .models import User
 
-        # The audit log (dynabench/audit.py): blocks and the account's powers, platform-wide (no task), so
+        # The audit log (core/audit.py): blocks and the account's powers, platform-wide (no task), so
         # only superusers read them. A sign-up is no owner action: not logged.
         audit.register(
             User,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from dynabench.text_rules import (
+from core.text_rules import (
     control_character_message,
     first_control_character,
     has_visible_character,

@@ -25,5 +25,5 @@ class User(AbstractUser):
     def can_contribute(self) -> bool:
         """Whether this user may write examples, validate and register models: an active account that is
         not blocked. The one definition of that rule; anonymous visitors have no such attribute, so
-        callers check ``is_authenticated`` first (``dynabench.api.permissions.can_contribute``)."""
+        callers check ``is_authenticated`` first (``core.api.permissions.can_contribute``)."""
         return self.is_active and not self.is_blocked

@@ -1,7 +1,7 @@
 """Admin for examples and their predictions (task owners see their tasks' examples).
 
 Also adds the example exports (streamed JSONL and CSV downloads, task owners only) to the Task and Round
-admins of ``tasks.admin`` (``dynabench.admin_extensions``).
+admins of ``tasks.admin`` (``core.admin_extensions``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from django.contrib import admin, messages
 from django.http import StreamingHttpResponse
 from django.utils.text import Truncator
 
-from dynabench.admin_extensions import extend_admin
+from core.admin_extensions import extend_admin
 from tasks.admin import TaskOwnedAdmin, only_one_owned_task
 from tasks.models import Round, Task
 

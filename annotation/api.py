@@ -15,11 +15,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dynabench.api.idempotency import HEADER as IDEMPOTENCY_HEADER
-from dynabench.api.idempotency import idempotent
-from dynabench.api.lookups import positive_int_or_404
-from dynabench.api.permissions import IsContributorForWrites
-from dynabench.api.throttling import ExampleCreateThrottle
+from core.api.idempotency import HEADER as IDEMPOTENCY_HEADER
+from core.api.idempotency import idempotent
+from core.api.lookups import positive_int_or_404
+from core.api.permissions import IsContributorForWrites
+from core.api.throttling import ExampleCreateThrottle
 from tasks.api import SLUG, NotQualifiedError
 from tasks.selectors import task_or_404
 
@@ -155,7 +155,7 @@ def client_token_of(request) -> uuid.UUID | None:
 
     Why: the key's record says "in progress" until the response is stored. A worker killed after the
     example committed but before that leaves the record to be taken over by a retry
-    (``dynabench.api.idempotency``), which runs the create again; with the token derived from the key,
+    (``core.api.idempotency``), which runs the create again; with the token derived from the key,
     ``create_example`` finds the stored example instead of writing it twice.
     """
     key = request.headers.get(IDEMPOTENCY_HEADER)

@@ -6,7 +6,7 @@ import django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 
-from dynabench.api.filters import StrictFilterSet, strict_boolean_filter, strict_integer_filter
+from core.api.filters import StrictFilterSet, strict_boolean_filter, strict_integer_filter
 
 from .models import Example
 

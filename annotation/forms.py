@@ -9,7 +9,7 @@ from django import forms
 from django.core import signing
 from django.core.validators import ProhibitNullCharactersValidator
 
-from dynabench.text_rules import ascii_id
+from core.text_rules import ascii_id
 from tasks.config import TaskConfig
 
 from .services import MAX_EXPLANATION_LENGTH, MAX_FLAG_REASON_LENGTH, NON_FIELD, ExampleError, clean_inputs

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from models_registry import inference
-from models_registry.outputs import clean_output
+from models_registry.runtime.outputs import clean_output
 from tasks import rules
 from tasks.config import TaskConfig
 
@@ -31,7 +31,7 @@ class Outcome:
     output: dict = field(default_factory=dict)
     error: str = ""
     latency_ms: float | None = None
-    #: The runtime the model ran on (``models_registry.runtimes``); "" for a remote endpoint.
+    #: The runtime the model ran on (``models_registry.runtime.runtimes``); "" for a remote endpoint.
     runtime: str = ""
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from dynabench.text_rules import ascii_id
+from core.text_rules import ascii_id
 from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task

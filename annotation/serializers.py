@@ -16,10 +16,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from annotation.exports import pseudonym
-from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
-from dynabench.api.lookups import MAX_ID
-from dynabench.api.queries import NO_NUL_PATTERN
-from dynabench.text_rules import control_character_message, first_control_character
+from core.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
+from core.api.lookups import MAX_ID
+from core.api.queries import NO_NUL_PATTERN
+from core.text_rules import control_character_message, first_control_character
 from tasks import selectors as task_selectors
 from tasks.models import Task
 

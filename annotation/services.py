@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from dynabench.text_rules import (
+from core.text_rules import (
     check_free_text,
     control_character_message,
     first_control_character,

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views, views_mine, views_why
+from . import my_examples_views, views, why_views
 
 app_name = "annotation"
 
@@ -13,6 +13,6 @@ urlpatterns = [
     path("examples/<int:pk>/retract/confirm/", views.retract_confirm, name="retract_confirm"),
     path("examples/<int:pk>/flag/", views.flag, name="flag"),
     path("examples/<int:pk>/model-wrong/", views.model_wrong_verdict, name="model_wrong_verdict"),
-    path("me/examples/", views_mine.my_examples, name="my_examples"),
-    path("examples/<int:pk>/why/", views_why.why, name="why"),
+    path("me/examples/", my_examples_views.my_examples, name="my_examples"),
+    path("examples/<int:pk>/why/", why_views.why, name="why"),
 ]

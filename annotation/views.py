@@ -13,14 +13,14 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
-from dynabench.text_rules import ascii_id
+from core.text_rules import ascii_id
 from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
 from . import selectors, services, verdict
+from .ask_user import awaits_user_verdict, record_user_verdict
 from .forms import ExampleForm, ExplanationForm, FlagForm, signed_start
-from .services_ask_user import awaits_user_verdict, record_user_verdict
 
 
 def _round_changed(task: Task, sent_round: str | None) -> bool:

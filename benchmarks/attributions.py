@@ -1,4 +1,4 @@
-"""Time per explanation (integrated gradients, ``models_registry.attributions.attribute``) on a MiniLM target.
+"""Time per explanation (integrated gradients, ``models_registry.explain.attributions.attribute``) on a MiniLM target.
 
 Run:  .venv/bin/python benchmarks/attributions.py [--train 600] [--statements 20] [--seed 0]
 
@@ -50,9 +50,9 @@ def main() -> None:
     django.setup()
     import torch
 
-    from models_registry.attributions import attribute
-    from models_registry.inference import Classifier
-    from models_registry.training import train_classifier
+    from models_registry.explain.attributions import attribute
+    from models_registry.runtime.classifier import Classifier
+    from models_registry.training.classifier import train_classifier
 
     data = Path(os.environ.get("DYNABENCH_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
     folder = data / "hatemoji_build"
@@ -97,7 +97,7 @@ def main() -> None:
 
         from django.core.cache import cache
 
-        from models_registry import attributions
+        from models_registry.explain import attributions
         from models_registry.models import RegisteredModel
         from tasks.models import Task
         from tasks.services import BUILTIN_TASKS

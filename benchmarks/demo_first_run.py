@@ -22,7 +22,7 @@ Printed: seconds per phase (migrate, collectstatic, per task its data import, ea
 split into its fit, round-dataset build and registration check, the round datasets, the evaluations,
 each pair's time with its share spent on the extra throughput passes, the working-memory measure and the
 perturbed copies), the embedding cache's hits and misses per training, the ONNX vector cache's hits and
-misses (``models_registry.vector_cache``), the total, "serving after" and
+misses (``models_registry.runtime.vector_cache``), the total, "serving after" and
 "all tasks ready". Every progress line of the set-up is written with its time stamp to ``--log``.
 About 15-30 minutes on 2 cores: the figures depend on what else runs on the machine (say so with them).
 """
@@ -78,13 +78,13 @@ class Clock:
 
 def instrument(clock: Clock) -> dict:
     """Wrap the demo's steps with timers (module attributes replaced for this process only)."""
-    import dynabench.demo as demo
-    import dynabench.demo_tasks.base as base
+    import demo.demo_tasks.base as base
+    import demo.setup as demo
     import leaderboards.evaluation as evaluation
     import leaderboards.training.classifier as classifier
     import leaderboards.training.span as span
-    from dynabench.demo_tasks import DEMO_TASK_MODULES
-    from models_registry.embeddings import EMBEDDING_CACHE
+    from demo.demo_tasks import DEMO_TASK_MODULES
+    from models_registry.runtime.embeddings import EMBEDDING_CACHE
 
     current = {"task": "", "cache": []}
 
@@ -179,7 +179,7 @@ def run(args) -> None:
     clock.add("collectstatic", time.perf_counter() - started)
     current = instrument(clock)
 
-    import dynabench.demo as demo
+    import demo.setup as demo
 
     tasks = args.tasks or [spec.slug for spec in demo.demo_tasks()]
     first, rest = tasks[:1], tasks[1:]
@@ -204,7 +204,7 @@ def run(args) -> None:
     print("\n--- embedding cache per training (vectors: hits, misses) ---")
     for name, hits, misses in current["cache"]:
         print(f"  {name}: {hits} hits, {misses} misses")
-    from models_registry import vector_cache
+    from models_registry.runtime import vector_cache
 
     shared = vector_cache.stats()
     print(

@@ -95,9 +95,9 @@ def run(args, settings) -> None:
     from leaderboards.perturbations import KINDS
     from leaderboards.scheduling import request_evaluations
     from leaderboards.services import ensure_perturbed_dataset
-    from models_registry import modeling  # noqa: F401  (registers the classifier with the Auto classes)
-    from models_registry.inference import get_classifier
     from models_registry.models import RegisteredModel
+    from models_registry.runtime import modeling  # noqa: F401  (registers the classifier with the Auto classes)
+    from models_registry.runtime.classifier import get_classifier
     from tasks.services import ensure_builtin_task
 
     task = ensure_builtin_task("hate-speech")

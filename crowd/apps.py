@@ -26,9 +26,9 @@ class CrowdConfig(AppConfig):
             handlers.on_gold_answer_saved, sender=GoldAnswer, dispatch_uid="crowd.gold_answer_saved"
         )
 
-        # The audit log (dynabench/audit.py): study settings (not the entry key), payment batches, and a
+        # The audit log (core/audit.py): study settings (not the entry key), payment batches, and a
         # ledger row's payment when it is saved; not the ledger rows every example and vote adds.
-        from dynabench import audit
+        from core import audit
 
         from .models import LedgerEntry, PaymentBatch, Study
 

@@ -26,6 +26,6 @@ def on_gold_answer_saved(sender, instance, created, **kwargs) -> None:
 
 
 def on_verdict_undone(sender, instance, **kwargs) -> None:
-    """A validator undid a verdict (``validation.services_undo``): reverse its pay, if it was paid."""
+    """A validator undid a verdict (``validation.verdict_undo``): reverse its pay, if it was paid."""
     prefix = "gold" if sender is GoldAnswer else "validation"
     ledger.reverse_verdict_pay(f"{prefix}:{instance.pk}", instance.validator_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dynabench.job_queue import ensure_schedule
+from core.job_queue import ensure_schedule
 
 from . import lifecycle
 

@@ -20,7 +20,7 @@ Rules:
   overturns it), the bonus count is reconciled: the desired count (1 or 0) against the current one
   (bonus rows minus bonus reversals), adding ``bonus:<id>:<n>`` or ``reversal:bonus:<id>:<n>``.
 * ``reward:<participation id>`` pays ``reward`` when a participation completes.
-* A verdict its validator undid (``validation.services_undo``) keeps its pay row and gets one reversal,
+* A verdict its validator undid (``validation.verdict_undo``) keeps its pay row and gets one reversal,
   ``reversal:validation:<id>`` or ``reversal:gold:<id>``, of the same amount (``reverse_verdict_pay``);
   progress nets it out.
 """

@@ -33,7 +33,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from annotation.exports import csv_cell
-from dynabench.money import fmt, two_places
+from core.money import fmt, two_places
 
 from .models import ZERO, LedgerEntry, PaymentBatch, Platform, Study
 

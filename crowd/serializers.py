@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
-from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField, StrictIntegerField
+from core.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField, StrictIntegerField
 from tasks.models import Round, Task
 
 from .links import entry_link

@@ -4,7 +4,7 @@ from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from dynabench.middleware import ApiJsonResponse
+from core.middleware import ApiJsonResponse
 
 
 @csrf_exempt

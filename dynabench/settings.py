@@ -6,7 +6,7 @@ value (``environ.FileAwareEnv``; the file wins over ``NAME``); that is meant for
 ``SECRET_KEY`` and ``DYNABENCH_EXPORT_KEY`` are stripped of a trailing newline. ``.env.example`` at
 the repository root lists the same variables with their defaults; nothing loads a ``.env`` file
 automatically, so export the variables (or let the process manager do it). A value that does not
-parse or is out of range stops the start with one line naming the variable (``dynabench.env``).
+parse or is out of range stops the start with one line naming the variable (``core.env``).
 
 Types: *bool* is on for ``1``, ``true``, ``yes``, ``y``, ``on``, ``ok`` (any case) or any non-zero
 integer, and off for anything else; *list* is comma separated, with no spaces after the commas.
@@ -43,7 +43,7 @@ Limits and behaviour:
     DYNABENCH_VALIDATION_CLAIM_SECONDS int, default 600. How long an example served to a validator stays
                        reserved for them (docs/domain.md, "Validation queue").
     DYNABENCH_VALIDATION_UNDO_SECONDS int, default 30. How long after a verdict its validator may undo it
-                       (``validation.services_undo``; not once it settled the example).
+                       (``validation.verdict_undo``; not once it settled the example).
     DYNABENCH_CREATE_RATE str, default ``120/min``. Throttle on example creation through the API, per
                        user (a DRF rate: ``N/sec``, ``N/min``, ``N/hour``, ``N/day``); over it, 429.
     DYNABENCH_EXPLAIN_RATE str, default ``10/min``. Throttle on explanations through the API (predict
@@ -87,7 +87,7 @@ Production profile (docs/deployment.md; ``make serve`` sets the first two):
     DYNABENCH_CSP_REPORT_URI str, default empty. Where browsers report Content-Security-Policy
                        violations; the policy itself is fixed (``CONTENT_SECURITY_POLICY`` below).
 
-Models (models_registry/inference.py):
+Models (models_registry/runtime/classifier.py):
     DYNABENCH_MODEL_CACHE_BYTES int, default 2147483648 (2 GiB). Bound of each process's cache of
                        loaded models, counted as the size of their weight files; the least recently used
                        models are dropped first (the one in use always stays).
@@ -96,7 +96,7 @@ Models (models_registry/inference.py):
                        prediction marked failed, scored again later (remote endpoints have
                        DYNABENCH_ENDPOINT_TIMEOUT_SECONDS instead).
     DYNABENCH_INFERENCE_BATCHING bool, default off. On, concurrent predictions for one model in one
-                       process run as one forward (``models_registry/batching.py``); off, each runs alone.
+                       process run as one forward (``models_registry/runtime/batching.py``); off, each runs alone.
                        Off by default: with 50 annotators on the production profile it measured 18.8
                        examples/s on and 21.0 off (docs/deployment.md), the platform's own work per
                        request, not the forward, being the bottleneck.
@@ -104,7 +104,7 @@ Models (models_registry/inference.py):
                        after the first; 0 takes only those already queued.
     DYNABENCH_INFERENCE_BATCH_MAX int, default 32. Most texts in one gathered batch.
     DYNABENCH_MODEL_RUNTIME str, default onnx-int8. The runtime a model is registered with when its
-                       ONNX export passes its check (``models_registry/onnx_export.py``, docs/onnx.md):
+                       ONNX export passes its check (``models_registry/runtime/onnx_export.py``, docs/onnx.md):
                        ``onnx-int8``, ``onnx-fp32`` or ``torch`` (no export at all).
     DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP float, default 0.005. On held-apart inputs with gold labels (a
                        trained model's dev and test examples), the most accuracy int8 may lose against
@@ -114,15 +114,15 @@ Models (models_registry/inference.py):
     DYNABENCH_ONNX_FP32_MIN_AGREEMENT float, default 1.0. The same for the fp32 graph.
     DYNABENCH_ONNX_INT8_PLANS list, default all,ffn-output-fp32,ffn-fp32. Which MatMuls the int8 graph
                        may keep in fp32, tried fastest first until one passes the int8 check
-                       (``models_registry/int8_plans.py``): ``all`` (every MatMul int8),
+                       (``models_registry/runtime/int8_plans.py``): ``all`` (every MatMul int8),
                        ``ffn-output-fp32``, ``ffn-fp32`` (the whole feed-forward block fp32).
     DYNABENCH_ONNX_THREADS int, default 0. Intra-op threads of each ONNX Runtime session (0: one per core).
     DYNABENCH_ONNX_BULK_WORKERS int, default 0. In bulk prediction (evaluations, export checks), how many
         batches of one call run side by side on single-threaded ONNX Runtime sessions (0: one per core;
-        1: one after the other on the latency session). models_registry/onnx_graph.py.
+        1: one after the other on the latency session). models_registry/runtime/onnx_graph.py.
     DYNABENCH_VECTOR_CACHE_BYTES int, default 67108864 (64 MiB). Bound of each process's cache of ONNX
                        sentence vectors, shared by models whose graphs are byte-identical (quick-recipe
-                       targets of one task; ``models_registry/vector_cache.py``); 0 turns it off. Timed
+                       targets of one task; ``models_registry/runtime/vector_cache.py``); 0 turns it off. Timed
                        throughput passes never read it.
     DYNABENCH_PRELOAD_TARGETS bool, default on. Each gunicorn worker loads the open rounds' target
                        models in the background when it starts (``gunicorn.conf.py``).
@@ -154,7 +154,7 @@ Read elsewhere (not through this module):
                        so no ``_FILE`` form); ``--password`` wins over it. Unset: the password remembered
                        in ``$DYNABENCH_VAR_DIR/demo_password``, else a new one.
     DYNABENCH_OPERATOR the username recorded as the actor of the audit log for management commands run
-                       without ``--actor`` (``dynabench/audit.py``); unset, the entries have no actor and
+                       without ``--actor`` (``core/audit.py``); unset, the entries have no actor and
                        carry the OS user in ``additional_data``.
     DJANGO_SETTINGS_MODULE default ``dynabench.settings`` (``manage.py``, ``wsgi.py``, ``asgi.py``).
     DYNABENCH_HOST, DYNABENCH_PORT  where ``scripts/demo.sh`` and gunicorn (``gunicorn.conf.py``) serve;
@@ -178,7 +178,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from dynabench.env import Env
+from core.env import Env
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -209,7 +209,7 @@ DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float(
     "DYNABENCH_ENDPOINT_TIMEOUT_SECONDS", default=10.0, minimum=0.1
 )
 # Networks a remote endpoint may be on although they are loopback, private, link-local...
-# (models_registry/endpoint_addresses.py).
+# (models_registry/endpoints/addresses.py).
 DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = env.networks("DYNABENCH_ENDPOINT_ALLOWED_NETWORKS", default=[])
 
 # Exports replace annotator and validator ids by HMAC-SHA256(key, "<round id>:<user id>") (annotation/exports.py).
@@ -218,7 +218,7 @@ DYNABENCH_EXPORT_KEY = (
     or hashlib.sha256(b"dynabench-export-key:" + SECRET_KEY.encode()).hexdigest()
 )
 
-# The audit log (dynabench/audit.py): changes as JSON values ({field: [before, after]}), not their text;
+# The audit log (core/audit.py): changes as JSON values ({field: [before, after]}), not their text;
 # nothing logged for fixtures loaded raw.
 AUDITLOG_STORE_JSON_CHANGES = True
 AUDITLOG_DISABLE_ON_RAW_SAVE = True
@@ -242,7 +242,7 @@ INSTALLED_APPS = [
     "csp",
     "health_check",
     "auditlog",
-    "dynabench",
+    "core",
     "accounts",
     "tasks",
     "models_registry",
@@ -250,11 +250,13 @@ INSTALLED_APPS = [
     "validation",
     "crowd",
     "leaderboards",
+    "dynabench",
+    "demo",
 ]
 
 MIDDLEWARE = [
-    "dynabench.middleware.RejectUnreadableFormBodyMiddleware",
-    "dynabench.middleware.ExplainMethodNotAllowedMiddleware",
+    "core.middleware.RejectUnreadableFormBodyMiddleware",
+    "core.middleware.ExplainMethodNotAllowedMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -263,8 +265,8 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # After authentication: the audit log's actor is the request's user, read when an entry is written
-    # (so an API token's user, authenticated in the view, not the anonymous session; dynabench/audit.py).
-    "dynabench.audit.AuditMiddleware",
+    # (so an API token's user, authenticated in the view, not the anonymous session; core/audit.py).
+    "core.audit.AuditMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # After the clickjacking and CSP middlewares: an MTurk worker's pages may be framed by MTurk only.
@@ -358,19 +360,19 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_PARSER_CLASSES": [
-        "dynabench.api.parsers.JSONParser",
+        "core.api.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
-    "DEFAULT_PAGINATION_CLASS": "dynabench.api.pagination.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "core.api.pagination.PageNumberPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_SCHEMA_CLASS": "dynabench.api.schema.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
-    "EXCEPTION_HANDLER": "dynabench.api.errors.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
     "NUM_PROXIES": ALLAUTH_TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {
         "example_create": env.rate("DYNABENCH_CREATE_RATE", default="120/min"),
@@ -390,14 +392,14 @@ SPECTACULAR_SETTINGS = {
 }
 
 # One cache for every process when Redis is there: DRF's throttles, allauth's rate limits and the
-# model versions (models_registry/inference.py) must count across gunicorn workers and machines.
+# model versions (models_registry/runtime/classifier.py) must count across gunicorn workers and machines.
 REDIS_URL = env.redis_url("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {
         "default": {
             # Django's Redis cache, except that an outage is logged and skipped instead of raised
-            # (dynabench/cache.py; docs/deployment.md, "When Redis is down").
-            "BACKEND": "dynabench.cache.FailSoftRedisCache",
+            # (core/cache.py; docs/deployment.md, "When Redis is down").
+            "BACKEND": "core.cache.FailSoftRedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "dynabench",
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
@@ -414,7 +416,7 @@ DYNABENCH_INFERENCE_BATCHING = env.bool("DYNABENCH_INFERENCE_BATCHING", default=
 DYNABENCH_INFERENCE_BATCH_WINDOW_MS = env.float("DYNABENCH_INFERENCE_BATCH_WINDOW_MS", default=2.0, minimum=0)
 DYNABENCH_INFERENCE_BATCH_MAX = env.int("DYNABENCH_INFERENCE_BATCH_MAX", default=32, minimum=1)
 DYNABENCH_MODEL_RUNTIME = env.str("DYNABENCH_MODEL_RUNTIME", default="onnx-int8")
-# The values of models_registry.runtimes.RUNTIMES (the kernel cannot import an app to check them).
+# The values of models_registry.runtime.runtimes.RUNTIMES (the kernel cannot import an app to check them).
 if DYNABENCH_MODEL_RUNTIME not in ("torch", "onnx-fp32", "onnx-int8"):
     raise ImproperlyConfigured(
         f"DYNABENCH_MODEL_RUNTIME={DYNABENCH_MODEL_RUNTIME!r}: expected torch, onnx-fp32 or onnx-int8"
@@ -435,7 +437,7 @@ for _name in ("DYNABENCH_ONNX_INT8_MIN_AGREEMENT", "DYNABENCH_ONNX_FP32_MIN_AGRE
 DYNABENCH_ONNX_INT8_PLANS = [
     name.strip() for name in env.list("DYNABENCH_ONNX_INT8_PLANS", default=[]) if name.strip()
 ] or ["all", "ffn-output-fp32", "ffn-fp32"]
-# The names of models_registry.int8_plans.PLANS (the kernel cannot import an app to check them).
+# The names of models_registry.runtime.int8_plans.PLANS (the kernel cannot import an app to check them).
 _unknown_plans = sorted(set(DYNABENCH_ONNX_INT8_PLANS) - {"all", "ffn-output-fp32", "ffn-fp32"})
 if _unknown_plans:
     raise ImproperlyConfigured(

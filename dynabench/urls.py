@@ -3,17 +3,17 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from dynabench.health import HealthView
+from core.health import HealthView
 
 HEALTH_CHECKS = (
     "health_check.checks.Database",
-    "dynabench.health.SharedCache",
-    "dynabench.health.JobBroker",
+    "core.health.SharedCache",
+    "core.health.JobBroker",
     "models_registry.health.TargetModelFiles",
 )
 
 # A database outage answers 503 with Retry-After, anything else 500 (JSON under /api/).
-handler500 = "dynabench.server_errors.server_error"
+handler500 = "core.server_errors.server_error"
 
 urlpatterns = [
     path("health/", HealthView.as_view(checks=HEALTH_CHECKS), name="health"),

@@ -1,7 +1,7 @@
 """Admin for datasets, their items and scores, and training jobs (task owners see their tasks' rows).
 
 Also adds the loop's action to the Task admin: "Train the next round's target"
-(``dynabench.admin_extensions``).
+(``core.admin_extensions``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.text import Truncator
 
-from dynabench.admin_extensions import ObjectTool, extend_admin
+from core.admin_extensions import ObjectTool, extend_admin
 from leaderboards.scheduling import retry_evaluations
 from leaderboards.training.planning import (
     RECIPES,

@@ -13,7 +13,7 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
-from dynabench.api.queries import QueryIntegerField, StrictQuerySerializer
+from core.api.queries import QueryIntegerField, StrictQuerySerializer
 from tasks.api import SLUG
 from tasks.models import Round
 from tasks.selectors import task_or_404

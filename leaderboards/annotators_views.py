@@ -6,7 +6,7 @@ from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import render
 
-from dynabench.text_rules import ascii_id
+from core.text_rules import ascii_id
 from tasks.models import Round
 from tasks.selectors import rounds_of, task_or_404
 

@@ -8,7 +8,7 @@ class LeaderboardsConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported here as Django requires: models cannot be imported before the app registry is ready.
-        from dynabench import audit
+        from core import audit
         from models_registry.models import RegisteredModel
 
         from . import signals
@@ -20,7 +20,7 @@ class LeaderboardsConfig(AppConfig):
         )
         post_save.connect(signals.dataset_saved, sender=Dataset, dispatch_uid="leaderboards.dataset_saved")
 
-        # The audit log (dynabench/audit.py): who released which round version (a release never changes).
+        # The audit log (core/audit.py): who released which round version (a release never changes).
         audit.register(
             Release,
             task_of=lambda release: release.task_id,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import django_filters
 
-from dynabench.api.filters import StrictFilterSet, strict_integer_filter
+from core.api.filters import StrictFilterSet, strict_integer_filter
 
 from .models import Dataset
 

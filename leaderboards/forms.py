@@ -17,7 +17,7 @@ import re
 
 from django import forms
 
-from dynabench.text_rules import ascii_id, model_text_problem, normalise_newlines
+from core.text_rules import ascii_id, model_text_problem, normalise_newlines
 from tasks.models import Task
 
 from .models import Dataset

@@ -1,6 +1,6 @@
 """django-q2 jobs of the leaderboards app: train the next round's target (the adversarial loop) and
 evaluate a model on a dataset. Job functions only: the services that request and queue them are
-``training.requests`` and ``scheduling`` (how jobs are queued: ``dynabench.job_queue``).
+``training.requests`` and ``scheduling`` (how jobs are queued: ``core.job_queue``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from dynabench.job_queue import ensure_schedule, worker_timeout_seconds
+from core.job_queue import ensure_schedule, worker_timeout_seconds
 from models_registry.models import RegisteredModel
 
 from . import evaluation

@@ -23,7 +23,7 @@ from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dynabench.api.lookups import positive_int_or_404
+from core.api.lookups import positive_int_or_404
 from models_registry.serializers import ModelErrorSerializer
 from tasks.models import Round, Task
 

@@ -16,7 +16,7 @@ from django.db import connection, transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from dynabench.job_queue import enqueue, worker_timeout_seconds
+from core.job_queue import enqueue, worker_timeout_seconds
 from models_registry.models import RegisteredModel
 
 from .models import Dataset, Score

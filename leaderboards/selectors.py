@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 
-from models_registry import runtimes
 from models_registry.models import RegisteredModel
+from models_registry.runtime import runtimes
 from models_registry.runtime_facts import served_runtime_text
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
 from tasks.models import Task

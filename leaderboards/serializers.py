@@ -13,7 +13,7 @@ import re
 from rest_framework import serializers
 
 from annotation.exports import FORMATS
-from dynabench.api.queries import QueryIntegerField
+from core.api.queries import QueryIntegerField
 from tasks.models import Task
 
 from .forms import MAX_WEIGHT

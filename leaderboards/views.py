@@ -13,22 +13,23 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import Throttled
 
-from models_registry import attributions, inference
+from models_registry import inference
 from models_registry import selectors as registry_selectors
+from models_registry.explain import attributions
 from models_registry.models import RegisteredModel
-from models_registry.outputs import clean_output
-from models_registry.runtimes import label as runtime_label
+from models_registry.runtime.outputs import clean_output
+from models_registry.runtime.runtimes import label as runtime_label
 from models_registry.throttling import ExplainThrottle
 from tasks.models import Task
 from tasks.selectors import task_or_404
 
 from . import selectors
 from .charts import bar_chart
+from .forks import ForkNameTakenError, LeaderboardPermissionError, freeze_snapshot, save_fork
 from .forms import ForkForm, InteractForm, NameForm, parse_leaderboard_query, refusal, view_query
 from .live_ranking import live_payload
 from .model_page import metric_figures, overall_for_tags, tag_name
 from .models import LeaderboardFork, LeaderboardSnapshot, Score
-from .services_leaderboard import ForkNameTakenError, LeaderboardPermissionError, freeze_snapshot, save_fork
 from .tables import present
 
 
@@ -225,7 +226,7 @@ def model_detail(request, pk: int):
 
 
 def _explain(request, model: RegisteredModel, inputs: dict, prediction: dict | None):
-    """Token attributions of the interact box's answer (``models_registry.attributions``), or None when
+    """Token attributions of the interact box's answer (``models_registry.explain.attributions``), or None when
     there is no answer or the task is extractive QA; a remote model's says no explanation is available.
     Counted against the caller's explanation rate like the API's (``DYNABENCH_EXPLAIN_RATE``): over it,
     the answer comes without its explanation and says why."""

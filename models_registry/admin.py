@@ -31,18 +31,12 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from dynabench.admin_extensions import ObjectTool, extend_admin
+from core.admin_extensions import ObjectTool, extend_admin
+from models_registry.forms import RegisterModelForm, StartRoundForm
+from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets, start_next_round
-from tasks.admin import TaskOwnedAdmin
-from tasks.context_files import ContextFileError
-from tasks.models import Round, Task
-from tasks.selectors import next_round_number
-from tasks.services import TaskError
-
-from .forms import RegisterModelForm, StartRoundForm
-from .models import RegisteredModel, RoundTarget
-from .runtimes import ONNX_FP32, ONNX_INT8, TORCH, label
-from .services import (
+from models_registry.runtime.runtimes import ONNX_FP32, ONNX_INT8, TORCH, label
+from models_registry.services import (
     ModelRegistryError,
     check_again,
     register_endpoint_model,
@@ -50,6 +44,11 @@ from .services import (
     register_uploaded_model,
     set_runtime,
 )
+from tasks.admin import TaskOwnedAdmin
+from tasks.context_files import ContextFileError
+from tasks.models import Round, Task
+from tasks.selectors import next_round_number
+from tasks.services import TaskError
 
 
 class RoundTargetInline(admin.TabularInline):
@@ -272,7 +271,7 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
         allowed = [m for m in queryset.select_related("task") if self.has_change_permission(request, m)]
         changed = 0
         for model in allowed:
-            # One save per model, not a queryset update: the audit log records each change (dynabench/audit.py).
+            # One save per model, not a queryset update: the audit log records each change (core/audit.py).
             if model.is_published != published:
                 model.is_published = published
                 model.save(update_fields=["is_published", "updated_at"])

@@ -1,7 +1,7 @@
 """The model API (README.md, "API"): list and read model cards, upload a zipped model, ask a model to predict.
 
 Thin over ``models_registry.services`` (``register_uploaded_model``), ``models_registry.selectors``
-(``models_visible_to``) and ``models_registry.inference`` (``predict``).
+(``models_visible_to``) and ``models_registry.runtime.classifier`` (``predict``).
 
 Visibility: published models are visible to everyone; an unpublished one only to its owner, its task's
 owners and superusers; to anyone else its id answers 404. Uploading needs a signed-in, unblocked user;
@@ -20,16 +20,15 @@ from rest_framework.permissions import IsAuthenticated, IsAuthenticatedOrReadOnl
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dynabench.api.idempotency import idempotent
-from dynabench.api.permissions import can_contribute
-from tasks.spans import source_offset
-
-from . import attributions, inference
-from .filters import RegisteredModelFilter
-from .models import RegisteredModel
-from .outputs import clean_output
-from .selectors import models_visible_to
-from .serializers import (
+from core.api.idempotency import idempotent
+from core.api.permissions import can_contribute
+from models_registry import inference
+from models_registry.explain import attributions
+from models_registry.filters import RegisteredModelFilter
+from models_registry.models import RegisteredModel
+from models_registry.runtime.outputs import clean_output
+from models_registry.selectors import models_visible_to
+from models_registry.serializers import (
     ModelCardSerializer,
     ModelErrorSerializer,
     ModelUploadSerializer,
@@ -37,8 +36,9 @@ from .serializers import (
     PredictSerializer,
     upload_limit,
 )
-from .services import ModelRegistryError, register_uploaded_model
-from .throttling import ExplainThrottle
+from models_registry.services import ModelRegistryError, register_uploaded_model
+from models_registry.throttling import ExplainThrottle
+from tasks.spans import source_offset
 
 logger = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
-"""API routes owned by the `models_registry` app, mounted under ``/api/`` by ``dynabench/api/urls.py``."""
+"""API routes owned by the `models_registry` app, mounted under ``/api/`` by ``core/api/urls.py``."""
 
 from django.urls import path
 
-from . import api
+from models_registry import api
 
 urlpatterns = [
     path("models/", api.ModelListCreateView.as_view(), name="api-models"),

@@ -7,11 +7,10 @@ class ModelsRegistryConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported here as Django requires: models cannot be imported before the app registry is ready.
-        from dynabench import audit
+        from core import audit
+        from models_registry.models import RegisteredModel, RoundTarget
 
-        from .models import RegisteredModel, RoundTarget
-
-        # The audit log (dynabench/audit.py): a model's publication and visibility (not its check status,
+        # The audit log (core/audit.py): a model's publication and visibility (not its check status,
         # card or timestamps), and the rounds' targets.
         audit.register(
             RegisteredModel,

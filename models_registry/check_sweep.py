@@ -25,10 +25,9 @@ from datetime import timedelta
 from django.db.models import Q
 from django.utils import timezone
 
-from dynabench.job_queue import worker_timeout_seconds
-
-from .models import RegisteredModel
-from .services import enqueue_check
+from core.job_queue import worker_timeout_seconds
+from models_registry.models import RegisteredModel
+from models_registry.services import enqueue_check
 
 logger = logging.getLogger(__name__)
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import django_filters
 
-from dynabench.api.filters import StrictFilterSet, strict_boolean_filter
-
-from .models import RegisteredModel
-from .runtimes import CHOICES as RUNTIME_CHOICES
+from core.api.filters import StrictFilterSet, strict_boolean_filter
+from models_registry.models import RegisteredModel
+from models_registry.runtime.runtimes import CHOICES as RUNTIME_CHOICES
 
 
 class RegisteredModelFilter(StrictFilterSet):

@@ -6,15 +6,14 @@ from __future__ import annotations
 from django import forms
 from django.db.models import QuerySet
 
-from dynabench.form_fields import AsciiIdField
+from core.form_fields import AsciiIdField
+from models_registry.hub import is_valid_hub_id
+from models_registry.models import RegisteredModel
+from models_registry.names import model_name_problem
+from models_registry.selectors import ready_models_for_task
 from tasks.context_files import ContextFileError, format_from_name
 from tasks.models import Task
 from tasks.selectors import next_round_number
-
-from .hub import is_valid_hub_id
-from .models import RegisteredModel
-from .names import model_name_problem
-from .selectors import ready_models_for_task
 
 
 class ModelCardForm(forms.Form):

@@ -1,4 +1,4 @@
-"""Health check of the open rounds' target models, for ``/health/`` (``dynabench.health``).
+"""Health check of the open rounds' target models, for ``/health/`` (``core.health``).
 
 A target whose files are gone or incomplete would fail every example written in its round, so the
 service is not healthy without them. Only the files are checked (``model_files.check_model_dir``: a
@@ -15,9 +15,9 @@ from asgiref.sync import sync_to_async
 from health_check.base import HealthCheck
 from health_check.exceptions import ServiceUnavailable
 
-from .model_files import InferenceError, check_model_dir
-from .models import RegisteredModel
-from .selectors import open_round_targets
+from models_registry.models import RegisteredModel
+from models_registry.runtime.model_files import InferenceError, check_model_dir
+from models_registry.selectors import open_round_targets
 
 
 @dataclasses.dataclass

@@ -1,6 +1,6 @@
 """django-q2 jobs of the model registry: check a registered model (download, load, probe).
 
-Queued on commit by ``services.request_check`` (``dynabench.job_queue``: primary keys only, inline when
+Queued on commit by ``services.request_check`` (``core.job_queue``: primary keys only, inline when
 ``Q_CLUSTER["sync"]`` is on); a conditional UPDATE decides which worker runs a job.
 """
 
@@ -10,12 +10,11 @@ import logging
 
 from django.utils import timezone
 
-from dynabench.job_queue import ensure_schedule
-
-from . import services
-from .check_sweep import sweep_model_checks
-from .model_files import without_server_paths
-from .models import RegisteredModel
+from core.job_queue import ensure_schedule
+from models_registry import services
+from models_registry.check_sweep import sweep_model_checks
+from models_registry.models import RegisteredModel
+from models_registry.runtime.model_files import without_server_paths
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from dynabench.text_rules import BIDI_OVERRIDES, has_visible_character
+from core.text_rules import BIDI_OVERRIDES, has_visible_character
 
 #: Characters refused beyond category Cc (see the module docstring).
 REFUSED = frozenset({"\u2028", "\u2029"}) | BIDI_OVERRIDES

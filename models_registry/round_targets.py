@@ -12,6 +12,8 @@ from typing import IO
 
 from django.db import transaction
 
+from models_registry.models import RegisteredModel, RoundTarget
+from models_registry.services import ModelRegistryError
 from tasks.context_files import format_from_name
 from tasks.models import Round, Task
 from tasks.selectors import next_round_number
@@ -22,9 +24,6 @@ from tasks.services import (
     load_contexts,
     set_current_round,
 )
-
-from .models import RegisteredModel, RoundTarget
-from .services import ModelRegistryError
 
 
 @transaction.atomic

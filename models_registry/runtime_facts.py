@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from . import runtimes
-from .int8_plans import BY_NAME as INT8_PLANS
-from .int8_plans import drop_points
-from .models import RegisteredModel
-from .onnx_export import max_accuracy_drop
+from models_registry.models import RegisteredModel
+from models_registry.runtime import runtimes
+from models_registry.runtime.int8_plans import BY_NAME as INT8_PLANS
+from models_registry.runtime.int8_plans import drop_points
+from models_registry.runtime.onnx_export import max_accuracy_drop
 
 
 def runtime_facts(model: RegisteredModel) -> dict:

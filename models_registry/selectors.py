@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from django.db.models import F, Q, QuerySet
 
+from models_registry.models import RegisteredModel, RoundTarget
 from tasks.models import Round, Task
-
-from .models import RegisteredModel, RoundTarget
 
 
 def target_models_for_round(round: Round) -> list[RegisteredModel]:

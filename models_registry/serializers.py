@@ -11,14 +11,13 @@ from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
-from dynabench.text_rules import model_text_problem, normalise_newlines
+from core.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
+from core.text_rules import model_text_problem, normalise_newlines
+from models_registry.explain.attributions import MAX_EXPLAIN_INPUTS
+from models_registry.models import RegisteredModel
+from models_registry.names import model_name_problem
 from models_registry.selectors import anonymous_numbers, sees_real_identity
 from tasks.models import Task
-
-from .attributions import MAX_EXPLAIN_INPUTS
-from .models import RegisteredModel
-from .names import model_name_problem
 
 #: How many input objects one predict call may carry (a bound on the server's work per request).
 MAX_PREDICT_INPUTS = 64

@@ -36,21 +36,21 @@ from django.db import IntegrityError, transaction
 from django.db.models import ProtectedError
 from django.utils import timezone
 
-from dynabench.job_queue import enqueue
+from core.job_queue import enqueue
+from models_registry import inference
+from models_registry.archives import ArchiveRefused, extract_model_zip
+from models_registry.check_inputs import held_apart_inputs
+from models_registry.checks import PROBE_TEXT, check_model_folder, public_error
+from models_registry.endpoints.addresses import EndpointAddressRefused, check_endpoint_url
+from models_registry.endpoints.calls import generate_secret
+from models_registry.hub import HubDownloadError, download_hub_model, is_valid_hub_id
+from models_registry.models import RegisteredModel
+from models_registry.names import model_name_problem
+from models_registry.runtime import classifier as runtime_classifier
+from models_registry.runtime.classifier import InferenceError
+from models_registry.runtime.runtimes import RUNTIMES, TORCH, onnx_file
+from models_registry.runtime.runtimes import label as runtime_label
 from tasks.models import Task
-
-from . import inference
-from .archives import ArchiveRefused, extract_model_zip
-from .check_inputs import held_apart_inputs
-from .checks import PROBE_TEXT, check_model_folder, public_error
-from .endpoint_addresses import EndpointAddressRefused, check_endpoint_url
-from .endpoints import generate_secret
-from .hub import HubDownloadError, download_hub_model, is_valid_hub_id
-from .inference import InferenceError
-from .models import RegisteredModel
-from .names import model_name_problem
-from .runtimes import RUNTIMES, TORCH, onnx_file
-from .runtimes import label as runtime_label
 
 logger = logging.getLogger(__name__)
 
@@ -154,7 +154,10 @@ def prepare_runtime(
         ``card["runtime"]`` (``{"runtime", "preferred", "checks", "message", "export_seconds"}``).
         Never raises for a model that cannot be exported: it stays on torch and the block says why.
     """
-    from .onnx_export import export_and_check, saved_check_inputs  # imports torch and onnxruntime
+    from models_registry.runtime.onnx_export import (  # imports torch and onnxruntime
+        export_and_check,
+        saved_check_inputs,
+    )
 
     saved = saved_check_inputs(path) if again and not check_inputs else None
     note = ""
@@ -166,7 +169,7 @@ def prepare_runtime(
         inputs = check_inputs if check_inputs else held_apart_inputs(task)
         targets = check_targets if check_inputs else None
         try:
-            texts = inference.texts_for_inputs(task.cfg.model_input_fields, inputs)
+            texts = runtime_classifier.texts_for_inputs(task.cfg.model_input_fields, inputs)
         except InferenceError as exc:
             texts, note = [], str(exc)
     report = export_and_check(path, texts, targets=targets, allow_pickle=allow_pickle)
@@ -177,7 +180,7 @@ def prepare_runtime(
     # The check loaded every runtime; keep only the one that will serve.
     for other in RUNTIMES:
         if other != report.runtime:
-            inference.clear_cache(path, runtime=other)
+            runtime_classifier.clear_cache(path, runtime=other)
     return report.runtime, public_card_block(report.as_card(), path)
 
 
@@ -268,7 +271,7 @@ def set_runtime(model: RegisteredModel, runtime: str) -> RegisteredModel:
         model.runtime, model.card = runtime, card
         model.save(update_fields=["runtime", "card", "updated_at"])
     if previous != runtime:
-        inference.clear_cache(model.path, runtime=previous)
+        runtime_classifier.clear_cache(model.path, runtime=previous)
     return model
 
 
@@ -511,7 +514,7 @@ def register_endpoint_model(
     """Register a remote inference endpoint as model ``name`` of ``task`` and queue its probe.
 
     A signing secret is generated here and returned: show it to the owner once (it is stored to sign
-    requests, never shown again). The protocol is in ``models_registry.endpoints``. The model has no
+    requests, never shown again). The protocol is in ``models_registry.endpoints.calls``. The model has no
     weights here, so its parameter count stays None.
 
     Returns:

@@ -12,10 +12,10 @@ import threading
 from django.conf import settings
 from django.db import close_old_connections, connections
 
-from .inference import get_classifier
-from .model_files import InferenceError
-from .models import RegisteredModel
-from .selectors import open_round_targets
+from models_registry.models import RegisteredModel
+from models_registry.runtime.classifier import get_classifier
+from models_registry.runtime.model_files import InferenceError
+from models_registry.selectors import open_round_targets
 
 logger = logging.getLogger(__name__)
 

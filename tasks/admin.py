@@ -17,8 +17,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from dynabench import audit
-from dynabench.admin_extensions import ExtensibleAdmin, ObjectTool, extend_admin
+from core import audit
+from core.admin_extensions import ExtensibleAdmin, ObjectTool, extend_admin
 
 from . import services
 from .config import validate_config
@@ -572,7 +572,7 @@ class ContextAdmin(TaskOwnedAdmin):
     readonly_fields = ["created_at"]
 
 
-# The audit log (dynabench/audit.py), read-only: superusers see every entry, a task owner those of the
+# The audit log (core/audit.py), read-only: superusers see every entry, a task owner those of the
 # tasks they own; each Task page links to its task's entries.
 admin.site.unregister(audit.LogEntry)
 

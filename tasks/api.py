@@ -11,8 +11,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dynabench.api.lookups import positive_int_or_404
-from dynabench.api.permissions import IsContributor
+from core.api.lookups import positive_int_or_404
+from core.api.permissions import IsContributor
 
 from . import selectors
 from .filters import RoundFilter, TaskFilter

@@ -7,11 +7,11 @@ class TasksConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported here as Django requires: models cannot be imported before the app registry is ready.
-        from dynabench import audit
+        from core import audit
 
         from .models import Quiz, QuizQuestion, Round, Task, TaskWorker, TutorialItem
 
-        # The audit log (dynabench/audit.py): task settings, round start and close, lists and holds,
+        # The audit log (core/audit.py): task settings, round start and close, lists and holds,
         # tutorial and quiz content. Not: created_at, updated_at, round metadata, onboarding stamps.
         audit.register(
             Task,

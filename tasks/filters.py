@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dynabench.api.filters import StrictFilterSet, strict_boolean_filter, strict_integer_filter
+from core.api.filters import StrictFilterSet, strict_boolean_filter, strict_integer_filter
 
 from .models import Round, Task
 

@@ -19,7 +19,7 @@ from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 
-from dynabench import audit
+from core import audit
 
 from .models import Quiz, QuizAttempt, QuizQuestion, Task, TaskWorker, TutorialItem
 
@@ -77,7 +77,7 @@ def release_hold(*, task: Task, user) -> bool:
     held = TaskWorker.objects.filter(task=task, user=user, held_at__isnull=False)
     worker = held.first()
     released = held.update(held_at=None, held_reason="", updated_at=timezone.now())
-    if released and worker is not None:  # no model signal either: logged here (dynabench/audit.py)
+    if released and worker is not None:  # no model signal either: logged here (core/audit.py)
         audit.record_change(
             worker,
             changes={"held_at": (worker.held_at.isoformat(), None), "held_reason": (worker.held_reason, "")},

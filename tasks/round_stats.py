@@ -16,7 +16,7 @@ from functools import cache
 
 from django.db.models import Count, Q, QuerySet, Sum
 
-from dynabench.metrics import krippendorff_alpha_nominal
+from core.metrics import krippendorff_alpha_nominal
 
 from .models import Round, Task
 
@@ -141,7 +141,7 @@ class RoundCounts:
     both); ``median_time_ms`` the median ``time_taken_ms`` of the collected examples that have one
     (None when none has); ``agreement`` Krippendorff's alpha (nominal) over the validators' ordinary
     verdicts on the collected examples (owner verdicts left out: they settle, they do not code), None
-    when it is undefined (``dynabench.metrics.krippendorff_alpha_nominal``); ``costs`` the crowd pay of
+    when it is undefined (``core.metrics.krippendorff_alpha_nominal``); ``costs`` the crowd pay of
     the round, one ``RoundCost`` per currency (empty when nothing was paid through a study).
     """
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dynabench.metrics import squad_answer_texts, squad_f1_score
+from core.metrics import squad_answer_texts, squad_f1_score
 
 from .config import TaskConfig
 

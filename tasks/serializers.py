@@ -6,8 +6,8 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from dynabench.api.queries import QueryTextField, StrictQuerySerializer
-from dynabench.money import fmt
+from core.api.queries import QueryTextField, StrictQuerySerializer
+from core.money import fmt
 from tasks.selectors import STRATEGIES
 
 from .models import Context, Round, Task

@@ -9,7 +9,7 @@ from typing import IO
 from django.db import transaction
 from django.utils import timezone
 
-from dynabench.text_rules import normalise_newlines
+from core.text_rules import normalise_newlines
 
 from .config import HATE_SPEECH_CONFIG, NLI_CONFIG, QA_CONFIG, SENTIMENT_CONFIG, TaskConfig, validate_config
 

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 import regex
 
-from dynabench.text_rules import normalise_newlines
+from core.text_rules import normalise_newlines
 
 _GRAPHEME = regex.compile(r"\X")
 

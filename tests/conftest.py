@@ -68,8 +68,9 @@ def _torch_runtime_unless_onnx(request, settings):
 def _fresh_model_cache():
     """The per-process classifier cache, inference batchers, explanation copies and ONNX vector cache
     start and end each test empty."""
-    from models_registry import attributions, batching, vector_cache
-    from models_registry.inference import clear_cache
+    from models_registry.explain import attributions
+    from models_registry.runtime import batching, vector_cache
+    from models_registry.runtime.classifier import clear_cache
 
     clear_cache()
     batching.reset()
@@ -233,7 +234,7 @@ def tiny_model_dir(tmp_path) -> Path:
 @pytest.fixture
 def tiny_registered_model(hate_task, hate_round, tiny_model_dir):
     """A ready RegisteredModel ("tiny-target") of hate_task, the (only) target of hate_round."""
-    from models_registry.inference import clear_cache
+    from models_registry.runtime.classifier import clear_cache
 
     yield registered_target(
         task=hate_task,
@@ -259,7 +260,7 @@ def tiny_qa_model_dir(tmp_path) -> Path:
 @pytest.fixture
 def tiny_qa_registered_model(qa_task, qa_round, tiny_qa_model_dir):
     """A ready RegisteredModel ("tiny-qa") of ``qa``, the only target of ``qa_round``."""
-    from models_registry.inference import clear_cache
+    from models_registry.runtime.classifier import clear_cache
 
     yield registered_target(
         task=qa_task,

@@ -1,7 +1,7 @@
 """Admin for validations: read-only (verdicts are written by the validation service, which keeps counts).
 
 Also adds the owner-verdict actions to the Example admin (``annotation.admin``, an extension through
-``dynabench.admin_extensions``): settle the selected examples as correct, incorrect or flagged; and the
+``core.admin_extensions``): settle the selected examples as correct, incorrect or flagged; and the
 gold actions (mark the selected examples as gold with a known verdict, ``validation.gold``). Gold items
 and gold answers have admins of their own, and the Task admin a "Gold accuracy" page (per validator).
 """
@@ -19,7 +19,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from annotation.models import Example
-from dynabench.admin_extensions import ObjectTool, extend_admin
+from core.admin_extensions import ObjectTool, extend_admin
 from tasks.admin import TaskOwnedAdmin
 from tasks.models import Task
 

@@ -7,7 +7,7 @@ not retracted, not imported); its values are the ordinary verdicts on it (``corr
 answers are never verdicts (``validation.gold``), so they are not in any of these figures.
 
 Per validator V:
-  * ``alpha``: Krippendorff's alpha (nominal, ``dynabench.metrics.krippendorff_alpha_nominal``) over
+  * ``alpha``: Krippendorff's alpha (nominal, ``core.metrics.krippendorff_alpha_nominal``) over
     the units V voted on, with every validator's ordinary verdicts on those units (V's and the others');
   * ``agreement``: of V's ordinary verdicts on units now settled, the share whose verdict is the settled
     status (``correct`` ~ validated_correct, ``incorrect`` ~ validated_incorrect, ``flagged`` ~ flagged).
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from annotation import selectors as annotation_selectors
 from annotation.exports import pseudonym
 from annotation.models import Example
-from dynabench.metrics import krippendorff_alpha_nominal
+from core.metrics import krippendorff_alpha_nominal
 from tasks.models import Round
 
 from . import gold_selectors

@@ -10,13 +10,13 @@ from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
 from annotation.api import EXAMPLE_ID
-from dynabench.api.idempotency import idempotent
-from dynabench.api.lookups import positive_int_or_404
-from dynabench.api.permissions import IsContributor
+from core.api.idempotency import idempotent
+from core.api.lookups import positive_int_or_404
+from core.api.permissions import IsContributor
 from tasks.api import SLUG, NotQualifiedError
 from tasks.selectors import task_or_404
 
-from . import gold_selectors, selectors, services, services_undo
+from . import gold_selectors, selectors, services, verdict_undo
 from .models import ValidationClaim
 from .serializers import (
     NextValidationQuerySerializer,
@@ -123,7 +123,7 @@ def _verdict_example_or_404(request, pk):
 
 
 class MyValidation(APIView):
-    """Undo the caller's verdict on an example (``validation.services_undo``): within
+    """Undo the caller's verdict on an example (``validation.verdict_undo``): within
     ``DYNABENCH_VALIDATION_UNDO_SECONDS`` (default 30) of recording it and while the example is
     unsettled, the vote is deleted and the example reserved for the caller again (204). 409, with
     ``detail`` saying why, when they have no verdict on it, the window is over or the example settled;
@@ -135,7 +135,7 @@ class MyValidation(APIView):
     def delete(self, request, pk):
         example = _verdict_example_or_404(request, pk)
         try:
-            services_undo.undo_verdict(example=example, validator=request.user)
+            verdict_undo.undo_verdict(example=example, validator=request.user)
         except services.VerdictError as exc:
             raise refused(exc) from None
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -7,12 +7,12 @@ class ValidationConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported here as Django requires: models cannot be imported before the app registry is ready.
-        from dynabench import audit
+        from core import audit
 
         from . import signals
         from .models import Validation
 
-        # The audit log (dynabench/audit.py): owner verdicts only, not every vote.
+        # The audit log (core/audit.py): owner verdicts only, not every vote.
         audit.register(
             Validation,
             task_of=lambda validation: validation.example.round.task_id,

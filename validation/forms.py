@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
-from dynabench.form_fields import AsciiIdField
+from core.form_fields import AsciiIdField
 from tasks.config import TaskConfig
 
 from .models import Validation

@@ -13,7 +13,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from annotation.models import Example
-from dynabench.text_rules import check_free_text, normalise_newlines
+from core.text_rules import check_free_text, normalise_newlines
 from tasks.models import Round, Task
 from tasks.qualification import hold_for_review
 

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation import selectors as annotation_selectors
-from dynabench.api.lookups import positive_int_or_404
+from core.api.lookups import positive_int_or_404
 from tasks.api import SLUG
 from tasks.models import Task
 from tasks.selectors import task_or_404

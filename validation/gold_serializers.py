@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from annotation.serializers import TextField
-from dynabench.api.bodies import RejectUnknownFieldsMixin
+from core.api.bodies import RejectUnknownFieldsMixin
 
 from .gold import MAX_NOTE_LENGTH
 from .models import GoldItem, Validation

@@ -10,7 +10,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from dynabench.api.lookups import positive_int_or_404
+from core.api.lookups import positive_int_or_404
 from tasks.api import NUMBER, SLUG
 from tasks.models import Round
 

@@ -7,7 +7,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404
 from django.shortcuts import render
 
-from dynabench.text_rules import ascii_id
+from core.text_rules import ascii_id
 from tasks import selectors as task_selectors
 from tasks.models import Round
 

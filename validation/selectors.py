@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
 from annotation.models import Example
-from dynabench.text_rules import ascii_id
+from core.text_rules import ascii_id
 from tasks.models import Round, Task
 
 from .models import GoldAnswer, GoldClaim, GoldItem, Validation, ValidationClaim

@@ -7,8 +7,8 @@ from rest_framework import serializers
 
 from annotation.models import Example
 from annotation.serializers import MODEL_OUTPUT_SCHEMA, TextField, model_outputs
-from dynabench.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
-from dynabench.api.queries import QueryIntegerField, StrictQuerySerializer
+from core.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
+from core.api.queries import QueryIntegerField, StrictQuerySerializer
 
 from .models import Validation
 

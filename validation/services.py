@@ -21,8 +21,8 @@ from django.utils import timezone
 
 from annotation.models import Example
 from annotation.services import overturn_settlement, settle_example
-from dynabench.api.permissions import can_contribute
-from dynabench.text_rules import normalise_newlines
+from core.api.permissions import can_contribute
+from core.text_rules import normalise_newlines
 from tasks import qualification
 from tasks.models import Round
 

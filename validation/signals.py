@@ -9,7 +9,7 @@ a receiver's rows commit or roll back with the verdict. Receivers connect in the
   moved from ``previous`` to ``status``: settled by quorum or owner verdict (``previous`` "pending"), or an
   owner overturned a settled example (``services.overturn_verdict``; ``previous`` a settled status).
   ``example`` is the locked row as read before the change; read ``status``, not ``example.status``.
-* ``verdict_undone(sender=Validation | GoldAnswer, instance=row)``: ``services_undo.undo_verdict`` is
+* ``verdict_undone(sender=Validation | GoldAnswer, instance=row)``: ``verdict_undo.undo_verdict`` is
   about to delete the validator's vote or gold answer ``instance`` (its ``pk`` still set).
 """
 

@@ -14,12 +14,12 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from annotation.selectors import predictions_of
-from dynabench.text_rules import ascii_id
+from core.text_rules import ascii_id
 from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
-from . import selectors, services, services_undo
+from . import selectors, services, verdict_undo
 from .forms import VerdictForm
 from .models import Validation
 
@@ -115,7 +115,7 @@ UNDO_SESSION_KEY = "validation_undo"
 
 def _offer_undo(request, task: Task, example_id: int, verdict: str) -> None:
     """Remember the verdict just recorded, so the next page offers to undo it within the window."""
-    until = timezone.now().timestamp() + services_undo.undo_seconds()
+    until = timezone.now().timestamp() + verdict_undo.undo_seconds()
     request.session[UNDO_SESSION_KEY] = {
         "task": task.pk,
         "example": example_id,
@@ -192,7 +192,7 @@ def validate(request, slug: str):
 @login_required
 @require_POST
 def undo(request, slug: str):
-    """Undo the requester's verdict on the example posted as ``undo`` (``validation.services_undo``): within the
+    """Undo the requester's verdict on the example posted as ``undo`` (``validation.verdict_undo``): within the
     window and while the example is unsettled, the vote goes and the example is served to them again.
     Another task's or an unknown example is a 404, like the verdict form's."""
     task = task_selectors.task_or_404(slug)
@@ -204,7 +204,7 @@ def undo(request, slug: str):
     example = get_object_or_404(selectors.verdict_examples(task, request.user), pk=example_id)
     request.session.pop(UNDO_SESSION_KEY, None)
     try:
-        services_undo.undo_verdict(example=example, validator=request.user)
+        verdict_undo.undo_verdict(example=example, validator=request.user)
     except services.VerdictError as exc:
         messages.error(request, VerdictForm.service_error_text(exc))
     else:

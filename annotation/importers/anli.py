@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 from annotation.importers.common import ImportReport, ProgressFactory, no_progress
-from dynabench.text_rules import normalise_newlines
+from core.text_rules import normalise_newlines
 from tasks.models import Task
 from tasks.services import DEFAULT_MAX_CONTEXT_LENGTH
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from annotation.importers.common import ImportReport, ProgressFactory, no_progress
-from dynabench.text_rules import normalise_newlines
+from core.text_rules import normalise_newlines
 from tasks.config import SENTIMENT_LABELS
 from tasks.models import Task
 

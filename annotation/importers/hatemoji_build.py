@@ -17,7 +17,7 @@ from typing import Any
 from django.db import transaction
 
 from annotation.models import Example
-from dynabench.text_rules import normalise_newlines
+from core.text_rules import normalise_newlines
 from tasks.models import Round, Task
 from tasks.services import ensure_round
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from annotation.importers.common import ImportReport, ProgressFactory, no_progress
 from annotation.models import Example
-from dynabench.text_rules import normalise_newlines
+from core.text_rules import normalise_newlines
 from tasks.models import Task
 from tasks.spans import SpanError, remap_span
 

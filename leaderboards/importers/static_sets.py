@@ -21,8 +21,8 @@ from annotation.importers.common import (
     normalise_hate_label,
     read_csv_rows,
 )
-from dynabench.data_sources import HATECHECK, HATEMOJI, Upstream
-from dynabench.text_rules import normalise_newlines
+from core.data_sources import HATECHECK, HATEMOJI, Upstream
+from core.text_rules import normalise_newlines
 from leaderboards.models import Dataset, DatasetItem
 from tasks.models import Task
 

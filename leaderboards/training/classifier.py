@@ -1,7 +1,7 @@
 """Train, measure and register a classifier target (labels: hate speech, sentiment, NLI) on a task's
 rounds; ``span`` is its extractive-QA counterpart and ``targets.train_target_for_rounds`` chooses.
 
-torch is only imported, lazily, through ``models_registry.training`` and ``models_registry.inference``.
+torch is only imported, lazily, through ``models_registry.training.classifier`` and ``models_registry.runtime.classifier``.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def card_description(
         backbone: the encoder's name (e.g. ``sentence-transformers/all-MiniLM-L6-v2``).
         pooling: the model's ``config.pooling``: ``"mean"`` (one mean-pooled vector of the input) or
             ``"pair"`` (premise and hypothesis encoded separately, head on ``(u, v, |u-v|, u*v)``;
-            ``models_registry.modeling``, after Conneau et al. 2017 and Reimers & Gurevych 2019).
+            ``models_registry.runtime.modeling``, after Conneau et al. 2017 and Reimers & Gurevych 2019).
         recipe: the training recipe ("quick" or "finetune").
         task_name / rounds: what it was trained on.
 
@@ -87,7 +87,7 @@ def train_classifier_target(
 
     Args:
         rounds: round numbers whose examples to train on.
-        recipe: "quick" or "finetune" (see ``models_registry.training``).
+        recipe: "quick" or "finetune" (see ``models_registry.training.classifier``).
         name: registered model name; default ``default_model_name(rounds, recipe)``. It must match
             ``MODEL_NAME_RE`` (it is also the directory name).
         backbone_path: encoder directory; default the offline all-MiniLM-L6-v2.
@@ -104,7 +104,7 @@ def train_classifier_target(
             does not exist, no training examples, a single class, or a training failure.
     """
     # Imported here, not at the top: it loads torch, which the admin and the web pages never need.
-    from models_registry.training import train_classifier
+    from models_registry.training.classifier import train_classifier
 
     plan = plan_training(task, rounds, recipe=recipe, name=name, target_round=target_round, replace=replace)
     numbers, name, round_objs = plan.numbers, plan.name, plan.rounds

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from annotation.models import Example
-from models_registry.inference import clear_cache
-from models_registry.model_files import swap_into_place
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
+from models_registry.runtime.classifier import clear_cache
+from models_registry.runtime.model_files import swap_into_place
 from models_registry.runtime_facts import int8_plans_tried
 from models_registry.services import register_local_model
 from tasks.models import Task
@@ -34,11 +34,11 @@ def train_into_place(task: Task, name: str, train: Callable[[Path], T], *, repla
         ``(what train returned, the final directory)``.
 
     Raises:
-        TargetTrainingError: ``train`` raised ``models_registry.training.TrainingError`` (its message),
+        TargetTrainingError: ``train`` raised ``models_registry.training.classifier.TrainingError`` (its message),
             or the name was taken meanwhile.
     """
-    # Imported here, not at the top: models_registry.training loads torch.
-    from models_registry.training import TrainingError
+    # Imported here, not at the top: models_registry.training.classifier loads torch.
+    from models_registry.training.classifier import TrainingError
 
     final_dir = model_dir(task, name)
     final_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from django.conf import settings
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
 
-#: The training recipes of ``models_registry.training`` (repeated here so that importing this module,
+#: The training recipes of ``models_registry.training.classifier`` (repeated here so that importing this module,
 #: or the command, loads no torch; a test checks that both agree).
 RECIPES = ("quick", "finetune")
 

@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model
 from annotation.importers.common import normalise_hate_label, read_csv_rows
 from annotation.models import Example
 from annotation.services import ExampleError, create_example
-from dynabench.text_rules import ascii_id, normalise_newlines
+from core.text_rules import ascii_id, normalise_newlines
 from tasks.models import Round, Task
 
 DEFAULT_REPLAY_USER = "replay-bot"

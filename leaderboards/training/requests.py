@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from dynabench.job_queue import enqueue, worker_timeout_seconds
+from core.job_queue import enqueue, worker_timeout_seconds
 from tasks.models import Round, Task
 
 from ..models import TrainingJob

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from ..runtime_facts import runtime_facts
+from models_registry.runtime_facts import runtime_facts
 
 register = template.Library()
 

@@ -10,7 +10,7 @@ import pytest
 from django.utils import timezone
 
 from annotation.models import Example
-from dynabench.models import IdempotencyRecord
+from core.models import IdempotencyRecord
 from tests.helpers.api import client_for
 
 CREATE = "/api/tasks/hate-speech/examples/"

@@ -34,7 +34,7 @@ def test_selected_answer_is_stored_with_its_code_point_offset(
     assert passage[out["answer_start"] : out["answer_start"] + len(out["answer"])] == out["answer"]
     assert prediction.label == out["answer"][:100]
     # the verdict is the string_f1 rule on the model's answer, decided here
-    from dynabench.metrics import squad_f1_score
+    from core.metrics import squad_f1_score
 
     assert example.model_wrong is (squad_f1_score(out["answer"], "מרכז העיר") < 0.4)
     assert prediction.model_wrong is example.model_wrong

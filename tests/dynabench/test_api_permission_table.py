@@ -1,4 +1,4 @@
-"""THE PERMISSION TABLE of the API (rules: dynabench/api/permissions.py): role x endpoint x method -> status.
+"""THE PERMISSION TABLE of the API (rules: core/api/permissions.py): role x endpoint x method -> status.
 
 One parametrised test over ``ROWS``. Each row runs in a fresh database built by ``build_world``:
 

@@ -7,7 +7,7 @@ import pytest
 from django.core.cache import cache
 
 from annotation.models import Example
-from dynabench.models import IdempotencyRecord
+from core.models import IdempotencyRecord
 from validation.models import Validation
 
 pytestmark = pytest.mark.django_db

@@ -1,11 +1,11 @@
-"""``dynabench.text_rules.ascii_id``: only short strings of ASCII digits are ids (leaderboard queries,
+"""``core.text_rules.ascii_id``: only short strings of ASCII digits are ids (leaderboard queries,
 the create form's round field); other digits, signs, spaces and long strings are not."""
 
 from __future__ import annotations
 
 import pytest
 
-from dynabench.text_rules import ascii_id
+from core.text_rules import ascii_id
 
 LONG_DIGITS = "9" * 5000
 

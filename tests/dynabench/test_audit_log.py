@@ -1,4 +1,4 @@
-"""The audit log (dynabench/audit.py): one entry per owner action, with its actor, before/after and task;
+"""The audit log (core/audit.py): one entry per owner action, with its actor, before/after and task;
 owners read their own tasks' entries in the admin."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from annotation.models import Example
-from dynabench import audit
+from core import audit
 from models_registry.models import RegisteredModel
 from tasks.config import HATE_SPEECH_CONFIG
 from tasks.models import Round, Task, TaskWorker

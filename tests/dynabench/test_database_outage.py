@@ -1,5 +1,5 @@
 """A database that is unreachable or restarting answers 503 with Retry-After (JSON under /api/, a page
-elsewhere), wherever the error is raised; any other crash stays a 500 (dynabench/server_errors.py)."""
+elsewhere), wherever the error is raised; any other crash stays a 500 (core/server_errors.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.db import OperationalError
 from django.test import Client
 from rest_framework.authentication import TokenAuthentication
 
-from dynabench.server_errors import DATABASE_UNAVAILABLE, SERVER_ERROR
+from core.server_errors import DATABASE_UNAVAILABLE, SERVER_ERROR
 
 LOST = OperationalError("server closed the connection unexpectedly")
 

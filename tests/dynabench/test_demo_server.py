@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.core.management.commands.runserver import Command as RunserverCommand
 
-from dynabench.management.commands import demo_server
+from demo.management.commands import demo_server
 
 
 def test_it_starts_the_preload_before_serving(monkeypatch):

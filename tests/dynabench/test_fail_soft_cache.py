@@ -1,4 +1,4 @@
-"""The Redis cache of the production profile fails soft (dynabench/cache.py): with Redis unreachable
+"""The Redis cache of the production profile fails soft (core/cache.py): with Redis unreachable
 (loopback port 9, where nothing listens) reads give the default and writes do nothing, so log-ins and
 throttled API writes keep working; with Redis up, two cache objects (two processes) share counts."""
 
@@ -8,7 +8,7 @@ import pytest
 import redis
 from django.test import override_settings
 
-from dynabench.cache import FailSoftRedisCache
+from core.cache import FailSoftRedisCache
 from tests.helpers.api import client_for
 
 DEAD = "redis://127.0.0.1:9/0"
@@ -57,7 +57,7 @@ def test_two_caches_on_one_redis_share_values():
     assert reader.get("shared-count") is None
 
 
-DEAD_CACHES = {"default": {"BACKEND": "dynabench.cache.FailSoftRedisCache", "LOCATION": DEAD}}
+DEAD_CACHES = {"default": {"BACKEND": "core.cache.FailSoftRedisCache", "LOCATION": DEAD}}
 
 
 @pytest.mark.django_db

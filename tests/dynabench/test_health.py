@@ -89,7 +89,7 @@ def test_unreachable_redis_cache_makes_it_503(client):
 def test_live_redis_broker_and_cache_are_ok(client, settings):
     settings.Q_CLUSTER = {**settings.Q_CLUSTER, "redis": "redis://127.0.0.1:6379/15"}
     live_cache = {
-        "default": {"BACKEND": "dynabench.cache.FailSoftRedisCache", "LOCATION": "redis://127.0.0.1:6379/15"}
+        "default": {"BACKEND": "core.cache.FailSoftRedisCache", "LOCATION": "redis://127.0.0.1:6379/15"}
     }
     with override_settings(CACHES=live_cache):
         response = _health(client)

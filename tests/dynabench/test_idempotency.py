@@ -1,4 +1,4 @@
-"""The Idempotency-Key machinery (dynabench/api/idempotency.py) on a throwaway view, and its record rules."""
+"""The Idempotency-Key machinery (core/api/idempotency.py) on a throwaway view, and its record rules."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from rest_framework.response import Response
 from rest_framework.test import APIRequestFactory, force_authenticate
 from rest_framework.views import APIView
 
-from dynabench.api.idempotency import REPLAYED_HEADER, fingerprint, idempotent
-from dynabench.models import IdempotencyRecord
+from core.api.idempotency import REPLAYED_HEADER, fingerprint, idempotent
+from core.models import IdempotencyRecord
 
 pytestmark = pytest.mark.django_db
 

@@ -28,7 +28,7 @@ def test_every_module_of_the_project_package_is_in_a_layer():
     }
     listed = set().union(*_layers())
     assert modules - listed == set()
-    assert {"dynabench.settings", "dynabench.api", "dynabench.text_rules", "dynabench.demo"} <= modules
+    assert {"dynabench.settings", "core.api", "core.text_rules", "demo.setup"} <= modules
 
 
 def test_the_apps_are_layered_in_the_documented_order():
@@ -43,4 +43,4 @@ def test_the_apps_are_layered_in_the_documented_order():
         {"accounts"},
     ]
     kernel, top = _layers()[-1], _layers()[0]
-    assert "dynabench.settings" in kernel and "dynabench.demo" in top
+    assert "dynabench.settings" in kernel and "demo.setup" in top

@@ -8,7 +8,7 @@ import logging
 import pytest
 import redis
 
-from dynabench.job_queue import enqueue
+from core.job_queue import enqueue
 from leaderboards.models import Score
 from leaderboards.scheduling import request_evaluations
 from tests.factories.leaderboards import make_toy_dataset
@@ -23,7 +23,7 @@ def broker_down(monkeypatch):
 
 
 def test_enqueue_reports_an_unreachable_broker_instead_of_raising(broker_down, caplog):
-    with caplog.at_level(logging.ERROR, logger="dynabench.job_queue"):
+    with caplog.at_level(logging.ERROR, logger="core.job_queue"):
         assert enqueue("leaderboards.jobs.run_evaluation_job", 1, task_name="evaluation-1") is False
     assert "could not queue evaluation-1" in caplog.text
 

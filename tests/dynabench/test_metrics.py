@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sklearn import metrics as sklearn_metrics
 
-from dynabench.metrics import (
+from core.metrics import (
     accuracy,
     consistency,
     macro_f1,

@@ -54,7 +54,7 @@ def test_check_deploy_warns_when_https_is_off():
 
 def test_redis_url_puts_the_cache_and_the_broker_on_redis():
     values = _settings("CACHES", "Q_CLUSTER", **PRODUCTION)
-    assert values["CACHES"]["default"]["BACKEND"] == "dynabench.cache.FailSoftRedisCache"
+    assert values["CACHES"]["default"]["BACKEND"] == "core.cache.FailSoftRedisCache"
     assert values["CACHES"]["default"]["LOCATION"] == "redis://127.0.0.1:6379/0"
     assert values["Q_CLUSTER"]["redis"] == "redis://127.0.0.1:6379/0"
     assert "orm" not in values["Q_CLUSTER"]

@@ -1,5 +1,5 @@
 """Jobs a killed cluster had taken on the ORM broker are released at the demo's start instead of staying
-locked for Q_CLUSTER["retry"] seconds (dynabench.job_queue.release_taken_jobs)."""
+locked for Q_CLUSTER["retry"] seconds (core.job_queue.release_taken_jobs)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 from django_q.models import OrmQ
 
-from dynabench.job_queue import release_taken_jobs
+from core.job_queue import release_taken_jobs
 
 
 @pytest.mark.django_db

@@ -15,7 +15,7 @@ from collections import Counter
 
 import pytest
 
-from dynabench.metrics import (
+from core.metrics import (
     perf_function,
     squad_answer_texts,
     squad_exact_match,

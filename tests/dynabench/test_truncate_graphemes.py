@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.template import Context, Template
 
-from dynabench.text_rules import truncate_graphemes
+from core.text_rules import truncate_graphemes
 
 FAMILY = "👨\u200d👩\u200d👧"  # 5 code points, 1 character on screen
 RAINBOW = "🏳\ufe0f\u200d🌈"  # 4 code points

@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.jobs import RETRY_SCHEDULE
-from dynabench import demo
+from demo import setup as demo
 from tests.helpers.data import data_path
 
 
@@ -96,7 +96,7 @@ def test_second_run_keeps_the_owners_rounds_and_targets(hate_task, demo_models, 
 
 
 def test_every_demo_task_module_names_a_builtin_task():
-    from dynabench.demo_tasks import demo_tasks
+    from demo.demo_tasks import demo_tasks
     from tasks.services import BUILTIN_TASKS
 
     specs = demo_tasks()

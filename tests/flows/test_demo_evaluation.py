@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Example
-from dynabench.demo import DemoReport, evaluate_demo
+from demo.setup import DemoReport, evaluate_demo
 from leaderboards.models import Score
 
 pytestmark = pytest.mark.django_db

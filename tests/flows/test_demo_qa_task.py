@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Example
-from dynabench.demo_tasks.base import lay_out_task, model_name
-from dynabench.demo_tasks.qa import DEMO_TASK as QA_DEMO
+from demo.demo_tasks.base import lay_out_task, model_name
+from demo.demo_tasks.qa import DEMO_TASK as QA_DEMO
 from tasks.models import Context
 from tasks.services import ensure_builtin_task
 from tests.helpers.data import data_path

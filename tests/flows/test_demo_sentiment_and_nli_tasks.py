@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from dynabench.demo_tasks.base import lay_out_task, model_name
-from dynabench.demo_tasks.nli import DEMO_TASK as NLI_DEMO
-from dynabench.demo_tasks.sentiment import DEMO_TASK as SENTIMENT_DEMO
+from demo.demo_tasks.base import lay_out_task, model_name
+from demo.demo_tasks.nli import DEMO_TASK as NLI_DEMO
+from demo.demo_tasks.sentiment import DEMO_TASK as SENTIMENT_DEMO
 from tasks.models import Context
 from tasks.services import ensure_builtin_task
 from tests.helpers.data import data_path

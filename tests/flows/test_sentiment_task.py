@@ -10,7 +10,7 @@ import pytest
 from annotation.importers.common import ImportReport
 from annotation.importers.dynasent import FILES, import_dynasent, read_dynasent
 from annotation.models import Example
-from dynabench.metrics import perf_function
+from core.metrics import perf_function
 from tasks.config import SENTIMENT_CONFIG, TaskConfig
 from tasks.models import Context
 from tasks.rules import model_wrong

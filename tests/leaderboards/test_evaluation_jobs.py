@@ -12,8 +12,8 @@ from django.urls import reverse
 from leaderboards.jobs import run_evaluation_job
 from leaderboards.models import Dataset, Score
 from leaderboards.scheduling import pending_evaluations, request_evaluations, retry_evaluations
-from models_registry.inference import clear_cache
 from models_registry.models import RegisteredModel
+from models_registry.runtime.classifier import clear_cache
 from tests.factories.leaderboards import make_toy_dataset
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Example
-from dynabench import data_sources as sources
+from core import data_sources as sources
 from dynabench.management.commands import fetch_datasets
 from leaderboards.models import DatasetItem
 

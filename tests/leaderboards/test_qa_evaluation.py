@@ -8,7 +8,7 @@ import pytest
 
 from leaderboards.evaluation import EvaluationError, evaluate_model_on_dataset
 from leaderboards.models import Dataset, DatasetItem
-from models_registry.qa_inference import SpanPredictor
+from models_registry.runtime.qa_inference import SpanPredictor
 
 pytestmark = pytest.mark.django_db
 
@@ -68,7 +68,7 @@ def test_perf_is_squad_f1_with_exact_match_beside_it(tiny_qa_registered_model, m
 
 
 def test_real_tiny_model_scores_are_consistent_with_its_answers(tiny_qa_registered_model):
-    from dynabench.metrics import squad_exact_match, squad_f1
+    from core.metrics import squad_exact_match, squad_f1
 
     items = [
         ("Who won the game?", {"answer": "Denver Broncos", "answer_start": 4}),
@@ -76,7 +76,7 @@ def test_real_tiny_model_scores_are_consistent_with_its_answers(tiny_qa_register
     ]
     dataset = _dataset(tiny_qa_registered_model.task, items)
     evaluation = evaluate_model_on_dataset(tiny_qa_registered_model, dataset)
-    from models_registry.inference import get_classifier
+    from models_registry.runtime.classifier import get_classifier
 
     outputs = get_classifier(tiny_qa_registered_model.path).predict_batch([(PASSAGE, q) for q, _ in items])
     predicted = [o["answer"] for o in outputs]

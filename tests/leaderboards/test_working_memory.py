@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from leaderboards.evaluation import GIB, evaluate_model_on_dataset, longest_batch, working_memory_bytes
-from models_registry.inference import get_classifier
+from models_registry.runtime.classifier import get_classifier
+from models_registry.runtime.working_memory import LiveTensorBytes, peak_live_bytes
 from models_registry.services import register_local_model
-from models_registry.working_memory import LiveTensorBytes, peak_live_bytes
 from tests.factories.leaderboards import make_toy_dataset
 from tests.helpers.tiny_models import build_tiny_classifier
 

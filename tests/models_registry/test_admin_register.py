@@ -7,7 +7,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from models_registry.models import RegisteredModel
-from models_registry.weights import count_parameters
+from models_registry.runtime.weights import count_parameters
 from tests.helpers.zips import zip_bytes, zip_dir
 
 URL = reverse("admin:models_registry_registeredmodel_register")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from models_registry import inference
-from models_registry.attributions import MAX_EXPLAIN_INPUTS, REMOTE, SPAN
+from models_registry.explain.attributions import MAX_EXPLAIN_INPUTS, REMOTE, SPAN
 from tests.factories.models_registry import RegisteredModelFactory
 from tests.helpers.api import forced_client as api
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from models_registry import attributions
+from models_registry.explain import attributions
 from tests.helpers.api import forced_client as api
 
 

@@ -1,4 +1,4 @@
-"""Batched live inference (models_registry/batching.py): requests that arrive while a forward runs are
+"""Batched live inference (models_registry/runtime/batching.py): requests that arrive while a forward runs are
 gathered into the next one, each gets its own outputs, one bad input fails alone, a stuck model's batcher
 is replaced, and concurrent predictions through ``inference.predict`` equal the one-at-a-time answers."""
 
@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from models_registry import batching, inference
-from models_registry.model_files import InferenceError
+from models_registry import inference
+from models_registry.runtime import batching, classifier
+from models_registry.runtime.model_files import InferenceError
 
 
 class Gate:
@@ -106,7 +107,7 @@ def test_concurrent_predictions_equal_one_at_a_time(settings, tiny_registered_mo
     settings.DYNABENCH_INFERENCE_BATCH_WINDOW_MS = 50
     statements = [f"statement number {n} " + "word " * n for n in range(12)]
     alone = [
-        inference.get_classifier(tiny_registered_model.path).predict_batch([text])[0] for text in statements
+        classifier.get_classifier(tiny_registered_model.path).predict_batch([text])[0] for text in statements
     ]
     results: dict[int, dict] = {}
     start = threading.Barrier(len(statements))

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from models_registry import inference
-from models_registry.inference import InferenceError, clear_cache, get_classifier, predict
+from models_registry.inference import predict
+from models_registry.runtime import classifier as runtime_classifier
+from models_registry.runtime.classifier import InferenceError, clear_cache, get_classifier
 from tests.helpers.tiny_models import build_tiny_classifier
 
 TEXTS = ["I hate 🐷 people", "what a nice day 🌹", "", "they should go back home " * 40]
@@ -87,13 +88,13 @@ def test_cache_returns_the_same_instance(tiny_model_dir):
 
 def test_concurrent_first_calls_load_once(tiny_model_dir, monkeypatch):
     loads = []
-    real_init = inference.Classifier.__init__
+    real_init = runtime_classifier.Classifier.__init__
 
     def counting_init(self, *args, **kwargs):
         loads.append(threading.get_ident())
         real_init(self, *args, **kwargs)
 
-    monkeypatch.setattr(inference.Classifier, "__init__", counting_init)
+    monkeypatch.setattr(runtime_classifier.Classifier, "__init__", counting_init)
     barrier = threading.Barrier(8)
     results, errors = [], []
 
@@ -174,7 +175,7 @@ def test_importing_inference_loads_no_torch():
     import subprocess
     import sys
 
-    code = "import sys; import models_registry.inference, models_registry.preprocessing; print('torch' in sys.modules)"
+    code = "import sys; import models_registry.runtime.classifier, models_registry.runtime.preprocessing; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -1,7 +1,7 @@
 """The per-process classifier cache reloads when a model's files change on disk, whoever changed them.
 
 Retraining with ``replace=True`` in one process (the job cluster) must not leave another (the web
-server) serving the old weights: the cache is keyed by the files' identity (models_registry/inference.py,
+server) serving the old weights: the cache is keyed by the files' identity (models_registry/runtime/classifier.py,
 "Cache").
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from models_registry import inference
-from models_registry.inference import clear_cache, get_classifier
-from models_registry.model_files import files_identity
+from models_registry.runtime import classifier as runtime_classifier
+from models_registry.runtime.classifier import clear_cache, get_classifier
+from models_registry.runtime.model_files import files_identity
 from tests.helpers.tiny_models import build_tiny_classifier
 
 TEXTS = ["I hate 🐷 people", "what a nice day 🌹", "they should go back home"]
@@ -34,13 +34,13 @@ def _fresh_cache():
 def loads(monkeypatch):
     """Paths loaded by ``Classifier`` during the test, in order."""
     seen = []
-    real_init = inference.Classifier.__init__
+    real_init = runtime_classifier.Classifier.__init__
 
     def counting_init(self, path, *args, **kwargs):
         seen.append(str(path))
         real_init(self, path, *args, **kwargs)
 
-    monkeypatch.setattr(inference.Classifier, "__init__", counting_init)
+    monkeypatch.setattr(runtime_classifier.Classifier, "__init__", counting_init)
     return seen
 
 

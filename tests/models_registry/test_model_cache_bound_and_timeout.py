@@ -1,6 +1,6 @@
 """The per-process model cache is bounded by bytes (least recently used dropped first), and a local model
 that does not answer within the inference timeout fails the call, so the example is stored with a
-failed prediction (models_registry/inference.py, "Cache" and "Timeout")."""
+failed prediction (models_registry/runtime/classifier.py, "Cache" and "Timeout")."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from annotation.models import Example, Prediction
 from annotation.services import create_example
 from models_registry import inference
-from models_registry.inference import InferenceError, cached_paths, get_classifier
-from models_registry.model_files import weights_bytes
+from models_registry.runtime import classifier as runtime_classifier
+from models_registry.runtime.classifier import InferenceError, cached_paths, get_classifier
+from models_registry.runtime.model_files import weights_bytes
 from tests.helpers.tiny_models import build_tiny_classifier
 
 
@@ -70,7 +71,7 @@ def hanging_model(monkeypatch, tiny_registered_model):
         release.wait(30)
         return []
 
-    monkeypatch.setattr(inference.Classifier, "predict_batch", hang)
+    monkeypatch.setattr(runtime_classifier.Classifier, "predict_batch", hang)
     yield tiny_registered_model
     release.set()
 

@@ -9,8 +9,8 @@ from rest_framework.test import APIClient
 
 from models_registry import inference
 from models_registry.models import RegisteredModel
+from models_registry.runtime.weights import count_parameters
 from models_registry.serializers import MAX_PREDICT_INPUTS
-from models_registry.weights import count_parameters
 from tests.helpers.api import forced_client as api
 from tests.helpers.zips import zip_bytes, zip_dir
 

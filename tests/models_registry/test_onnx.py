@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from models_registry import inference, onnx_export
-from models_registry.inference import get_classifier
+from models_registry import inference
 from models_registry.models import RegisteredModel
-from models_registry.onnx_export import agreement, choose
-from models_registry.runtimes import MANIFEST_FILE, ONNX_FP32, ONNX_INT8, TORCH, onnx_file
+from models_registry.runtime import classifier as runtime_classifier
+from models_registry.runtime import onnx_export
+from models_registry.runtime.classifier import get_classifier
+from models_registry.runtime.onnx_export import agreement, choose
+from models_registry.runtime.runtimes import MANIFEST_FILE, ONNX_FP32, ONNX_INT8, TORCH, onnx_file
 from models_registry.services import register_local_model
 
 pytestmark = pytest.mark.onnx
@@ -216,7 +218,7 @@ def test_a_pair_model_runs_both_segments_through_the_graph(nli_task, tmp_path, s
             ("ok", "a much longer hypothesis than its premise, by many tokens"),
         ]
     ]
-    texts = inference.texts_for_inputs(fields, inputs)
+    texts = runtime_classifier.texts_for_inputs(fields, inputs)
     reference = get_classifier(path).predict_batch(texts)
     served = inference.predict(model, inputs)
     for ref, out in zip(reference, served, strict=True):
@@ -237,7 +239,7 @@ def test_a_span_model_answers_the_same_from_its_graph(qa_task, qa_round, tiny_qa
     assert manifest["kind"] == "span" and manifest["outputs"] == ["start_logits", "end_logits"]
     passage = qa_round.contexts.first().data["context"]
     inputs = [{"context": passage, "question": q} for q in ("Who?", "When did it happen?", "What is it?")]
-    texts = inference.texts_for_inputs(qa_task.cfg.model_input_fields, inputs)
+    texts = runtime_classifier.texts_for_inputs(qa_task.cfg.model_input_fields, inputs)
     served = inference.predict(model, inputs)
     for ref, out in zip(get_classifier(tiny_qa_model_dir).predict_batch(texts), served, strict=True):
         assert (out["answer"], out["answer_start"]) == (ref["answer"], ref["answer_start"])
@@ -317,7 +319,7 @@ def test_a_score_of_another_runtime_is_redone(hate_task, tiny_model_dir, setting
 
 
 def test_int8_on_labelled_inputs_is_judged_on_accuracy():
-    from models_registry.onnx_export import judge
+    from models_registry.runtime.onnx_export import judge
 
     def out(label):
         return {
@@ -371,7 +373,7 @@ def test_the_leaderboard_shows_each_models_runtime(client, hate_task, tiny_model
 def test_the_settings_list_the_runtimes_the_registry_knows():
     import re
 
-    from models_registry.runtimes import RUNTIMES
+    from models_registry.runtime.runtimes import RUNTIMES
 
     source = (Path(__file__).resolve().parents[2] / "dynabench" / "settings.py").read_text()
     listed = re.search(r"DYNABENCH_MODEL_RUNTIME not in \(([^)]*)\)", source).group(1)
@@ -385,7 +387,7 @@ def test_a_model_whose_graph_is_gone_is_served_by_torch_meanwhile(hate_task, tin
     settings.DYNABENCH_MODEL_RUNTIME = ONNX_FP32
     model = _register(hate_task, tiny_model_dir)
     expected = get_classifier(tiny_model_dir).predict_batch(["retrained meanwhile"])
-    inference.clear_cache()
+    runtime_classifier.clear_cache()
     shutil.rmtree(tiny_model_dir / "onnx")  # as after a retraining swapped new weights in, before export
     assert inference.predict(model, [{"statement": "retrained meanwhile"}]) == expected
     # a graph that is there but broken is an error, not a silent fallback

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from models_registry import onnx_export, onnx_graph, vector_cache
-from models_registry.inference import clear_cache, get_classifier
-from models_registry.runtimes import ONNX_FP32, onnx_file
+from models_registry.runtime import onnx_export, onnx_graph, vector_cache
+from models_registry.runtime.classifier import clear_cache, get_classifier
+from models_registry.runtime.runtimes import ONNX_FP32, onnx_file
 
 pytestmark = pytest.mark.onnx
 

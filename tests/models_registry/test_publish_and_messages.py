@@ -13,9 +13,9 @@ from django.urls import reverse
 from safetensors.torch import load_file, save_file
 
 from models_registry import inference
-from models_registry.inference import clear_cache
-from models_registry.model_files import without_server_paths
 from models_registry.models import RegisteredModel
+from models_registry.runtime.classifier import clear_cache
+from models_registry.runtime.model_files import without_server_paths
 from models_registry.services import (
     register_endpoint_model,
     register_hub_model,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from models_registry.models import RegisteredModel
-from models_registry.runtimes import ONNX_FP32, ONNX_INT8, TORCH, onnx_file
+from models_registry.runtime.runtimes import ONNX_FP32, ONNX_INT8, TORCH, onnx_file
 from models_registry.services import (
     ModelRegistryError,
     pinnable_runtimes,

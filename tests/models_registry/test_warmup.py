@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from models_registry.inference import cached_paths
+from models_registry.runtime.classifier import cached_paths
 from models_registry.warmup import preload_open_round_targets, prepare_web_worker, torch_threads_per_process
 
 

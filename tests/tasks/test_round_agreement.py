@@ -10,7 +10,7 @@ import krippendorff
 import numpy as np
 import pytest
 
-from dynabench.metrics import krippendorff_alpha_nominal
+from core.metrics import krippendorff_alpha_nominal
 from tasks.round_stats import round_counts
 from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example

@@ -1,4 +1,4 @@
-"""Undoing a verdict on the validate page (validation.services_undo): within the window and while the
+"""Undoing a verdict on the validate page (validation.verdict_undo): within the window and while the
 example is unsettled the vote goes and the example is served again; too late, settled, someone else's
 or another task's are refused; a gold answer is undone alike; a paid verdict gets one reversal."""
 
@@ -18,7 +18,7 @@ from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example
 from tests.factories.crowd import enter_as, make_study
 from tests.factories.validation import GoldItemFactory
-from validation import services_undo
+from validation import verdict_undo
 from validation.models import GoldAnswer, GoldClaim, Validation, ValidationClaim
 from validation.services import VerdictError, next_example, submit_validation
 
@@ -70,9 +70,9 @@ def test_undo_is_refused_after_the_window_and_the_vote_stays(hate_round, annotat
     example = make_example(hate_round, annotator)
     next_example(round_=hate_round, validator=validator)
     submit_validation(example=example, validator=validator, verdict="correct")
-    later = timezone.now() + timedelta(seconds=services_undo.undo_seconds() + 1)
+    later = timezone.now() + timedelta(seconds=verdict_undo.undo_seconds() + 1)
     with pytest.raises(VerdictError) as refused:
-        services_undo.undo_verdict(example=example, validator=validator, now=later)
+        verdict_undo.undo_verdict(example=example, validator=validator, now=later)
     assert refused.value.code == "undo_expired"
     assert Validation.objects.filter(example=example, validator=validator).count() == 1
 
@@ -85,7 +85,7 @@ def test_undo_is_refused_once_the_example_settled(hate_task, hate_round, annotat
     example.refresh_from_db()
     assert example.status == "validated_correct"
     with pytest.raises(VerdictError) as refused:
-        services_undo.undo_verdict(example=example, validator=validator)
+        verdict_undo.undo_verdict(example=example, validator=validator)
     assert refused.value.code == "settled"
     assert Validation.objects.filter(example=example).count() == hate_task.validation_quorum
 
@@ -94,7 +94,7 @@ def test_nothing_to_undo_without_a_vote_of_ones_own(hate_round, annotator, valid
     example = make_example(hate_round, annotator)
     submit_validation(example=example, validator=UserFactory(), verdict="correct")
     with pytest.raises(VerdictError) as refused:
-        services_undo.undo_verdict(example=example, validator=validator)
+        verdict_undo.undo_verdict(example=example, validator=validator)
     assert refused.value.code == "nothing_to_undo"
     assert Validation.objects.filter(example=example).count() == 1
 
@@ -118,7 +118,7 @@ def test_a_gold_answer_is_undone_like_a_vote(hate_round, annotator, validator):
     )
     outcome = submit_validation(example=gold.example, validator=validator, verdict="flagged")
     assert outcome.gold and GoldAnswer.objects.filter(validator=validator).count() == 1
-    services_undo.undo_verdict(example=gold.example, validator=validator)
+    verdict_undo.undo_verdict(example=gold.example, validator=validator)
     assert not GoldAnswer.objects.filter(validator=validator).exists()
     # Reserved again as gold, so the same item comes back and its next verdict is a gold answer again.
     assert next_example(round_=hate_round, validator=validator) == gold.example
@@ -132,7 +132,7 @@ def test_a_paid_verdict_gets_one_reversal_and_progress_nets_it_out(hate_round, a
     vote = submit_validation(example=example, validator=worker, verdict="correct").validation
     participation = Participation.objects.get(user=worker)
     assert progress_of(participation).validations == 1
-    services_undo.undo_verdict(example=example, validator=worker)
+    verdict_undo.undo_verdict(example=example, validator=worker)
     rows = list(LedgerEntry.objects.filter(worker=worker).order_by("id").values_list("event_key", "amount"))
     assert rows == [
         (f"validation:{vote.pk}", Decimal("0.10")),
@@ -154,7 +154,7 @@ def test_the_undone_example_comes_back_before_one_the_queue_would_serve_first(
     fresh = make_example(hate_round, annotator)  # no votes: the queue serves it before ``voted``
     submit_validation(example=voted, validator=validator, verdict="incorrect")
     assert next_example(round_=hate_round, validator=validator) == fresh
-    services_undo.undo_verdict(example=voted, validator=validator)
+    verdict_undo.undo_verdict(example=voted, validator=validator)
     assert next_example(round_=hate_round, validator=validator) == voted
 
 

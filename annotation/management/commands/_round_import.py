@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.management.base import CommandError
 from tqdm import tqdm
 
-from dynabench.audit import OperatorCommand
+from core.audit import OperatorCommand
 from tasks.services import ensure_builtin_task
 
 

@@ -1,7 +1,7 @@
 /*
  * "Why did the model decide?" (annotation/templates/annotation/_why.html): when a
  * <details data-why-url> opens for the first time, fetch the attributions fragment
- * (annotation/views_why.py, header X-Requested-With: fetch) and put it in place of the plain link.
+ * (annotation/why_views.py, header X-Requested-With: fetch) and put it in place of the plain link.
  * On failure the link stays, with a short message. Listens on the document (toggle does not bubble,
  * so in the capture phase): details inserted after this script loaded work too. Loaded twice, it
  * binds once.

@@ -9,9 +9,9 @@ import uuid
 
 from django.core.management.base import CommandError
 
+from core.audit import OperatorCommand
 from crowd.models import Study
 from crowd.payments import export_payments
-from dynabench.audit import OperatorCommand
 
 
 class Command(OperatorCommand):  # --actor: who is recorded in the audit log

@@ -1,7 +1,7 @@
 """``manage.py fetch_datasets --dest DIR``: download the pinned upstream hate-speech files.
 
 Needs internet; never run by the tests or the demo. Each file's sha256 is checked against
-``dynabench.data_sources.FILES``. A file whose expected hash is not known yet is refused
+``core.data_sources.FILES``. A file whose expected hash is not known yet is refused
 unless ``--trust-first-fetch`` is given; its computed hash is printed either way so it can be pinned.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from dynabench.data_sources import FILES, UpstreamFile
+from core.data_sources import FILES, UpstreamFile
 
 TIMEOUT_SECONDS = 60
 
@@ -82,7 +82,7 @@ class Command(BaseCommand):
             if not trust_first_fetch:
                 return (
                     f"{entry.dest}: no sha256 pinned; computed {digest}. Check the file, then pin the hash "
-                    "in dynabench/data_sources.py or re-run with --trust-first-fetch."
+                    "in core/data_sources.py or re-run with --trust-first-fetch."
                 )
             self.stdout.write(f"{entry.dest}: sha256 {digest} (not pinned; trusted on first fetch)")
         elif digest != entry.sha256:

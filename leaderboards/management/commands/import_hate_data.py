@@ -13,7 +13,7 @@ from tqdm import tqdm
 
 from annotation.importers.hatemoji_build import FILES as HATEMOJI_BUILD_FILES
 from annotation.importers.hatemoji_build import import_hatemoji_build
-from dynabench.audit import OperatorCommand
+from core.audit import OperatorCommand
 from leaderboards.importers.static_sets import STATIC_SETS, import_static_sets
 from tasks.services import ensure_builtin_task
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from dynabench.audit import OperatorCommand
+from core.audit import OperatorCommand
 from leaderboards.releases import ReleaseError, create_release, release_dir
 from tasks.models import Round
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from dynabench.audit import OperatorCommand
+from core.audit import OperatorCommand
 from leaderboards.training.replay import DEFAULT_REPLAY_USER, ReplayError, replay_file
 from tasks.models import Task
 

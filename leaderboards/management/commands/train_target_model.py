@@ -7,7 +7,7 @@ import time
 from django.core.management.base import CommandError
 from django.db import transaction
 
-from dynabench.audit import OperatorCommand
+from core.audit import OperatorCommand
 from leaderboards.jobs import run_evaluation_job
 from leaderboards.models import Dataset, TrainingJob
 from leaderboards.scheduling import pending_evaluations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import CommandError
 
-from dynabench.audit import OperatorCommand
+from core.audit import OperatorCommand
 from tasks.context_files import FORMATS, format_from_name
 from tasks.models import Round
 from tasks.services import ContextFileError, load_contexts
