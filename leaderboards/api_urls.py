@@ -1,4 +1,4 @@
-"""API routes owned by the `leaderboards` app, mounted under ``/api/`` by ``core/api/urls.py``."""
+"""API routes owned by the `leaderboards` app, mounted under ``/api/`` by ``dynabench/api_urls.py``."""
 
 from django.urls import path
 

@@ -50,6 +50,6 @@ fi
 echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/  (Ctrl-C stops it; job log: $VAR/qcluster.log)"
 # In the background too, so that a signal to the script alone is handled at once (bash runs a trap only
 # once its foreground command has ended); the script lives as long as the server.
-# demo_server: runserver, loading the open rounds' targets as it starts (dynabench/management/commands).
+# demo_server: runserver, loading the open rounds' targets as it starts (demo/management/commands/demo_server.py).
 start_process - "$PY" manage.py demo_server "$DYNABENCH_HOST:$DYNABENCH_PORT" --noreload
 wait "$STARTED_PID"

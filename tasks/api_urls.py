@@ -1,4 +1,4 @@
-"""API routes owned by the `tasks` app, mounted under ``/api/`` by ``core/api/urls.py``.
+"""API routes owned by the `tasks` app, mounted under ``/api/`` by ``dynabench/api_urls.py``.
 
 Slugs and numbers are ``str`` in the routes so that a malformed one gets the API's JSON 404.
 """

@@ -1,4 +1,4 @@
-"""Who may do what through the API (every case is pinned in tests/api/test_permission_table.py).
+"""Who may do what through the API (every case is pinned in tests/dynabench/test_api_permission_table.py).
 
 Reads of tasks and rounds are public. Annotating and validating need a signed-in, active, unblocked
 user: anonymous callers get 401 (with ``WWW-Authenticate: Token``), blocked ones 403. Objects a caller

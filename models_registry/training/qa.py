@@ -2,7 +2,7 @@
 
 No database access here. The model is ``qa_modeling``'s ``BertForQuestionAnswering`` on the offline
 all-MiniLM-L6-v2 backbone, saved with ``save_pretrained`` (safetensors) plus its fast tokenizer, so
-``inference.get_classifier`` serves it as a ``qa_inference.SpanPredictor``.
+``runtime.classifier.get_classifier`` serves it as a ``qa_inference.SpanPredictor``.
 
 Each (question, passage) pair is tokenised into windows exactly as at prediction time
 (``qa_inference.encode_windows``); a window whose passage part holds the whole answer is a training

@@ -1,0 +1,105 @@
+"""A database created by the code before the folder move (kernel in ``dynabench/``, the registry flat)
+upgrades with ``manage.py migrate`` alone.
+
+The kernel app moved to ``core/`` keeping its label ``dynabench`` (``core.apps.CoreConfig``), so its
+migration history, its table, its content type and its permissions are the old ones. This test makes the
+database with the old code itself (``git archive`` of the last commit before the move, run in a
+subprocess with this venv), writes rows there, then runs today's ``migrate`` and reads the rows back
+through today's models. A renamed label or a model moved without ``SeparateDatabaseAndState`` fails it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import uuid
+from io import BytesIO
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The last commit with the flat layout (docs/architecture.md, "Folders and layers").
+BEFORE_THE_MOVE = "f2066c79daf178e9e4606516af4eacaf95fadedd"
+
+WRITE_ROWS = """
+from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
+from dynabench.models import IdempotencyRecord
+user = get_user_model().objects.create_user(username="before", password="x-x-x-x-x-1")
+IdempotencyRecord.objects.create(user=user, key="k-1", method="POST", path="/api/examples/", fingerprint="f" * 64)
+print(ContentType.objects.get_for_model(IdempotencyRecord).pk)
+"""
+
+READ_ROWS = """
+import json
+from django.contrib.contenttypes.models import ContentType
+from core.models import IdempotencyRecord
+record = IdempotencyRecord.objects.get(key="k-1")
+print(json.dumps({"user": record.user.username, "path": record.path,
+                  "content_type": ContentType.objects.get_for_model(IdempotencyRecord).pk,
+                  "table": IdempotencyRecord._meta.db_table}))
+"""
+
+
+def _commit_available() -> bool:
+    probe = subprocess.run(["git", "cat-file", "-e", f"{BEFORE_THE_MOVE}^{{commit}}"], cwd=ROOT, capture_output=True)
+    return probe.returncode == 0
+
+
+def _manage(tree: Path, database_url: str, *args: str) -> str:
+    env = {**os.environ, "DATABASE_URL": database_url, "DEBUG": "1", "PYTHONPATH": str(tree)}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=tree, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.fixture
+def empty_database():
+    """A new, empty PostgreSQL database on the test server; its URL. Dropped afterwards."""
+    if connection.vendor != "postgresql":
+        pytest.skip("the upgrade is checked on PostgreSQL, the database of record")
+    params = connection.get_connection_params()
+    host, port, user = params.get("host") or "127.0.0.1", params.get("port") or 5432, params.get("user")
+    name = f"upgrade_{uuid.uuid4().hex[:12]}"
+    admin = psycopg.connect(host=host, port=port, user=user, dbname="postgres", autocommit=True)
+    admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgres://{user}@{host}:{port}/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def test_a_database_made_before_the_move_migrates_with_migrate_alone(empty_database, tmp_path):
+    if not _commit_available():
+        pytest.skip(f"not a git clone with commit {BEFORE_THE_MOVE[:7]}")
+    archive = subprocess.run(["git", "archive", BEFORE_THE_MOVE], cwd=ROOT, capture_output=True, check=True).stdout
+    old_tree = tmp_path / "before"
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(old_tree, filter="data")
+
+    _manage(old_tree, empty_database, "migrate", "-v0")
+    old_content_type = int(_manage(old_tree, empty_database, "shell", "-v0", "-c", WRITE_ROWS).strip())
+
+    applied = _manage(ROOT, empty_database, "migrate")
+    assert "No migrations to apply." in applied
+    plan = _manage(ROOT, empty_database, "showmigrations", "--plan")
+    assert "[ ]" not in plan and "[X]  dynabench.0002_idempotency_response_headers" in plan
+    _manage(ROOT, empty_database, "makemigrations", "--check", "--dry-run")
+
+    rows = json.loads(_manage(ROOT, empty_database, "shell", "-v0", "-c", READ_ROWS).strip())
+    assert rows == {
+        "user": "before",
+        "path": "/api/examples/",
+        "content_type": old_content_type,
+        "table": "dynabench_idempotencyrecord",
+    }
