@@ -15,12 +15,12 @@ from django.contrib import admin, messages
 from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.utils import timezone
+from django.db import transaction
 
 from core import audit
 from core.admin_extensions import ExtensibleAdmin, ObjectTool, extend_admin
 
-from . import services
+from . import qualification, services
 from .config import validate_config
 from .models import Context, Quiz, QuizAttempt, QuizQuestion, Round, Task, TaskWorker, TutorialItem
 from .round_stats import rate, with_round_counts
@@ -373,10 +373,15 @@ class TaskWorkerAdminForm(forms.ModelForm):
 
 
 def _set_listing(modeladmin, request, queryset, listing: str, done: str) -> None:
-    """Set ``listing`` on the selected workers the user may change (``queryset`` is owner-scoped)."""
+    """Set ``listing`` on the selected workers the user may change (``queryset`` is owner-scoped), one
+    ``qualification.set_listing`` each (a save, so the audit log records each change with the request's
+    user as actor, core/audit.py), all or none."""
     reason = f"{done.capitalize()} by {request.user.username} in the admin." if listing else ""
-    n = queryset.update(listing=listing, listing_reason=reason, updated_at=timezone.now())
-    modeladmin.message_user(request, f"{n} worker(s) {done}.", messages.SUCCESS)
+    with transaction.atomic():
+        workers = list(queryset.select_related("task", "user"))
+        for worker in workers:
+            qualification.set_listing(task=worker.task, user=worker.user, listing=listing, reason=reason)
+    modeladmin.message_user(request, f"{len(workers)} worker(s) {done}.", messages.SUCCESS)
 
 
 @admin.register(TaskWorker)
@@ -428,9 +433,11 @@ class TaskWorkerAdmin(TaskOwnedAdmin):
 
     @admin.action(description="Release the selected workers' holds for review")
     def release_hold(self, request, queryset):
-        n = queryset.filter(held_at__isnull=False).update(
-            held_at=None, held_reason="", updated_at=timezone.now()
-        )
+        """Lift the selected held workers' holds, one ``qualification.release_hold`` each (it writes the
+        audit log's entry, actor the request's user), all or none."""
+        with transaction.atomic():
+            held = queryset.filter(held_at__isnull=False).select_related("task", "user")
+            n = sum(qualification.release_hold(task=w.task, user=w.user) for w in held)
         self.message_user(request, f"Released {n} hold(s).", messages.SUCCESS)
 
 

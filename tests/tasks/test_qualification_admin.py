@@ -8,12 +8,16 @@ import copy
 import json
 
 import pytest
+from auditlog.models import LogEntry
+from django.contrib.contenttypes.models import ContentType
+from django.contrib.messages import get_messages
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from tasks import qualification
 from tasks.config import HATE_SPEECH_CONFIG
 from tasks.models import Quiz, Task, TaskWorker
+from tests.factories.accounts import UserFactory
 from tests.factories.qualification import answers, make_quiz, standing
 
 pytestmark = pytest.mark.django_db
@@ -265,3 +269,120 @@ def test_an_owner_makes_a_round_a_competition_in_the_admin_and_it_needs_the_quot
     assert client.post(url, {**form, "examples_per_participant": "20"}).status_code == 302
     hate_round.refresh_from_db()
     assert (hate_round.is_competition, hate_round.examples_per_participant) == (True, 20)
+
+
+# --- the workers' actions go through the qualification services, so the audit log records them -----------
+
+
+def _entries_of(workers) -> dict[int, LogEntry]:
+    """The audit log's entries of ``workers``, by worker id (at most one each, else the test fails)."""
+    entries = LogEntry.objects.filter(
+        content_type=ContentType.objects.get_for_model(TaskWorker), object_id__in=[w.pk for w in workers]
+    )
+    by_worker = {}
+    for entry in entries:
+        assert entry.object_id not in by_worker, f"two entries for worker {entry.object_id}"
+        by_worker[entry.object_id] = entry
+    return by_worker
+
+
+def _run_action(client, action: str, workers) -> list[str]:
+    """POST ``action`` on ``workers`` to the workers' changelist; the messages it left for the user."""
+    response = client.post(
+        reverse("admin:tasks_taskworker_changelist"),
+        {"action": action, "_selected_action": [w.pk for w in workers]},
+    )
+    assert response.status_code == 302
+    return [str(m) for m in get_messages(response.wsgi_request)]
+
+
+@pytest.fixture
+def superuser_client(client, password, db):
+    root = UserFactory(username="root", password=password, is_staff=True, is_superuser=True)
+    assert client.login(username=root.username, password=password)
+    client.user = root
+    return client
+
+
+@pytest.fixture(params=["owner", "superuser"])
+def acting_client(request, owner, hate_task, other_task):
+    """A client logged in as the hate-speech task's owner, or as a superuser; ``.user`` is who."""
+    if request.param == "owner":
+        client = request.getfixturevalue("owner_client")
+        client.user = owner
+        return client
+    return request.getfixturevalue("superuser_client")
+
+
+@pytest.mark.parametrize(
+    ("action", "listing", "done", "before"),
+    [
+        ("block", "blocked", "blocked", [("", ""), ("allowed", "trusted")]),
+        ("allow", "allowed", "allowed", [("", ""), ("blocked", "spam")]),
+        ("remove_from_lists", "", "removed from the lists", [("blocked", "spam"), ("allowed", "trusted")]),
+    ],
+)
+def test_a_listing_action_changes_each_row_and_logs_it_with_the_actor(
+    acting_client, hate_task, other_task, annotator, validator, outsider, action, listing, done, before
+):
+    actor = acting_client.user
+    (listing_a, reason_a), (listing_v, reason_v) = before
+    mine = [
+        standing(hate_task, annotator, listing=listing_a, listing_reason=reason_a),
+        standing(hate_task, validator, listing=listing_v, listing_reason=reason_v),
+    ]
+    theirs = standing(other_task, outsider, listing=listing_a, listing_reason=reason_a)
+    selected = [*mine, theirs]
+    # The owner's changelist holds only their task's rows: the other task's row is not theirs to change.
+    changed = selected if actor.is_superuser else mine
+    LogEntry.objects.all().delete()  # the fixtures' (the rows' creation)
+
+    assert _run_action(acting_client, action, selected) == [f"{len(changed)} worker(s) {done}."]
+
+    reason = f"{done.capitalize()} by {actor.username} in the admin." if listing else ""
+    entries = _entries_of(selected)
+    assert set(entries) == {w.pk for w in changed}
+    for worker in selected:
+        old = (worker.listing, worker.listing_reason)
+        worker.refresh_from_db()
+        if worker not in changed:
+            assert (worker.listing, worker.listing_reason) == old
+            continue
+        assert (worker.listing, worker.listing_reason) == (listing, reason)
+        entry = entries[worker.pk]
+        assert (entry.action, entry.actor, entry.remote_addr) == (LogEntry.Action.UPDATE, actor, "127.0.0.1")
+        assert entry.changes == {"listing": [old[0], listing], "listing_reason": [old[1], reason]}
+        assert entry.additional_data["task_id"] == worker.task_id
+
+
+def test_releasing_holds_changes_the_held_rows_and_logs_each_with_the_actor(
+    acting_client, hate_task, other_task, annotator, validator, outsider
+):
+    actor = acting_client.user
+    qualification.hold_for_review(task=hate_task, user=annotator, reason="gold accuracy 0.4")
+    qualification.hold_for_review(task=other_task, user=validator, reason="gold accuracy 0.5")
+    not_held = standing(hate_task, outsider, listing="allowed")
+    held = [hate_task.workers.get(user=annotator), other_task.workers.get(user=validator)]
+    # The owner's changelist holds only their task's rows: the other task's hold stays.
+    released = held if actor.is_superuser else held[:1]
+    LogEntry.objects.all().delete()  # the holds' own entries
+
+    assert _run_action(acting_client, "release_hold", [*held, not_held]) == [
+        f"Released {len(released)} hold(s)."
+    ]
+
+    entries = _entries_of([*held, not_held])
+    assert set(entries) == {w.pk for w in released}
+    for worker in held:
+        old = (worker.held_at, worker.held_reason)
+        worker.refresh_from_db()
+        if worker not in released:
+            assert (worker.held_at, worker.held_reason) == old
+            continue
+        assert (worker.held_at, worker.held_reason) == (None, "")
+        entry = entries[worker.pk]
+        assert (entry.action, entry.actor, entry.remote_addr) == (LogEntry.Action.UPDATE, actor, "127.0.0.1")
+        assert entry.changes == {"held_at": [old[0].isoformat(), None], "held_reason": [old[1], ""]}
+        assert entry.additional_data["task_id"] == worker.task_id
+    not_held.refresh_from_db()
+    assert (not_held.held_at, not_held.listing) == (None, "allowed")
