@@ -4,3 +4,12 @@ from django.apps import AppConfig
 class AnnotationConfig(AppConfig):
     name = "annotation"
     verbose_name = "Annotation"
+
+    def ready(self) -> None:
+        from core.job_queue import register_schedule
+
+        from .jobs import RETRY_SCHEDULE
+
+        # The recurring job (created by ``manage.py ensure_schedules`` and ``setup_demo``): every 2 minutes,
+        # score again the examples whose target model failed or timed out when they were written.
+        register_schedule(RETRY_SCHEDULE, "annotation.jobs.retry_failed_predictions_job", minutes=2)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from core.job_queue import ensure_schedule
-
 from . import predictions
 
+#: Registered by ``AnnotationConfig.ready()``: ``retry_failed_predictions_job`` every 2 minutes.
 RETRY_SCHEDULE = "retry failed predictions"
 
 
@@ -15,11 +14,3 @@ def retry_failed_predictions_job() -> dict:
     Returns the counts of ``predictions.retry_failed_predictions``: examples, completed, still_failed.
     """
     return predictions.retry_failed_predictions()
-
-
-def ensure_retry_schedule() -> None:
-    """Every 2 minutes the job cluster scores examples whose model failed (``retry_failed_predictions_job``).
-
-    Idempotent (``update_or_create`` by name); run by ``setup_demo`` and ``manage.py ensure_schedules``.
-    """
-    ensure_schedule(RETRY_SCHEDULE, "annotation.jobs.retry_failed_predictions_job", minutes=2)

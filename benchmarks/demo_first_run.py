@@ -164,7 +164,7 @@ def instrument(clock: Clock) -> dict:
             lambda *a, **k: f"{current['task']}:   evaluations: extra throughput passes",
             evaluation.time_passes,
         )
-    for name in ("ensure_demo_users", "demo_password", "ensure_retry_schedule", "ensure_sweep_schedule"):
+    for name in ("ensure_demo_users", "demo_password", "ensure_registered_schedules"):
         setattr(demo, name, clock.timed("accounts and schedules", getattr(demo, name)))
     return current
 

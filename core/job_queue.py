@@ -5,15 +5,21 @@ the request, so a rolled-back request queues nothing and the worker always finds
 It runs inline when ``Q_CLUSTER["sync"]`` is on (tests, ``DYNABENCH_JOBS_SYNC=1``) and in
 ``manage.py qcluster`` otherwise. Every job claims its row with a conditional ``UPDATE``, so a job
 delivered twice runs once.
+
+Recurring jobs: each app registers its own from its ``AppConfig.ready()`` (``register_schedule``);
+``ensure_registered_schedules`` creates them all, for ``manage.py ensure_schedules`` and the demo alike.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import redis
+from django.apps import apps
 from django.conf import settings
-from django.db import DatabaseError
+from django.core.exceptions import AppRegistryNotReady
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 from django_q import tasks as django_q_tasks
 from django_q.models import OrmQ, Schedule
@@ -54,12 +60,92 @@ def worker_timeout_seconds() -> int | None:
 def ensure_schedule(name: str, func: str, *, minutes: int) -> None:
     """Have the job cluster run ``func`` (a dotted path) every ``minutes`` minutes, for ever.
 
-    Idempotent: the schedule is created or updated by ``name`` (django-q2's ``Schedule``).
+    Idempotent: the schedule is created or updated by ``name`` (django-q2's ``Schedule``). The apps'
+    recurring jobs go through ``register_schedule`` and ``ensure_registered_schedules`` instead.
     """
     Schedule.objects.update_or_create(
         name=name,
         defaults={"func": func, "schedule_type": Schedule.MINUTES, "minutes": minutes, "repeats": -1},
     )
+
+
+@dataclass(frozen=True)
+class RecurringJob:
+    """A recurring job an app registered: the job cluster runs ``func`` (a dotted path to a callable taking
+    no argument) every ``minutes`` minutes, under the django-q2 schedule called ``name``."""
+
+    name: str
+    func: str
+    minutes: int
+
+
+#: The registered recurring jobs by schedule name, in the order they were registered (``INSTALLED_APPS``).
+_registered: dict[str, RecurringJob] = {}
+
+
+def _is_dotted_path(func: object) -> bool:
+    parts = func.split(".") if isinstance(func, str) else []
+    return len(parts) >= 2 and all(part.isidentifier() for part in parts)
+
+
+def register_schedule(name: str, func: str, *, minutes: int) -> None:
+    """Declare the recurring job ``name``: the job cluster runs ``func`` (a dotted path, e.g.
+    ``"crowd.jobs.abandon_expired_job"``) every ``minutes`` minutes.
+
+    Each app calls it for its own recurring jobs from its ``AppConfig.ready()``, so every installed app's
+    jobs are registered once ``django.setup()`` has run, whoever then calls ``ensure_registered_schedules``
+    and whatever it imported. It only records the job (no database access, nothing imported): the rows are
+    created by ``ensure_registered_schedules``. Registering the same job again is a no-op (``ready()`` may
+    run more than once, e.g. when a test swaps ``INSTALLED_APPS``).
+
+    Raises:
+        ValueError: ``name`` is blank; ``func`` is not a dotted path (``module.function``); ``minutes`` is
+            not a positive ``int``; or ``name`` is already registered with another ``func`` or ``minutes``
+            (two apps would overwrite each other's schedule).
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"a recurring job needs a name, not {name!r}")
+    if not _is_dotted_path(func):
+        raise ValueError(
+            f"recurring job {name!r}: func must be a dotted path (module.function), not {func!r}"
+        )
+    if not isinstance(minutes, int) or isinstance(minutes, bool) or minutes < 1:
+        raise ValueError(f"recurring job {name!r}: minutes must be a positive int, not {minutes!r}")
+    job = RecurringJob(name=name, func=func, minutes=minutes)
+    known = _registered.get(name)
+    if known is not None and known != job:
+        raise ValueError(f"recurring job {name!r} is already registered as {known}; refusing {job}")
+    _registered[name] = job
+
+
+def registered_schedules() -> tuple[RecurringJob, ...]:
+    """Every recurring job registered so far (``register_schedule``), in the order registered."""
+    return tuple(_registered.values())
+
+
+def ensure_registered_schedules() -> list[str]:
+    """Create or update the schedule of every registered recurring job (``ensure_schedule``), in one
+    transaction; run by ``manage.py ensure_schedules`` and ``setup_demo``.
+
+    Idempotent. Schedules no app registers (added in the admin, say) are left as they are.
+
+    Returns:
+        The names of the registered schedules, in the order registered.
+
+    Raises:
+        django.core.exceptions.AppRegistryNotReady: before ``django.setup()`` has run every app's
+            ``ready()``, when some apps' jobs would not be registered yet.
+        django.db.DatabaseError: when the database cannot be written (nothing is changed then).
+    """
+    if not apps.ready:
+        raise AppRegistryNotReady(
+            "the apps register their recurring jobs in ready(): run django.setup() first"
+        )
+    jobs = registered_schedules()
+    with transaction.atomic():
+        for job in jobs:
+            ensure_schedule(job.name, job.func, minutes=job.minutes)
+    return [job.name for job in jobs]
 
 
 def release_taken_jobs() -> int:

@@ -46,3 +46,11 @@ class CrowdConfig(AppConfig):
             include_fields=["paid_at", "batch", "amount", "currency"],
             only_if=lambda entry, action: action != audit.CREATE,
         )
+
+        # The recurring job (created by ``manage.py ensure_schedules`` and ``setup_demo``): every 5 minutes,
+        # the active participations past their study's time limit are abandoned, freeing their places.
+        from core.job_queue import register_schedule
+
+        from .jobs import ABANDON_SCHEDULE
+
+        register_schedule(ABANDON_SCHEDULE, "crowd.jobs.abandon_expired_job", minutes=5)

@@ -3,7 +3,8 @@
 The orchestrator: for each task in ``demo.demo_tasks`` (one module per task: hate speech,
 sentiment, NLI, ...) it imports the data, trains the round targets and lays out the rounds
 (``demo_tasks.base.lay_out_task``), then builds every round's datasets and evaluates every model on
-every dataset; last, the demo accounts (owners of every demo task) and the retry schedule.
+every dataset; last, the demo accounts (owners of every demo task) and the job cluster's recurring jobs
+(the same as ``manage.py ensure_schedules``: ``core.job_queue.ensure_registered_schedules``).
 """
 
 from __future__ import annotations
@@ -18,12 +19,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from annotation.jobs import ensure_retry_schedule
-from core.job_queue import release_taken_jobs
+from core.job_queue import ensure_registered_schedules, release_taken_jobs
 from demo.demo_tasks import demo_tasks
 from demo.demo_tasks.base import TaskReport, lay_out_task
 from demo.demo_tasks.base import model_name as model_name
-from leaderboards.jobs import ensure_sweep_schedule, run_evaluation_job
+from leaderboards.jobs import run_evaluation_job
 from leaderboards.models import Dataset, Score
 from leaderboards.scheduling import (
     EVALUATION_INTERRUPTED,
@@ -33,7 +33,6 @@ from leaderboards.scheduling import (
 )
 from leaderboards.services import build_round_datasets
 from leaderboards.training.requests import fail_interrupted_training_jobs
-from models_registry.jobs import ensure_check_sweep_schedule
 from tasks.models import Task
 
 PASSWORD_FILE = "demo_password"
@@ -207,7 +206,6 @@ def setup_demo(
 
     report.password, report.password_source = demo_password(password)
     ensure_demo_users(set_up, report.password, reset_password=bool(password))
-    ensure_retry_schedule()
-    ensure_sweep_schedule()
-    ensure_check_sweep_schedule()
+    # The recurring jobs every app registered, as ``manage.py ensure_schedules`` creates them.
+    ensure_registered_schedules()
     return report

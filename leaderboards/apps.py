@@ -26,3 +26,11 @@ class LeaderboardsConfig(AppConfig):
             task_of=lambda release: release.task_id,
             include_fields=["task", "round", "version", "sha256", "licence", "path"],
         )
+
+        # The recurring job (created by ``manage.py ensure_schedules`` and ``setup_demo``): every minute,
+        # evaluations cut off with their worker run again and forgotten pending ones queued again.
+        from core.job_queue import register_schedule
+
+        from .jobs import SWEEP_SCHEDULE
+
+        register_schedule(SWEEP_SCHEDULE, "leaderboards.jobs.sweep_evaluations_job", minutes=1)

@@ -11,7 +11,7 @@ from django.db.models import F, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
-from core.job_queue import ensure_schedule, worker_timeout_seconds
+from core.job_queue import worker_timeout_seconds
 from models_registry.models import RegisteredModel
 
 from . import evaluation
@@ -181,6 +181,7 @@ def run_evaluation_job(score_id: int, progress=None) -> str:
     return Score.Status.FAILED
 
 
+#: Registered by ``LeaderboardsConfig.ready()``: ``sweep_evaluations_job`` every minute.
 SWEEP_SCHEDULE = "sweep evaluations"
 
 
@@ -188,9 +189,3 @@ def sweep_evaluations_job() -> dict:
     """Run again the evaluations cut off with their worker, queue again the forgotten pending ones
     (``scheduling.sweep_evaluations``; on the ``SWEEP_SCHEDULE``, every minute)."""
     return sweep_evaluations()
-
-
-def ensure_sweep_schedule() -> None:
-    """The job cluster runs ``sweep_evaluations_job`` every minute. Idempotent (by name); run by
-    ``setup_demo`` and ``manage.py ensure_schedules``."""
-    ensure_schedule(SWEEP_SCHEDULE, "leaderboards.jobs.sweep_evaluations_job", minutes=1)

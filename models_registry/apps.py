@@ -18,3 +18,11 @@ class ModelsRegistryConfig(AppConfig):
             include_fields=["task", "name", "owner", "is_published", "is_anonymous"],
         )
         audit.register(RoundTarget, task_of=lambda target: target.round.task_id)
+
+        # The recurring job (created by ``manage.py ensure_schedules`` and ``setup_demo``): every 5 minutes,
+        # model checks cut off with their worker, or lost before they ran, are mended.
+        from core.job_queue import register_schedule
+
+        from .jobs import CHECK_SWEEP_SCHEDULE
+
+        register_schedule(CHECK_SWEEP_SCHEDULE, "models_registry.jobs.sweep_model_checks_job", minutes=5)

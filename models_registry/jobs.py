@@ -10,7 +10,6 @@ import logging
 
 from django.utils import timezone
 
-from core.job_queue import ensure_schedule
 from models_registry import services
 from models_registry.check_sweep import sweep_model_checks
 from models_registry.models import RegisteredModel
@@ -58,6 +57,7 @@ def check_model(model_id: int) -> str:
     return status
 
 
+#: Registered by ``ModelsRegistryConfig.ready()``: ``sweep_model_checks_job`` every 5 minutes.
 CHECK_SWEEP_SCHEDULE = "mend model checks"
 
 
@@ -65,9 +65,3 @@ def sweep_model_checks_job() -> dict[str, int]:
     """Mend the model checks no worker will finish (``check_sweep.sweep_model_checks``; on the
     ``CHECK_SWEEP_SCHEDULE``, every 5 minutes)."""
     return sweep_model_checks()
-
-
-def ensure_check_sweep_schedule() -> None:
-    """The job cluster runs ``sweep_model_checks_job`` every 5 minutes. Idempotent (by name); run by
-    ``setup_demo`` and ``manage.py ensure_schedules``."""
-    ensure_schedule(CHECK_SWEEP_SCHEDULE, "models_registry.jobs.sweep_model_checks_job", minutes=5)

@@ -1,8 +1,11 @@
-"""The demo's password handling and its retry schedule (the data and training are tested elsewhere)."""
+"""The demo's password handling and its schedules (the data and training are tested elsewhere)."""
+
+import io
 
 import pytest
 
 from annotation.jobs import RETRY_SCHEDULE
+from crowd.jobs import ABANDON_SCHEDULE
 from demo import setup as demo
 from tests.helpers.data import data_path
 
@@ -45,15 +48,29 @@ def test_demo_users_keep_a_changed_password_unless_asked(hate_task, django_user_
     assert not annotator.is_staff and annotator.check_password("other-password-2")
 
 
-@pytest.mark.django_db
-def test_retry_schedule_is_created_once():
+def _schedule_rows() -> dict[str, tuple]:
     from django_q.models import Schedule
 
-    demo.ensure_retry_schedule()
-    demo.ensure_retry_schedule()
-    schedule = Schedule.objects.get(name=RETRY_SCHEDULE)
-    assert Schedule.objects.count() == 1
-    assert (schedule.func, schedule.minutes) == ("annotation.jobs.retry_failed_predictions_job", 2)
+    return {s.name: (s.func, s.schedule_type, s.minutes, s.repeats) for s in Schedule.objects.all()}
+
+
+@pytest.mark.django_db
+def test_the_demo_creates_every_schedule_ensure_schedules_creates_once(settings, tmp_path):
+    """The demo starts the same job cluster as ``make serve``: the same recurring jobs, the crowd app's
+    "abandon expired participations" included (its own list once missed it)."""
+    from django.core.management import call_command
+    from django_q.models import Schedule
+
+    call_command("ensure_schedules", stdout=io.StringIO())
+    served = _schedule_rows()
+    Schedule.objects.all().delete()
+
+    settings.VAR_DIR = tmp_path
+    for _ in range(2):  # a second run updates, never duplicates
+        demo.setup_demo(password="pw-one-1234", tasks=[], log=lambda _: None)
+    assert _schedule_rows() == served
+    assert {RETRY_SCHEDULE, ABANDON_SCHEDULE} <= served.keys()
+    assert Schedule.objects.get(name=ABANDON_SCHEDULE).func == "crowd.jobs.abandon_expired_job"
 
 
 @pytest.fixture
