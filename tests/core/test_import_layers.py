@@ -52,7 +52,11 @@ def test_the_layers_name_whole_packages_in_the_documented_order():
 
 
 def test_the_registry_runtime_may_not_import_django_models():
-    [contract] = [c for c in _contracts() if c["type"] == "forbidden" and "models_registry.runtime" in c["source_modules"]]
+    [contract] = [
+        c
+        for c in _contracts()
+        if c["type"] == "forbidden" and "models_registry.runtime" in c["source_modules"]
+    ]
     assert {"models_registry.models", "tasks.models", "accounts.models"} <= set(contract["forbidden_modules"])
     [inner] = [c for c in _contracts() if c.get("containers") == ["models_registry"]]
     assert inner["layers"][-1] == "runtime"

@@ -48,7 +48,9 @@ print(json.dumps({"user": record.user.username, "path": record.path,
 
 
 def _commit_available() -> bool:
-    probe = subprocess.run(["git", "cat-file", "-e", f"{BEFORE_THE_MOVE}^{{commit}}"], cwd=ROOT, capture_output=True)
+    probe = subprocess.run(
+        ["git", "cat-file", "-e", f"{BEFORE_THE_MOVE}^{{commit}}"], cwd=ROOT, capture_output=True
+    )
     return probe.returncode == 0
 
 
@@ -82,7 +84,9 @@ def empty_database():
 def test_a_database_made_before_the_move_migrates_with_migrate_alone(empty_database, tmp_path):
     if not _commit_available():
         pytest.skip(f"not a git clone with commit {BEFORE_THE_MOVE[:7]}")
-    archive = subprocess.run(["git", "archive", BEFORE_THE_MOVE], cwd=ROOT, capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "archive", BEFORE_THE_MOVE], cwd=ROOT, capture_output=True, check=True
+    ).stdout
     old_tree = tmp_path / "before"
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(old_tree, filter="data")

@@ -1,6 +1,6 @@
 """The leaderboard page's queries and forms: odd digits in query strings and posts are named, not a
 500; forks get their own slugs and ask before replacing; bad weights are refused and shown again;
-weights survive a re-submit exactly. (Found by a tester; ascii_id itself: tests/dynabench/test_ascii_id.py.)"""
+weights survive a re-submit exactly. (Found by a tester; ascii_id itself: tests/core/test_ascii_id.py.)"""
 
 from __future__ import annotations
 

@@ -100,6 +100,6 @@ def test_consistency_scores_perturbed_against_original_predictions():
 
 
 def test_unsupported_perf_metric():
-    # SQuAD F1 / EM are computed since the QA task (tests/dynabench/test_squad_metrics.py); unknown names are not
+    # SQuAD F1 / EM are computed since the QA task (tests/core/test_squad_metrics.py); unknown names are not
     with pytest.raises(ValueError, match="bleu"):
         perf_function("bleu", [])
