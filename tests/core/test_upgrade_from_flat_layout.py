@@ -6,6 +6,8 @@ migration history, its table, its content type and its permissions are the old o
 database with the old code itself (``git archive`` of the last commit before the move, run in a
 subprocess with this venv), writes rows there, then runs today's ``migrate`` and reads the rows back
 through today's models. A renamed label or a model moved without ``SeparateDatabaseAndState`` fails it.
+In a clone without that commit (a shallow one), the database is made by today's code migrated to the
+migrations that were the leaves at that commit (``LEAVES_BEFORE_THE_MOVE``), which give the same schema.
 """
 
 from __future__ import annotations
@@ -27,10 +29,26 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The last commit with the flat layout (docs/architecture.md, "Folders and layers").
 BEFORE_THE_MOVE = "f2066c79daf178e9e4606516af4eacaf95fadedd"
 
+#: The last migration of each project app at ``BEFORE_THE_MOVE`` (app label: migration).
+LEAVES_BEFORE_THE_MOVE = {
+    "accounts": "0002_display_name",
+    "tasks": "0003_qualification",
+    "models_registry": "0004_registeredmodel_recheck",
+    "annotation": "0005_prediction_runtime",
+    "validation": "0004_gold_items",
+    "crowd": "0001_crowd_studies_and_ledger",
+    "leaderboards": "0005_round_release",
+    "dynabench": "0002_idempotency_response_headers",
+}
+
+#: The installed apps that are not the project's, migrated in full in either case.
+OTHER_APPS = ("contenttypes", "auth", "admin", "sessions", "account", "authtoken", "django_q", "auditlog")
+
 WRITE_ROWS = """
+from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
-from dynabench.models import IdempotencyRecord
+IdempotencyRecord = apps.get_model("dynabench", "IdempotencyRecord")
 user = get_user_model().objects.create_user(username="before", password="x-x-x-x-x-1")
 IdempotencyRecord.objects.create(user=user, key="k-1", method="POST", path="/api/examples/", fingerprint="f" * 64)
 print(ContentType.objects.get_for_model(IdempotencyRecord).pk)
@@ -81,18 +99,29 @@ def empty_database():
         admin.close()
 
 
-def test_a_database_made_before_the_move_migrates_with_migrate_alone(empty_database, tmp_path):
-    if not _commit_available():
-        pytest.skip(f"not a git clone with commit {BEFORE_THE_MOVE[:7]}")
-    archive = subprocess.run(
-        ["git", "archive", BEFORE_THE_MOVE], cwd=ROOT, capture_output=True, check=True
-    ).stdout
-    old_tree = tmp_path / "before"
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(old_tree, filter="data")
+def _database_made_before_the_move(database_url: str, tmp_path: Path, made_by: str) -> int:
+    """Make the database as the code before the move left it, with one user and one idempotency record;
+    the record's content type id. ``made_by``: ``"old code"`` (the commit's own ``migrate``, where the
+    clone has the commit) or ``"pinned leaves"`` (today's code, migrated to ``LEAVES_BEFORE_THE_MOVE``)."""
+    if made_by == "old code" and _commit_available():
+        archive = subprocess.run(
+            ["git", "archive", BEFORE_THE_MOVE], cwd=ROOT, capture_output=True, check=True
+        )
+        tree = tmp_path / "before"
+        with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
+            tar.extractall(tree, filter="data")
+        _manage(tree, database_url, "migrate", "-v0")
+    else:
+        tree = ROOT
+        steps = [[app, leaf] for app, leaf in LEAVES_BEFORE_THE_MOVE.items()] + [[app] for app in OTHER_APPS]
+        migrate = f"from django.core.management import call_command\nfor s in {steps!r}: call_command('migrate', *s, verbosity=0)"
+        _manage(tree, database_url, "shell", "-v0", "-c", migrate)
+    return int(_manage(tree, database_url, "shell", "-v0", "-c", WRITE_ROWS).strip())
 
-    _manage(old_tree, empty_database, "migrate", "-v0")
-    old_content_type = int(_manage(old_tree, empty_database, "shell", "-v0", "-c", WRITE_ROWS).strip())
+
+@pytest.mark.parametrize("made_by", ["old code", "pinned leaves"])
+def test_a_database_made_before_the_move_migrates_with_migrate_alone(empty_database, tmp_path, made_by):
+    old_content_type = _database_made_before_the_move(empty_database, tmp_path, made_by)
 
     applied = _manage(ROOT, empty_database, "migrate")
     assert "No migrations to apply." in applied
@@ -107,3 +136,24 @@ def test_a_database_made_before_the_move_migrates_with_migrate_alone(empty_datab
         "content_type": old_content_type,
         "table": "dynabench_idempotencyrecord",
     }
+
+
+def test_the_pinned_leaves_are_the_leaves_of_the_commit_before_the_move():
+    """The fallback's leaf set is the one the commit had (checked where the commit is there)."""
+    if not _commit_available():
+        return
+    listing = subprocess.run(
+        ["git", "ls-tree", "-r", "--name-only", BEFORE_THE_MOVE],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for label, leaf in LEAVES_BEFORE_THE_MOVE.items():
+        # Before the move every app's folder was named for its label, the kernel's too (dynabench/).
+        names = sorted(
+            Path(name).stem
+            for name in listing
+            if name.startswith(f"{label}/migrations/0") and name.endswith(".py")
+        )
+        assert names[-1] == leaf
