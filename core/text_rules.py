@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import regex
+
 #: Bidi overrides force a display order other than the stored one, so a reader and a model would see
 #: different texts (the "Trojan Source" trick). Marks (U+200E/F, U+061C) and isolates are not here:
 #: they only help right-to-left and mixed text display as written.
@@ -138,8 +140,6 @@ def truncate_graphemes(text: str, limit: int) -> str:
 
     Django's ``truncatechars`` counts code points: 🏳️‍🌈 (4 of them) cut after the first shows 🏳️.
     """
-    import regex
-
     if limit < 1:
         return ""
     if len(text) <= limit:  # a cluster is at least one code point: nothing to cut

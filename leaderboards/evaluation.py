@@ -2,7 +2,7 @@
 robustness (Dynaboard, Ma et al. 2021; docs/domain.md, "Fairness and robustness").
 
 ``evaluate_model_on_dataset(model, dataset)`` returns an ``Evaluation``; the job in
-``leaderboards.jobs`` stores it on the ``Score``. Predictions come from ``models_registry.runtime.classifier``;
+``leaderboards.jobs`` stores it on the ``Score``. Predictions come from ``models_registry.inference.predict``;
 torch is imported (through ``models_registry.runtime.working_memory``) only to measure a local model's memory.
 
 How each figure is measured:

@@ -1,7 +1,7 @@
 """The model API (README.md, "API"): list and read model cards, upload a zipped model, ask a model to predict.
 
 Thin over ``models_registry.services`` (``register_uploaded_model``), ``models_registry.selectors``
-(``models_visible_to``) and ``models_registry.runtime.classifier`` (``predict``).
+(``models_visible_to``) and ``models_registry.inference`` (``predict``).
 
 Visibility: published models are visible to everyone; an unpublished one only to its owner, its task's
 owners and superusers; to anyone else its id answers 404. Uploading needs a signed-in, unblocked user;

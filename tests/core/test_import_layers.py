@@ -60,3 +60,36 @@ def test_the_registry_runtime_may_not_import_django_models():
     assert {"models_registry.models", "tasks.models", "accounts.models"} <= set(contract["forbidden_modules"])
     [inner] = [c for c in _contracts() if c.get("containers") == ["models_registry"]]
     assert inner["layers"][-1] == "runtime"
+
+
+SUB_PACKAGES = ("runtime", "endpoints", "training", "explain")
+
+
+def _imports_of_the_registry_root(graph) -> list[str]:
+    """``importer -> imported`` for each import from a registry sub-package of a module at the registry's
+    root (``models_registry.models``, ``services``, ``names``, ...)."""
+    below = tuple(f"models_registry.{name}" for name in SUB_PACKAGES)
+    found = []
+    for importer in sorted(graph.modules):
+        if not importer.startswith(tuple(f"{b}." for b in below)) and importer not in below:
+            continue
+        for imported in graph.find_modules_directly_imported_by(importer):
+            inside = imported in below or imported.startswith(tuple(f"{b}." for b in below))
+            if imported.startswith("models_registry.") and not inside:
+                found.append(f"{importer} -> {imported}")
+    return found
+
+
+def test_no_registry_sub_package_imports_the_registry_root():
+    """import-linter's container layers order the sub-packages among themselves but say nothing of the
+    root's own modules; this closes that gap. Imports for type hints only (``if TYPE_CHECKING``) are
+    left out: ``explain`` names ``RegisteredModel`` in its signatures without importing it at run time."""
+    import grimp
+
+    graph = grimp.build_graph("models_registry", exclude_type_checking_imports=True, cache_dir=None)
+    assert _imports_of_the_registry_root(graph) == []
+
+    graph.add_import(importer="models_registry.runtime.batching", imported="models_registry.names")
+    assert _imports_of_the_registry_root(graph) == [
+        "models_registry.runtime.batching -> models_registry.names"
+    ]

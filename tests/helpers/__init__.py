@@ -2,7 +2,7 @@
 
 api: ``client_for`` (a token-authenticated APIClient) and ``forced_client`` (force_authenticate).
 data: the real data folder (``settings.DYNABENCH_DATA_DIR``) and slices of its gzipped JSONL files.
-fakes: stand-in ``predict`` functions (a rule, a crash) to monkeypatch into ``models_registry.runtime.classifier``.
+fakes: stand-in ``predict`` functions (a rule, a crash) to monkeypatch into ``models_registry.inference``.
 tiny_models / tiny_qa: tiny random classifiers, encoders and span models, built offline in milliseconds.
 toy_data: about twenty trivially separable hate-speech texts with labels.
 zips: zips in memory for upload tests.

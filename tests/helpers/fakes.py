@@ -1,7 +1,7 @@
 """Stand-in target models for tests that need a deterministic label or a crash.
 
 The real tiny model (``tests.helpers.tiny_models``) is used wherever any label will do; these stand-ins
-replace ``models_registry.runtime.classifier.predict`` through monkeypatch when a test needs to know the
+replace ``models_registry.inference.predict`` through monkeypatch when a test needs to know the
 label in advance (model-wrong, MER by hand) or needs the model to fail. The fixtures ``rule_model`` and
 ``crashing_model`` of tests/conftest.py do so for ``hate_round``'s target, a weightless model made by
 ``tests.factories.models_registry.make_stand_in``.
