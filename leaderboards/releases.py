@@ -2,12 +2,15 @@
 
 ``create_release(round_=..., user=...)`` writes ``<DYNABENCH_RELEASES_DIR>/<task>/round-<n>/v<version>/``:
 
-* ``train.jsonl``, ``dev.jsonl``, ``test.jsonl``: one export row per example (``annotation.exports``,
-  docs/export-format.md: pseudonymised, with its predictions and validations), by the example's split;
-  an example without a split (every one written on the platform) is in ``train``. A split with no row
-  has no file.
-* ``release.json``: the format version, task, round, version, licence, counts, lineage, the files with
-  their SHA-256 and size, and ``sha256``.
+* ``train.jsonl``, ``dev.jsonl``, ``test.jsonl``: one row per example (``release_row``: the export
+  record of ``annotation.exports``, docs/export-format.md, pseudonymised, with its predictions and
+  validations), in the split the training loop gives it (``leaderboards.services.split_of``: its own
+  split, else the hash of its id, 80/10/10; the row's ``split`` says which). A split with no row has
+  no file. Unlike the export, the JSON-valued keys (``predictions``, ``validations``, ``tags``,
+  ``metadata``) are JSON values, not strings holding JSON, and each row says whether its model input
+  is exactly the same as another released row's (``is_duplicate``, ``duplicate_of``; ``duplicates``).
+* ``release.json``: the format version, task, round, version, licence, counts (rows and labels per
+  split, duplicates), lineage, the files with their SHA-256 and size, and ``sha256``.
 * ``README.md``: a dataset card whose YAML header the Hugging Face hub reads (``license``,
   ``pretty_name``, ``task_categories``, ``size_categories``, ``configs`` with one data file per split).
 
@@ -44,14 +47,19 @@ from django.template.loader import render_to_string
 
 from annotation.exports import FORMAT_VERSION as EXPORT_FORMAT_VERSION
 from annotation.exports import iter_records
+from annotation.models import Example
 from tasks.models import Round
 
 from .models import Release, TrainingJob
+from .services import SPLITS, split_of
 
-#: The layout of ``release.json`` (a new key bumps the minor number).
-RELEASE_FORMAT_VERSION = "1.0"
-SPLITS = ("train", "dev", "test")
+#: The layout of ``release.json`` and of the rows (a new key bumps the minor number; a removed, renamed
+#: or retyped one the major). 2.0: rows in the trainer's split, JSON-valued keys as JSON values,
+#: ``is_duplicate`` and ``duplicate_of``, ``counts.duplicates``.
+RELEASE_FORMAT_VERSION = "2.0"
 SPLIT_FILES = {split: f"{split}.jsonl" for split in SPLITS}
+#: Export keys whose value is JSON text (docs/export-format.md); a release row holds the decoded value.
+JSON_TEXT_KEYS = ("predictions", "validations", "tags", "metadata")
 RELEASED_STATUS = "validated_correct"
 RELEASED_SOURCE = "created"
 
@@ -63,8 +71,66 @@ class ReleaseError(Exception):
 # --- what is released -----------------------------------------------------------------------------
 
 
-def released_records(round_: Round) -> dict[str, list[dict[str, Any]]]:
-    """The round's release rows by split (``SPLITS``), each an export record, in example id order."""
+def trainer_split(record: dict[str, Any]) -> str:
+    """The split the training loop and the round datasets give the record's example
+    (``leaderboards.services.split_of``: its own ``split`` when it has one, else
+    ``hash_split(example_id)``: 0-7 train, 8 dev, 9 test), so a release never puts an example the next
+    target trained on in ``test``, nor one it is scored on in ``train``."""
+    return split_of(Example(pk=record["example_id"], split=record["split"]))
+
+
+def release_row(record: dict[str, Any], split: str) -> dict[str, Any]:
+    """An export ``record`` as a release row: ``split`` set to the released split, and each of
+    ``JSON_TEXT_KEYS`` decoded from its JSON text to the list or object it holds (the export wrote it
+    with ``json.dumps``, so nothing is lost). ``inputs`` and ``context`` are objects of texts already;
+    a text that looks like JSON stays text. The duplicate keys are added by ``mark_duplicates``."""
+    row = {**record, "split": split}
+    for key in JSON_TEXT_KEYS:
+        row[key] = json.loads(record[key])
+    return row
+
+
+def model_text(row: dict[str, Any], fields: list[str]) -> tuple[str, ...]:
+    """What the target models read of a row: the values of the task's ``model_input_fields`` (e.g.
+    ``("statement",)``, or ``("premise", "hypothesis")`` for NLI), from its context and inputs (an input
+    wins a name clash, as ``Example.model_input_from``), as they are stored: no case folding, no
+    whitespace trimming."""
+    values = {**(row["context"] or {}), **row["inputs"]}
+    return tuple(values.get(field, "") for field in fields)
+
+
+def mark_duplicates(by_split: dict[str, list[dict[str, Any]]], fields: list[str]) -> dict[str, int]:
+    """Flag rows whose model text (``model_text``) is exactly another released row's, across every split:
+    ``is_duplicate`` (bool, true for every row of such a group) and ``duplicate_of`` (the example id of
+    the group's first row, lowest id, for the others; ``0`` for the first and for unique rows, so
+    keeping ``duplicate_of == 0`` keeps one row per text). Sets both keys on every row, in place.
+
+    Returns:
+        ``{"groups": texts written more than once, "rows": rows with a ``duplicate_of``,
+        "across_splits": groups whose rows are in more than one split}``; e.g. one text in three rows,
+        two in train and one in test: ``{"groups": 1, "rows": 2, "across_splits": 1}``.
+    """
+    groups: dict[tuple[str, ...], list[tuple[int, str]]] = {}
+    for split, rows in by_split.items():
+        for row in rows:
+            groups.setdefault(model_text(row, fields), []).append((row["example_id"], split))
+    first_of = {text: min(pk for pk, _ in members) for text, members in groups.items() if len(members) > 1}
+    for rows in by_split.values():
+        for row in rows:
+            first = first_of.get(model_text(row, fields))
+            row["is_duplicate"] = first is not None
+            row["duplicate_of"] = first if first is not None and first != row["example_id"] else 0
+    shared = [groups[text] for text in first_of]
+    return {
+        "groups": len(shared),
+        "rows": sum(len(members) - 1 for members in shared),
+        "across_splits": sum(1 for members in shared if len({split for _, split in members}) > 1),
+    }
+
+
+def released_records(round_: Round) -> tuple[dict[str, list[dict[str, Any]]], dict[str, int]]:
+    """The round's release rows by split (``SPLITS``; ``release_row``, in example id order, duplicates
+    marked) and the duplicate counts (``mark_duplicates``)."""
     by_split: dict[str, list[dict[str, Any]]] = {split: [] for split in SPLITS}
     for record in iter_records(round_.task, [round_]):
         if (
@@ -73,8 +139,10 @@ def released_records(round_: Round) -> dict[str, list[dict[str, Any]]]:
             or record["source"] != RELEASED_SOURCE
         ):
             continue
-        by_split[record["split"] if record["split"] in by_split else "train"].append(record)
-    return by_split
+        split = trainer_split(record)
+        by_split[split].append(release_row(record, split))
+    duplicates = mark_duplicates(by_split, round_.task.cfg.model_input_fields)
+    return by_split, duplicates
 
 
 def _jsonl(records: list[dict[str, Any]]) -> bytes:
@@ -94,13 +162,13 @@ def content_sha256(files: dict[str, bytes]) -> str:
     return hashlib.sha256(manifest.encode()).hexdigest()
 
 
-def _counts(by_split: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+def _counts(by_split: dict[str, list[dict[str, Any]]], duplicates: dict[str, int]) -> dict[str, Any]:
     splits = {}
     for split, records in by_split.items():
         if records:
             labels = Counter(r["target"] for r in records if isinstance(r["target"], str))
             splits[split] = {"rows": len(records), "labels": dict(sorted(labels.items()))}
-    return {"total": sum(s["rows"] for s in splits.values()), "splits": splits}
+    return {"total": sum(s["rows"] for s in splits.values()), "splits": splits, "duplicates": duplicates}
 
 
 def lineage(round_: Round) -> dict[str, Any]:
@@ -227,7 +295,7 @@ def create_release(*, round_: Round, user=None) -> tuple[Release, bool]:
     # release's hash and gets it back instead of a duplicate version.
     round_ = Round.objects.select_for_update().select_related("task").get(pk=round_.pk)
     task = round_.task
-    by_split = released_records(round_)
+    by_split, duplicates = released_records(round_)
     files = {SPLIT_FILES[split]: _jsonl(records) for split, records in by_split.items() if records}
     if not files:
         raise ReleaseError(f"{task.slug} round {round_.number} has no validated-correct example to release.")
@@ -239,7 +307,7 @@ def create_release(*, round_: Round, user=None) -> tuple[Release, bool]:
     version = latest.version + 1 if latest is not None else 1
     relative = f"{task.slug}/round-{round_.number}/v{version}"
     final = Path(settings.DYNABENCH_RELEASES_DIR) / relative
-    counts = _counts(by_split)
+    counts = _counts(by_split, duplicates)
     info = {
         "format_version": RELEASE_FORMAT_VERSION,
         "export_format_version": EXPORT_FORMAT_VERSION,

@@ -345,11 +345,24 @@ class QuizAdmin(TaskOwnedAdmin):
 
 
 class TaskWorkerAdminForm(forms.ModelForm):
-    """A worker's standing; a new row names its worker by ``username`` (no list of every account)."""
+    """A worker's standing; a new row names its worker by ``username`` (no list of every account).
+    ``held`` holds them for review (with ``held_reason``) or releases the hold; ``TaskWorkerAdmin.save_model``
+    applies it through ``qualification.hold_for_review`` / ``release_hold``."""
 
     username = forms.CharField(
         max_length=150, required=False, help_text="The worker's username, exactly as they sign in."
     )
+    held = forms.BooleanField(
+        required=False,
+        label="Held for review",
+        help_text="Tick to hold them (they may not write or validate here until released), untick to "
+        "release the hold. The reason below is kept while held.",
+    )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "held" in self.fields:
+            self.fields["held"].initial = self.instance.held_at is not None
 
     class Meta:
         model = TaskWorker
@@ -384,6 +397,10 @@ def _set_listing(modeladmin, request, queryset, listing: str, done: str) -> None
     modeladmin.message_user(request, f"{len(workers)} worker(s) {done}.", messages.SUCCESS)
 
 
+def _admin_hold_reason(request) -> str:
+    return f"Held by {request.user.username} in the admin."
+
+
 @admin.register(TaskWorker)
 class TaskWorkerAdmin(TaskOwnedAdmin):
     """Workers' standing on the owner's tasks: block and allow lists, holds for review, onboarding."""
@@ -398,7 +415,7 @@ class TaskWorkerAdmin(TaskOwnedAdmin):
         ("task", admin.RelatedOnlyFieldListFilter),
     ]
     search_fields = ["user__username"]
-    actions = ["block", "allow", "remove_from_lists", "release_hold"]
+    actions = ["block", "allow", "remove_from_lists", "hold", "release_hold"]
 
     def get_fields(self, request, obj=None):
         who = ["username"] if obj is None else ["user"]
@@ -407,6 +424,7 @@ class TaskWorkerAdmin(TaskOwnedAdmin):
             *who,
             "listing",
             "listing_reason",
+            "held",
             "held_at",
             "held_reason",
             "tutorial_seen_at",
@@ -418,6 +436,35 @@ class TaskWorkerAdmin(TaskOwnedAdmin):
     def get_readonly_fields(self, request, obj=None):
         fixed = ["held_at", "tutorial_seen_at", "quiz_passed_at", "created_at", "updated_at"]
         return fixed if obj is None else ["task", "user", *fixed]
+
+    def save_model(self, request, obj, form, change):
+        """Save the listing and reasons, then place or lift the hold as ``held`` says, through
+        ``qualification`` (its conditional updates write the audit entries, actor the request's user). A
+        hold without a reason gets "Held by <username> in the admin."."""
+        held = bool(form.cleaned_data.get("held"))
+        was_held = obj.held_at is not None
+        reason = obj.held_reason
+        if held != was_held:  # the hold's own write sets or clears the reason
+            obj.held_reason = form.initial.get("held_reason", "") if change else ""
+        with transaction.atomic():
+            super().save_model(request, obj, form, change)
+            if held and not was_held:
+                qualification.hold_for_review(
+                    task=obj.task, user=obj.user, reason=reason.strip() or _admin_hold_reason(request)
+                )
+            elif was_held and not held:
+                qualification.release_hold(task=obj.task, user=obj.user)
+        obj.refresh_from_db()
+
+    @admin.action(description="Hold the selected workers for review")
+    def hold(self, request, queryset):
+        """Hold the selected workers who are not held, one ``qualification.hold_for_review`` each (it
+        writes the audit log's entry); reason "Held by <username> in the admin.", all or none."""
+        with transaction.atomic():
+            free = queryset.filter(held_at__isnull=True).select_related("task", "user")
+            reason = _admin_hold_reason(request)
+            n = sum(qualification.hold_for_review(task=w.task, user=w.user, reason=reason) for w in free)
+        self.message_user(request, f"Held {n} worker(s) for review.", messages.SUCCESS)
 
     @admin.action(description="Block the selected workers on their task")
     def block(self, request, queryset):

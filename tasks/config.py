@@ -20,6 +20,15 @@ from jsonschema import Draft202012Validator
 DEFAULT_MAX_INPUT_LENGTH = 2000
 DEFAULT_CLOSE_CALL_MARGIN = 0.2
 
+#: When a quiz attempt's result shows each question's verdict, right answer and explanation
+#: (``quiz.reveal_answers``; docs/crowd.md, "Qualification"): on every attempt, once the worker has no
+#: attempt to come (a pass, or the last allowed attempt failed), or never.
+QUIZ_REVEAL_ALWAYS = "always"
+QUIZ_REVEAL_AFTER_LAST_ATTEMPT = "after_last_attempt"
+QUIZ_REVEAL_NEVER = "never"
+QUIZ_REVEAL_CHOICES = (QUIZ_REVEAL_NEVER, QUIZ_REVEAL_AFTER_LAST_ATTEMPT, QUIZ_REVEAL_ALWAYS)
+DEFAULT_QUIZ_REVEAL = QUIZ_REVEAL_AFTER_LAST_ATTEMPT
+
 _FIELD = {
     "type": "object",
     "required": ["name", "type"],
@@ -84,6 +93,12 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 1000},
         },
         "licence": {"type": "string", "maxLength": 200},
+        # The qualification quiz's options (its questions, pass mark and attempts are the Quiz admin's).
+        "quiz": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {"reveal_answers": {"enum": list(QUIZ_REVEAL_CHOICES)}},
+        },
         "limits": {
             "type": "object",
             "additionalProperties": False,
@@ -247,6 +262,13 @@ class TaskConfig:
         """True: the validate page shows the model's answer at once; default False, behind "Show the
         model's answer" so a validator judges the example before seeing what the model said."""
         return bool(self.raw.get("validation_shows_model_answer", False))
+
+    @property
+    def quiz_reveal_answers(self) -> str:
+        """When a quiz attempt's result shows each question's verdict, right answer and explanation
+        (``quiz.reveal_answers``): ``"always"``, ``"after_last_attempt"`` (the default: after a pass or
+        the last allowed attempt, never while the worker may try again) or ``"never"``."""
+        return self.raw.get("quiz", {}).get("reveal_answers", DEFAULT_QUIZ_REVEAL)
 
     @property
     def licence(self) -> str:

@@ -53,7 +53,9 @@ def tutorial(request, slug: str):
 @login_required
 def quiz(request, slug: str):
     """The task's qualification quiz: GET shows the questions (never the answers); POST scores an attempt,
-    stores it and shows the score, pass or fail and each question's explanation."""
+    stores it and shows the score, pass or fail and, when the task config's ``quiz.reveal_answers``
+    allows it (``qualification.reveals_answers``; by default not while attempts remain), each question's
+    verdict, right answer and explanation."""
     task = selectors.task_or_404(slug)
     the_quiz = qualification.active_quiz(task)
     next_url = safe_next(request, task)
@@ -72,6 +74,7 @@ def quiz(request, slug: str):
                 messages.error(request, str(exc))
             else:
                 context["result"] = result
+                context["reveal_mode"] = task.cfg.quiz_reveal_answers
                 context["attempts_left"] = result.attempts_left
                 context["passed_at"] = request.user.task_standings.get(task=task).quiz_passed_at
                 context["pass_percent"] = round(the_quiz.pass_mark * 100)

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from core import audit
 
+from .config import QUIZ_REVEAL_AFTER_LAST_ATTEMPT, QUIZ_REVEAL_ALWAYS, QUIZ_REVEAL_CHOICES
 from .models import Quiz, QuizAttempt, QuizQuestion, Task, TaskWorker, TutorialItem
 
 WRITE = "write"
@@ -315,23 +316,46 @@ def mark_tutorial_seen(*, task: Task, user, now=None) -> TaskWorker:
 
 @dataclass(frozen=True)
 class QuestionResult:
-    """One question of a scored attempt: the choice given, whether it was right, the explanation."""
+    """One question of a scored attempt: the choice given, whether it was right, the right answer and the
+    explanation (the last three shown only when the result ``reveals_answers``)."""
 
     question_id: int
     text: str
     given: str
     correct: bool
     explanation: str
+    answer: str
 
 
 @dataclass(frozen=True)
 class QuizResult:
-    """A scored attempt: the stored ``attempt``, per-question ``results`` and the attempts left (None:
-    no limit)."""
+    """A scored attempt: the stored ``attempt``, per-question ``results``, the attempts left (None: no
+    limit) and whether the worker may see the per-question results (``reveals_answers``): when False
+    the page shows the score and pass or fail only."""
 
     attempt: QuizAttempt
     results: list[QuestionResult]
     attempts_left: int | None
+    reveals_answers: bool
+
+
+def reveals_answers(mode: str, *, passed: bool, attempts_left: int | None) -> bool:
+    """Whether an attempt's result may show each question's verdict, right answer and explanation, by
+    the task config's ``quiz.reveal_answers`` (``mode``, ``tasks.config.QUIZ_REVEAL_CHOICES``):
+    ``always``: yes; ``never``: no; ``after_last_attempt``: only when no attempt is to come, i.e. the
+    worker passed or has ``attempts_left == 0`` after it (with no limit, ``None``, a failed attempt
+    never reveals them). E.g. ``after_last_attempt`` with a failed attempt and 1 left: False.
+
+    Raises:
+        ValueError: an unknown ``mode``.
+    """
+    if mode not in QUIZ_REVEAL_CHOICES:
+        raise ValueError(f"{mode!r} is not one of {QUIZ_REVEAL_CHOICES}")
+    if mode == QUIZ_REVEAL_ALWAYS:
+        return True
+    if mode == QUIZ_REVEAL_AFTER_LAST_ATTEMPT:
+        return passed or attempts_left == 0
+    return False
 
 
 def passes(n_correct: int, n_questions: int, pass_mark: float) -> bool:
@@ -344,7 +368,8 @@ def passes(n_correct: int, n_questions: int, pass_mark: float) -> bool:
 @transaction.atomic
 def submit_quiz(*, task: Task, user, answers: dict, now=None) -> QuizResult:
     """Score ``user``'s ``answers`` (question id → chosen text; a missing or unknown one is wrong) to the
-    task's active quiz, store a ``QuizAttempt`` and, on a pass, set ``quiz_passed_at``.
+    task's active quiz, store a ``QuizAttempt`` and, on a pass, set ``quiz_passed_at``. The result's
+    ``reveals_answers`` follows the task config's ``quiz.reveal_answers`` (``reveals_answers``).
 
     The user's ``TaskWorker`` row is locked first, so two attempts sent at once count one after the
     other against ``max_attempts``.
@@ -368,7 +393,14 @@ def submit_quiz(*, task: Task, user, answers: dict, now=None) -> QuizResult:
         given = given if isinstance(given, str) else ""
         stored[str(question.pk)] = given
         results.append(
-            QuestionResult(question.pk, question.text, given, given == question.answer, question.explanation)
+            QuestionResult(
+                question.pk,
+                question.text,
+                given,
+                given == question.answer,
+                question.explanation,
+                question.answer,
+            )
         )
     n_correct = sum(r.correct for r in results)
     passed = passes(n_correct, len(results), quiz.pass_mark)
@@ -378,7 +410,9 @@ def submit_quiz(*, task: Task, user, answers: dict, now=None) -> QuizResult:
     if passed:
         worker.quiz_passed_at = now or timezone.now()
         worker.save(update_fields=["quiz_passed_at", "updated_at"])
-    return QuizResult(attempt, results, None if left is None else left - 1)
+    left_after = None if left is None else left - 1
+    reveal = reveals_answers(task.cfg.quiz_reveal_answers, passed=passed, attempts_left=left_after)
+    return QuizResult(attempt, results, left_after, reveal)
 
 
 def with_next(url: str, next_path: str) -> str:

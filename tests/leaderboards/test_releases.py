@@ -38,10 +38,16 @@ def releases_dir(settings, tmp_path):
 
 @pytest.fixture
 def released_round(hate_round, annotator, validator):
-    """Round 1 with three released examples (two in train, one in test) and six that stay out."""
-    a = make_example(hate_round, annotator, label="hateful", status=SETTLED, inputs={"statement": "first 🙂"})
+    """Round 1 with three released examples (two in train, one in test) and six that stay out.
+
+    a and b are written here (no split of their own): their ids are chosen so that the trainer's rule
+    puts them in train (sha256("900002")[:8] % 10 = 7, sha256("900003")[:8] % 10 = 6; ``hash_bucket``).
+    """
+    a = make_example(
+        hate_round, annotator, label="hateful", status=SETTLED, inputs={"statement": "first 🙂"}, pk=900002
+    )
     b = make_example(
-        hate_round, annotator, label="not-hateful", status=SETTLED, inputs={"statement": "second"}
+        hate_round, annotator, label="not-hateful", status=SETTLED, inputs={"statement": "second"}, pk=900003
     )
     c = make_example(hate_round, annotator, label="hateful", status=SETTLED, split="test")
     ValidationFactory(example=a, validator=validator, verdict="correct")
@@ -52,6 +58,12 @@ def released_round(hate_round, annotator, validator):
     make_example(hate_round, None, status=SETTLED, source="imported", split="train")
     make_example(hate_round, annotator, status=SETTLED, source="replay")
     return {"round": hate_round, "train": [a.pk, b.pk], "test": [c.pk]}
+
+
+def hash_bucket(example_id: int) -> int:
+    """The trainer's bucket of an example written here, by hand (docs/datasets.md, "the split rule"):
+    the first 8 bytes of sha256 of the decimal id, big-endian, modulo 10 (0-7 train, 8 dev, 9 test)."""
+    return int.from_bytes(hashlib.sha256(str(example_id).encode()).digest()[:8], "big") % 10
 
 
 def _manifest_sha(folder, names):
@@ -87,13 +99,14 @@ def test_files_load_with_datasets_with_the_right_rows_per_split(released_round, 
     assert loaded["train"][0]["inputs"]["statement"] == "first 🙂"
     # A release row is an export row: pseudonymised, with its validations.
     assert loaded["train"][0]["annotator"].startswith("anon-")
-    assert [v["verdict"] for v in json.loads(loaded["train"][0]["validations"])] == ["correct"]
+    assert [v["verdict"] for v in loaded["train"][0]["validations"]] == ["correct"]
     assert release.counts == {
         "total": 3,
         "splits": {
             "train": {"rows": 2, "labels": {"hateful": 1, "not-hateful": 1}},
             "test": {"rows": 1, "labels": {"hateful": 1}},
         },
+        "duplicates": {"groups": 0, "rows": 0, "across_splits": 0},
     }
     assert release.licence == "CC BY 4.0 (HatemojiBuild, HateCheck, HatemojiCheck)"
 
@@ -126,7 +139,8 @@ def test_a_new_validated_example_makes_version_2_and_leaves_version_1_as_it_was(
         not (p.stat().st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) for p in folder1.iterdir()
     )
 
-    new = make_example(released_round["round"], annotator, label="not-hateful", status=SETTLED)
+    # sha256("900005")[:8] % 10 = 0: train, as the trainer puts it.
+    new = make_example(released_round["round"], annotator, label="not-hateful", status=SETTLED, pk=900005)
     v2, created = create_release(round_=released_round["round"], user=owner)
     assert created and v2.version == 2 and v2.sha256 != v1.sha256
     assert v2.counts["total"] == 4
@@ -240,6 +254,154 @@ def test_release_round_command(released_round, owner, capsys):
     assert Release.objects.count() == 1
 
 
+# --- issue 29: the trainer's splits, nested JSON as objects, exact duplicates -----------------------
+
+
+def _rows(release, name: str) -> list[dict]:
+    return [json.loads(line) for line in (release_dir(release) / name).read_text().splitlines()]
+
+
+def test_each_example_is_in_the_split_the_trainer_uses(hate_task, hate_round, annotator, owner):
+    # Written here, no split of their own; buckets by hand (hash_bucket): 900005 -> 0 (train),
+    # 900001 -> 8 (dev), 900010 -> 9 (test). 900002 hashes to train (7) but has its own split, test.
+    assert [hash_bucket(i) for i in (900005, 900001, 900010, 900002)] == [0, 8, 9, 7]
+    for pk, own in [(900005, ""), (900001, ""), (900010, ""), (900002, "test")]:
+        make_example(hate_round, annotator, status=SETTLED, pk=pk, split=own)
+    expected = {"train": [900005], "dev": [900001], "test": [900002, 900010]}
+
+    release, _ = create_release(round_=hate_round, user=owner)
+    got = {
+        split: [r["example_id"] for r in _rows(release, f"{split}.jsonl")]
+        for split in ("train", "dev", "test")
+    }
+    assert got == expected
+    # Each row says the split it is released in, whether its own or the trainer's hash.
+    assert {r["example_id"]: r["split"] for r in _rows(release, "dev.jsonl")} == {900001: "dev"}
+    assert release.counts["splits"] == {
+        "train": {"rows": 1, "labels": {"hateful": 1}},
+        "dev": {"rows": 1, "labels": {"hateful": 1}},
+        "test": {"rows": 2, "labels": {"hateful": 2}},
+    }
+    # The same assignment as the round datasets the training loop builds and reads.
+    from leaderboards.services import build_round_datasets
+    from leaderboards.training.examples import split_examples
+
+    datasets = build_round_datasets(hate_round).datasets
+    for split, ids in expected.items():
+        assert sorted(datasets[split].items.values_list("example_id", flat=True)) == ids
+        assert sorted(split_examples(hate_task, [hate_round], split).values_list("pk", flat=True)) == ids
+
+
+def test_nested_json_fields_are_objects_not_strings(
+    hate_task, hate_round, annotator, validator, owner, tmp_path
+):
+    from annotation.models import Prediction
+
+    model = RegisteredModelFactory(task=hate_task, name="target-1")
+    example = make_example(
+        hate_round,
+        annotator,
+        status=SETTLED,
+        pk=900002,  # train
+        inputs={"statement": '{"looks": "like JSON"}'},
+        tags=["emoji", "negation"],
+        metadata={"source": {"round": 5, "set": "a"}, "targets": ["women"]},
+    )
+    output = {"label": "not-hateful", "probabilities": {"hateful": 0.125, "not-hateful": 0.875}}
+    Prediction.objects.create(
+        example=example, model=model, label="not-hateful", output=output, model_wrong=True
+    )
+    ValidationFactory(example=example, validator=validator, verdict="correct")
+
+    release, _ = create_release(round_=hate_round, user=owner)
+    line = (release_dir(release) / "train.jsonl").read_text().splitlines()[0]
+    row = json.loads(line)
+    assert row["predictions"] == [
+        {
+            "model": "target-1",
+            "model_id": model.pk,
+            "status": "ok",
+            "label": "not-hateful",
+            "output": output,
+            "model_wrong": True,
+            "error": "",
+        }
+    ]
+    assert row["predictions"][0]["output"]["probabilities"]["not-hateful"] == 0.875
+    assert [(v["verdict"], v["is_owner_verdict"]) for v in row["validations"]] == [("correct", False)]
+    assert row["validations"][0]["validator"].startswith("anon-")
+    assert row["tags"] == ["emoji", "negation"]
+    assert row["metadata"] == {"source": {"round": 5, "set": "a"}, "targets": ["women"]}
+    # The input dict is an object of texts; a text that looks like JSON stays the text it is.
+    assert row["inputs"] == {"statement": '{"looks": "like JSON"}'}
+    assert '"predictions":[{' in line and '"metadata":{' in line and '"tags":["emoji"' in line
+    import datasets
+
+    loaded = datasets.load_dataset(
+        "json",
+        data_files={"train": str(release_dir(release) / "train.jsonl")},
+        cache_dir=str(tmp_path / "hf-cache"),
+    )["train"][0]
+    assert loaded["metadata"] == row["metadata"] and loaded["tags"] == ["emoji", "negation"]
+    assert loaded["predictions"][0]["output"]["probabilities"]["hateful"] == 0.125
+
+
+def test_exact_duplicates_are_flagged_and_counted(hate_round, annotator, validator, owner):
+    # 900002 and 900003 hash to train, 900010 to test (hash_bucket). The three share one text exactly;
+    # a change of case or a trailing space is another text.
+    same = "they should all go back"
+    first = make_example(hate_round, annotator, status=SETTLED, pk=900002, inputs={"statement": same})
+    second = make_example(hate_round, validator, status=SETTLED, pk=900003, inputs={"statement": same})
+    third = make_example(hate_round, annotator, status=SETTLED, pk=900010, inputs={"statement": same})
+    others = [
+        make_example(hate_round, annotator, status=SETTLED, pk=pk, inputs={"statement": text})
+        for pk, text in [
+            (900005, "They should all go back"),
+            (900006, same + " "),
+            (900007, "something else"),
+        ]
+    ]
+    # Out of the release (pending), so no duplicate of anything released.
+    make_example(hate_round, annotator, inputs={"statement": "something else"})
+
+    release, _ = create_release(round_=hate_round, user=owner)
+    rows = {
+        r["example_id"]: r
+        for name in ("train.jsonl", "dev.jsonl", "test.jsonl")
+        if (release_dir(release) / name).exists()
+        for r in _rows(release, name)
+    }
+    flags = {pk: (r["is_duplicate"], r["duplicate_of"]) for pk, r in rows.items()}
+    assert flags == {
+        first.pk: (True, 0),  # the first of its text (lowest id): kept by duplicate_of == 0
+        second.pk: (True, first.pk),
+        third.pk: (True, first.pk),
+        **{o.pk: (False, 0) for o in others},
+    }
+    # One text written three times: two rows to drop for one of each; it is in train and test.
+    assert release.counts["duplicates"] == {"groups": 1, "rows": 2, "across_splits": 1}
+    info = json.loads((release_dir(release) / "release.json").read_text())
+    assert info["counts"]["duplicates"] == release.counts["duplicates"]
+    readme = (release_dir(release) / "README.md").read_text()
+    assert "1 text is written more than once (2 rows are copies" in readme
+
+
+def test_duplicates_compare_the_whole_model_input(nli_task, annotator, owner):
+    from tests.factories.tasks import ContextFactory
+
+    round_ = open_round(nli_task)
+    rain, sun = (ContextFactory(round=round_, data={"premise": p}) for p in ("It rained.", "It was sunny."))
+    settled = {"status": SETTLED, "label": "neutral"}
+    a = make_example(round_, annotator, context=rain, inputs={"hypothesis": "Wet."}, pk=900002, **settled)
+    b = make_example(round_, annotator, context=sun, inputs={"hypothesis": "Wet."}, pk=900003, **settled)
+    c = make_example(round_, annotator, context=rain, inputs={"hypothesis": "Wet."}, pk=900005, **settled)
+    release, _ = create_release(round_=round_, user=owner)
+    flags = {r["example_id"]: r["duplicate_of"] for r in _rows(release, "train.jsonl")}
+    # The model reads (premise, hypothesis): b's pair differs from a's, c's is a's.
+    assert flags == {a.pk: 0, b.pk: 0, c.pk: a.pk}
+    assert release.counts["duplicates"] == {"groups": 1, "rows": 1, "across_splits": 0}
+
+
 # --- the API --------------------------------------------------------------------------------------
 
 URL = "/api/tasks/hate-speech/rounds/1/releases/"
@@ -320,6 +482,7 @@ def test_a_non_commercial_licence_is_carried_by_the_card(nli_task, annotator, ow
         label="neutral",
         status=SETTLED,
         inputs={"premise": "It rained.", "hypothesis": "Wet."},
+        pk=900006,  # sha256("900006")[:8] % 10 = 7: train
     )
     release, _ = create_release(round_=round_, user=owner)
     text = (release_dir(release) / "README.md").read_text()
