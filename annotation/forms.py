@@ -26,13 +26,34 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def signed_start(client_token: uuid.UUID | str) -> str:
-    """A signed ``(client_token, render time)``, so time taken can neither be made up nor replayed.
+def signed_start(client_token: uuid.UUID | str, context_id: int | None = None) -> str:
+    """The form's stamp: ``[client_token, render time in ms, context id or None]`` signed together, so
+    time taken can neither be made up nor replayed, and the form names the context it was served with.
 
     Signing the token with the time ties the stamp to one form: a ``started`` copied from an older
-    form (to claim a longer time) does not match the new form's token and is ignored.
+    form (to claim a longer time) does not match the new form's token and is ignored. The context id is
+    the one the page showed with this form (None for a task without contexts): ``ExampleForm
+    .stamped_context`` reads it back, and the create page saves the form on that context or refuses it.
     """
-    return signing.dumps([str(client_token), _now_ms()], salt=_START_SALT)
+    return signing.dumps([str(client_token), _now_ms(), context_id], salt=_START_SALT)
+
+
+#: ``ExampleForm.stamped_context`` of a form without a valid stamp naming a context (a missing or forged
+#: ``started``, one signed for another token, or a page served before stamps named their context).
+UNSTAMPED = object()
+
+
+def _read_stamp(started, client_token) -> list | None:
+    """``[token, render time, (context id)]`` of ``started`` when it is validly signed for
+    ``client_token``; None otherwise."""
+    try:
+        stamp = signing.loads(str(started or ""), salt=_START_SALT)
+    except (signing.BadSignature, TypeError, ValueError):
+        return None
+    token = _parse_token(client_token)
+    if token is None or not isinstance(stamp, list) or len(stamp) < 2 or stamp[0] != str(token):
+        return None
+    return stamp
 
 
 def _parse_token(value) -> uuid.UUID | None:
@@ -86,20 +107,26 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
     """The create form of a task. Input and target checks are the service's (``clean_inputs``).
 
     Hidden fields: ``client_token`` (a UUID made when the form is rendered; a resubmission with the
-    same token is the same example) and ``started`` (the token and render time signed together, for
-    time taken). A missing or malformed token is an error above the fields, and the bound form gets a
-    fresh token (``renew_token``) so that sending it again works.
+    same token is the same example) and ``started`` (the token, the render time and the id of the context
+    served with the form, signed together: ``signed_start``). A missing or malformed token is an error
+    above the fields, and the bound form gets a fresh token (``renew_token``) so that sending it again
+    works.
+
+    ``context_id``: the context the form is served with (None for none); it is signed into ``started``,
+    also when the token is renewed. The page carries the context's id apart, in its own hidden field
+    ``context`` (``annotation/create.html``), next to the context's text.
     """
 
     client_token = _without_null_validator(forms.CharField(widget=HiddenInput, required=False))
     started = _without_null_validator(forms.CharField(widget=HiddenInput, required=False))
 
-    def __init__(self, cfg: TaskConfig, *args, **kwargs):
+    def __init__(self, cfg: TaskConfig, *args, context_id: int | None = None, **kwargs):
         kwargs.setdefault("initial", {})
         token = kwargs["initial"].setdefault("client_token", uuid.uuid4())
-        kwargs["initial"].setdefault("started", signed_start(token))
+        kwargs["initial"].setdefault("started", signed_start(token, context_id))
         super().__init__(*args, **kwargs)
         self.cfg = cfg
+        self.context_id = context_id
         for spec in cfg.input_fields:
             limit = cfg.max_length_of(spec)
             help_text = spec.get("help", "")
@@ -206,8 +233,23 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
         token = uuid.uuid4()
         self.data = self.data.copy()
         self.data["client_token"] = str(token)
-        self.data["started"] = signed_start(token)
+        self.data["started"] = signed_start(token, self.context_id)
         return token
+
+    def stamped_context(self):
+        """The id of the context this bound form was served with, read from its signed stamp
+        (``signed_start``): an int, None for a form served without a context, or ``UNSTAMPED`` when the
+        stamp is missing, forged, signed for another token or from a page that did not name its context.
+
+        Read from the submitted data, so it can be asked before ``is_valid``.
+        """
+        stamp = _read_stamp(self.data.get("started"), self.data.get("client_token"))
+        if stamp is None or len(stamp) < 3:
+            return UNSTAMPED
+        context_id = stamp[2]
+        if context_id is None or (isinstance(context_id, int) and not isinstance(context_id, bool)):
+            return context_id
+        return UNSTAMPED
 
     @property
     def choice_rows(self) -> list[tuple]:
@@ -237,11 +279,9 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
         A stamp signed for another token than the submitted one (replayed from an older form) counts
         as missing.
         """
-        try:
-            token, started = signing.loads(self.cleaned_data.get("started") or "", salt=_START_SALT)
-        except (signing.BadSignature, TypeError, ValueError):
-            return None
-        if token != str(self.cleaned_data.get("client_token")) or not isinstance(started, int):
+        stamp = _read_stamp(self.cleaned_data.get("started"), self.cleaned_data.get("client_token"))
+        started = stamp[1] if stamp is not None else None
+        if not isinstance(started, int) or isinstance(started, bool):
             return None
         taken = _now_ms() - started
         return taken if 0 <= taken <= _MAX_TIME_TAKEN_MS else None

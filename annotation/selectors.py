@@ -8,7 +8,7 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from core.text_rules import ascii_id
 from models_registry import selectors as registry_selectors
 from models_registry.models import RegisteredModel
-from tasks.models import Round, Task
+from tasks.models import Context, Round, Task
 
 from .models import Example, Prediction
 
@@ -116,6 +116,16 @@ def own_example_of_task(user, task: Task, pk) -> Example | None:
     if pk is None:
         return None
     return own_examples(user).filter(round__task=task, pk=pk).select_related("context").first()
+
+
+def context_of_task(task: Task, pk) -> Context | None:
+    """The context ``pk`` of ``task``, in any of its rounds (the create page names the one a refused
+    form was written for), or None for another task's, an unknown id or a malformed one. ``pk``: an int
+    or its digits as text."""
+    pk = None if pk is None else ascii_id(str(pk))
+    if pk is None:
+        return None
+    return Context.objects.filter(task=task, pk=pk).first()
 
 
 def tutorial_items_of(task: Task) -> QuerySet:

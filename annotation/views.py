@@ -20,7 +20,7 @@ from tasks.models import Task
 
 from . import selectors, services, verdict
 from .ask_user import awaits_user_verdict, record_user_verdict
-from .forms import ExampleForm, ExplanationForm, FlagForm, signed_start
+from .forms import SPAN_START_FIELD, UNSTAMPED, ExampleForm, ExplanationForm, FlagForm, signed_start
 
 
 def _round_changed(task: Task, sent_round: str | None) -> bool:
@@ -31,17 +31,73 @@ def _round_changed(task: Task, sent_round: str | None) -> bool:
     return bool(sent_round) and sent_round != str(task.current_round_id)
 
 
-def _round_changed_message(task: Task, sent_round: str) -> str:
+def _earlier_round_number(task: Task, sent_round: str) -> int | None:
+    """The number of ``task``'s round whose id the form sent, or None (unknown or malformed id)."""
     round_id = ascii_id(sent_round)  # never "²" or 5,000 digits
-    earlier = None
-    if round_id is not None:
-        earlier = task.rounds.filter(pk=round_id).values_list("number", flat=True).first()
+    if round_id is None:
+        return None
+    return task.rounds.filter(pk=round_id).values_list("number", flat=True).first()
+
+
+def _round_changed_message(task: Task, sent_round: str) -> str:
+    earlier = _earlier_round_number(task, sent_round)
     where = f"Round {earlier} closed and round" if earlier is not None else "Round"
     return (
         f"{where} {task.current_round.number} opened while you were writing, with its own target "
         "model. Your example was not saved; check it and send it again to submit it to "
         f"round {task.current_round.number}."
     )
+
+
+def _context_noun(cfg) -> str:
+    """What the task calls its context, for messages: the label of its first required context field
+    (else of its first one), in lower case: "premise" (NLI), "passage" (QA), "prompt"."""
+    specs = [spec for spec in cfg.context_fields if not spec.get("optional", False)] or cfg.context_fields
+    return str(specs[0].get("label", specs[0]["name"])).lower() if specs else "context"
+
+
+def _context_gone_message(task: Task, written_for, sent_round: str | None) -> str:
+    """Why a form was refused whose context can no longer take examples: ``written_for`` is that
+    context (a ``Context`` of another round) or None (deleted, another task's, or none sent).
+
+    E.g. "The premise you wrote for is no longer available (round 1 closed and round 2 opened while you
+    were writing), so your example was not saved."
+    """
+    reason = ""
+    if _round_changed(task, sent_round):
+        earlier = _earlier_round_number(task, sent_round)
+        closed = f"round {earlier} closed and " if earlier is not None else ""
+        reason = f" ({closed}round {task.current_round.number} opened while you were writing)"
+    elif written_for is not None:
+        reason = " (its round is over)"
+    return (
+        f"The {_context_noun(task.cfg)} you wrote for is no longer available{reason}, so your example "
+        "was not saved."
+    )
+
+
+CONTEXT_MISMATCH = (
+    "This form was written for another {noun} than the one the page showed (a browser can put back "
+    "old text when you go Back). It was not saved. Here it is again with the {noun} it was written for: "
+    "check it and send it again."
+)
+
+
+def _unsaved_rows(cfg, data, written_for) -> list[tuple[str, str]]:
+    """The refused form's text as ``(label, text)`` rows, shown apart from the form (never in it) so that
+    it can be copied: the context it was written for (when it still exists), the inputs and the target
+    as sent. Empty values are left out."""
+    rows = []
+    if written_for is not None:
+        for spec in cfg.context_fields:
+            value = written_for.data.get(spec["name"], "")
+            if value:
+                rows.append((f"{spec.get('label', spec['name'])} it was written for", str(value)))
+    for spec in [*cfg.input_fields, cfg.target_field]:
+        value = data.get(spec["name"], "")
+        if isinstance(value, str) and value.strip():
+            rows.append((spec.get("label", spec["name"]), value.replace("\x00", "")))
+    return rows
 
 
 # The ids of the examples written through this browser session's create page, per task slug (a list,
@@ -89,13 +145,19 @@ def _is_fetch(request) -> bool:
     return request.headers.get("X-Requested-With") == "fetch"
 
 
-def _variation_initial(task: Task, variation) -> dict:
-    """The create form's initial values from the author's own example: its inputs and its label."""
+def _variation_initial(task: Task, variation, *, same_context: bool) -> dict:
+    """The create form's initial values from the author's own example: its inputs and its label, or its
+    span answer. ``same_context``: the form is served with the example's own context, so a span answer
+    keeps its offset (the occurrence the author selected, not the first one in the passage); on another
+    context the answer text alone is kept, for the server to find."""
     initial = dict(variation.inputs)
     if isinstance(variation.target, str):
         initial[task.cfg.target_field["name"]] = variation.target
     elif isinstance(variation.target, dict):
         initial[task.cfg.target_field["name"]] = variation.target.get("answer", "")
+        start = variation.target.get("answer_start")
+        if same_context and isinstance(start, int) and not isinstance(start, bool):
+            initial[SPAN_START_FIELD] = start
     return initial
 
 
@@ -105,9 +167,23 @@ def create(request, slug: str):
 
     A task with context fields serves a context (``tasks.selectors.next_context``, least used first,
     optional ``?tag=``; ``?skip=<context id>`` serves another one than that, "Skip this context") and
-    carries its id in a hidden ``context`` field; the service checks that it belongs to the current round.
+    carries its id twice: in the hidden ``context`` field, next to the context's text, and signed with the
+    form token in ``started`` (``forms.signed_start``). A POST is saved on the context the form was served
+    with, never on another (docs/domain.md, "Context serving"):
+
+    * when the two differ (a browser put a form's values back into a page showing another context), it
+      is refused and shown again with the context it was written for;
+    * when that context can no longer take examples (its round is over, it was deleted), it is refused:
+      the page serves a new context with an empty form, and shows the refused text apart (``unsaved``),
+      to copy, never in the form;
+    * a form without a stamp naming its context (a page served before) is taken as written for the
+      ``context`` it sends, which must be of the current round.
+
+    The form asks the browser not to restore its values on Back (``autocomplete="off"``), so a hypothesis
+    is never offered, ready to send, under a premise it was not written for.
     ``?variation=<example id>`` prefills the form with the requester's own example of this task (its
-    text, label and, while it is in the current round, its context); someone else's is a 404.
+    text, label or span answer and, while it is in the current round, its context, with the answer's
+    offset when the context is its own); someone else's is a 404.
 
     A POST sent by the page's script (header ``X-Requested-With: fetch``, ``static/annotation/create.js``)
     gets an HTML fragment instead of a redirect: on success the verdict (``_create_result.html``, status
@@ -148,24 +224,47 @@ def create(request, slug: str):
     # A task whose context fields are all optional (sentiment's prompt) can be written without one.
     context_required = any(not spec.get("optional", False) for spec in cfg.context_fields)
     context = None
+    form = None
+    initial = {}
+    context_gone = ""  # why the form's context was refused, shown above its text (``unsaved``)
+    unsaved: list[tuple[str, str]] = []
     fetch = request.method == "POST" and _is_fetch(request)
     if request.method == "POST":
         form = ExampleForm(cfg, request.POST)
+        sent_context = (request.POST.get("context") or "").strip() or None
+        # The context the form was served with: its signed stamp says which; a form without one (an
+        # older page) is taken as written for the context it sends.
+        stamped = form.stamped_context()
+        written_for = sent_context if stamped is UNSTAMPED else stamped
+        mismatch = stamped is not UNSTAMPED and (None if stamped is None else str(stamped)) != sent_context
+        if needs_context and written_for is not None:
+            context = task_selectors.context_of_round(task.current_round, written_for)
+        gone = needs_context and context is None and (context_required or written_for is not None)
+        form.context_id = context.pk if context else None  # signed into a renewed token's stamp
         valid = form.is_valid()
-        if needs_context:
-            context = task_selectors.context_of_round(task.current_round, request.POST.get("context"))
         if not collecting:
             form.add_error(
                 None, "This task is not collecting examples right now; your example was not saved."
             )
             for name in form.input_names:
                 form.fields[name].widget.attrs["readonly"] = True
+        elif gone:
+            # Never on another context: the text is shown apart, to copy, and a new context comes with
+            # an empty form (the script sends it the plain way, which renders that page).
+            old = selectors.context_of_task(task, written_for)
+            context_gone = _context_gone_message(task, old, request.POST.get("round"))
+            if fetch:
+                form.add_error(None, context_gone)
+                return _create_errors(request, task, form, reload=True)
+            unsaved = _unsaved_rows(cfg, request.POST, old)
+            form = None
         elif _round_changed(task, request.POST.get("round")):
             form.add_error(None, _round_changed_message(task, request.POST.get("round")))
-        elif (
-            valid and needs_context and context is None and (context_required or request.POST.get("context"))
-        ):
-            form.add_error(None, "That context is no longer available; here is another one.")
+        elif needs_context and mismatch:
+            # Shown again with the context it was written for (``context``), never saved on the other.
+            form.add_error(None, CONTEXT_MISMATCH.format(noun=_context_noun(cfg)))
+            if fetch:
+                return _create_errors(request, task, form, reload=True)
         elif valid:
             try:
                 example, _created = services.create_example(
@@ -188,25 +287,23 @@ def create(request, slug: str):
                     return _create_result(request, task, example)
                 return redirect("annotation:outcome", pk=example.pk)
         if fetch:
-            context_gone = (
-                needs_context and context is None and (context_required or request.POST.get("context"))
-            )
-            return _create_errors(request, task, form, context_gone=bool(context_gone))
-    else:
-        initial = {}
-        if request.GET.get("variation"):
-            variation = selectors.own_example_of_task(request.user, task, request.GET["variation"])
-            if variation is None:
-                raise Http404("No example of yours with that id in this task.")
-            initial = _variation_initial(task, variation)
-            if needs_context and variation.context_id and variation.context.round_id == task.current_round_id:
-                context = variation.context
-        form = ExampleForm(cfg, initial=initial)
+            return _create_errors(request, task, form, reload=False)
+    elif request.GET.get("variation"):
+        variation = selectors.own_example_of_task(request.user, task, request.GET["variation"])
+        if variation is None:
+            raise Http404("No example of yours with that id in this task.")
+        if needs_context and variation.context_id and variation.context.round_id == task.current_round_id:
+            context = variation.context
+        initial = _variation_initial(task, variation, same_context=context is not None)
     skipped = ascii_id(request.GET.get("skip")) if request.method != "POST" else None
-    if needs_context and context is None:
+    # A form shown again keeps the context it was written for (none, for a task whose context is
+    # optional); a new form gets the next one.
+    if needs_context and context is None and form is None:
         context = task_selectors.next_context(
             round_=task.current_round, tag=request.GET.get("tag") or None, exclude=skipped
         )
+    if form is None:
+        form = ExampleForm(cfg, initial=initial, context_id=context.pk if context else None)
     return render(
         request,
         "annotation/create.html",
@@ -219,6 +316,8 @@ def create(request, slug: str):
             "needs_context": needs_context,
             "context_missing": needs_context and context is None and context_required,
             "served_context": context,
+            "context_gone": context_gone,
+            "unsaved": unsaved,
             "skip_found_none": skipped is not None and context is not None and context.pk == skipped,
             "tag": request.GET.get("tag") or "",
             "context_fields": [
@@ -249,7 +348,7 @@ def _create_result(request, task: Task, example) -> HttpResponse:
         {
             **_verdict_context(request, example),
             "next_token": token,
-            "next_started": signed_start(token),
+            "next_started": signed_start(token, example.context_id),
             "tally": _tally(request, task),
         },
     )
@@ -257,10 +356,12 @@ def _create_result(request, task: Task, example) -> HttpResponse:
     return response
 
 
-def _create_errors(request, task: Task, form, *, context_gone: bool) -> HttpResponse:
+def _create_errors(request, task: Task, form, *, reload: bool) -> HttpResponse:
     """The fetch answer to a refused example (status 422): every message, and the hidden values to send
-    next (the form token, renewed when the old one was spent; the current round). When the context sent
-    is gone, ``data-reload`` asks the script to send the form the plain way, which serves another one."""
+    next (the form token, renewed when the old one was spent; the current round). ``reload``: the form
+    cannot be sent again from the page as it is (its context is gone, or it is not the one the page
+    shows), so ``data-reload`` asks the script to send it the plain way, whose page shows the text with
+    its own context, or apart from a new one."""
     errors = [str(message) for message in form.non_field_errors()]
     for field in form:
         for message in map(str, field.errors):
@@ -275,7 +376,7 @@ def _create_errors(request, task: Task, form, *, context_gone: bool) -> HttpResp
             "errors": errors,
             "form": form,
             "task": task,
-            "reload": context_gone,
+            "reload": reload,
         },
         status=422,
     )

@@ -7,6 +7,11 @@ Visible to the example's author and the task's owners (``selectors.examples_visi
 A request sent by ``annotation/static/annotation/why.js`` (header ``X-Requested-With: fetch``) gets the
 fragment alone (``annotation/_why_fragment.html``), to put inside the ``<details>`` of ``_why.html``;
 any other request (the link of the page without JavaScript) a full page around the same fragment.
+
+The probability the explanation states for the attributed label is the served prediction's, the one the
+verdict shows (``served_figures``). Attributions are computed on the model's PyTorch weights (integrated
+gradients need gradients); when the prediction was served on another runtime (an ONNX graph, fp32 or
+int8), the explanation says so and gives the PyTorch figure its other numbers come from.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from models_registry.explain import attributions
+from models_registry.runtime import runtimes
 
 from . import selectors
 
@@ -24,12 +30,46 @@ FRAGMENT_HEADER = "X-Requested-With"
 FRAGMENT_VALUE = "fetch"
 
 
-def explanations_for(example) -> list[dict]:
-    """One ``{"model": display name, "label": its answer, "explanation": Explanation}`` per answered
-    prediction of ``example`` (creation order); the answered label is the attributed target.
+#: The runtime attributions are computed on (``models_registry.explain.attributions``: integrated
+#: gradients on the PyTorch weights).
+ATTRIBUTIONS_RUNTIME = runtimes.TORCH
 
-    A span (QA) task or a remote model gives an ``Explanation`` with ``unavailable`` set; never raises
-    for a model's failure (``attributions.explain``).
+
+def served_figures(prediction, label: str) -> dict | None:
+    """What the served model gave ``label`` on the example: ``{"probability": 0..1, "percent": "61.5"
+    (one decimal, as the verdict shows it), "runtime": the prediction's runtime, "runtime_label": its
+    display name ("ONNX Runtime, int8 weights"), "other_runtime": True when it is known and not the one
+    attributions are computed on}``.
+
+    Args:
+        prediction: an answered ``Prediction`` (its stored ``output`` and ``runtime``).
+        label: the attributed label.
+
+    Returns:
+        The dict, or None when the stored output has no numeric probability for ``label``.
+    """
+    probabilities = prediction.output.get("probabilities") if isinstance(prediction.output, dict) else None
+    value = probabilities.get(label) if isinstance(probabilities, dict) else None
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    runtime = prediction.runtime or ""
+    return {
+        "probability": float(value),
+        "percent": f"{100 * float(value):.1f}",
+        "runtime": runtime,
+        "runtime_label": runtimes.label(runtime) if runtime else "",
+        # A blank runtime (a prediction stored before runtimes were recorded) is not known to differ.
+        "other_runtime": bool(runtime) and runtime != ATTRIBUTIONS_RUNTIME,
+    }
+
+
+def explanations_for(example) -> list[dict]:
+    """One ``{"model": display name, "label": its answer, "explanation": Explanation, "served":
+    served_figures(prediction, attributed label) or None}`` per answered prediction of ``example``
+    (creation order); the answered label is the attributed target.
+
+    A span (QA) task or a remote model gives an ``Explanation`` with ``unavailable`` set (and no
+    ``served``); never raises for a model's failure (``attributions.explain``).
     """
     rows = []
     span_task = example.round.task.cfg.target_field.get("type") == "context_span"
@@ -38,12 +78,15 @@ def explanations_for(example) -> list[dict]:
             continue
         model = prediction.model
         name = "Anonymous model" if model.is_anonymous else model.name
+        served = None
         if span_task:
             explanation = attributions.Explanation(unavailable=attributions.SPAN)
         else:
             label = prediction.label if prediction.label in model.task.cfg.labels else None
             [explanation] = attributions.explain(model, [example.model_input], targets=[label])
-        rows.append({"model": name, "label": prediction.label, "explanation": explanation})
+            if explanation.available:
+                served = served_figures(prediction, explanation.target_label)
+        rows.append({"model": name, "label": prediction.label, "explanation": explanation, "served": served})
     return rows
 
 

@@ -121,3 +121,62 @@ def test_a_remote_target_says_no_explanation_is_available(client, annotator, pas
     client.login(username=annotator.username, password=password)
     text = client.get(why_url(example), headers={"X-Requested-With": "fetch"}).text
     assert attributions.REMOTE in text and "<mark" not in text
+
+
+def _served_as(example, *, runtime: str, probability: float):
+    """Make ``example``'s stored prediction the served model's answer on ``runtime``, giving its label
+    ``probability`` (the rest to the other label): what the verdict shows."""
+    prediction = example.predictions.get()
+    label = prediction.label
+    [other] = [name for name in example.round.task.cfg.labels if name != label]
+    prediction.runtime = runtime
+    prediction.output = {"label": label, "probabilities": {label: probability, other: 1 - probability}}
+    prediction.save()
+    return label
+
+
+def test_the_explanation_states_the_served_probability_and_names_the_runtime(client, annotator, example):
+    # The verdict comes from the ONNX int8 model (61.5 %); the attributions from the PyTorch weights.
+    label = _served_as(example, runtime="onnx-int8", probability=0.615)
+    client.force_login(annotator)
+    outcome = client.get(reverse("annotation:outcome", args=[example.pk])).text
+    assert f"{label}: 0.615" in outcome  # the verdict's table
+    fragment = client.get(why_url(example), headers={"X-Requested-With": "fetch"}).text
+    [row] = explanations_for(example)
+    computed = row["explanation"].summary()["input_percent"]
+    assert computed != "61.5"  # the tiny random model's PyTorch weights give another figure
+    served = re.search(r'<p class="attributions-served">(.*?)</p>', fragment, re.S).group(1)
+    assert served == (
+        f"The served model (ONNX Runtime, int8 weights) gave <strong>{label}</strong> 61.5%. The attributions "
+        "are computed on its PyTorch weights (integrated gradients need gradients, which ONNX Runtime does "
+        f"not give), where <strong>{label}</strong> gets {computed}%: the figures below are the PyTorch "
+        "weights'."
+    )
+    assert fragment.index("attributions-served") < fragment.index("attributions-baseline")
+
+
+def test_on_the_runtime_that_served_it_the_explanation_states_the_verdicts_probability(
+    client, annotator, example
+):
+    label = _served_as(example, runtime="torch", probability=0.615)
+    client.force_login(annotator)
+    fragment = client.get(why_url(example), headers={"X-Requested-With": "fetch"}).text
+    assert f"With the words of the text, <strong>{label}</strong> gets 61.5% (logit " in fragment
+    assert "attributions-served" not in fragment and "PyTorch weights" not in fragment
+
+
+def test_served_figures_by_hand(example):
+    from annotation.why_views import served_figures
+
+    label = _served_as(example, runtime="onnx-fp32", probability=0.25)
+    prediction = example.predictions.get()
+    assert served_figures(prediction, label) == {
+        "probability": 0.25,
+        "percent": "25.0",
+        "runtime": "onnx-fp32",
+        "runtime_label": "ONNX Runtime, fp32",
+        "other_runtime": True,
+    }
+    prediction.runtime = ""  # stored before runtimes were recorded: the runtime is not known
+    assert served_figures(prediction, label)["other_runtime"] is False
+    assert served_figures(prediction, "no-such-label") is None

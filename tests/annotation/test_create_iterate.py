@@ -477,7 +477,7 @@ def test_a_fetch_post_on_a_context_gone_asks_for_the_plain_post(prompted, prompt
     elsewhere = ContextFactory(round=hate_round, data={"prompt": "another task's"})
     gone = _post(prompted, "I hate rain", "not-hateful", fetch=True, url=url, context=str(elsewhere.pk))
     assert gone.status_code == 422 and "data-reload" in gone.text
-    assert "That context is no longer available" in gone.text
+    assert "The prompt you wrote for is no longer available, so your example was not saved." in gone.text
     served = prompt_task.current_round.contexts.get()
     empty = _post(prompted, "  ", "not-hateful", fetch=True, url=url, context=str(served.pk))
     assert empty.status_code == 422 and "data-reload" not in empty.text  # the context is fine: no reload

@@ -73,8 +73,9 @@ def test_a_context_of_another_round_or_none_is_refused(writer, prompt_task, hate
     for bad in (theirs.pk, None, "junk"):
         response = _post(writer, bad)
         assert response.status_code == 200
-        assert "no longer available" in response.text
-        assert response.context["served_context"] == mine  # a fresh, valid context is offered
+        assert "The prompt you wrote for is no longer available" in response.text
+        assert response.context["served_context"] == mine  # a fresh, valid context is offered...
+        assert not response.context["form"].is_bound  # ...with an empty form, the text kept apart
     assert not Example.objects.exists()
 
 

@@ -53,10 +53,18 @@ def test_a_prompt_is_served_and_kept_with_the_example(client, annotator, open_ro
     )
     assert response.status_code == 302
     assert Example.objects.get(annotator=annotator).context == context
-    # A context id that is not of this round is refused, and the text is kept.
+    # A context id that is not of this round (sent by a page whose stamp names no context: an older
+    # page) is refused, and the text is kept apart from the form.
     other = ensure_round(task=sentiment_task, number=1)
     stale = Context.objects.create(task=sentiment_task, round=other, data={"prompt": "old"})
     page = client.get(reverse("annotation:create", args=["sentiment"]))
-    response = _post(client, page, statement="Second try.", label="neutral", context=stale.pk)
+    response = _post(client, page, statement="Second try.", label="neutral", context=stale.pk, started="")
     assert response.status_code == 200
-    assert "no longer available" in response.content.decode() and "Second try." in response.content.decode()
+    html = response.content.decode()
+    assert (
+        "The prompt sentence you wrote for is no longer available (its round is over), so your example "
+        "was not saved." in html
+    )
+    unsaved = html[html.index('<section class="unsaved"') :]
+    assert "Second try." in unsaved[: unsaved.index("</section>")] and "old" in unsaved
+    assert Example.objects.filter(annotator=annotator).count() == 1

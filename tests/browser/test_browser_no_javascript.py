@@ -2,7 +2,8 @@
 
 No script runs in these pages (``java_script_enabled=False``), so the create form POSTs and redirects
 to the outcome page, and the verdict buttons submit at once, the corrected-label list visible from the
-start. axe-core needs script, so these pages are screenshotted only (the other tests audit them).
+start. axe-core needs script, so these pages are screenshotted only (the other tests audit them). On NLI,
+Back after a submit serves the next premise with an empty form (tests/browser/nli.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from django.urls import reverse
 from playwright.sync_api import expect
 
 from annotation.models import Example
+from tests.browser.nli import HYPOTHESIS, nli_with_two_premises
 from tests.factories.accounts import UserFactory
 from validation.models import Validation
 
@@ -54,4 +56,30 @@ def test_create_and_validate_without_javascript(run, rule_model, annotator, vali
     assert list(verdicts) == [("validator", "correct", ""), ("validator2", "incorrect", "not-hateful")]
     example.refresh_from_db()
     assert example.status == Example.Status.PENDING  # 1 correct, 1 incorrect: no quorum of 3 yet
+    run.assert_clean()
+
+
+def test_back_and_send_again_without_javascript_never_saves_on_another_premise(
+    run, nli_task, annotator, monkeypatch
+):
+    contexts = nli_with_two_premises(nli_task, monkeypatch)
+    page = run.page_for(annotator, javascript=False)
+    page.goto(reverse("annotation:create", args=["nli"]))
+    premise = page.locator("form.example-form section.context p")
+    first = contexts[premise.inner_text()]
+    hypothesis = page.get_by_role("textbox", name="Hypothesis")
+    hypothesis.fill(HYPOTHESIS)
+    page.locator("input[name=label][value=entailment]").check()
+    page.get_by_role("button", name="Submit to the model").click()
+    expect(page.get_by_text("You fooled the model!")).to_be_visible()
+
+    page.go_back()  # the create page is asked again: it serves the other premise
+    [second] = [c for c in contexts.values() if c != first]
+    expect(premise).to_have_text(second.data["premise"])
+    expect(hypothesis).to_have_value("")  # not the hypothesis written for the first premise
+    expect(page.locator("input[name=label]:checked")).to_have_count(0)
+    run.check(page, "back", axe=False)
+    # sending the page as it is stores nothing on the second premise
+    page.get_by_role("button", name="Submit to the model").click()
+    assert [(e.context_id, e.inputs["hypothesis"]) for e in Example.objects.all()] == [(first.pk, HYPOTHESIS)]
     run.assert_clean()

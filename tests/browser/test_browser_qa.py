@@ -23,14 +23,20 @@ from playwright.sync_api import expect
 from annotation.models import Example
 from tests.factories.annotation import make_example
 
-# The client rectangles of the first and the last code point of ``text`` in the passage paragraph,
-# found through the DOM (a Range over the text node), so the mouse can press and release on them.
-_CHAR_BOXES = """([selector, text]) => {
+# The client rectangles of the first and the last code point of the ``nth`` occurrence (0: the first) of
+# ``text`` in the passage paragraph, found through the DOM (a Range over the text node), so the mouse can
+# press and release on them.
+_CHAR_BOXES = """([selector, text, nth]) => {
     const passage = document.querySelector(selector);
     const walker = document.createTreeWalker(passage, NodeFilter.SHOW_TEXT);
     const points = Array.from(text);
+    let left = nth;
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-        const at = node.data.indexOf(text);
+        let at = node.data.indexOf(text);
+        while (at >= 0 && left > 0) {
+            at = node.data.indexOf(text, at + text.length);
+            left -= 1;
+        }
         if (at < 0) continue;
         const box = (from, to) => {
             const range = document.createRange();
@@ -50,14 +56,15 @@ def _is_rtl(character: str) -> bool:
     return unicodedata.bidirectional(character) in ("R", "AL")
 
 
-def _drag_select(page, selector: str, text: str) -> None:
-    """Select ``text`` in the element ``selector`` by dragging the mouse from its first to its last
-    character, each pressed near its leading edge in reading order (the right one for Hebrew).
+def _drag_select(page, selector: str, text: str, nth: int = 0) -> None:
+    """Select ``text`` (its ``nth`` occurrence, 0 the first) in the element ``selector`` by dragging the
+    mouse from its first to its last character, each pressed near its leading edge in reading order (the
+    right one for Hebrew).
 
     An end at the edge of a line is ambiguous in mixed-direction text (the right edge of a Hebrew word
     ending a line is also the line's end), so the tests select spans whose ends are mid-line."""
     page.locator(selector).scroll_into_view_if_needed()
-    boxes = page.evaluate(_CHAR_BOXES, [selector, text])
+    boxes = page.evaluate(_CHAR_BOXES, [selector, text, nth])
     assert boxes, f"{text!r} is not in {selector}"
     first, last = boxes["first"], boxes["last"]
     y0 = (first["top"] + first["bottom"]) / 2
@@ -116,4 +123,45 @@ def test_select_an_answer_with_the_mouse_in_emoji_and_right_to_left_text(
     assert example.context_id == qa_contexts[1].pk
     assert example.inputs == {"question": "Where did they meet?"}
     assert example.target == {"answer": span, "answer_start": 29}
+    run.assert_clean()
+
+
+# "Paris" three times; the third starts at code point 66 (by hand: tests/annotation/test_qa_try_a_variation.py).
+PARIS = "Paris is a city. Many people visit Paris in spring. The Louvre in Paris is a museum."
+
+
+def test_try_a_variation_keeps_the_occurrence_selected(run, qa_task, annotator, monkeypatch):
+    from models_registry import inference
+    from tests.factories.models_registry import make_stand_in
+    from tests.factories.tasks import ContextFactory, open_round
+
+    monkeypatch.setattr(
+        inference, "predict", lambda model, inputs: [{"answer": "The Louvre", "score": 0.9}] * len(inputs)
+    )
+    round_ = open_round(qa_task)
+    make_stand_in(qa_task, round_)
+    context = ContextFactory(round=round_, data={"title": "Paris", "context": PARIS})
+    page = run.page_for(annotator)
+    page.goto(reverse("annotation:create", args=["qa"]))
+    passage = "form.example-form section.context p.span-passage"
+    _drag_select(page, passage, "Paris", nth=2)  # the third "Paris", after "The Louvre in"
+    expect(page.locator("input.span-answer")).to_have_value("Paris")
+    expect(page.locator("input.span-answer-start")).to_have_value("66")
+    page.get_by_label("Question").fill("Where is the Louvre?")
+    page.get_by_role("button", name="Submit to the model").click()
+    expect(page.locator("#verdict")).to_contain_text("from character 66 of the passage")
+
+    page.get_by_role("link", name="Open this example's page").click()
+    page.get_by_role("link", name="Try a variation").click()
+    expect(page.locator("input.span-answer")).to_have_value("Paris")
+    expect(page.locator("input.span-answer-start")).to_have_value("66")
+    expect(page.locator("#span-status")).to_contain_text("character 66")
+    run.check(page, "variation")
+    page.get_by_label("Question").fill("In which city is the Louvre?")
+    page.get_by_role("button", name="Submit to the model").click()
+    expect(page.locator("#verdict")).to_contain_text("from character 66 of the passage")
+    first, variation = Example.objects.order_by("pk")
+    assert first.target == variation.target == {"answer": "Paris", "answer_start": 66}
+    assert variation.inputs == {"question": "In which city is the Louvre?"}
+    assert variation.context_id == context.pk
     run.assert_clean()

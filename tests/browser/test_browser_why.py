@@ -72,3 +72,40 @@ def test_arabic_words_are_one_mark_each_and_the_newline_is_kept(
     )
     run.check(page, "arabic")
     run.assert_clean()
+
+
+def test_the_explanation_states_the_verdicts_probability_and_names_the_runtime(
+    run, tiny_registered_model, hate_task, annotator
+):
+    from annotation.services import create_example
+
+    example, _ = create_example(
+        task=hate_task,
+        annotator=annotator,
+        inputs={"statement": "Those people should leave"},
+        target="hateful",
+    )
+    # As the ONNX int8 model serving it would have answered: its label at 61.5 %, which the tiny model's
+    # PyTorch weights (where the attributions are computed) do not give.
+    prediction = example.predictions.get()
+    label = prediction.label
+    [other] = [name for name in hate_task.cfg.labels if name != label]
+    prediction.runtime = "onnx-int8"
+    prediction.output = {"label": label, "probabilities": {label: 0.615, other: 0.385}}
+    prediction.model_wrong = False
+    prediction.save()
+    # the verdict's bar shows the intended label's probability: make it the model's label
+    example.target, example.model_wrong = label, False
+    example.save()
+
+    page = run.page_for(annotator)
+    page.goto(reverse("annotation:outcome", args=[example.pk]))
+    expect(page.locator(".target-probability .meter-value")).to_have_text("61.5%")
+    page.locator("details.why summary").click()
+    section = page.locator("details.why section.attributions")
+    expect(section).to_be_visible(timeout=30_000)
+    served = section.locator(".attributions-served")
+    expect(served).to_contain_text(f"The served model (ONNX Runtime, int8 weights) gave {label} 61.5%.")
+    expect(served).to_contain_text("The attributions are computed on its PyTorch weights")
+    run.check(page, "served-runtime")
+    run.assert_clean()

@@ -16,6 +16,15 @@
  * in renews. A network failure or any other status falls back to the plain form POST, which works
  * without this script too.
  *
+ * Back and the premise (a task with contexts): the form belongs to the context shown above it. The
+ * server serves a form with autocomplete="off", so the browser does not put old text back into a page
+ * showing a new premise, and refuses a form whose signed stamp names another context than the one it
+ * sends. On every pageshow (a load, or a page restored whole from the back-forward cache) the script puts
+ * the id of the context shown (the section's data-context) back into the hidden "context" field, in case
+ * a browser restored an old value there: the form is then sent with the premise the writer sees, and a
+ * form restored from another premise's page is refused and shown with its own. A page restored from the
+ * cache may have been left while sending: its button is enabled again.
+ *
  * Each text box with data-max-length gets a live counter "123 / 2,000" in code points (as the server
  * counts; the server stays the judge). Under Node the pure helpers are exported for tests
  * (tests/annotation/test_create_iterate_fixes.py).
@@ -86,6 +95,13 @@
   var clear = form.querySelector("button[data-clear]");
   var tally = document.getElementById("session-tally");
   var sending = false;
+
+  // The id of the context shown above the form back into its hidden field (see the header).
+  function keepTheContextShown() {
+    var shown = form.querySelector("section.context[data-context]");
+    var hidden = form.querySelector('input[type="hidden"][name="context"]');
+    if (shown && hidden) hidden.value = shown.getAttribute("data-context");
+  }
 
   function setHidden(name, value) {
     var input = form.querySelector('input[type="hidden"][name="' + name + '"]');
@@ -210,6 +226,12 @@
       );
     });
   }
+
+  keepTheContextShown();
+  window.addEventListener("pageshow", function (event) {
+    keepTheContextShown();
+    if (event.persisted && sending) done(); // left while sending: the answer never came to this page
+  });
 
   // The live character counters, after each box with a limit.
   var counted = form.querySelectorAll("textarea[data-max-length]");

@@ -5,6 +5,8 @@
  * iterates by code point. The passage is rendered with linebreaksbr: its text is the concatenation of
  * its text nodes, with "\n" for each <br>, exactly the stored (newline-normalised) passage.
  * Typing in the answer box clears the offset: the server then finds the answer (first occurrence).
+ * A form that comes with an offset ("Try a variation" of an example on this passage) keeps it, and says
+ * so: the answer stays the occurrence the author selected.
  * Without this script the form works the same way, by typing.
  *
  * The helpers are pure functions of DOM-like nodes (nodeType, data, nodeName, childNodes), exported
@@ -101,6 +103,10 @@
     answer.value = span.answer;
     start.value = String(span.start);
     say("Answer selected in the passage (character " + span.start + ").");
+  }
+
+  if (answer.value.trim() && /^[0-9]+$/.test(start.value)) {
+    say("Answer selected in the passage (character " + start.value + ").");
   }
 
   passage.addEventListener("mouseup", onSelect);
