@@ -10,7 +10,8 @@ On a throwaway PostgreSQL test database (created and dropped), a Prolific study 
   * write:      ``annotation.services.create_example`` for a participant of the study and, beside it, for
                 a volunteer outside any study, with SQL statements per call: the difference is what
                 the qualification rule, the signals and the ledger add;
-  * validate:   ``validation.services.submit_validation`` the same way;
+  * validate:   ``validation.services.submit_validation`` the same way, on an example served to the voter
+                first (its claim, made outside the timing: a vote counts only on what was served);
   * recount:    ``manage.py recount_ledger`` over the whole study (it must add nothing);
   * export:     ``manage.py export_payments`` for every participant (Prolific's bulk-bonus file).
 
@@ -84,6 +85,7 @@ def run(args) -> None:
     from tasks.models import Quiz, QuizQuestion, TaskWorker
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
     from tests.factories.models_registry import make_stand_in
+    from tests.factories.validation import serve
     from tests.helpers.fakes import rule_predict
     from validation.services import submit_validation
 
@@ -171,6 +173,7 @@ def run(args) -> None:
         targets = by_author[ids[(k + 1) % len(ids)]] + by_author[ids[(k + 2) % len(ids)]]
         for pk in targets:
             example = Example.objects.get(pk=pk)
+            serve(example, user)
             ms, sql, _ = _timed(
                 lambda example=example, user=user: submit_validation(
                     example=example, validator=user, verdict="correct"
@@ -181,6 +184,7 @@ def run(args) -> None:
     volunteer_votes_ms, volunteer_votes_sql = [], []
     for pk in list(Example.objects.filter(annotator=volunteer).values_list("id", flat=True))[:50]:
         example = Example.objects.get(pk=pk)
+        serve(example, users[0])
         ms, sql, _ = _timed(
             lambda example=example: submit_validation(
                 example=example, validator=users[0], verdict="incorrect", corrected_label="not-hateful"

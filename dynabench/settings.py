@@ -42,6 +42,9 @@ Files:
 Limits and behaviour:
     DYNABENCH_VALIDATION_CLAIM_SECONDS int, default 600. How long an example served to a validator stays
                        reserved for them (docs/domain.md, "Validation queue").
+    DYNABENCH_VALIDATION_GRACE_SECONDS int, default 600. How long after a served example's reservation
+                       runs out its validator's verdict on it still counts, unless it was served to
+                       someone else meanwhile (docs/domain.md, "Validation queue"); 0: none.
     DYNABENCH_VALIDATION_UNDO_SECONDS int, default 30. How long after a verdict its validator may undo it
                        (``validation.verdict_undo``; not once it settled the example).
     DYNABENCH_CREATE_RATE str, default ``120/min``. Throttle on example creation through the API, per
@@ -203,6 +206,7 @@ DYNABENCH_DATA_DIR = Path(env.str("DYNABENCH_DATA_DIR", default=str(BASE_DIR.par
 DYNABENCH_MODEL_DIR = Path(env.str("DYNABENCH_MODEL_DIR", default=str(VAR_DIR / "models")))
 DYNABENCH_RELEASES_DIR = Path(env.str("DYNABENCH_RELEASES_DIR", default=str(VAR_DIR / "releases")))
 DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600, minimum=1)
+DYNABENCH_VALIDATION_GRACE_SECONDS = env.int("DYNABENCH_VALIDATION_GRACE_SECONDS", default=600, minimum=0)
 DYNABENCH_VALIDATION_UNDO_SECONDS = env.int("DYNABENCH_VALIDATION_UNDO_SECONDS", default=30, minimum=0)
 DYNABENCH_MODEL_UPLOAD_MAX_BYTES = env.int("DYNABENCH_MODEL_UPLOAD_MAX_BYTES", default=1024**3, minimum=1)
 DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float(

@@ -1,29 +1,33 @@
 """Admin for validations: read-only (verdicts are written by the validation service, which keeps counts).
 
 Also adds the owner-verdict actions to the Example admin (``annotation.admin``, an extension through
-``core.admin_extensions``): settle the selected examples as correct, incorrect or flagged; and the
-gold actions (mark the selected examples as gold with a known verdict, ``validation.gold``). Gold items
-and gold answers have admins of their own, and the Task admin a "Gold accuracy" page (per validator).
+``core.admin_extensions``): settle the selected examples as correct, incorrect or flagged; overturn
+settled ones, which only leads to a confirmation page (``overturn_view``: its GET shows what will
+change, its POST overturns); and the gold actions (mark the selected examples as gold with a known
+verdict, ``validation.gold``). Gold items and gold answers have admins of their own, and the Task admin
+a "Gold accuracy" page (per validator).
 """
 
 from __future__ import annotations
 
 from functools import partial
+from urllib.parse import urlencode
 
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
-from django.http import Http404
+from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from annotation.models import Example
 from core.admin_extensions import ObjectTool, extend_admin
+from core.text_rules import ascii_id
 from tasks.admin import TaskOwnedAdmin
 from tasks.models import Task
 
-from . import gold, gold_selectors
+from . import gold, gold_selectors, selectors
 from .models import GoldAnswer, GoldItem, Validation
 from .services import VerdictError, overturn_verdict, submit_validation
 
@@ -108,35 +112,105 @@ def settle_flagged(modeladmin, request, queryset):
 extend_admin(Example, actions=[settle_correct, settle_incorrect, settle_flagged])
 
 
-def _overturn(modeladmin, request, queryset, verdict: str) -> None:
-    """Overturn each selected settled example with an owner verdict (``services.overturn_verdict``)."""
-    _owner_verdicts(
-        modeladmin,
-        request,
-        queryset,
-        verdict,
-        decide=lambda example, owner, v: overturn_verdict(example=example, owner=owner, verdict=v),
-        done="Overturned {n} example(s) to {verdict}.",
-        not_done="Not overturned",
-    )
+#: The most examples one overturn confirmation page takes (their ids travel in its address).
+MAX_OVERTURN = 200
+OVERTURN_URL_NAME = "annotation_example_overturn"
 
 
-@admin.action(description="Overturn a settled example: validated correct (owner verdict)")
+def _overturn(modeladmin, request, queryset, verdict: str):
+    """Send the owner to the confirmation page of overturning the selected examples (``overturn_view``);
+    the action itself changes nothing."""
+    ids = sorted(queryset.values_list("pk", flat=True)[: MAX_OVERTURN + 1])
+    if len(ids) > MAX_OVERTURN:
+        modeladmin.message_user(
+            request, f"Select at most {MAX_OVERTURN} examples to overturn at once.", messages.WARNING
+        )
+        return None
+    query = urlencode({"verdict": verdict, "ids": ",".join(map(str, ids))}, safe=",")
+    return HttpResponseRedirect(f"{reverse(f'admin:{OVERTURN_URL_NAME}')}?{query}")
+
+
+def _overturn_ids(values: list[str]) -> list[int] | None:
+    """The example ids of the confirmation page's ``ids`` (comma-separated and/or repeated), or None
+    when one is not an id or there are none or too many."""
+    parts = [part for value in values for part in value.split(",") if part != ""]
+    ids = [ascii_id(part) for part in parts]
+    if not ids or len(ids) > MAX_OVERTURN or any(i is None for i in ids):
+        return None
+    return ids
+
+
+def overturn_view(model_admin, request):
+    """Overturn settled examples with an owner verdict, after a confirmation
+    (``/admin/annotation/example/overturn/?verdict=<correct|incorrect|flagged>&ids=<id>,<id>``).
+
+    GET shows, for the examples of the requester's tasks among ``ids``, their status now and after, what
+    else changes (a verified model-fooling example's bonus), and why the others are left as they are
+    (``selectors.overturn_preview``); it writes nothing. POST (the page's form, with an optional
+    ``reason`` kept with the owner verdict) overturns each through ``services.overturn_verdict`` and
+    returns to the example list with how many changed and why the others did not. Examples of tasks
+    the requester does not own are neither shown nor changed. An unknown verdict or a malformed id
+    list is a 404."""
+    data = request.POST if request.method == "POST" else request.GET
+    verdict = data.get("verdict", "")
+    ids = _overturn_ids(data.getlist("ids"))
+    if verdict not in Validation.Verdict.values or ids is None:
+        raise Http404("No such overturn.")
+    if not model_admin.has_view_permission(request):
+        raise PermissionDenied
+    examples = model_admin.get_queryset(request).filter(pk__in=ids)
+    changelist = reverse("admin:annotation_example_changelist")
+    if request.method == "POST":
+        reason = data.get("reason", "")  # the service refuses one too long, per example
+        _owner_verdicts(
+            model_admin,
+            request,
+            examples,
+            verdict,
+            decide=lambda example, owner, v: overturn_verdict(
+                example=example, owner=owner, verdict=v, reason=reason
+            ),
+            done="Overturned {n} example(s) to {verdict}.",
+            not_done="Not overturned",
+        )
+        return HttpResponseRedirect(changelist)
+    rows = selectors.overturn_preview(examples, request.user, verdict)
+    changing = [row for row in rows if row.refusal is None]
+    new_status = Example.Status(selectors.STATUS_OF_VERDICT[verdict]).label
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.opts,
+        "title": f"Overturn to {new_status.lower()}",
+        "verdict": verdict,
+        "new_status": new_status,
+        "changing": changing,
+        "left": [row for row in rows if row.refusal is not None],
+        "changelist": changelist,
+    }
+    return TemplateResponse(request, "validation/admin/overturn_confirm.html", context)
+
+
+def _overturn_urls(model_admin) -> list:
+    view = model_admin.admin_site.admin_view(partial(overturn_view, model_admin))
+    return [path("overturn/", view, name=OVERTURN_URL_NAME)]
+
+
+@admin.action(description="Overturn a settled example: validated correct (owner verdict; asks first)")
 def overturn_correct(modeladmin, request, queryset):
-    _overturn(modeladmin, request, queryset, "correct")
+    return _overturn(modeladmin, request, queryset, "correct")
 
 
-@admin.action(description="Overturn a settled example: validated incorrect (owner verdict)")
+@admin.action(description="Overturn a settled example: validated incorrect (owner verdict; asks first)")
 def overturn_incorrect(modeladmin, request, queryset):
-    _overturn(modeladmin, request, queryset, "incorrect")
+    return _overturn(modeladmin, request, queryset, "incorrect")
 
 
-@admin.action(description="Overturn a settled example: flagged (owner verdict)")
+@admin.action(description="Overturn a settled example: flagged (owner verdict; asks first)")
 def overturn_flagged(modeladmin, request, queryset):
-    _overturn(modeladmin, request, queryset, "flagged")
+    return _overturn(modeladmin, request, queryset, "flagged")
 
 
-extend_admin(Example, actions=[overturn_correct, overturn_incorrect, overturn_flagged])
+extend_admin(Example, actions=[overturn_correct, overturn_incorrect, overturn_flagged], urls=[_overturn_urls])
 
 
 # ---------------------------------------------------------------------------------------------------

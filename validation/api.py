@@ -31,6 +31,7 @@ STATUS_OF_CODE = {
     "blocked": status.HTTP_403_FORBIDDEN,
     "own_example": status.HTTP_403_FORBIDDEN,
     "not_owner": status.HTTP_403_FORBIDDEN,
+    "not_served": status.HTTP_403_FORBIDDEN,
     "already_validated": status.HTTP_409_CONFLICT,
     "settled": status.HTTP_409_CONFLICT,
     "retracted": status.HTTP_409_CONFLICT,
@@ -65,7 +66,13 @@ class NextValidation(APIView):
     again while the claim is live returns the same example. ``example`` is null when nothing is left,
     with ``queue`` saying why; when others' claims keep examples from the caller, ``hint`` says when to
     come back and the ``Retry-After`` header gives the seconds until the first of those claims runs out
-    (otherwise ``hint`` is null and there is no such header). Signed-in, unblocked callers."""
+    (otherwise ``hint`` is null and there is no such header). Signed-in, unblocked callers.
+
+    The model's answer is withheld until asked, as on the validate page ("Show the model's answer"):
+    unless the task config sets ``validation_shows_model_answer``, the example's ``model_outputs`` and
+    ``model_wrong`` are null and ``model_answer_hidden`` is true; ``?reveal=model`` answers them (asking
+    while the claim is live serves the same example, so it reveals the answer of the one being judged).
+    Nothing is recorded of it, as on the page."""
 
     permission_classes = [IsContributor]
 
@@ -89,6 +96,7 @@ class NextValidation(APIView):
             "claim_expires_at": None,
             "queue": None,
             "hint": None,
+            "model_answer_hidden": False,
         }
         headers = {}
         if example is None:
@@ -107,7 +115,13 @@ class NextValidation(APIView):
                 body["claim_expires_at"] = gold_selectors.gold_claim_expiry(round_, example, request.user)
                 shown.round = round_
             body["example"] = shown
-        return Response(NextValidationSerializer(body).data, headers=headers)
+            body["model_answer_hidden"] = (
+                not task.cfg.validation_shows_model_answer and query.validated_data.get("reveal") != "model"
+            )
+        serializer = NextValidationSerializer(
+            body, context={"hide_model_answer": body["model_answer_hidden"]}
+        )
+        return Response(serializer.data, headers=headers)
 
 
 def _verdict_example_or_404(request, pk):
@@ -144,7 +158,11 @@ class MyValidation(APIView):
 class ExampleValidations(APIView):
     """Record the caller's verdict (``correct``, ``incorrect``, ``flagged``; optional ``corrected_label``
     with ``incorrect``, and ``reason``) on an example of an active task; the task's quorum of matching
-    verdicts settles it, or one verdict with ``owner_mode`` from a task owner. 403 for one's own example,
+    verdicts settles it, or one verdict with ``owner_mode`` from a task owner. A verdict without
+    ``owner_mode`` counts only on an example served to the caller (``GET .../validations/next/``: its
+    claim, live or run out less than ``DYNABENCH_VALIDATION_GRACE_SECONDS`` ago and not served to
+    anyone else since; ``services.served_to``): else 403 with the same ``detail`` whatever the example's
+    state. 403 for one's own example,
     a blocked account, or ``owner_mode`` from a non-owner; 409 when already validated by the caller,
     settled, retracted or not open for validation; 404, the same body as for an unknown id, for an
     example the caller may not see (``selectors.verdict_examples``), whatever its state."""

@@ -126,15 +126,14 @@ def live_gold_claim_of(round_: Round, validator, *, now=None) -> GoldClaim | Non
     )
 
 
-def gold_claim_on(example: Example, validator) -> GoldClaim | None:
+def gold_claim_on(example: Example, validator, *, expires_after=None) -> GoldClaim | None:
     """The gold claim ``validator`` holds on ``example`` (live or expired: a verdict sent late on gold
-    is still gold), if any, with its gold item."""
-    return (
-        GoldClaim.objects.filter(gold__example=example, validator=validator)
-        .select_related("gold")
-        .order_by("-created_at")
-        .first()
-    )
+    is still gold), if any, with its gold item; with ``expires_after`` (an aware datetime) only one that
+    runs out after it (``validation.services.served_since``: a verdict counts only on what was served)."""
+    claims = GoldClaim.objects.filter(gold__example=example, validator=validator)
+    if expires_after is not None:
+        claims = claims.filter(expires_at__gt=expires_after)
+    return claims.select_related("gold").order_by("-created_at").first()
 
 
 def gold_claim_expiry(round_: Round, example: Example, validator):

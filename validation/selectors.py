@@ -89,10 +89,11 @@ def verdict_examples(task: Task, user) -> QuerySet[Example]:
 
     Those are: the examples ``annotation.selectors.examples_visible_to`` shows them (their own, every
     example of a task they own, all for superusers: the rule of ``GET /api/examples/{id}/``); the
-    examples open for validation (``open_examples``: what the queue serves to anyone); those they gave
-    a verdict on (so a second tab hears "already recorded" and a late vote "already settled"); and the
-    one they hold a claim on, live or expired but not taken over (so a validator served an example
-    hears that it was settled or retracted meanwhile); and the gold items served to them as gold or
+    examples open for validation (``open_examples``: what the queue serves to anyone; a vote on one
+    counts only once it was served to them, ``services.served_to``); those they gave a verdict on (so
+    a second tab hears "already recorded" and a late vote "already settled"); and the one they hold a
+    claim on, live or expired but not taken over (so a validator served an example hears that it was
+    settled or retracted meanwhile); and the gold items served to them as gold or
     answered as gold (``validation.gold``), so a gold item answers like any other example. None for
     anonymous users.
     """
@@ -318,6 +319,73 @@ def review_examples(task: Task, *, show: str = "flags", state: str = "pending", 
     elif show == "disagreement":
         qs = qs.filter(n_correct__gt=0, n_incorrect__gt=0)
     return qs
+
+
+# ---------------------------------------------------------------------------------------------------
+# Overturning a settled example (validation.services.overturn_verdict)
+
+NOT_OWNER_TO_OVERTURN = "Only the task's owners can overturn a settled example."
+
+
+def overturn_refusal(example: Example, verdict: str) -> tuple[str, str] | None:
+    """Why ``example`` cannot be overturned to ``verdict`` (one of ``Validation.Verdict``), as
+    ``(code, message)`` with the codes of ``services.VerdictError``, or None when it can: retracted
+    (``retracted``), still pending (``not_settled``), already of that status or settled by an owner
+    verdict, which is final (``settled``). Ownership is the caller's check (``NOT_OWNER_TO_OVERTURN``).
+    The service asks it under the example's row lock; the confirmation page asks it beforehand."""
+    if example.is_retracted:
+        return "retracted", "This example was retracted by its author."
+    if example.status == Example.Status.PENDING:
+        return "not_settled", "This example is not settled yet; give an owner verdict instead."
+    if STATUS_OF_VERDICT[verdict] == example.status:
+        return "settled", f"This example is already {example.get_status_display().lower()}."
+    if Validation.objects.filter(example=example, is_owner_verdict=True).exists():
+        return "settled", "An owner verdict already settled this example, and an owner verdict is final."
+    return None
+
+
+@dataclass(frozen=True)
+class OverturnRow:
+    """One example on the overturn confirmation page: its ``status`` now and ``new_status`` after
+    (``Example.Status`` values), and ``refusal``, the message saying why it will be left as it is
+    (None when it will change). ``verified_before`` / ``verified_after``: whether it counts as a verified
+    model-fooling example (model-fooling and validated correct: what earns a crowd author's bonus)
+    before and after."""
+
+    example: Example
+    status: str
+    new_status: str
+    refusal: str | None
+
+    @property
+    def verified_before(self) -> bool:
+        return self.example.model_wrong is True and self.status == Example.Status.VALIDATED_CORRECT
+
+    @property
+    def verified_after(self) -> bool:
+        return self.example.model_wrong is True and self.new_status == Example.Status.VALIDATED_CORRECT
+
+    @property
+    def status_label(self) -> str:
+        return Example.Status(self.status).label
+
+    @property
+    def new_status_label(self) -> str:
+        return Example.Status(self.new_status).label
+
+
+def overturn_preview(examples: QuerySet[Example], owner, verdict: str) -> list[OverturnRow]:
+    """What overturning ``examples`` to ``verdict`` (one of ``Validation.Verdict``) by ``owner`` would do,
+    one ``OverturnRow`` each, by id; nothing is written (the confirmation page's GET)."""
+    rows = []
+    for example in examples.select_related("round__task").order_by("pk"):
+        if not example.round.task.is_owner(owner):
+            refusal = NOT_OWNER_TO_OVERTURN
+        else:
+            refused = overturn_refusal(example, verdict)
+            refusal = refused[1] if refused else None
+        rows.append(OverturnRow(example, example.status, STATUS_OF_VERDICT[verdict], refusal))
+    return rows
 
 
 def validations_of(example: Example) -> QuerySet[Validation]:

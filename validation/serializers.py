@@ -14,14 +14,23 @@ from .models import Validation
 
 
 class ServedExampleSerializer(serializers.ModelSerializer):
-    """What a validator sees of an example: context, inputs, the author's intended target, the model
-    outputs and how many validations it has. Never the author."""
+    """What a validator sees of an example: context, inputs, the author's intended target and the model
+    outputs. Never the author. With ``hide_model_answer`` true in the serializer's context,
+    ``model_outputs`` and ``model_wrong`` (which tells the model's answer apart from the intended one)
+    are null: the model's answer is withheld until asked, as on the validate page."""
 
     round = serializers.IntegerField(source="round.number", read_only=True)
     context = serializers.SerializerMethodField(help_text="The context's id and data, or null.")
     inputs = serializers.JSONField(read_only=True)
     target = serializers.JSONField(read_only=True)
-    model_outputs = serializers.SerializerMethodField()
+    model_wrong = serializers.SerializerMethodField(
+        help_text="Whether the model's answer differs from the intended one; null while the model's "
+        "answer is withheld (model_answer_hidden), or when no model scored it."
+    )
+    model_outputs = serializers.SerializerMethodField(
+        help_text="The target models' outputs; null while the model's answer is withheld "
+        "(model_answer_hidden: ask with ?reveal=model)."
+    )
 
     class Meta:
         model = Example
@@ -43,9 +52,16 @@ class ServedExampleSerializer(serializers.ModelSerializer):
             return None
         return {"id": example.context_id, "data": example.context.data}
 
-    @extend_schema_field({"type": "array", "items": MODEL_OUTPUT_SCHEMA})
-    def get_model_outputs(self, example: Example) -> list[dict]:
-        return model_outputs(example)
+    def _hidden(self) -> bool:
+        return bool(self.context.get("hide_model_answer"))
+
+    @extend_schema_field({"type": "boolean", "nullable": True})
+    def get_model_wrong(self, example: Example) -> bool | None:
+        return None if self._hidden() else example.model_wrong
+
+    @extend_schema_field({"type": "array", "items": MODEL_OUTPUT_SCHEMA, "nullable": True})
+    def get_model_outputs(self, example: Example) -> list[dict] | None:
+        return None if self._hidden() else model_outputs(example)
 
 
 class QueueSummarySerializer(serializers.Serializer):
@@ -70,12 +86,23 @@ class NextValidationSerializer(serializers.Serializer):
         help_text="With an empty queue that others' claims keep empty: when to come back (the "
         "Retry-After header has the seconds); else null.",
     )
+    model_answer_hidden = serializers.BooleanField(
+        help_text="True when the example's model_outputs and model_wrong are withheld (null) until asked: "
+        "send the same request with ?reveal=model (the claim keeps the same example). False when they "
+        "are shown (asked, or the task config sets validation_shows_model_answer) or nothing was served."
+    )
 
 
 class NextValidationQuerySerializer(StrictQuerySerializer):
-    """``?round=N`` (default: the task's current round)."""
+    """``?round=N`` (default: the task's current round); ``?reveal=model`` to be shown the model's answer
+    (withheld otherwise, unless the task config sets ``validation_shows_model_answer``)."""
 
     round = QueryIntegerField(min_value=1, max_value=2**31 - 1, required=False)
+    reveal = serializers.ChoiceField(
+        choices=["model"],
+        required=False,
+        help_text="model: include the model's answer (model_outputs, model_wrong) of the served example.",
+    )
 
 
 class VerdictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):

@@ -7,6 +7,10 @@ is derived from ``Example.status`` (``validation.selectors``), so each example c
 
 Late votes: a verdict on an example that is already settled is refused (``VerdictError`` with code
 ``settled``) and nothing is stored. Recording it would make agreement statistics depend on timing.
+
+Served votes: a vote counts only on an example served to its validator (``served_to``): otherwise
+anyone could send verdicts on any open example by its id, and participants could settle each other's
+examples (and bonuses) without the queue ever handing them out. Owner verdicts are not votes.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ class VerdictError(Exception):
 
     ``errors`` maps field names (``verdict``, ``corrected_label``, ``reason`` or ``__all__``) to
     messages, like a form's errors. ``code`` names the rule that refused it: ``blocked``, ``invalid``,
-    ``own_example``, ``already_validated``, ``retracted``, ``settled``, ``not_open`` or ``not_owner``,
+    ``own_example``, ``already_validated``, ``retracted``, ``settled``, ``not_open``, ``not_served`` or
+    ``not_owner``,
     or one of the task's qualification rules (``tasks.qualification.CODES``: ``blocked``,
     ``not_allowed``, ``held``, ``quiz``, ``daily_cap``); ``qualification`` is True then, and ``url`` the
     page that lifts it (the quiz) or None.
@@ -89,6 +94,35 @@ def _record_vote(example, validator, verdict: str, corrected_label: str, reason:
 def claim_seconds() -> int:
     """How long a served example stays reserved for its validator (``DYNABENCH_VALIDATION_CLAIM_SECONDS``)."""
     return int(settings.DYNABENCH_VALIDATION_CLAIM_SECONDS)
+
+
+def grace_seconds() -> int:
+    """How long after a served example's claim runs out its validator's verdict on it still counts
+    (``DYNABENCH_VALIDATION_GRACE_SECONDS``, default 600; see ``served_to``)."""
+    return int(settings.DYNABENCH_VALIDATION_GRACE_SECONDS)
+
+
+def served_since(now):
+    """The earliest ``expires_at`` a claim may have for a verdict sent at ``now`` to count:
+    ``now - grace_seconds()`` (an aware datetime)."""
+    return now - timedelta(seconds=grace_seconds())
+
+
+def served_to(example: Example, validator, *, now) -> bool:
+    """Whether ``example`` counts as served to ``validator`` at ``now`` (docs/domain.md, "Validation
+    queue"): they hold its ``ValidationClaim`` (one row per example, so a claim taken over by another
+    validator, or released when they asked for another example, is no longer theirs) and it is live or
+    ran out less than ``grace_seconds()`` before ``now``. Gold items: ``gold_selectors.gold_claim_on``
+    with the same bound."""
+    return ValidationClaim.objects.filter(
+        example=example, validator=validator, expires_at__gt=served_since(now)
+    ).exists()
+
+
+NOT_SERVED = (
+    "A verdict counts only on an example served to you for validation, and this one is not (or no "
+    "longer) reserved for you; nothing was recorded. Ask for the next example to validate."
+)
 
 
 def _take_claim(example_id: int, validator, now, expires_at) -> bool:
@@ -214,10 +248,12 @@ def _clean(example: Example, verdict: str, corrected_label: str, reason: str) ->
 
 
 def _gold_verdict(locked: Example, validator, verdict: str, corrected_label: str, reason: str, now):
-    """A verdict on an example served to ``validator`` as gold (``validation.gold``): stored as a
-    ``GoldAnswer`` and answered as a real vote that did not settle would be (``settled`` False, status
-    pending), or ``already_validated`` for a second one; None when it was not served to them as gold."""
-    claim = gold_selectors.gold_claim_on(locked, validator)
+    """A verdict on an example served to ``validator`` as gold (``validation.gold``; their gold claim live
+    or run out less than ``grace_seconds()`` ago, the rule of ``served_to``): stored as a ``GoldAnswer``
+    and answered as a real vote that did not settle would be (``settled`` False, status pending), or
+    ``already_validated`` for a second one; None when it was not served to them as gold (then it is
+    judged as any other example, and refused as not served unless they hold its ordinary claim)."""
+    claim = gold_selectors.gold_claim_on(locked, validator, expires_after=served_since(now))
     if claim is None:
         if gold_selectors.has_gold_answer(locked, validator):
             raise VerdictError("You have already validated this example.", code="already_validated")
@@ -256,6 +292,11 @@ def submit_validation(
     The example row is locked for the whole count-and-settle, so concurrent votes are counted one
     after another and the example is settled exactly once. The validator's claim on it is released.
 
+    A vote (not ``owner_mode``) counts only on an example served to ``validator`` (``served_to``: their
+    claim, live or run out less than ``grace_seconds()`` before ``now``, not taken over; a gold item
+    through their gold claim, with the same bound). This is the one place votes enter, so the validate
+    page, the API and any other caller are held to it; owner verdicts need no serving.
+
     Returns:
         ``VerdictOutcome(validation, settled, status)``.
 
@@ -265,7 +306,9 @@ def submit_validation(
             (``invalid``); their own example (``own_example``); a second verdict on one example
             (``already_validated``); retracted (``retracted``); already settled, including late
             votes (``settled``); a non-fooling example when the task validates only model-fooling
-            ones, or an imported one (``not_open``); owner mode by a non-owner (``not_owner``); the
+            ones, or an imported one (``not_open``); a vote on an example not served to the validator
+            (``not_served``, checked after the others, whose answers tell a validator who was served
+            it what happened since); owner mode by a non-owner (``not_owner``); the
             task's qualification rules (``blocked``, ``not_allowed``, ``held``, ``quiz``, ``daily_cap``,
             with ``qualification`` True).
     """
@@ -303,6 +346,11 @@ def submit_validation(
         and Validation.objects.filter(example=locked, validator=validator, is_owner_verdict=False).exists()
     ):
         raise VerdictError("You have already validated this example.", code="already_validated")
+    # Last, so that the refusals above still tell a validator who was served the example (and whose
+    # claim goes with their vote) what happened to it; they tell nothing to anyone else, who reaches this
+    # service only for an example open for validation or visible to them (selectors.verdict_examples).
+    if not owner_mode and not served_to(locked, validator, now=now):
+        raise VerdictError(NOT_SERVED, code="not_served")
     # Always a new row, never an update of an earlier one. The row lock serialises one person's double
     # submit too; the unique constraints (one ordinary vote per example and validator, one owner verdict
     # per example) stay the last line of defence.
@@ -347,21 +395,13 @@ def overturn_verdict(*, example: Example, owner, verdict: str, reason: str = "",
     now = now or timezone.now()
     locked = Example.objects.select_for_update(of=("self",)).select_related("round__task").get(pk=example.pk)
     if not locked.round.task.is_owner(owner):
-        raise VerdictError("Only the task's owners can overturn a settled example.", code="not_owner")
+        raise VerdictError(selectors.NOT_OWNER_TO_OVERTURN, code="not_owner")
     corrected_label, reason = _clean(locked, verdict, "", reason)
-    if locked.is_retracted:
-        raise VerdictError("This example was retracted by its author.", code="retracted")
-    if locked.status == Example.Status.PENDING:
-        raise VerdictError(
-            "This example is not settled yet; give an owner verdict instead.", code="not_settled"
-        )
+    refused = selectors.overturn_refusal(locked, verdict)
+    if refused is not None:
+        code, message = refused
+        raise VerdictError(message, code=code)
     status = selectors.STATUS_OF_VERDICT[verdict]
-    if status == locked.status:
-        raise VerdictError(f"This example is already {locked.get_status_display().lower()}.", code="settled")
-    if Validation.objects.filter(example=locked, is_owner_verdict=True).exists():
-        raise VerdictError(
-            "An owner verdict already settled this example, and an owner verdict is final.", code="settled"
-        )
     validation = _record_vote(locked, owner, verdict, corrected_label, reason, owner=True, now=now)
     previous = locked.status
     changed = overturn_settlement(locked.pk, status, previous=previous, now=now)

@@ -41,8 +41,28 @@ def _round_or_404(task: Task, number):
     return round_
 
 
+def authors_label(label: str) -> str:
+    """The label of an input field as a validator (or owner) reads it: what the author wrote, named as the
+    author's. The task config's labels speak to the author on the create page ("Your sentence",
+    "Statement"); here they read "The author's sentence", "The author's statement". A leading "your" goes,
+    the first letter is lowered unless the first word is an acronym ("NLI hypothesis"); a label already
+    about the author is kept, and an empty one reads "The author's text"."""
+    label = " ".join((label or "").split())
+    if label.lower().startswith("the author's ") or label.lower().startswith("the author’s "):
+        return label
+    if label.lower().startswith("your "):
+        label = label[len("your ") :]
+    if not label:
+        return "The author's text"
+    first = label.split(" ", 1)[0]
+    if not (len(first) > 1 and first.isupper()):
+        label = label[0].lower() + label[1:]
+    return f"The author's {label}"
+
+
 def _shown(example, task: Task) -> dict:
-    """What a validator sees of an example: context, inputs, intended target, model predictions."""
+    """What a validator sees of an example: context, inputs (labelled as the author's, ``authors_label``),
+    intended target, model predictions."""
     cfg = task.cfg
     context = example.context.data if example.context_id else {}
     return {
@@ -51,7 +71,7 @@ def _shown(example, task: Task) -> dict:
             (spec.get("label", spec["name"]), context.get(spec["name"], "")) for spec in cfg.context_fields
         ],
         "inputs": [
-            (spec.get("label", spec["name"]), example.inputs.get(spec["name"], ""))
+            (authors_label(spec.get("label", spec["name"])), example.inputs.get(spec["name"], ""))
             for spec in cfg.input_fields
         ],
         "target_name": cfg.target_field["name"],

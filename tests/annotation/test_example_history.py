@@ -20,6 +20,7 @@ from annotation.exports import FORMAT_VERSION, iter_export, pseudonym
 from annotation.models import Example
 from annotation.services import flag_example, retract_example
 from tests.factories.annotation import make_example
+from tests.factories.validation import submit_served
 from validation.services import submit_validation
 
 pytestmark = pytest.mark.django_db
@@ -38,8 +39,8 @@ def lived(hate_round, annotator, owner, validator):
     example = make_example(hate_round, annotator)
     Example.objects.filter(pk=example.pk).update(created_at=T0)
     flag_example(example=example, user=annotator, reason="typo", now=_at(1))
-    submit_validation(example=example, validator=owner, verdict="correct", now=_at(2))
-    submit_validation(example=example, validator=validator, verdict="flagged", now=_at(3))
+    submit_served(example=example, validator=owner, verdict="correct", now=_at(2))
+    submit_served(example=example, validator=validator, verdict="flagged", now=_at(3))
     submit_validation(
         example=example,
         validator=owner,

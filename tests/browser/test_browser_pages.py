@@ -13,7 +13,7 @@ from playwright.sync_api import expect
 from rest_framework.authtoken.models import Token
 
 from annotation.services import create_example
-from validation.services import submit_validation
+from tests.factories.validation import submit_served
 
 
 def test_the_other_pages_pass_axe(
@@ -23,7 +23,7 @@ def test_the_other_pages_pass_axe(
         create_example(task=hate_task, annotator=annotator, inputs={"statement": text}, target=label)[0]
         for text, label in (("Those 🐍 people should leave", "hateful"), ("What a lovely day", "not-hateful"))
     ]
-    submit_validation(example=examples[0], validator=validator, verdict="correct")
+    submit_served(example=examples[0], validator=validator, verdict="correct")
 
     # The card's ONNX check table and the profile's curl line with a key: both once made a phone's page
     # wider than its screen.

@@ -23,6 +23,7 @@ from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example
 from tests.factories.models_registry import RegisteredModelFactory
 from tests.factories.tasks import TaskFactory, open_round
+from tests.factories.validation import serve, submit_served
 from validation.models import Validation
 from validation.services import submit_validation
 
@@ -110,6 +111,7 @@ def test_an_owner_verdict_through_the_api_is_logged_with_the_tokens_user(
     hate_task, hate_round, owner, annotator, validator, api
 ):
     ordinary = make_example(hate_round, annotator)
+    serve(ordinary, validator)  # a vote counts only on an example served to its validator
     assert (
         api(validator)
         .post(f"/api/examples/{ordinary.pk}/validations/", {"verdict": "correct"}, format="json")
@@ -144,7 +146,7 @@ def test_an_owner_verdict_through_the_service_is_logged_but_quorum_is_not(
     hate_task.save(update_fields=["validation_quorum"])
     LogEntry.objects.all().delete()
     by_quorum = make_example(hate_round, annotator)
-    submit_validation(example=by_quorum, validator=UserFactory(), verdict="correct")
+    submit_served(example=by_quorum, validator=UserFactory(), verdict="correct")
     assert entries_for(Example) == [] and entries_for(Validation) == []
     example = make_example(hate_round, annotator)
     with audit.acting_as(owner):

@@ -16,7 +16,7 @@ from crowd.admin import mark_returned_action
 from crowd.models import LedgerEntry, Participation
 from tests.factories.annotation import make_example
 from tests.factories.crowd import MTURK_IDS, PROLIFIC_IDS, make_study
-from validation.services import submit_validation
+from tests.factories.validation import submit_served
 
 pytestmark = pytest.mark.django_db
 
@@ -31,7 +31,7 @@ def _do_the_work(study, user, annotator):
             task=study.round.task, annotator=user, inputs={"statement": f"I love you {n}"}, target="hateful"
         )
     for _ in range(study.validations_required):
-        submit_validation(example=make_example(study.round, annotator), validator=user, verdict="correct")
+        submit_served(example=make_example(study.round, annotator), validator=user, verdict="correct")
 
 
 def test_consent_is_asked_once_and_its_time_kept(client, study):

@@ -17,7 +17,8 @@ from crowd.selectors import progress_of
 from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example
 from tests.factories.crowd import enter_as
-from validation.services import overturn_verdict, submit_validation
+from tests.factories.validation import submit_served
+from validation.services import overturn_verdict
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +41,7 @@ def _rows(worker=None):
 
 def _quorum(example, verdict="correct"):
     for _ in range(3):
-        submit_validation(example=example, validator=UserFactory(), verdict=verdict)
+        submit_served(example=example, validator=UserFactory(), verdict=verdict)
 
 
 @pytest.fixture
@@ -53,8 +54,8 @@ def test_each_event_is_paid_under_the_running_participation_up_to_the_required_a
 ):
     e1, e2, e3 = (_write(hate_task, participant, f"{FOOLING} {n}") for n in (1, 2, 3))
     others = [make_example(study.round, annotator) for _ in range(2)]
-    v1 = submit_validation(example=others[0], validator=participant, verdict="correct").validation
-    submit_validation(example=others[1], validator=participant, verdict="correct")
+    v1 = submit_served(example=others[0], validator=participant, verdict="correct").validation
+    submit_served(example=others[1], validator=participant, verdict="correct")
     # Two examples and one validation make a submission; the third example and second verdict are extra.
     assert _rows(participant) == [
         (f"example:{e1.pk}", Decimal("0.5000")),
@@ -154,7 +155,7 @@ def test_recount_rebuilds_missing_rows_and_a_second_run_adds_nothing(
     hate_task, rule_model, study, participant, annotator, capsys
 ):
     e1, e2 = _write(hate_task, participant, "a"), _write(hate_task, participant, "b")
-    validation = submit_validation(
+    validation = submit_served(
         example=make_example(study.round, annotator), validator=participant, verdict="flagged"
     ).validation
     _quorum(e1)

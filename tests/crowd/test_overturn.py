@@ -12,6 +12,7 @@ from crowd.models import LedgerEntry
 from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example
 from tests.factories.crowd import enter_as
+from tests.factories.validation import submit_served
 from validation.models import Validation
 from validation.services import VerdictError, overturn_verdict, submit_validation
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 def _quorum(example, verdict):
     for _ in range(3):
-        submit_validation(example=example, validator=UserFactory(), verdict=verdict)
+        submit_served(example=example, validator=UserFactory(), verdict=verdict)
 
 
 @pytest.mark.parametrize(
@@ -75,10 +76,16 @@ def test_the_admin_action_overturns_and_reverses_the_bonus(
     )
     _quorum(example, "correct")
     client.login(username=owner.username, password=password)
-    page = client.post(
+    asked = client.post(
         "/admin/annotation/example/",
         {"action": "overturn_incorrect", "_selected_action": [example.pk]},
         follow=True,
+    )
+    # The action asks first (tests/validation/test_overturn_confirm.py); its form's POST overturns.
+    assert "Overturn 1 example to validated incorrect?" in asked.text
+    assert Example.objects.get(pk=example.pk).status == "validated_correct"
+    page = client.post(
+        "/admin/annotation/example/overturn/", {"verdict": "incorrect", "ids": [example.pk]}, follow=True
     )
     assert "Overturned 1 example(s) to incorrect." in page.text
     assert Example.objects.get(pk=example.pk).status == "validated_incorrect"

@@ -2,8 +2,11 @@
 
 One parametrised test over ``ROWS``. Each row runs in a fresh database built by ``build_world``:
 
-* the hate-speech task (round 1 current, a stand-in target that answers by ``rule_label``), with one
-  model-fooling pending example ``{example}`` written by ``annotator``;
+* the hate-speech task (round 1 current, a stand-in target that answers by ``rule_label``), with two
+  model-fooling pending examples written by ``annotator``: ``{example}``, served to the row's role for
+  validation (claimed, as ``GET .../validations/next/`` does; not to the annotator, whose own it is, nor
+  to anonymous or blocked callers, whom the queue serves nothing), and ``{unserved}``, served to nobody
+  (a verdict counts only on an example served to its validator);
 * ``ctx-task``, a task with a context field (``premise``), round 1 current, two contexts;
 * ``retired``, an inactive task (404 everywhere).
 
@@ -30,6 +33,7 @@ from tasks.models import Context, Task
 from tasks.services import ensure_round, set_current_round
 from tests.factories.annotation import make_example
 from tests.factories.models_registry import make_stand_in
+from tests.factories.validation import serve
 from tests.helpers.api import client_for
 from tests.helpers.fakes import rule_predict
 
@@ -152,6 +156,7 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
         default=404,
     ),
     *_split("POST", EX + "validations/", "verdict", anonymous=401, blocked=403, annotator=403, default=201),
+    *_split("POST", "/api/examples/{unserved}/validations/", "verdict", anonymous=401, default=403),
     *_split("POST", "/api/examples/999999/validations/", "verdict", anonymous=401, blocked=403, default=404),
     *_split("GET", EX + "validations/", None, anonymous=401, blocked=403, default=405),
     # Undo: nobody has a verdict on {example} in the world, so whoever may see it hears nothing_to_undo.
@@ -251,8 +256,9 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
 ]
 
 
-def build_world(django_user_model, monkeypatch) -> dict:
-    """Users of every role and the objects the rows' paths refer to; returns ``{"users": ..., ids}``."""
+def build_world(django_user_model, monkeypatch, role: str | None = None) -> dict:
+    """Users of every role and the objects the rows' paths refer to, ``{example}`` served to ``role``
+    (see the module's docstring); returns ``{"users": ..., ids}``."""
     from models_registry import inference
     from tasks.services import ensure_builtin_task
 
@@ -278,6 +284,9 @@ def build_world(django_user_model, monkeypatch) -> dict:
     model.owner = users["model_owner"]
     model.save(update_fields=["owner"])
     example = make_example(round_, users["annotator"], model_wrong=True)
+    unserved = make_example(round_, users["annotator"], model_wrong=True)
+    if role in CONTRIBUTORS and role != "annotator":
+        serve(example, users[role])
 
     ctx = Task.objects.create(slug="ctx-task", name="Context task", config=CTX_CONFIG)
     ctx.owners.add(users["owner"])
@@ -306,6 +315,7 @@ def build_world(django_user_model, monkeypatch) -> dict:
     return {
         "users": users,
         "example": example.pk,
+        "unserved": unserved.pk,
         "context": context.pk,
         "model": model.pk,
         "draft": draft.pk,
@@ -323,7 +333,7 @@ def _row_id(row) -> str:
 @pytest.mark.parametrize("row", ROWS, ids=[_row_id(r) for r in ROWS])
 def test_permission_table(row, django_user_model, monkeypatch):
     role, method, path, body_name, expected = row
-    world = build_world(django_user_model, monkeypatch)
+    world = build_world(django_user_model, monkeypatch, role)
     client = client_for(world["users"][role])
     body = BODIES[body_name] if body_name else None
     if callable(body):

@@ -58,6 +58,9 @@ def test_retried_verdict_with_the_same_key_is_one_validation(api, hate_round, an
     from tests.factories.annotation import make_example
 
     example = make_example(hate_round, annotator, model_wrong=True)
+    assert (
+        api(validator).get("/api/tasks/hate-speech/validations/next/").json()["example"]["id"] == example.pk
+    )
     url = f"/api/examples/{example.pk}/validations/"
     first = api(validator).post(url, {"verdict": "correct"}, format="json", HTTP_IDEMPOTENCY_KEY="v-1")
     second = api(validator).post(url, {"verdict": "correct"}, format="json", HTTP_IDEMPOTENCY_KEY="v-1")

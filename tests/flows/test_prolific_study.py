@@ -206,10 +206,14 @@ def test_a_prolific_study_end_to_end(study_round, hate_task, hate_round, owner, 
     overturned = examples[WRITES["p2"][1][0]]
     admin = Client()
     admin.login(username=owner.username, password=password)
-    page = admin.post(
+    asked = admin.post(
         "/admin/annotation/example/",
         {"action": "overturn_incorrect", "_selected_action": [overturned.pk]},
         follow=True,
+    )
+    assert "Overturn 1 example to validated incorrect?" in asked.text  # the action asks first
+    page = admin.post(
+        "/admin/annotation/example/overturn/", {"verdict": "incorrect", "ids": [overturned.pk]}, follow=True
     )
     assert "Overturned 1 example(s) to incorrect." in page.text
     entry = LogEntry.objects.filter(object_pk=str(overturned.pk), content_type__model="example").latest(

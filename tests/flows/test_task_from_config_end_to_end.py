@@ -153,13 +153,15 @@ def test_a_sarcasm_task_made_in_the_admin_works_end_to_end(
     outcome = client.get(reverse("annotation:outcome", args=[example.pk])).content.decode()
     assert "The tone you intend" in outcome and "You fooled the model!" in outcome
 
-    # The validator sees the config's field label, the intended label and the label choices.
+    # The validator sees the config's field label (as the author's), the intended label and the label choices.
     client.force_login(validator)
     url = reverse("validation:validate", args=[task.slug])
     page = client.get(url)
     html = page.content.decode()
     assert (
-        "Utterance" in html and "another Monday" in html and f'<strong dir="auto">{intended}</strong>' in html
+        "The author&#x27;s utterance" in html
+        and "another Monday" in html
+        and f'<strong dir="auto">{intended}</strong>' in html
     )
     assert [c for c, _ in page.context["form"].fields["corrected_label"].choices] == ["", *LABELS]
     client.post(url, {"example": example.pk, "verdict": "correct", "round": 1})

@@ -62,6 +62,9 @@ def test_validating_is_refused_with_code(code, api, hate_task, hate_round, annot
 def test_tutorial_does_not_stop_validating(api, hate_task, hate_round, annotator, validator):
     refuse("tutorial", hate_task, hate_round, validator)
     example = make_example(hate_round, annotator)
+    assert (
+        api(validator).get("/api/tasks/hate-speech/validations/next/").json()["example"]["id"] == example.pk
+    )
     response = api(validator).post(
         f"/api/examples/{example.pk}/validations/", {"verdict": "correct"}, format="json"
     )

@@ -14,6 +14,7 @@ from django.db import connection
 from annotation.models import Example
 from annotation.services import NotQualifiedToWrite, create_example
 from tests.factories.annotation import make_example
+from tests.factories.validation import serve
 from validation.models import Validation
 from validation.services import VerdictError, submit_validation
 
@@ -74,6 +75,8 @@ def test_two_verdicts_at_the_cap_on_different_examples_store_exactly_one(
     hate_task.daily_validation_cap = 1
     hate_task.save(update_fields=["daily_validation_cap"])
     first, second = make_example(hate_round, annotator), make_example(hate_round, annotator)
+    serve(first, validator)  # a verdict counts only on an example served to its validator
+    serve(second, validator)
 
     def vote(example):
         return lambda: submit_validation(example=example, validator=validator, verdict="correct")

@@ -185,14 +185,15 @@ def test_retracted_examples_count_towards_the_cap_imported_ones_do_not(hate_task
 
 
 def test_validation_cap_counts_ordinary_verdicts_of_the_day(hate_task, hate_round, annotator, validator):
-    from validation.services import VerdictError, next_example, submit_validation
+    from tests.factories.validation import submit_served
+    from validation.services import VerdictError, next_example
 
     hate_task.daily_validation_cap = 1
     hate_task.save(update_fields=["daily_validation_cap"])
     first, second = make_example(hate_round, annotator), make_example(hate_round, annotator)
-    submit_validation(example=first, validator=validator, verdict="correct")
+    submit_served(example=first, validator=validator, verdict="correct")
     with pytest.raises(VerdictError) as caught:
-        submit_validation(example=second, validator=validator, verdict="correct")
+        submit_served(example=second, validator=validator, verdict="correct")
     assert caught.value.code == "daily_cap" and caught.value.qualification
     assert caught.value.errors == {
         "__all__": [
@@ -212,7 +213,7 @@ def test_gold_answers_count_towards_the_validation_cap_like_votes(
     hate_task, hate_round, annotator, validator
 ):
     """A gold item looks like any other example to its validator, so answering it uses the day's cap."""
-    from tests.factories.validation import GoldItemFactory, serve_as_gold
+    from tests.factories.validation import GoldItemFactory, serve, serve_as_gold
     from validation.services import VerdictError, submit_validation
 
     hate_task.daily_validation_cap = 1
@@ -222,6 +223,7 @@ def test_gold_answers_count_towards_the_validation_cap_like_votes(
     serve_as_gold(gold, validator)
     assert submit_validation(example=gold_example, validator=validator, verdict="correct").gold
     other = make_example(hate_round, annotator)
+    serve(other, validator)
     with pytest.raises(VerdictError) as caught:
         submit_validation(example=other, validator=validator, verdict="correct")
     assert caught.value.code == "daily_cap"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from tasks.services import ensure_round
 from tests.factories.annotation import make_example
+from tests.factories.validation import submit_served
 from validation import selectors
-from validation.services import submit_validation
 
 
 def _vote(example, user, verdict, **kw):
-    submit_validation(example=example, validator=user, verdict=verdict, **kw)
+    submit_served(example=example, validator=user, verdict=verdict, **kw)
 
 
 def test_annotator_round_stats(hate_task, hate_round, annotator, validator, outsider, owner, crowd):

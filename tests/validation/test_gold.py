@@ -9,7 +9,7 @@ import pytest
 from annotation.models import Example
 from tasks.round_stats import round_counts
 from tests.factories.annotation import make_example
-from tests.factories.validation import GoldItemFactory, ValidationFactory, serve_as_gold
+from tests.factories.validation import GoldItemFactory, ValidationFactory, serve_as_gold, submit_served
 from tests.helpers.api import client_for
 from validation import gold_selectors
 from validation.gold_selectors import ServedCounts, gold_due_after
@@ -214,7 +214,7 @@ def test_a_validators_own_statistics_count_a_gold_answer_as_a_verdict(hate_round
     from validation.selectors import annotator_round_stats
 
     real = make_example(hate_round, annotator)
-    submit_validation(example=real, validator=validator, verdict="correct")
+    submit_served(example=real, validator=validator, verdict="correct")
     gold = _gold(hate_round, annotator)
     serve_as_gold(gold, validator)
     submit_validation(example=gold.example, validator=validator, verdict="correct")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import reverse
 
 from tests.factories.annotation import make_example
-from validation.services import submit_validation
+from tests.factories.validation import submit_served
 
 URL = reverse("validation:me", args=["hate-speech"])
 
@@ -13,8 +13,8 @@ URL = reverse("validation:me", args=["hate-speech"])
 def test_validator_sees_own_numbers(client, hate_round, annotator, validator, password, crowd):
     e1, e2 = make_example(hate_round, annotator), make_example(hate_round, annotator)
     for user in (validator, *crowd[:2]):
-        submit_validation(example=e1, validator=user, verdict="correct")  # settles correct: validator agrees
-    submit_validation(example=e2, validator=validator, verdict="incorrect")  # still pending
+        submit_served(example=e1, validator=user, verdict="correct")  # settles correct: validator agrees
+    submit_served(example=e2, validator=validator, verdict="incorrect")  # still pending
     client.login(username=validator.username, password=password)
     text = client.get(URL).text
     # Round 1: submitted 0, fooling 0, verified 0, validations 2, agreement 1 of 1.
@@ -26,7 +26,7 @@ def test_annotator_sees_verified_count(client, hate_round, annotator, validator,
     e1 = make_example(hate_round, annotator)
     make_example(hate_round, annotator, model_wrong=False)
     for user in (validator, *crowd[:2]):
-        submit_validation(example=e1, validator=user, verdict="correct")
+        submit_served(example=e1, validator=user, verdict="correct")
     client.login(username=annotator.username, password=password)
     text = client.get(URL).text
     assert "<td>1</td>\n      <td>2</td>\n      <td>1</td>\n      <td>1</td>\n      <td>0</td>" in text

@@ -6,8 +6,8 @@ import pytest
 from django.urls import reverse
 
 from tests.factories.annotation import make_example
+from tests.factories.validation import submit_served
 from validation.models import Validation
-from validation.services import submit_validation
 
 URL = reverse("validation:review", args=["hate-speech"])
 VERDICT_URL = reverse("validation:review_verdict", args=["hate-speech"])
@@ -27,9 +27,9 @@ def examples(hate_round, annotator, validator, crowd):
         flag_reason="typo",
     )
     split = make_example(hate_round, annotator, inputs={"statement": "split one"})
-    submit_validation(example=flagged, validator=validator, verdict="flagged", reason="nonsense")
-    submit_validation(example=split, validator=validator, verdict="correct")
-    submit_validation(example=split, validator=crowd[0], verdict="incorrect")
+    submit_served(example=flagged, validator=validator, verdict="flagged", reason="nonsense")
+    submit_served(example=split, validator=validator, verdict="correct")
+    submit_served(example=split, validator=crowd[0], verdict="incorrect")
     return {"quiet": quiet, "flagged": flagged, "author_flag": author_flag, "split": split}
 
 

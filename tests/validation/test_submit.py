@@ -7,12 +7,14 @@ import pytest
 from annotation.models import Example
 from annotation.services import settle_example
 from tests.factories.annotation import make_example
+from tests.factories.validation import submit_served
 from validation.models import Validation
-from validation.services import VerdictError, submit_validation
+from validation.services import VerdictError
 
 
 def _vote(example, user, verdict="correct", **kw):
-    return submit_validation(example=example, validator=user, verdict=verdict, **kw)
+    """A verdict by ``user`` on ``example`` served to them first (owner verdicts need no serving)."""
+    return submit_served(example=example, validator=user, verdict=verdict, **kw)
 
 
 def _status(example):

@@ -17,7 +17,7 @@ from crowd.selectors import progress_of
 from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example
 from tests.factories.crowd import enter_as, make_study
-from tests.factories.validation import GoldItemFactory
+from tests.factories.validation import GoldItemFactory, submit_served
 from validation import verdict_undo
 from validation.models import GoldAnswer, GoldClaim, Validation, ValidationClaim
 from validation.services import VerdictError, next_example, submit_validation
@@ -79,9 +79,9 @@ def test_undo_is_refused_after_the_window_and_the_vote_stays(hate_round, annotat
 
 def test_undo_is_refused_once_the_example_settled(hate_task, hate_round, annotator, validator):
     example = make_example(hate_round, annotator)
-    submit_validation(example=example, validator=validator, verdict="correct")
+    submit_served(example=example, validator=validator, verdict="correct")
     for _ in range(hate_task.validation_quorum - 1):
-        submit_validation(example=example, validator=UserFactory(), verdict="correct")
+        submit_served(example=example, validator=UserFactory(), verdict="correct")
     example.refresh_from_db()
     assert example.status == "validated_correct"
     with pytest.raises(VerdictError) as refused:
@@ -92,7 +92,7 @@ def test_undo_is_refused_once_the_example_settled(hate_task, hate_round, annotat
 
 def test_nothing_to_undo_without_a_vote_of_ones_own(hate_round, annotator, validator):
     example = make_example(hate_round, annotator)
-    submit_validation(example=example, validator=UserFactory(), verdict="correct")
+    submit_served(example=example, validator=UserFactory(), verdict="correct")
     with pytest.raises(VerdictError) as refused:
         verdict_undo.undo_verdict(example=example, validator=validator)
     assert refused.value.code == "nothing_to_undo"
@@ -104,7 +104,7 @@ def test_another_tasks_example_is_a_404(client, hate_round, nli_task, annotator,
 
     other_round = Round.objects.create(task=nli_task, number=1)
     other = make_example(other_round, annotator, label="entailment")
-    submit_validation(example=other, validator=validator, verdict="correct")
+    submit_served(example=other, validator=validator, verdict="correct")
     _login(client, validator, password)
     assert client.post(UNDO, {"undo": other.pk, "round": hate_round.number}).status_code == 404
     assert client.post(UNDO, {"undo": "x", "round": hate_round.number}).status_code == 404
@@ -129,7 +129,7 @@ def test_a_paid_verdict_gets_one_reversal_and_progress_nets_it_out(hate_round, a
     study = make_study(hate_round)
     worker = enter_as(study, "pid-undo").user
     example = make_example(hate_round, annotator)
-    vote = submit_validation(example=example, validator=worker, verdict="correct").validation
+    vote = submit_served(example=example, validator=worker, verdict="correct").validation
     participation = Participation.objects.get(user=worker)
     assert progress_of(participation).validations == 1
     verdict_undo.undo_verdict(example=example, validator=worker)
@@ -139,6 +139,7 @@ def test_a_paid_verdict_gets_one_reversal_and_progress_nets_it_out(hate_round, a
         (f"reversal:validation:{vote.pk}", Decimal("-0.10")),
     ]
     assert progress_of(participation).validations == 0
+    # The undo served it to them again, so this verdict counts with no new serving.
     again = submit_validation(example=example, validator=worker, verdict="incorrect").validation
     assert LedgerEntry.objects.filter(
         worker=worker, event_key=f"validation:{again.pk}"
@@ -150,9 +151,9 @@ def test_the_undone_example_comes_back_before_one_the_queue_would_serve_first(
     hate_round, annotator, validator
 ):
     voted = make_example(hate_round, annotator)
-    submit_validation(example=voted, validator=UserFactory(), verdict="correct")
+    submit_served(example=voted, validator=UserFactory(), verdict="correct")
     fresh = make_example(hate_round, annotator)  # no votes: the queue serves it before ``voted``
-    submit_validation(example=voted, validator=validator, verdict="incorrect")
+    submit_served(example=voted, validator=validator, verdict="incorrect")
     assert next_example(round_=hate_round, validator=validator) == fresh
     verdict_undo.undo_verdict(example=voted, validator=validator)
     assert next_example(round_=hate_round, validator=validator) == voted
@@ -164,6 +165,7 @@ def test_the_api_undoes_a_verdict_once(hate_round, annotator, validator):
     example = make_example(hate_round, annotator)
     api = client_for(validator)
     url = f"/api/examples/{example.pk}/validations/"
+    assert api.get("/api/tasks/hate-speech/validations/next/").json()["example"]["id"] == example.pk
     assert api.post(url, {"verdict": "flagged"}, format="json").status_code == 201
     assert api.delete(url + "mine/").status_code == 204
     assert not Validation.objects.filter(example=example).exists()

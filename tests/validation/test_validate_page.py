@@ -88,12 +88,12 @@ def test_three_accounts_validate_until_it_settles(client, validator, outsider, m
 
 
 def test_a_validator_served_an_example_is_told_it_was_settled_meanwhile(
-    client, validator, outsider, make_user, password, fooling
+    client, validator, owner, password, fooling
 ):
     _login(client, validator, password)
     assert f'name="example" value="{fooling.pk}"' in client.get(URL).text  # served and claimed
-    for user in (outsider, make_user("second"), make_user("third")):
-        submit_validation(example=fooling, validator=user, verdict="correct")
+    # While their claim is live nobody else is served it, so only an owner verdict can settle it meanwhile.
+    submit_validation(example=fooling, validator=owner, verdict="correct", owner_mode=True)
     fooling.refresh_from_db()
     assert fooling.status == "validated_correct"
     page = client.post(URL, {"example": fooling.pk, "verdict": "incorrect", "round": 1}, follow=True)

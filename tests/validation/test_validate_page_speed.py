@@ -16,9 +16,9 @@ from django.utils import timezone
 from annotation.services import create_example
 from tasks.config import TaskConfig, validate_config
 from tests.factories.annotation import make_example
+from tests.factories.validation import submit_served
 from validation import selectors
 from validation.models import ValidationClaim
-from validation.services import submit_validation
 
 URL = reverse("validation:validate", args=["hate-speech"])
 NEXT = "/api/tasks/hate-speech/validations/next/"
@@ -170,7 +170,7 @@ def test_the_stylesheet_tells_the_buttons_apart():
 
 def test_progress_counts_this_round(client, hate_round, annotator, validator, outsider, password):
     examples = [make_example(hate_round, annotator) for _ in range(3)]
-    submit_validation(example=examples[0], validator=outsider, verdict="correct")  # not the validator's
+    submit_served(example=examples[0], validator=outsider, verdict="correct")  # not the validator's
     text = _page(client, validator, password)
     assert '<p class="progress">You have validated 0 examples of this round · 3 waiting</p>' in text
     served = next(e for e in examples if f'name="example" value="{e.pk}"' in text)
@@ -235,6 +235,7 @@ def test_api_empty_answer_has_the_hint_and_retry_after(
         "claim_expires_at": None,
         "queue": {"open": 1, "own": 0, "judged": 0, "claimed": 1},
         "hint": "Every open example is being validated by someone else right now; come back in about 8 minutes.",
+        "model_answer_hidden": False,
     }
     own = api(annotator).get(NEXT)
     assert own.json()["hint"] is None and "Retry-After" not in own

@@ -44,6 +44,8 @@ def test_three_matching_verdicts_settle_once(
     api, hate_round, annotator, validator, outsider, owner, django_user_model
 ):
     example = make_example(hate_round, annotator, model_wrong=True)
+    # Each is served it in turn (a verdict counts only on what was served; the vote releases the claim).
+    assert api(validator).get(NEXT).json()["example"]["id"] == example.pk
     one = verdict(api(validator), example.pk, verdict="correct", reason="clearly\r\nhateful")
     assert one.status_code == 201
     assert one.json() == {
@@ -55,7 +57,9 @@ def test_three_matching_verdicts_settle_once(
         "settled": False,
         "example_status": "pending",
     }
+    assert api(outsider).get(NEXT).json()["example"]["id"] == example.pk
     assert verdict(api(outsider), example.pk, verdict="correct").json()["settled"] is False
+    assert api(owner).get(NEXT).json()["example"]["id"] == example.pk
     third = verdict(api(owner), example.pk, verdict="correct").json()
     assert third["settled"] is True and third["example_status"] == "validated_correct"
     assert Example.objects.get(pk=example.pk).status == "validated_correct"
@@ -71,6 +75,7 @@ def test_three_matching_verdicts_settle_once(
 
 def test_verdict_refusals(api, hate_round, annotator, validator, owner):
     example = make_example(hate_round, annotator, model_wrong=True)
+    assert api(validator).get(NEXT).json()["example"]["id"] == example.pk
     own = verdict(api(annotator), example.pk, verdict="correct")
     assert own.status_code == 403 and "your own example" in own.json()["detail"]
     bad = verdict(api(validator), example.pk, verdict="maybe")

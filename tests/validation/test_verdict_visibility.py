@@ -19,6 +19,7 @@ from annotation.models import Example
 from annotation.services import retract_example
 from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example
+from tests.factories.validation import submit_served
 from validation.models import Validation, ValidationClaim
 from validation.services import next_example, submit_validation
 
@@ -101,9 +102,15 @@ def test_the_author_is_told_it_is_their_own(api, hate_round, annotator):
     assert (response.status_code, response.json()["detail"]) == (403, "You cannot validate your own example.")
 
 
-def test_an_open_example_takes_anyones_verdict_without_a_claim(api, hate_round, annotator, outsider):
+def test_an_open_example_is_found_but_takes_no_verdict_without_being_served(
+    api, hate_round, annotator, outsider
+):
+    # Open examples are what the queue serves anyone, so the id is found; the verdict counts only once
+    # the example is served to them (test_served_votes.py), and the refusal names no state of it.
     example = make_example(hate_round, annotator)
-    assert _post(api(outsider), example.pk, verdict="correct").status_code == 201
+    refused = _post(api(outsider), example.pk, verdict="correct")
+    assert refused.status_code == 403 and "not (or no longer) reserved for you" in refused.json()["detail"]
+    assert not Validation.objects.exists()
 
 
 def test_a_served_validator_hears_that_it_was_retracted_meanwhile(api, hate_round, annotator, validator):
@@ -116,11 +123,11 @@ def test_a_served_validator_hears_that_it_was_retracted_meanwhile(api, hate_roun
     )
 
 
-def test_a_served_validator_hears_that_it_was_settled_meanwhile(api, hate_round, annotator, validator, crowd):
+def test_a_served_validator_hears_that_it_was_settled_meanwhile(api, hate_round, annotator, validator, owner):
     example = make_example(hate_round, annotator)
     assert next_example(round_=hate_round, validator=validator) == example
-    for user in crowd:
-        submit_validation(example=example, validator=user, verdict="incorrect")
+    # While they hold its claim nobody else is served it: an owner verdict settles it meanwhile.
+    submit_validation(example=example, validator=owner, verdict="incorrect", owner_mode=True)
     # Their expired claim still says they were served it; nobody else can take it over now.
     ValidationClaim.objects.update(expires_at=timezone.now() - timedelta(hours=1))
     assert _answer(_post(api(validator), example.pk, verdict="correct")) == (
@@ -152,11 +159,12 @@ def test_a_claim_taken_over_by_another_no_longer_shows_the_example(
 
 def test_a_voter_hears_their_own_second_verdict_and_a_late_one(api, hate_round, annotator, validator, crowd):
     example = make_example(hate_round, annotator)
+    assert next_example(round_=hate_round, validator=validator) == example
     assert _post(api(validator), example.pk, verdict="correct").status_code == 201
     again = _post(api(validator), example.pk, verdict="incorrect")
     assert _answer(again) == (409, {"detail": "You have already validated this example."})
     for user in crowd[:2]:
-        submit_validation(example=example, validator=user, verdict="correct")
+        submit_served(example=example, validator=user, verdict="correct")
     late = _post(api(validator), example.pk, verdict="incorrect")
     assert _answer(late) == (409, {"detail": "This example is already settled (validated correct)."})
 
@@ -169,7 +177,7 @@ def test_validate_page_keeps_the_second_tab_message_for_the_voter(
     client.get(PAGE)
     client.post(PAGE, {"example": example.pk, "verdict": "correct", "round": 1})
     for user in crowd[:2]:
-        submit_validation(example=example, validator=user, verdict="correct")
+        submit_served(example=example, validator=user, verdict="correct")
     page = client.post(PAGE, {"example": example.pk, "verdict": "incorrect", "round": 1}, follow=True)
     assert f"Example {example.pk} was settled before your verdict; nothing was recorded." in page.text
 
