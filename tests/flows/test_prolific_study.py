@@ -10,7 +10,6 @@ exports the payments and freezes a release. Every figure below is computed by ha
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -24,6 +23,7 @@ from django.urls import reverse
 
 from annotation.models import Example
 from crowd.models import LedgerEntry, Participation
+from leaderboards.services import split_of
 from tasks.models import Quiz, QuizQuestion, TutorialItem
 from tests.factories.crowd import make_study
 
@@ -283,18 +283,27 @@ def test_a_prolific_study_end_to_end(study_round, hate_task, hate_round, owner, 
     folder = Path(settings.DYNABENCH_RELEASES_DIR) / "hate-speech" / "round-1" / "v1"
     import datasets
 
-    loaded = datasets.load_dataset("json", data_files={"train": str(folder / "train.jsonl")}, split="train")
-    assert sorted(
-        json.loads(row)["statement"] if isinstance(row, str) else row["statement"] for row in loaded["inputs"]
-    ) == sorted(
+    # Each example sits in the split the trainer gives it (leaderboards.services.split_of: a hash of its id),
+    # so which files exist depends on the ids; every row is read from whichever split files there are.
+    names = [
+        n for n in ("train.jsonl", "dev.jsonl", "test.jsonl") if (folder / n).exists()
+    ]  # the manifest's order
+    loaded = datasets.load_dataset(
+        "json", data_files={n.removesuffix(".jsonl"): str(folder / n) for n in names}
+    )
+    rows = [row for split in loaded for row in loaded[split]]
+    assert sorted(row["inputs"]["statement"] for row in rows) == sorted(
         [
             "they should all go back where they came from",
             "those people are a disease",
             "send every one of them away",
         ]
     )
+    for split in loaded:
+        for row in loaded[split]:
+            assert row["split"] == split == split_of(Example.objects.get(pk=row["example_id"]))
     manifest = "".join(
-        f"{hashlib.sha256((folder / name).read_bytes()).hexdigest()}  {name}\n" for name in ["train.jsonl"]
+        f"{hashlib.sha256((folder / name).read_bytes()).hexdigest()}  {name}\n" for name in names
     )
     assert release["sha256"] == hashlib.sha256(manifest.encode()).hexdigest()
     second = admin.post("/api/tasks/hate-speech/rounds/1/releases/")
