@@ -2,8 +2,9 @@ from django.apps import AppConfig
 
 
 class CrowdConfig(AppConfig):
-    """Crowd studies, participants and the pay ledger. Listens to the annotation and validation signals
-    (``annotation.signals``, ``validation.signals``): the apps below know nothing of pay."""
+    """Crowd studies, participants and the pay ledger. Listens to the tasks, annotation and validation
+    signals (``tasks.signals``, ``annotation.signals``, ``validation.signals``): the apps below know
+    nothing of pay, of studies ending with their round, or of the ``study`` rule for crowd accounts."""
 
     name = "crowd"
     verbose_name = "Crowd studies"
@@ -12,6 +13,8 @@ class CrowdConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from annotation.signals import example_created, example_retracted
+        from tasks.models import Round, Task
+        from tasks.signals import contribution_checked, round_ended
         from validation.models import GoldAnswer
         from validation.signals import example_settled, validation_recorded, verdict_undone
 
@@ -25,6 +28,13 @@ class CrowdConfig(AppConfig):
         post_save.connect(
             handlers.on_gold_answer_saved, sender=GoldAnswer, dispatch_uid="crowd.gold_answer_saved"
         )
+        # A study ends with its round (docs/crowd.md, "When the round changes"), however the round ends:
+        # the services' signal, and the admin forms that save a round or task directly.
+        round_ended.connect(handlers.on_round_ended, dispatch_uid="crowd.round_ended")
+        post_save.connect(handlers.on_round_saved, sender=Round, dispatch_uid="crowd.round_saved")
+        post_save.connect(handlers.on_task_saved, sender=Task, dispatch_uid="crowd.task_saved")
+        # A crowd account works only inside a running study (crowd/contribution.py).
+        contribution_checked.connect(handlers.on_contribution_checked, dispatch_uid="crowd.contribution")
 
         # The audit log (core/audit.py): study settings (not the entry key), payment batches, and a
         # ledger row's payment when it is saved; not the ledger rows every example and vote adds.

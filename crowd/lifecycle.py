@@ -1,4 +1,5 @@
-"""A participation's end: completed, returned or abandoned, each decided once.
+"""A participation's end: completed (also when its study's round stops collecting), returned or
+abandoned, each decided once.
 
 Every transition is a conditional ``UPDATE ... WHERE status = 'active'``: of two requests (a double click,
 the scheduled job and a page counting slots), exactly one changes the row, so a slot is freed once and a
@@ -44,6 +45,20 @@ def mark_completed(participation: Participation, *, now=None) -> bool:
         Participation.Status.COMPLETED,
         now,
         completed_at=now,
+    )
+
+
+def mark_ended_with_round(participation: Participation, *, early: bool, now=None) -> bool:
+    """active → completed at ``now`` because the study's round stopped collecting (``services.end_study``);
+    ``early``: the submission's work was not done (``Participation.ended_early``). True if this call made
+    the change."""
+    now = now or timezone.now()
+    return _end(
+        Participation.objects.filter(pk=participation.pk),
+        Participation.Status.COMPLETED,
+        now,
+        completed_at=now,
+        ended_early=early,
     )
 
 

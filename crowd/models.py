@@ -65,6 +65,8 @@ class Study(models.Model):
     validated_correct that fooled the model. ``public_id`` is in every URL; ``entry_key`` is the
     secret the entry link carries (``crowd.links.entry_link``). Prolific needs ``completion_code``; a
     generic study a code or a URL; MTurk neither (the completion page posts the assignment to MTurk).
+    When its round stops collecting, the study ends with it (``crowd.services.end_study``: closed,
+    ``ended_at`` set, its running participants completed and paid).
     """
 
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
@@ -95,6 +97,12 @@ class Study(models.Model):
     is_open = models.BooleanField(default=True)
     entry_key = models.CharField(max_length=64, default=new_entry_key, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When its round stopped collecting examples and the study ended with it (docs/crowd.md).",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -128,8 +136,9 @@ class Study(models.Model):
     def clean(self) -> None:
         """The study's rules, for the admin form and the API (``StudySerializer.validate``): some work per
         submission; the completion code or URL the platform needs; a new study (or one moved) collects in
-        an open round (``Round.is_open``); once anyone has entered, the pay and amounts and the round are
-        fixed and ``max_participants`` cannot go below the places taken. Raises ``ValidationError``
+        an open round (``Round.is_open``), and a closed study of a round that no longer collects cannot be
+        opened again; once anyone has entered, the pay and amounts and the round are fixed and
+        ``max_participants`` cannot go below the places taken. Raises ``ValidationError``
         (field → message)."""
         errors: dict[str, str] = {}
         if not self.examples_required and not self.validations_required:
@@ -144,6 +153,11 @@ class Study(models.Model):
             errors["round"] = f"Round {self.round.number} {why}; studies collect in the open round."
         if stored is not None:
             errors.update(self._live_errors(stored))
+            if self.is_open and not stored.is_open and self.round_id and not self.round.is_open:
+                errors["is_open"] = (
+                    f"Round {self.round.number} no longer collects examples, so this study cannot take "
+                    "participants again; create a study on the open round instead."
+                )
         if errors:
             raise ValidationError(errors)
 
@@ -200,7 +214,8 @@ class Participation(models.Model):
     """One person's go at one study (at most one per study and person: a freed slot is not re-entered).
 
     ``round`` repeats ``study.round`` so that the database can keep one active participation per person
-    and round: the ledger pays an event under it (``crowd.ledger``).
+    and round: the ledger pays an event under it (``crowd.ledger``). ``ended_early``: completed when the
+    study ended with its round, before the submission's work was done.
     """
 
     class Status(models.TextChoices):
@@ -227,6 +242,11 @@ class Participation(models.Model):
     completed_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(
         null=True, blank=True, help_text="When it stopped counting: completed, returned, or the time limit."
+    )
+    ended_early = models.BooleanField(
+        default=False,
+        help_text="Completed when the study's round stopped collecting, before the submission's work was "
+        "done.",
     )
 
     class Meta:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 
 from tasks.models import Task
 
@@ -100,6 +101,14 @@ def participation_for_event(user, round_id: int, at: datetime, *, lock: bool = F
     return None
 
 
+def live_studies(task_id: int) -> QuerySet[Study]:
+    """The task's studies that are open or have active participations, oldest first, with round and task:
+    the studies a round's end ends (``services.end_stranded_studies``) and the start-round pages list."""
+    live = Q(is_open=True) | Q(participations__status=Participation.Status.ACTIVE)
+    ids = Study.objects.filter(live, round__task_id=task_id).values("pk")
+    return Study.objects.filter(pk__in=ids).select_related("round__task").order_by("created_at", "pk")
+
+
 def active_participations_of(user) -> QuerySet[Participation]:
     """``user``'s active participations (at most one per round), newest first, with study and task."""
     if not user.is_authenticated:
@@ -117,3 +126,100 @@ def slots_taken(study: Study) -> int:
 def unpaid_entries(study: Study) -> QuerySet[LedgerEntry]:
     """The study's ledger rows not yet exported, oldest first."""
     return LedgerEntry.objects.filter(study=study, paid_at__isnull=True).order_by("created_at", "id")
+
+
+def banner_participations(user, now: datetime) -> list[tuple[Participation, str]]:
+    """What the study banner shows ``user`` at ``now``, as ``(participation, state)`` pairs (one query, with
+    study, round and task): every running participation (active and within its time limit), state
+    ``"running"``; with none running, the newest participation when it ended without the participant's
+    finishing it: ``"abandoned"`` (its time limit passed, recorded or not yet), ``"ended_early"`` (its
+    study ended with the round before the work was done) or ``"ended"`` (the study ended with the round
+    after the work was done, before they asked for their code). Empty for anyone else."""
+    if not user.is_authenticated:
+        return []
+    mine = list(
+        Participation.objects.filter(user=user)
+        .select_related("study__round__task")
+        .order_by("-started_at", "-pk")
+    )
+    running = [(p, "running") for p in mine if p.status == Participation.Status.ACTIVE and now <= p.deadline]
+    if running or not mine:
+        return running
+    newest = mine[0]
+    if newest.status in (Participation.Status.ACTIVE, Participation.Status.ABANDONED):
+        return [(newest, "abandoned")]
+    ended_with_round = newest.study.ended_at is not None and newest.ended_at == newest.study.ended_at
+    if newest.status == Participation.Status.COMPLETED and ended_with_round:
+        return [(newest, "ended_early" if newest.ended_early else "ended")]
+    return []
+
+
+@dataclass(frozen=True)
+class Owed:
+    """Money owed in one currency: ledger rows not yet paid (``amount``, ``rows``), and the part of it
+    that is rewards (``rewards``: Prolific and MTurk pay those themselves when a submission is approved)."""
+
+    currency: str
+    amount: Decimal
+    rows: int
+    rewards: Decimal
+
+
+@dataclass(frozen=True)
+class StudyOverview:
+    """The owner's figures of a study at one moment: places (``taken`` of ``max_participants``: active and
+    completed), participations by status (an active one past its time limit counts as abandoned, recorded
+    or not; ``ended_early``: completed ones cut short when the round ended), the running participations
+    with their deadlines (``running``: ``(participation, deadline)``, soonest first) and the money owed
+    per currency (``owed``)."""
+
+    max_participants: int
+    active: int
+    completed: int
+    returned: int
+    abandoned: int
+    ended_early: int
+    running: list
+    owed: list[Owed]
+
+    @property
+    def taken(self) -> int:
+        return self.active + self.completed
+
+
+def study_overview(study: Study, now: datetime) -> StudyOverview:
+    """``StudyOverview`` of ``study`` at ``now`` (three queries; writes nothing)."""
+    counts = {status: 0 for status in Participation.Status.values}
+    running = []
+    ended_early = 0
+    for participation in study.participations.select_related("user__crowd_identity").order_by("started_at"):
+        status = participation.status
+        ended_early += participation.ended_early
+        if status == Participation.Status.ACTIVE and now > participation.deadline:
+            status = Participation.Status.ABANDONED
+        counts[status] += 1
+        if status == Participation.Status.ACTIVE:
+            running.append((participation, participation.deadline))
+    running.sort(key=lambda pair: pair[1])
+    owed = [
+        Owed(row["currency"], row["owed"], row["rows"], row["rewards"] or Decimal("0"))
+        for row in unpaid_entries(study)
+        .order_by()
+        .values("currency")
+        .annotate(
+            owed=Sum("amount"),
+            rows=Count("id"),
+            rewards=Sum("amount", filter=Q(kind=LedgerEntry.Kind.REWARD)),
+        )
+        .order_by("currency")
+    ]
+    return StudyOverview(
+        max_participants=study.max_participants,
+        active=counts[Participation.Status.ACTIVE],
+        completed=counts[Participation.Status.COMPLETED],
+        returned=counts[Participation.Status.RETURNED],
+        abandoned=counts[Participation.Status.ABANDONED],
+        ended_early=ended_early,
+        running=running,
+        owed=owed,
+    )

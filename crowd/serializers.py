@@ -28,8 +28,9 @@ class StudySerializer(RejectUnknownFieldsMixin, serializers.ModelSerializer):
     """A study: the round it collects for (``task`` slug and ``round`` number, set on creation only), what
     one submission is and pays (amounts as decimal strings in ``currency``), its limits, and the exact
     ``entry_link`` to give the platform (with ``entry_key``, the link's secret; ``rotate_entry_key: true``
-    on an update replaces it, and the old link stops working). Read-only fields sent in a body are a 400;
-    ``is_open`` defaults to true. The study's rules are ``Study.clean``'s (field errors)."""
+    on an update replaces it, and the old link stops working). ``ended_at``: when the study ended with its
+    round (null while it runs; it then takes nobody and cannot be opened again). Read-only fields sent in a
+    body are a 400; ``is_open`` defaults to true. The study's rules are ``Study.clean``'s (field errors)."""
 
     id = serializers.UUIDField(source="public_id", read_only=True)
     task = serializers.SlugRelatedField(slug_field="slug", queryset=Task.objects.all(), source="round.task")
@@ -69,8 +70,9 @@ class StudySerializer(RejectUnknownFieldsMixin, serializers.ModelSerializer):
             "rotate_entry_key",
             "participants",
             "created_at",
+            "ended_at",
         ]
-        read_only_fields = ["entry_key", "created_at"]
+        read_only_fields = ["entry_key", "created_at", "ended_at"]
         extra_kwargs = {
             name: {"min_value": 0}
             for name in ("reward", "pay_per_example", "pay_per_validation", "bonus_per_verified_fooling")
@@ -78,7 +80,7 @@ class StudySerializer(RejectUnknownFieldsMixin, serializers.ModelSerializer):
 
     def to_internal_value(self, data):
         """Refuse read-only fields sent in the body (``id``, ``entry_key``, ``entry_link``,
-        ``participants``, ``created_at``) with a 400 under each, as unknown fields are."""
+        ``participants``, ``created_at``, ``ended_at``) with a 400 under each, as unknown fields are."""
         if isinstance(data, Mapping):
             sent = sorted(name for name in data if name in self.fields and self.fields[name].read_only)
             if sent:

@@ -1,5 +1,5 @@
-"""Writes for crowd studies: entering through the link, consent, completion, returning a study, and the
-owner's study settings (docs/crowd.md, "Crowd studies").
+"""Writes for crowd studies: entering through the link, consent, completion, returning a study, ending a
+study when its round stops collecting, and the owner's study settings (docs/crowd.md, "Crowd studies").
 
 Slots: a study holds ``max_participants`` participations at most that are active or completed. The study
 row is locked (``select_for_update``) while a newcomer is counted and admitted, so two people entering at
@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
+
+from tasks.models import Task
+from validation import services as validation_services
 
 from . import ledger, lifecycle, selectors
 from .links import EntryIds
@@ -145,8 +148,8 @@ def enter(*, study: Study, ids: EntryIds, signed_in=None, now=None) -> Entry:
         if existing is not None:
             _check_session(existing, ids, signed_in)
             return Entry(user, _resume(existing, now), False)
-    if not study.is_open:
-        raise StudyRefused("closed", "This study is closed; it takes no new participants.")
+    if not study.is_open or not study.round.is_open:
+        raise StudyRefused("closed", closed_message(study))
     lifecycle.abandon_expired(study=study, now=now)
     if selectors.slots_taken(study) >= study.max_participants:
         raise StudyRefused(
@@ -173,6 +176,97 @@ def enter(*, study: Study, ids: EntryIds, signed_in=None, now=None) -> Entry:
         started_at=now,
     )
     return Entry(user, participation, True)
+
+
+def round_end_phrase(study: Study) -> str:
+    """How the end of the study's round is told: ``"round 1 of Hate speech closed"``, or ``"... stopped
+    collecting examples"`` when another round was made current without closing it."""
+    round_ = study.round
+    how = "closed" if round_.is_closed else "stopped collecting examples"
+    return f"round {round_.number} of {round_.task.name} {how}"
+
+
+def closed_message(study: Study) -> str:
+    """Why a closed study refuses a newcomer: its round stopped collecting (``end_study``), or its owner
+    closed it."""
+    if study.ended_at is not None or not study.round.is_open:
+        platform = PLATFORM_NAMES.get(study.platform, "the platform")
+        return (
+            f"This study has ended: round {study.round.number} of {study.round.task.name} stopped collecting "
+            f"examples. It takes no new participants; please return it on {platform}."
+        )
+    return "This study is closed; it takes no new participants."
+
+
+@dataclass(frozen=True)
+class StudyEnded:
+    """What ``end_study`` did to a study's running participations: ``completed`` (the submission's work
+    was done), ``early`` (completed before it was: ``Participation.ended_early``), ``abandoned`` (past
+    their time limit before the end)."""
+
+    study: Study
+    completed: int
+    early: int
+    abandoned: int
+
+
+@transaction.atomic
+def end_study(*, study: Study, now=None) -> StudyEnded:
+    """End ``study`` because its round stopped collecting examples (docs/crowd.md, "When the round changes").
+
+    In one transaction, with the study's row lock and then its running participations' (so an example or
+    verdict being stored under one is paid first, and none is stored after): the study is closed to
+    newcomers (``is_open`` false, ``ended_at``); a participation past its time limit is abandoned at its
+    deadline, as it would have been anyway; every other active one is completed now, ``ended_early`` when
+    the submission's work was not done, and its reward recorded (the platform pays a submission's reward
+    whole on approval); the examples served to them for validation go back to the queue. What each did is
+    paid already (``crowd.ledger``: each example and verdict up to the required amounts, and bonuses when
+    their examples settle later). Idempotent: a second call finds nobody active and the study closed, and
+    changes nothing. Returns what it did (``StudyEnded``).
+    """
+    # A no-key lock: a ledger row being inserted under this study (an event paid in a transaction that
+    # holds a participation's lock, which this waits for next) is not blocked by it, so they cannot deadlock.
+    study = (
+        Study.objects.select_for_update(no_key=True, of=("self",))
+        .select_related("round__task")
+        .get(pk=study.pk)
+    )
+    running = list(
+        Participation.objects.select_for_update(of=("self",))
+        .select_related("study", "user")
+        .filter(study=study, status=Participation.Status.ACTIVE)
+        .order_by("pk")
+    )
+    ended = now or timezone.now()  # read after the locks: every event paid under them is older
+    completed = early = abandoned = 0
+    for participation in running:
+        if ended > participation.deadline:  # its time ran out before the round ended
+            abandoned += lifecycle.expire_if_late(participation, now=ended)
+        else:
+            cut_short = not selectors.progress_of(participation).done
+            if lifecycle.mark_ended_with_round(participation, early=cut_short, now=ended):
+                participation.refresh_from_db()
+                ledger.record_reward(participation)
+                early += cut_short
+                completed += not cut_short
+        # The examples served to them go back to the queue now, not when their claims run out.
+        validation_services.release_claims(validator=participation.user, round_=study.round)
+    if study.is_open or study.ended_at is None:
+        study.is_open = False
+        study.ended_at = ended
+        study.save(update_fields=["is_open", "ended_at"])  # through save: the audit log records it
+    return StudyEnded(study, completed, early, abandoned)
+
+
+@transaction.atomic
+def end_stranded_studies(*, task_id: int, now=None) -> list[StudyEnded]:
+    """End (``end_study``) every live study of the task whose round no longer collects examples: closed,
+    or not the task's current round. Called inside the transaction that ended the round
+    (``tasks.signals.round_ended``) or saved the task or round (an admin form); a round that still collects
+    is left alone, so calling it again changes nothing."""
+    current_id = Task.objects.filter(pk=task_id).values_list("current_round_id", flat=True).first()
+    stranded = selectors.live_studies(task_id).exclude(round_id=current_id, round__is_closed=False)
+    return [end_study(study=study, now=now) for study in stranded]
 
 
 def record_consent(*, participation: Participation, now=None) -> bool:

@@ -9,4 +9,5 @@ urlpatterns = [
     path("study/<uuid:public_id>/consent/", views.consent, name="consent"),
     path("study/<uuid:public_id>/complete/", views.complete, name="complete"),
     path("study/<uuid:public_id>/return/", views.return_study, name="return"),
+    path("study/progress/", views.progress, name="progress"),
 ]

@@ -8,9 +8,11 @@ Every crowd page may be framed by MTurk (ExternalQuestion); the completion page 
 from __future__ import annotations
 
 from django.contrib.auth import login, logout
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from . import selectors, services
@@ -164,6 +166,7 @@ def complete(request, public_id):
         if exc.code == "not_done":
             context["work_url"] = work_url(participation)
         return render(request, "crowd/not_done.html", context, status=409)
+    ended_early = participation.ended_early
     return render(
         request,
         "crowd/complete.html",
@@ -171,9 +174,21 @@ def complete(request, public_id):
             "study": study,
             "participation": participation,
             "platform_name": services.PLATFORM_NAMES.get(study.platform, "the platform"),
+            "round_end": services.round_end_phrase(study) if ended_early else "",
+            "progress": selectors.progress_of(participation) if ended_early else None,
             **completion_target(participation),
         },
     )
+
+
+@require_GET
+@never_cache
+def progress(request):
+    """``GET /study/progress/``: the study banner's entries alone (``crowd/_banner_items.html``, the context
+    of ``context_processors.study_progress``), for ``crowd/banner.js`` to put in place after the page sent
+    work without a reload. Empty (200, no content) for anyone who is in no study."""
+    html = render_to_string("crowd/_banner_items.html", request=request)
+    return HttpResponse(html if html.strip() else "", content_type="text/html; charset=utf-8")
 
 
 @require_http_methods(["GET", "POST"])

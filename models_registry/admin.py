@@ -468,10 +468,13 @@ def candidates_context(
     Returns ``candidates`` (one dict per model, in the order given: ``model``, ``checkbox`` (its bound
     checkbox in the form, or None), ``is_current`` (a target of the current round), ``facts`` (scores and
     training rounds, ``leaderboards.owner_forms.CandidateFacts``, or None when no app provides them)),
-    ``closing`` (the open current round the start closes, or None) and ``waiting_in_closing_round``
-    (its examples still waiting for validation; 0 when unknown). The scores, training rounds and
-    waiting count come from the apps above (``ExtensibleAdmin.extension_context``, page
-    ``"start_round"``); the current targets are this app's ``RoundTarget`` rows (one query).
+    ``closing`` (the open current round the start closes, or None), ``waiting_in_closing_round``
+    (its examples still waiting for validation; 0 when unknown), and ``live_studies`` and
+    ``live_studies_next_round`` (the crowd studies the start ends, each a dict with ``study``, ``url``,
+    ``platform``, ``active``, and the number of the round started; ``[]`` when none). The scores,
+    training rounds, waiting count and studies come from the apps above
+    (``ExtensibleAdmin.extension_context``, page ``"start_round"``); the current targets are this app's
+    ``RoundTarget`` rows (one query).
     """
     current = task.current_round
     closing = current if current is not None and not current.is_closed else None
@@ -495,6 +498,8 @@ def candidates_context(
         "candidates": candidates,
         "closing": closing,
         "waiting_in_closing_round": extra.get("waiting_in_closing_round", 0),
+        "live_studies": extra.get("live_studies", []),
+        "live_studies_next_round": extra.get("live_studies_next_round"),
         "perf_metric": task.cfg.perf_metric.replace("_", " "),
     }
 

@@ -42,8 +42,9 @@ def set_round_targets(*, round: Round, models: Sequence[RegisteredModel]) -> lis
         if model.status != RegisteredModel.Status.READY:
             why = f": {model.error_message}" if model.error_message else ""
             raise ModelRegistryError(f"model {model.name} is not ready ({model.status}){why}")
-    # Lock the round so two concurrent calls do not interleave their delete and insert.
-    Round.objects.select_for_update().filter(pk=round.pk).first()
+    # Lock the round so two concurrent calls do not interleave their delete and insert. Only the round's
+    # row (of=self): Round's ordering joins its task, whose row a plain FOR UPDATE would lock too.
+    Round.objects.select_for_update(of=("self",)).filter(pk=round.pk).first()
     RoundTarget.objects.filter(round=round).exclude(model_id__in=ids).delete()
     targets = []
     for position, model in enumerate(models):
@@ -100,8 +101,11 @@ def start_next_round(
     """
     if not models:
         raise TaskError("Choose at least one target model for the new round.")
-    # Lock the task: two owners starting a round at once get rounds N+1 and N+2, not a clash.
-    locked = Task.objects.select_for_update().get(pk=task.pk)
+    # Lock the task: two owners starting a round at once get rounds N+1 and N+2, not a clash. A no-key
+    # lock (the task's key does not change): rows that reference the task (a writer's first TaskWorker
+    # row, inside a write that holds the round's lock this start waits for) can still be inserted meanwhile,
+    # so a start and a write never deadlock.
+    locked = Task.objects.select_for_update(no_key=True).get(pk=task.pk)
     number = next_round_number(locked)
     if expected_number is not None and expected_number != number:
         raise TaskError(

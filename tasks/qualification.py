@@ -23,6 +23,7 @@ from core import audit
 
 from .config import QUIZ_REVEAL_AFTER_LAST_ATTEMPT, QUIZ_REVEAL_ALWAYS, QUIZ_REVEAL_CHOICES
 from .models import Quiz, QuizAttempt, QuizQuestion, Task, TaskWorker, TutorialItem
+from .signals import contribution_checked
 
 WRITE = "write"
 VALIDATE = "validate"
@@ -33,7 +34,8 @@ CODES = ("blocked", "not_allowed", "held", "tutorial", "quiz", "daily_cap", "com
 
 
 class NotQualified(Exception):
-    """The task's rules refuse this worker: ``code`` (one of ``CODES``), ``message`` (a sentence for the
+    """The task's rules refuse this worker: ``code`` (one of ``CODES``, or the code of a rule an app above
+    adds through ``signals.contribution_checked``: crowd's ``study``), ``message`` (a sentence for the
     worker) and ``url`` (the page that lifts it, the tutorial or quiz, else None). The API answers it
     with 403 ``{"detail": message, "code": code, "url": url}`` (``tasks.api.NotQualifiedError``); pages
     show the message, or redirect to ``url``."""
@@ -203,8 +205,10 @@ def check_can_contribute(
     seen; write only), ``quiz`` (an active quiz they have not passed), ``daily_cap`` (the examples
     written, or verdicts cast, on the UTC day of ``now`` reached the task's cap), ``competition_limit``
     (a competition round: their examples in the current round reached ``examples_per_participant``;
-    write only). The task's owners and superusers are exempt from all of them (they test their own
-    task); the account-wide rules (``User.can_contribute``) are the caller's and still apply.
+    write only). Before them, the apps above may refuse through ``signals.contribution_checked`` (crowd:
+    ``study``, a crowd account without a running study on the task). The task's owners and superusers
+    are exempt from all of them (they test their own task); the account-wide rules
+    (``User.can_contribute``) are the caller's and still apply.
 
     ``lock`` (the default) takes ``select_for_update`` on the user's ``TaskWorker`` row (created if
     missing) before counting, so two requests at once at the cap cannot both pass: call it inside the
@@ -224,6 +228,7 @@ def check_can_contribute(
     if facts.is_owner:  # the same rule as ``Task.is_owner``
         return None
     now = now or timezone.now()
+    contribution_checked.send(sender=Task, task=task, user=user, action=action, lock=lock, now=now)
     if lock:
         worker, _ = TaskWorker.objects.select_for_update().get_or_create(task=task, user=user)
     else:

@@ -17,6 +17,7 @@ from .config import HATE_SPEECH_CONFIG, NLI_CONFIG, QA_CONFIG, SENTIMENT_CONFIG,
 from .context_files import ContextFileError as ContextFileError
 from .context_files import read_records
 from .models import Context, Round, Task
+from .signals import round_ended
 
 BUILTIN_TASKS: dict[str, dict] = {
     "hate-speech": {
@@ -93,7 +94,8 @@ def ensure_round(*, task: Task, number: int, description: str = "", metadata: di
 
 @transaction.atomic
 def set_current_round(*, task: Task, round_: Round) -> Task:
-    """Make ``round_`` the one round of ``task`` that accepts examples.
+    """Make ``round_`` the one round of ``task`` that accepts examples. The round it replaces, if it was
+    open, stops collecting: ``signals.round_ended`` is sent for it (the crowd app ends its studies).
 
     Raises:
         TaskError: if the round belongs to another task or is closed.
@@ -102,18 +104,25 @@ def set_current_round(*, task: Task, round_: Round) -> Task:
         raise TaskError(f"{round_} is not a round of {task.slug}.")
     if round_.is_closed:
         raise TaskError(f"{round_} is closed; open a new round instead.")
+    previous_id = Task.objects.filter(pk=task.pk).values_list("current_round_id", flat=True).first()
     Task.objects.filter(pk=task.pk).update(current_round=round_)
     task.current_round = round_
+    if previous_id is not None and previous_id != round_.pk:
+        previous = Round.objects.filter(pk=previous_id, is_closed=False).first()
+        if previous is not None:
+            round_ended.send(sender=Round, round=previous)
     return task
 
 
 @transaction.atomic
 def close_round(*, round_: Round) -> Round:
-    """Close a round: it accepts no more examples. Idempotent."""
+    """Close a round: it accepts no more examples. Idempotent; the first close sends
+    ``signals.round_ended`` (the crowd app ends the round's studies, in this transaction)."""
     if not round_.is_closed:
         round_.is_closed = True
         round_.closed_at = timezone.now()
         round_.save(update_fields=["is_closed", "closed_at"])
+        round_ended.send(sender=Round, round=round_)
     return round_
 
 

@@ -10,7 +10,8 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from annotation.services import create_example, retract_example
+from annotation.models import Example
+from annotation.services import NotQualifiedToWrite, create_example, retract_example
 from crowd import ledger, services
 from crowd.models import LedgerEntry, Participation
 from crowd.selectors import progress_of
@@ -83,11 +84,18 @@ def test_work_outside_any_study_is_not_paid(hate_task, rule_model, study, annota
     assert LedgerEntry.objects.count() == 0
 
 
-def test_work_after_the_time_limit_is_not_paid(hate_task, rule_model, study, participant):
+def test_work_after_the_time_limit_is_refused_and_not_paid(hate_task, rule_model, study, participant):
     Participation.objects.update(started_at=Participation.objects.get().started_at - timedelta(minutes=61))
-    _write(hate_task, participant)
+    # Refused (crowd/contribution.py: nothing is recorded that the ledger would not pay), nothing stored.
+    with pytest.raises(NotQualifiedToWrite) as refused:
+        _write(hate_task, participant)
+    assert refused.value.code == "study"
+    assert Example.objects.count() == 0
     assert LedgerEntry.objects.count() == 0
-    assert Participation.objects.get().status == "active"  # decided lazily elsewhere; here only unpaid
+    assert Participation.objects.get().status == "active"  # decided lazily elsewhere; here only refused
+    # An example stored past the limit without the create service (a factory row here) is not paid either.
+    late = make_example(study.round, participant)
+    assert ledger.reconcile_example(late) == 0
 
 
 def test_a_double_click_is_one_example_and_one_row(hate_task, rule_model, study, participant):

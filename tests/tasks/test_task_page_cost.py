@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from crowd.models import LedgerEntry
-from tasks.services import ensure_round
+from tasks.services import ensure_round, set_current_round
 from tests.factories.annotation import make_example
 from tests.factories.crowd import enter_as, make_study
 
@@ -18,7 +18,10 @@ pytestmark = pytest.mark.django_db
 
 
 def _pay(round_, participant_id: str, amounts: list[str]) -> None:
-    study = make_study(round_, name=f"Study of round {round_.number}")
+    # A study takes participants while its round collects (docs/crowd.md): round_ is made current first,
+    # which ends the previous round's study; with no reward, that adds no row.
+    set_current_round(task=round_.task, round_=round_)
+    study = make_study(round_, name=f"Study of round {round_.number}", reward=Decimal("0"))
     p = enter_as(study, participant_id).participation
     for n, amount in enumerate(amounts):
         LedgerEntry.objects.create(

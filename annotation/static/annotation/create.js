@@ -25,6 +25,10 @@
  * form restored from another premise's page is refused and shown with its own. A page restored from the
  * cache may have been left while sending: its button is enabled again.
  *
+ * After each answer (a verdict or a refusal) the script announces "dynabench:work-sent" on the document
+ * (detail: {saved: true when the example was stored}): the page's other scripts refresh what the example
+ * changed, such as a crowd study's banner (crowd/static/crowd/banner.js); this script knows none of them.
+ *
  * Each text box with data-max-length gets a live counter "123 / 2,000" in code points (as the server
  * counts; the server stays the judge). Under Node the pure helpers are exported for tests
  * (tests/annotation/test_create_iterate_fixes.py).
@@ -165,6 +169,7 @@
     if (status === 200 && reset) reset.hidden = false;
     done();
     region.scrollIntoView({ block: "nearest" });
+    document.dispatchEvent(new CustomEvent("dynabench:work-sent", { detail: { saved: status === 200 } }));
   }
 
   form.addEventListener("submit", function (event) {
