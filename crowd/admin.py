@@ -188,8 +188,16 @@ class StudyAdmin(TaskOwnedAdmin):
         "time_left_shown",
         "money_owed_shown",
     ]
-    #: Shown on a saved study's page only (``get_fields``).
-    FIGURES = ["places_shown", "time_left_shown", "money_owed_shown"]
+    #: Shown on a saved study's page only (``get_fields``): the figures, and what is made on save (a public
+    #: id shown on the add form would be a fresh uuid each time, not the one saved).
+    FIGURES = [
+        "places_shown",
+        "time_left_shown",
+        "money_owed_shown",
+        "public_id",
+        "entry_link_shown",
+        "created_at",
+    ]
     fields = [
         "name",
         "round",
@@ -224,7 +232,7 @@ class StudyAdmin(TaskOwnedAdmin):
         return super().get_form(request, obj, **kwargs)
 
     def get_fields(self, request, obj=None):
-        """The add form shows the key it will save (``StudyAddForm``) and no figures yet."""
+        """The add form shows the key it will save (``StudyAddForm``), and no figures, public id or link yet."""
         fields = list(super().get_fields(request, obj))
         if obj is None:
             fields = [f for f in fields if f not in self.FIGURES]

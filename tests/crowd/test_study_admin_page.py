@@ -144,3 +144,17 @@ def test_a_changed_or_reused_key_is_refused_and_nothing_saved(owner_client, hate
     assert reused.status_code == 200
     assert "This entry key is already saved with another study" in reused.text
     assert Study.objects.count() == 1
+
+
+def test_the_add_form_shows_no_public_id_it_would_not_save(owner_client, hate_round):
+    """A tester copied the uuid shown on the add form into an entry link: it was a fresh uuid on every
+    load, never the saved study's. The add form shows no public id, link or creation time; the saved
+    study's page shows its own."""
+    page = owner_client.get("/admin/crowd/study/add/").text
+    assert "field-public_id" not in page and "field-entry_link_shown" not in page
+    assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", page)
+    saved = owner_client.post("/admin/crowd/study/add/", _add_form(hate_round, entry_key_token=_token(page)))
+    assert saved.status_code == 302
+    study = Study.objects.get(name="From the admin")
+    shown = owner_client.get(f"/admin/crowd/study/{study.pk}/change/").text
+    assert "field-public_id" in shown and str(study.public_id) in shown
