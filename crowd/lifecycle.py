@@ -37,28 +37,17 @@ def _end(qs: QuerySet[Participation], status: str, now, **extra) -> bool:
     return qs.filter(status=Participation.Status.ACTIVE).update(status=status, ended_at=now, **extra) == 1
 
 
-def mark_completed(participation: Participation, *, now=None) -> bool:
-    """active → completed at ``now``; True if this call made the change."""
+def mark_completed(participation: Participation, *, now=None, ended_early: bool = False) -> bool:
+    """active → completed at ``now``; True if this call made the change. ``ended_early``: completed because
+    the study's round stopped collecting before the submission's work was done (``services.end_study``,
+    ``Participation.ended_early``)."""
     now = now or timezone.now()
     return _end(
         Participation.objects.filter(pk=participation.pk),
         Participation.Status.COMPLETED,
         now,
         completed_at=now,
-    )
-
-
-def mark_ended_with_round(participation: Participation, *, early: bool, now=None) -> bool:
-    """active → completed at ``now`` because the study's round stopped collecting (``services.end_study``);
-    ``early``: the submission's work was not done (``Participation.ended_early``). True if this call made
-    the change."""
-    now = now or timezone.now()
-    return _end(
-        Participation.objects.filter(pk=participation.pk),
-        Participation.Status.COMPLETED,
-        now,
-        completed_at=now,
-        ended_early=early,
+        ended_early=ended_early,
     )
 
 

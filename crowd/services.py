@@ -244,7 +244,7 @@ def end_study(*, study: Study, now=None) -> StudyEnded:
             abandoned += lifecycle.expire_if_late(participation, now=ended)
         else:
             cut_short = not selectors.progress_of(participation).done
-            if lifecycle.mark_ended_with_round(participation, early=cut_short, now=ended):
+            if lifecycle.mark_completed(participation, now=ended, ended_early=cut_short):
                 participation.refresh_from_db()
                 ledger.record_reward(participation)
                 early += cut_short
