@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 
 from crowd.models import CrowdIdentity, Participation, Study
 from crowd.services import username_for
-from tests.factories.crowd import MTURK_IDS, PROLIFIC_IDS, make_study
+from tests.factories.crowd import MTURK_IDS, PROLIFIC_IDS, make_study, study_add_form
 
 pytestmark = pytest.mark.django_db
 
@@ -177,24 +177,7 @@ def test_one_active_study_per_round_at_a_time(client, study, hate_round):
 
 def test_an_owner_adds_a_study_in_the_admin(client, owner, password, hate_round):
     client.login(username=owner.username, password=password)
-    form = {
-        "name": "From the admin",
-        "round": hate_round.pk,
-        "platform": "generic",
-        "examples_required": "1",
-        "validations_required": "0",
-        "reward": "0",
-        "pay_per_example": "0.20",
-        "pay_per_validation": "0",
-        "bonus_per_verified_fooling": "0",
-        "currency": "",
-        "max_participants": "10",
-        "completion_code": "",
-        "completion_url": "https://lab.example/done",
-        "time_limit_minutes": "45",
-        "consent_text": "Yes.",
-        "is_open": "on",
-    }
+    form = study_add_form(hate_round)
     response = client.post("/admin/crowd/study/add/", form)
     assert response.status_code == 302, response.context["adminform"].form.errors
     study = Study.objects.get(name="From the admin")

@@ -16,7 +16,7 @@ from annotation.services import create_example
 from crowd import services
 from crowd.models import Participation, Study
 from tests.factories.annotation import make_example
-from tests.factories.crowd import enter_as, make_study
+from tests.factories.crowd import enter_as, make_study, study_add_form
 from tests.factories.validation import submit_served
 
 pytestmark = pytest.mark.django_db
@@ -77,28 +77,6 @@ def test_the_study_page_shows_places_time_left_and_money_owed(
     assert _field(page, "time_left_shown") == "No one is working on it now."
 
 
-def _add_form(hate_round, **fields) -> dict:
-    return {
-        "name": "From the admin",
-        "round": hate_round.pk,
-        "platform": "generic",
-        "examples_required": "1",
-        "validations_required": "0",
-        "reward": "0",
-        "pay_per_example": "0.20",
-        "pay_per_validation": "0",
-        "bonus_per_verified_fooling": "0",
-        "currency": "",
-        "max_participants": "10",
-        "completion_code": "",
-        "completion_url": "https://lab.example/done",
-        "time_limit_minutes": "45",
-        "consent_text": "Yes.",
-        "is_open": "on",
-        **fields,
-    }
-
-
 def _shown_key(page: str) -> str:
     return re.search(r'<code id="entry-key-shown">([A-Za-z0-9_-]{43})</code>', page).group(1)
 
@@ -113,11 +91,12 @@ def test_the_add_form_shows_the_key_that_is_saved(owner_client, hate_round):
     assert "Shown once the study is saved" not in page.split("field-entry_key")[1].split("</div>")[0]
     # A form sent back with an error shows the same key again, and saving it stores that key.
     refused = owner_client.post(
-        "/admin/crowd/study/add/", _add_form(hate_round, examples_required="0", entry_key_token=_token(page))
+        "/admin/crowd/study/add/",
+        study_add_form(hate_round, examples_required="0", entry_key_token=_token(page)),
     )
     assert refused.status_code == 200 and _shown_key(refused.text) == key
     saved = owner_client.post(
-        "/admin/crowd/study/add/", _add_form(hate_round, entry_key_token=_token(refused.text))
+        "/admin/crowd/study/add/", study_add_form(hate_round, entry_key_token=_token(refused.text))
     )
     assert saved.status_code == 302
     assert Study.objects.get(name="From the admin").entry_key == key
@@ -129,17 +108,19 @@ def test_a_changed_or_reused_key_is_refused_and_nothing_saved(owner_client, hate
     page = owner_client.get("/admin/crowd/study/add/").text
     token = _token(page)
     changed = owner_client.post(
-        "/admin/crowd/study/add/", _add_form(hate_round, entry_key_token=token[:-3] + "abc")
+        "/admin/crowd/study/add/", study_add_form(hate_round, entry_key_token=token[:-3] + "abc")
     )
     assert changed.status_code == 200
     assert "The entry key shown was changed; it was not saved. Save the form again" in changed.text
     assert not Study.objects.exists()
     assert (
-        owner_client.post("/admin/crowd/study/add/", _add_form(hate_round, entry_key_token=token)).status_code
+        owner_client.post(
+            "/admin/crowd/study/add/", study_add_form(hate_round, entry_key_token=token)
+        ).status_code
         == 302
     )
     reused = owner_client.post(
-        "/admin/crowd/study/add/", _add_form(hate_round, name="Second", entry_key_token=token)
+        "/admin/crowd/study/add/", study_add_form(hate_round, name="Second", entry_key_token=token)
     )
     assert reused.status_code == 200
     assert "This entry key is already saved with another study" in reused.text
@@ -153,7 +134,9 @@ def test_the_add_form_shows_no_public_id_it_would_not_save(owner_client, hate_ro
     page = owner_client.get("/admin/crowd/study/add/").text
     assert "field-public_id" not in page and "field-entry_link_shown" not in page
     assert not re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", page)
-    saved = owner_client.post("/admin/crowd/study/add/", _add_form(hate_round, entry_key_token=_token(page)))
+    saved = owner_client.post(
+        "/admin/crowd/study/add/", study_add_form(hate_round, entry_key_token=_token(page))
+    )
     assert saved.status_code == 302
     study = Study.objects.get(name="From the admin")
     shown = owner_client.get(f"/admin/crowd/study/{study.pk}/change/").text

@@ -46,3 +46,27 @@ def make_study(round_, **fields) -> Study:
 def enter_as(study: Study, participant_id: str, **ids):
     """``participant_id`` enters ``study`` (the service behind the entry page); returns the ``Entry``."""
     return services.enter(study=study, ids=EntryIds(participant_id=participant_id, **ids))
+
+
+def study_add_form(round_, **fields) -> dict:
+    """The POST body of the admin's study add form for a generic study on ``round_`` (1 example at 0.20,
+    10 places, 45 minutes), with ``fields`` replacing or adding values."""
+    return {
+        "name": "From the admin",
+        "round": round_.pk,
+        "platform": "generic",
+        "examples_required": "1",
+        "validations_required": "0",
+        "reward": "0",
+        "pay_per_example": "0.20",
+        "pay_per_validation": "0",
+        "bonus_per_verified_fooling": "0",
+        "currency": "",
+        "max_participants": "10",
+        "completion_code": "",
+        "completion_url": "https://lab.example/done",
+        "time_limit_minutes": "45",
+        "consent_text": "Yes.",
+        "is_open": "on",
+        **fields,
+    }

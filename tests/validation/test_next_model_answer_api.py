@@ -7,24 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from annotation.services import create_example
-
 pytestmark = pytest.mark.django_db
 
 NEXT = "/api/tasks/hate-speech/validations/next/"
-
-
-@pytest.fixture
-def fooling(hate_task, annotator, rule_model):
-    """The stand-in says 'not-hateful' (no 'hate' in the text) at 0.875; the author intends 'hateful'."""
-    example, _ = create_example(
-        task=hate_task,
-        annotator=annotator,
-        inputs={"statement": "they should go back home"},
-        target="hateful",
-    )
-    assert example.model_wrong is True
-    return example
 
 
 def _outputs(body):

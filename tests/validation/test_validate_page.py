@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
 from django.urls import reverse
 
 from annotation.models import Example
-from annotation.services import create_example
 from tasks.services import ensure_round
 from tests.factories.annotation import make_example
 from validation.models import Validation
 from validation.services import submit_validation
 
 URL = reverse("validation:validate", args=["hate-speech"])
-
-
-@pytest.fixture
-def fooling(hate_task, annotator, rule_model):
-    """The stand-in says 'not-hateful' (no 'hate' in the text); the author intends 'hateful': fooled."""
-    example, _ = create_example(
-        task=hate_task,
-        annotator=annotator,
-        inputs={"statement": "they should go back home"},
-        target="hateful",
-    )
-    assert example.model_wrong is True
-    return example
 
 
 def _login(client, user, password):

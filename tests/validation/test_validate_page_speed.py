@@ -13,7 +13,6 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.services import create_example
 from tasks.config import TaskConfig, validate_config
 from tests.factories.annotation import make_example
 from tests.factories.validation import submit_served
@@ -24,18 +23,6 @@ URL = reverse("validation:validate", args=["hate-speech"])
 NEXT = "/api/tasks/hate-speech/validations/next/"
 
 MODEL_ANSWER = '<details class="model-answer"><summary>Show the model\'s answer</summary>'
-
-
-@pytest.fixture
-def fooling(hate_task, annotator, rule_model):
-    """The stand-in says 'not-hateful'; the author intends 'hateful'."""
-    example, _ = create_example(
-        task=hate_task,
-        annotator=annotator,
-        inputs={"statement": "they should go back home"},
-        target="hateful",
-    )
-    return example
 
 
 @pytest.fixture
