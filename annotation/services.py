@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from core.text_rules import (
@@ -305,16 +304,10 @@ def create_example(
             # The round was checked before the models ran, which takes a while; it may have been closed
             # or replaced since. Holding its row lock until commit makes closing it wait for this insert
             # (or this insert see it closed), so no example lands in a round that was already closed.
-            # The task's current round comes in the same query; only the round's row is locked.
-            locked_round = (
-                Round.objects.select_for_update(of=("self",))
-                .annotate(task_current_round_id=F("task__current_round_id"))
-                .get(pk=round_.pk)
-            )
-            if locked_round.is_closed or locked_round.task_current_round_id != locked_round.pk:
+            is_closed, is_current = _share_lock_round(round_.pk)
+            if is_closed or not is_current:
                 raise ExampleError(
-                    f"Round {locked_round.number} closed while the model was answering; "
-                    "your example was not saved."
+                    f"Round {round_.number} closed while the model was answering; your example was not saved."
                 )
             # Locks the writer's TaskWorker row, then counts: of two requests at the daily cap (or the
             # competition limit) the second counts the first's example once it commits, and is refused.
@@ -358,6 +351,37 @@ def create_example(
             raise
         return _resubmitted(winner, cfg, clean, target, context), False
     return example, True
+
+
+def _share_lock_round(round_id: int) -> tuple[bool, bool]:
+    """Lock the round's row in share mode until the transaction ends and return ``(is_closed,
+    is_current)``: whether it is closed, and whether it is still its task's current round.
+
+    A share lock (PostgreSQL's ``FOR SHARE``) and not ``select_for_update``: closing or replacing a round
+    updates its row, which waits for every insert holding the lock (and an insert arriving meanwhile waits
+    for the close, then reads the round closed), but inserts do not wait for each other. With an
+    exclusive lock every example of a round was stored one after the other, and a crowd's writes queued
+    behind whichever request thread held it while it waited for the CPU (docs/deployment.md, "Where the
+    time went"). Django has no share-lock queryset, hence the SQL. SQLite has no row locks: there the
+    transaction is IMMEDIATE (the settings), which already holds the database's one write lock.
+
+    Raises:
+        Round.DoesNotExist: the round was deleted.
+    """
+    round_table = connection.ops.quote_name(Round._meta.db_table)
+    task_table = connection.ops.quote_name(Task._meta.db_table)
+    lock = f" FOR SHARE OF {round_table}" if connection.vendor == "postgresql" else ""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {round_table}.is_closed, {task_table}.current_round_id = {round_table}.id "  # noqa: S608
+            f"FROM {round_table} JOIN {task_table} ON {task_table}.id = {round_table}.task_id "
+            f"WHERE {round_table}.id = %s{lock}",
+            [round_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        raise Round.DoesNotExist(f"round {round_id} does not exist")
+    return bool(row[0]), bool(row[1])
 
 
 def _resubmitted(
