@@ -13,3 +13,10 @@ class CoreConfig(AppConfig):
     name = "core"
     label = "dynabench"
     verbose_name = "Dynabench"
+
+    def ready(self) -> None:
+        from django_q.signals import post_spawn
+
+        from .job_priority import lower_job_worker_priority
+
+        post_spawn.connect(lower_job_worker_priority, dispatch_uid="core.lower_job_worker_priority")

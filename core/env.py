@@ -49,9 +49,12 @@ class Env(environ.FileAwareEnv):
                 raise self.refused(var, f"expected {self.EXPECTED[cast]}") from None
             raise self.unreadable(var, exc) from None
 
-    def int(self, var, default=NOTSET, minimum=None):
-        """An integer, at least ``minimum`` when given."""
-        return self._at_least(var, super().int(var, default=default), minimum, "a whole number")
+    def int(self, var, default=NOTSET, minimum=None, maximum=None):
+        """An integer, at least ``minimum`` and at most ``maximum`` when given."""
+        value = self._at_least(var, super().int(var, default=default), minimum, "a whole number")
+        if maximum is not None and value is not None and value > maximum:
+            raise self.refused(var, f"expected a whole number of at most {maximum}")
+        return value
 
     def float(self, var, default=NOTSET, minimum=None):
         """A number, at least ``minimum`` when given."""

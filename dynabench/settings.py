@@ -132,6 +132,8 @@ Models (models_registry/runtime/classifier.py):
 
 Background jobs (django-q2):
     DYNABENCH_JOB_WORKERS int, default 1. Worker processes of ``manage.py qcluster``.
+    DYNABENCH_JOB_NICENESS int 0-19, default 19. The job workers' niceness: background jobs take only
+                       the CPU the web leaves idle (``core.job_priority``); 0 keeps them at the cluster's.
     DYNABENCH_EVALUATION_STALE_SECONDS float, default 120. A running evaluation whose heartbeat (every
                        quarter of this) stopped this long ago was cut off with its worker: the sweep
                        runs it again (``leaderboards.scheduling``, "Heartbeat and sweep").
@@ -502,6 +504,7 @@ CONTENT_SECURITY_POLICY = {
 if env.str("DYNABENCH_CSP_REPORT_URI", default=""):
     CONTENT_SECURITY_POLICY["DIRECTIVES"]["report-uri"] = [env.str("DYNABENCH_CSP_REPORT_URI")]
 
+DYNABENCH_JOB_NICENESS = env.int("DYNABENCH_JOB_NICENESS", default=19, minimum=0, maximum=19)
 Q_CLUSTER = {
     "name": "dynabench",
     "orm": "default",
