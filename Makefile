@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/dynabench)
 
-.PHONY: demo serve test lint venv
+.PHONY: demo serve test lint venv docs
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,3 +32,8 @@ lint: venv
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) manage.py makemigrations --check --dry-run
+	$(VENV)/bin/mkdocs build --strict --site-dir site
+
+# The documentation site (mkdocs.yml): docs/ built into site/; --strict fails on a broken link or anchor.
+docs: venv
+	$(VENV)/bin/mkdocs build --strict --site-dir site

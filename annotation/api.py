@@ -1,4 +1,4 @@
-"""API views of examples (README.md, "API"): write one (server-side model verdict), list, read, retract, flag.
+"""API views of examples (docs/api.md): write one (server-side model verdict), list, read, retract, flag.
 
 Thin: writes go through ``annotation.services`` and reads through ``annotation.selectors``. The create
 body is derived from the task config (``serializers.example_create_serializer``).

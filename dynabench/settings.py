@@ -357,7 +357,7 @@ MEDIA_ROOT = VAR_DIR / "media"
 # Request bodies: a statement is at most a few thousand characters; nothing legitimate needs more.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=2_621_440, minimum=1)
 
-# The JSON API (README.md, "API"): token auth for tools, session auth for the browser; page-number pagination;
+# The JSON API (docs/api.md): token auth for tools, session auth for the browser; page-number pagination;
 # errors as JSON with field messages; a throttle on example creation set by DYNABENCH_CREATE_RATE.
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

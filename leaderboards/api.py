@@ -1,4 +1,4 @@
-"""The leaderboard, dataset and export API (README.md, "API"); the export format is docs/export-format.md.
+"""The leaderboard, dataset and export API (docs/api.md); the export format is docs/export-format.md.
 
 * ``GET /api/tasks/{slug}/leaderboard/``: the page's table (``selectors.build_leaderboard``) with
   weights given as ``metric_weights=perf:4,throughput:1`` and ``dataset_weights=12:5``; a bad query

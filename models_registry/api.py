@@ -1,4 +1,4 @@
-"""The model API (README.md, "API"): list and read model cards, upload a zipped model, ask a model to predict.
+"""The model API (docs/api.md): list and read model cards, upload a zipped model, ask a model to predict.
 
 Thin over ``models_registry.services`` (``register_uploaded_model``), ``models_registry.selectors``
 (``models_visible_to``) and ``models_registry.inference`` (``predict``).

@@ -1,4 +1,4 @@
-"""API views of tasks, rounds and contexts (README.md, "API"). Thin: reads go through ``tasks.selectors`` and
+"""API views of tasks, rounds and contexts (docs/api.md). Thin: reads go through ``tasks.selectors`` and
 ``tasks.round_stats`` (round statistics, as the task page shows them)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""API views of validation (README.md, "API"): the next example to validate (claimed like the validate page)
+"""API views of validation (docs/api.md): the next example to validate (claimed like the validate page)
 and a verdict on an example. Thin: ``validation.services`` and ``validation.selectors``."""
 
 from __future__ import annotations

@@ -166,15 +166,14 @@ def test_a_response_that_breaks_the_schema_is_reported(live_server, world):
 
 
 def readme_client() -> str:
-    """The Python client example of the README's API section (the first ```python block after it)."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("\n## API\n") :]
-    start = section.index("```python\n") + len("```python\n")
-    return section[start : section.index("```", start)]
+    """The Python client example of docs/api.md (its first ```python block)."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text(encoding="utf-8")
+    start = text.index("```python\n") + len("```python\n")
+    return text[start : text.index("```", start)]
 
 
 def nli_predict(model, inputs: list[dict]) -> list[dict]:
-    """A stand-in NLI target that always answers 'entailment' (so the README's example fools it)."""
+    """A stand-in NLI target that always answers 'entailment' (so the example of docs/api.md fools it)."""
     probabilities = {"entailment": 0.8, "neutral": 0.1, "contradiction": 0.1}
     return [{"label": "entailment", "probabilities": dict(probabilities)} for _ in inputs]
 
@@ -183,7 +182,7 @@ def nli_predict(model, inputs: list[dict]) -> list[dict]:
 def test_the_readme_client_runs_against_a_live_server(
     live_server, monkeypatch, annotator, validator, tmp_path
 ):
-    """The README's client: a context, a model-fooling example, its validation by another user, a leaderboard."""
+    """The client of docs/api.md: a context, a model-fooling example, its validation by another user, a leaderboard."""
     from rest_framework.authtoken.models import Token
 
     from models_registry import inference

@@ -1,6 +1,6 @@
 """A new classification task made in the admin from a config alone, used end to end with no code.
 
-The story the README promises ("A new classification task needs no code"): a site admin creates a
+The story docs/demo.md promises ("A new classification task needs no code"): a site admin creates a
 2-label "sarcasm" task in the Django admin (slug, name, config JSON), naming an owner; the owner
 registers a model with the same labels (a zip upload in the admin), starts round 1 with it; an
 annotator writes an example on the create page (built from the config), the model answers on the
