@@ -3,6 +3,8 @@ open rounds' local targets loaded into the process's cache in the background."""
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 
 from models_registry.runtime.classifier import cached_paths
@@ -48,3 +50,21 @@ def test_prepare_web_worker_sets_torch_threads_and_preloads(settings, tiny_regis
         assert prepare_web_worker(processes=1) is None
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_prepare_web_worker_freezes_what_was_loaded(tiny_registered_model):
+    """What the worker holds when it has started, its loaded target included, is out of the cyclic
+    collector's sight: a full collection no longer walks it (and stops every request thread meanwhile)."""
+    gc.unfreeze()
+    tracked_at_start = len(gc.get_objects())
+    try:
+        thread = prepare_web_worker(processes=1)
+        thread.join(timeout=60)
+        assert len(cached_paths()) == 1
+        # Everything tracked before the load, and what the load made, is frozen; only objects made after
+        # the second freeze (this test's own) are still tracked.
+        assert gc.get_freeze_count() >= tracked_at_start
+        assert len(gc.get_objects()) < tracked_at_start / 20
+    finally:
+        gc.unfreeze()
