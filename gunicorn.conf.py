@@ -2,11 +2,16 @@
 
 Everything comes from the environment:
     DYNABENCH_HOST, DYNABENCH_PORT  where to listen; default ``127.0.0.1`` and ``8000``.
-    DYNABENCH_WEB_WORKERS  worker processes, default one per core this process may run on. Each holds
-                       its own copy of the target models (about 90 MB each for MiniLM); the work is
-                       CPU-bound (the target's forward), so more workers than cores only add switching (measured: 2 workers on 2 cores served 33 requests/s,
-                       3 workers 26, docs/deployment.md).
-    DYNABENCH_WEB_THREADS  request threads per worker, default 8 (gunicorn's gthread workers), so a slow
+    DYNABENCH_WEB_WORKERS  worker processes, default two per core this process may run on. Each holds
+                       its own copy of the target models (about 90 MB each for MiniLM, 450-700 MB
+                       resident with torch). Two per core because a request is short bursts of Python
+                       between database round trips, and one process runs Python on one core at a time
+                       (the interpreter lock): with one process per core a core sat idle while that
+                       process's threads queued for the lock. Measured with 200 annotators and 20
+                       validators at 10 s think time and a training job running (docs/serving.md,
+                       "Where the time went"): 2 workers x 8 threads, p95 305 ms and max 804 ms;
+                       4 workers x 4 threads, p95 243 ms and max 778 ms.
+    DYNABENCH_WEB_THREADS  request threads per worker, default 4 (gunicorn's gthread workers), so a slow
                        request does not hold the whole worker; with DYNABENCH_INFERENCE_BATCHING on,
                        concurrent requests in one worker share the target's forward
                        (models_registry/runtime/batching.py).
@@ -28,9 +33,9 @@ def _whole_number(var: str, default: int, minimum: int) -> int:
 
 
 bind = f"{os.environ.get('DYNABENCH_HOST', '127.0.0.1')}:{_whole_number('DYNABENCH_PORT', 8000, 1)}"
-workers = _whole_number("DYNABENCH_WEB_WORKERS", len(os.sched_getaffinity(0)), 1)
+workers = _whole_number("DYNABENCH_WEB_WORKERS", 2 * len(os.sched_getaffinity(0)), 1)
 worker_class = "gthread"
-threads = _whole_number("DYNABENCH_WEB_THREADS", 8, 1)
+threads = _whole_number("DYNABENCH_WEB_THREADS", 4, 1)
 wsgi_app = "dynabench.wsgi:application"
 timeout = _whole_number("DYNABENCH_WEB_TIMEOUT", 60, 1)
 # A stop (SIGTERM) lets requests in hand finish for this long, then kills them.

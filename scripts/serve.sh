@@ -42,7 +42,7 @@ start_process "$VAR/log/qcluster.log" "$PY" manage.py qcluster
 QCLUSTER_PID=$STARTED_PID
 start_process - "$PY" -m gunicorn -c gunicorn.conf.py
 GUNICORN_PID=$STARTED_PID
-echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/ with gunicorn (${DYNABENCH_WEB_WORKERS:-one per core} workers)," \
+echo "Serving on http://$DYNABENCH_HOST:$DYNABENCH_PORT/ with gunicorn (${DYNABENCH_WEB_WORKERS:-two per core} workers)," \
   "jobs on Redis ($DYNABENCH_JOB_WORKERS workers, log $VAR/log/qcluster.log); health: /health/; Ctrl-C stops it."
 # Either process ending ends the profile: a half-running service is worse than a stopped one.
 wait -n "$GUNICORN_PID" "$QCLUSTER_PID" || true

@@ -170,8 +170,8 @@ def test_good_values_of_the_checked_kinds_are_read():
 @pytest.mark.parametrize(
     "env, last_line",
     [
-        ({}, "127.0.0.1:8000 8 60"),
-        ({"DYNABENCH_WEB_THREADS": "", "DYNABENCH_PORT": "8123"}, "127.0.0.1:8123 8 60"),
+        ({}, "127.0.0.1:8000 4 60"),
+        ({"DYNABENCH_WEB_THREADS": "", "DYNABENCH_PORT": "8123"}, "127.0.0.1:8123 4 60"),
         (
             {"DYNABENCH_WEB_WORKERS": "junk"},
             "django.core.exceptions.ImproperlyConfigured: DYNABENCH_WEB_WORKERS='junk': expected a whole number",
