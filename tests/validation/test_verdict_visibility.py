@@ -192,3 +192,30 @@ def test_validate_page_tells_a_served_validator_it_was_retracted(
     page = client.post(PAGE, {"example": example.pk, "verdict": "correct", "round": 1}, follow=True)
     assert page.status_code == 200
     assert "This example was retracted by its author." in page.text
+
+
+API_ACTIONS = {
+    "read": ("get", "/api/examples/{id}/", None),
+    "verdict": ("post", "/api/examples/{id}/validations/", {"verdict": "correct"}),
+    "undo a verdict": ("delete", "/api/examples/{id}/validations/mine/", None),
+    "retract": ("post", "/api/examples/{id}/retract/", None),
+    "flag": ("post", "/api/examples/{id}/flag/", {"reason": "looks wrong"}),
+}
+
+
+@pytest.mark.parametrize("action", list(API_ACTIONS))
+def test_every_example_endpoint_answers_a_stranger_as_for_an_unknown_id(api, hidden, outsider, action):
+    """Whatever the endpoint, someone else's example the sender may not see (retracted, not open,
+    settled, imported) answers exactly what an id that never existed answers: no state leaks."""
+    method, url, body = API_ACTIONS[action]
+    client = api(outsider)
+
+    def answer(example_id):
+        response = getattr(client, method)(url.format(id=example_id), body, format="json")
+        return response.status_code, response.json()
+
+    assert answer(hidden.pk) == answer(NO_SUCH_ID)
+    assert answer(NO_SUCH_ID)[0] == 404
+    hidden.refresh_from_db()
+    assert not hidden.is_flagged_by_annotator
+    assert not Validation.objects.exists()
