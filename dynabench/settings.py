@@ -164,7 +164,7 @@ Read elsewhere (not through this module):
     DJANGO_SETTINGS_MODULE default ``dynabench.settings`` (``manage.py``, ``wsgi.py``, ``asgi.py``).
     DYNABENCH_HOST, DYNABENCH_PORT  where ``scripts/demo.sh`` and gunicorn (``gunicorn.conf.py``) serve;
                        default ``127.0.0.1`` and ``8000``.
-    DYNABENCH_WEB_WORKERS, DYNABENCH_WEB_TIMEOUT  gunicorn's worker processes (default one per core) and seconds
+    DYNABENCH_WEB_WORKERS, DYNABENCH_WEB_TIMEOUT  gunicorn's worker processes (default two per core) and seconds
                        before a silent worker is replaced (default 60), read by ``gunicorn.conf.py``.
     DEMO_ARGS          arguments ``scripts/demo.sh`` passes to ``setup_demo`` (e.g. ``--tasks sentiment``);
                        when set, the whole set-up runs before serving. The script also sets DEBUG (default
@@ -308,8 +308,18 @@ DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Without a busy timeout the dev server and a job worker trip over each other's write locks, and
     # without IMMEDIATE a transaction that reads then writes (a validation claim) fails at once with
-    # "database is locked" when another writer is active, instead of waiting its turn.
-    DATABASES["default"].setdefault("OPTIONS", {}).update({"timeout": 20, "transaction_mode": "IMMEDIATE"})
+    # "database is locked" when another writer is active, instead of waiting its turn. Write-ahead
+    # logging: readers (pages, the job cluster, the background set-up) and the one writer do not block
+    # each other, so a commit does not wait for every reader to finish; synchronous=NORMAL syncs at
+    # checkpoints, not at every commit (safe against a crashed process; a power cut may lose the last
+    # commits, not the database). The mode is stored in the file: db.sqlite3-wal and -shm live beside it.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        }
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_USER_MODEL = "accounts.User"
