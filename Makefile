@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/dynabench)
 
-.PHONY: demo serve test lint venv docs
+.PHONY: demo serve test test-fast lint venv docs
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -23,9 +23,16 @@ serve: venv
 
 # tests/browser/install.sh: what the browser tests need beyond the venv (Debian's chromium, npm ci for
 # axe-core), only when missing. Their screenshots go to artifacts/screenshots/ (docs/testing.md).
+# pytest-xdist runs PYTEST_WORKERS processes (default 2), each on its own test database
+# (test_<name>_gw0, _gw1...); PYTEST_WORKERS=0 runs the tests in one process (pdb, -x, one test).
 test: venv
 	bash tests/browser/install.sh
-	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 HF_HUB_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
+	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2) $(PYTEST_ARGS)
+
+# The fast subset for development (docs/testing.md, "Fast subset"): every test but the browser tests and
+# the ones that train a model (markers browser and training), on the same workers as `make test`.
+test-fast: venv
+	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2) -m "not browser and not training" $(PYTEST_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -5,6 +5,10 @@ its round 1, sentiment, nli, qa with its round 1 and two passages, the "prompted
 tiny target models; token API clients; the real data folder. They are built with the factories of
 tests/factories/ and the plain helpers of tests/helpers/; a folder's own conftest.py holds the fixtures
 only its tests use. Test modules import helpers and factories, never a conftest module.
+
+Also here: the ``training`` marker put on every test that trains a model (docs/testing.md, "Fast
+subset"), the session-wide set-up that keeps the run fast ("Where the time goes"), and the CI rule,
+which holds under pytest-xdist too.
 """
 
 from __future__ import annotations
@@ -26,6 +30,82 @@ from tests.helpers.tiny_qa import PASSAGES, build_tiny_qa_model
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+# --- markers ---------------------------------------------------------------------------------------------
+
+# A test that takes one of these fixtures trains a model: the tiny random backbone (tiny_backbone_dir) is
+# only ever handed to the training code, and ``minilm`` (tests/models_registry/test_attributions.py) trains
+# a head on the real MiniLM. Tests that train without such a fixture carry ``@pytest.mark.training``.
+TRAINING_FIXTURES = frozenset({"tiny_backbone_dir", "minilm"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(config, items):
+    """Mark ``training`` every test that takes a training fixture (``make test-fast`` leaves them out)."""
+    for item in items:
+        if TRAINING_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.training)
+
+
+# --- the session: set up once, not per test -------------------------------------------------------------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _static_files_listed_once():
+    """WhiteNoise lists and stats every static file each time its middleware is built, i.e. for every test
+    client (Django builds the middleware per client): 50-100 ms, a tenth of a typical page test. The files
+    of the apps do not change during a run, so the list is made once per set of settings that shapes it,
+    and each later middleware gets the same entries (the StaticFile objects hold paths and headers only)."""
+    from django.conf import settings
+    from whitenoise.middleware import WhiteNoiseMiddleware
+
+    listed: dict[str, dict] = {}
+    original = WhiteNoiseMiddleware.add_files_from_finders
+
+    def add_files_from_finders(self):
+        key = repr(
+            (
+                self.static_prefix,
+                self.max_age,
+                self.allow_all_origins,
+                self.charset,
+                self.index_file,
+                self.add_headers_function,
+                settings.INSTALLED_APPS,
+                settings.STATICFILES_DIRS,
+                settings.STATICFILES_FINDERS,
+                settings.STORAGES,
+                sorted((k, repr(v)) for k, v in settings.__dict__.items() if k.startswith("WHITENOISE_")),
+            )
+        )
+        if key not in listed:
+            before = dict(self.files)
+            original(self)
+            listed[key] = {url: f for url, f in self.files.items() if before.get(url) is not f}
+        self.files.update(listed[key])
+
+    WhiteNoiseMiddleware.add_files_from_finders = add_files_from_finders
+    yield
+    WhiteNoiseMiddleware.add_files_from_finders = original
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _test_commits_not_flushed_to_disk():
+    """The test database's commits (transactional and browser tests commit every save; the database is
+    built by ~100 migrations) skip the wait for the WAL to reach the disk: ``synchronous_commit = off``,
+    on this process's connections only. What other connections see is unchanged; only a crash of the
+    server could lose the last commits, of a database that is thrown away anyway."""
+    from django.db.backends.signals import connection_created
+
+    def asynchronous_commit(sender, connection, **kwargs):
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SET synchronous_commit TO off")
+
+    connection_created.connect(asynchronous_commit, dispatch_uid="tests-asynchronous-commit")
+    yield
+    connection_created.disconnect(dispatch_uid="tests-asynchronous-commit")
 
 
 # --- isolation of every test ----------------------------------------------------------------------------
@@ -305,6 +385,10 @@ def api():
 # can (tests/helpers/data.py, the node test, plain imports); should a skip still happen, the run fails,
 # naming each skipped test and its reason. No skip is by design in this suite: ALLOWED_SKIPS maps the
 # node ids that may skip to why, and is empty.
+#
+# Under pytest-xdist (``make test`` runs two workers) the controller gets every test report and every
+# collection report that did not pass from the workers, through these same hooks, and it decides the exit
+# status: the workers note nothing and leave the verdict to it.
 
 ALLOWED_SKIPS: dict[str, str] = {}
 _skipped: list[str] = []
@@ -326,21 +410,27 @@ def _note_skip(report) -> None:
         _skipped.append(f"{report.nodeid}: {_skip_reason(report)}")
 
 
+# xdist sets PYTEST_XDIST_WORKER (gw0, gw1, ...) in each worker process, never in the controller.
+_worker = bool(os.environ.get("PYTEST_XDIST_WORKER"))
+
+
 def pytest_runtest_logreport(report):
-    _note_skip(report)
+    if not _worker:
+        _note_skip(report)
 
 
 def pytest_collectreport(report):
-    _note_skip(report)
+    if not _worker:
+        _note_skip(report)
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if _in_ci() and _skipped and exitstatus == pytest.ExitCode.OK:
+    if _in_ci() and _skipped and exitstatus == pytest.ExitCode.OK and not _worker:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    if _in_ci() and _skipped:
+    if _in_ci() and _skipped and not _worker:
         terminalreporter.section(f"CI: {len(_skipped)} skipped test(s) fail the run", sep="=", red=True)
         for line in _skipped:
             terminalreporter.line(line, red=True)

@@ -8,11 +8,14 @@ fixtures (e.g. ``rule_model``) apply to it.
 
 Missing chromium, axe-core or playwright skip these tests on a developer's machine and fail them in
 CI (``CI`` set), with what to install.
+
+Every test of this folder is marked ``browser`` (``make test-fast`` leaves them out: docs/testing.md).
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +32,17 @@ from tests.browser.helpers import (
 # The live server listens on the IPv4 loopback (pytest-django's default name, localhost, may also
 # resolve to ::1); --liveserver or an address set in the environment wins.
 os.environ.setdefault("DJANGO_LIVE_TEST_SERVER_ADDRESS", "127.0.0.1")
+
+
+BROWSER_TESTS = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by marker
+def pytest_collection_modifyitems(config, items):
+    """Mark ``browser`` every test of this folder (the hook sees the whole session's items)."""
+    for item in items:
+        if BROWSER_TESTS in Path(item.path).resolve().parents:
+            item.add_marker(pytest.mark.browser)
 
 
 def _in_ci() -> bool:

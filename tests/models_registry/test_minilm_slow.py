@@ -55,6 +55,7 @@ COOKING = [
 
 
 @pytest.mark.slow
+@pytest.mark.training
 def test_quick_recipe_on_minilm_separates_a_toy_set(tmp_path):
     texts = WEATHER + COOKING
     labels = ["hateful"] * len(WEATHER) + ["not-hateful"] * len(COOKING)
