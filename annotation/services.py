@@ -361,7 +361,7 @@ def _share_lock_round(round_id: int) -> tuple[bool, bool]:
     updates its row, which waits for every insert holding the lock (and an insert arriving meanwhile waits
     for the close, then reads the round closed), but inserts do not wait for each other. With an
     exclusive lock every example of a round was stored one after the other, and a crowd's writes queued
-    behind whichever request thread held it while it waited for the CPU (docs/deployment.md, "Where the
+    behind whichever request thread held it while it waited for the CPU (docs/serving.md, "Where the
     time went"). Django has no share-lock queryset, hence the SQL. SQLite has no row locks: there the
     transaction is IMMEDIATE (the settings), which already holds the database's one write lock.
 

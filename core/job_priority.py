@@ -5,7 +5,7 @@ exporting, replaying) share the same cores. At equal priority a training job tak
 web's tail latency grows several-fold; a row lock held by a request thread waiting for the CPU then makes
 every other writer wait too. With the job workers at niceness 19, Linux's scheduler gives a runnable web
 thread about 68 times the CPU share of a job thread (CFS weights 1024 and 15), and the jobs still use
-every core the web leaves idle (docs/deployment.md, "Jobs and the web on one machine").
+every core the web leaves idle (docs/serving.md, "Background jobs yield to the web").
 
 Only the processes that execute jobs are lowered: django-q2 sends ``post_spawn`` in each worker process it
 starts, before the first job, so the threads a job starts later (torch's, ONNX Runtime's) inherit the

@@ -342,7 +342,7 @@ def test_storing_an_example_reads_each_fact_once(hate_task, annotator, tiny_regi
         _create(hate_task, annotator, "a second example")
     statements = [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
     assert sum("tasks_tutorialitem" in sql for sql in statements) == 1
-    assert sum('FROM "tasks_round"' in sql and "FOR UPDATE" in sql for sql in statements) == 1
+    assert sum('FROM "tasks_round"' in sql and "FOR SHARE" in sql for sql in statements) == 1
     assert not any(sql.startswith('SELECT "tasks_task"."current_round_id"') for sql in statements)
     assert len(statements) == 8, "\n".join(statements)
 
