@@ -49,9 +49,9 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.load_production import (  # noqa: E402
     Recorder,
-    percentile,
     run_load,
     set_up,
+    summarise,
     wait_healthy,
     warm_up,
 )
@@ -228,46 +228,19 @@ class AcceptQueueSampler:
 
 def report(args, setup: dict, rec: Recorder) -> None:
     """Print the latencies, throughput, status counts and integrity counts of ``rec`` (see the module's
-    docstring), reading the clients' examples and votes back from the database."""
-    from django.db.models import Count
-
-    from annotation.models import Example
-    from validation.models import Validation
-
-    annotator_ids = [uid for uid, _ in setup["annotators"]]
-    validator_ids = [uid for uid, _ in setup["validators"]]
-    stored = set(Example.objects.filter(annotator_id__in=annotator_ids).values_list("pk", flat=True))
-    acknowledged_ids = [example_id for _, _, example_id in rec.acknowledged]
-    lost = len(set(acknowledged_ids) - stored)
-    duplicated_keys = len(acknowledged_ids) - len(set(acknowledged_ids))
-    unacknowledged_stored = len(stored - set(acknowledged_ids))
-    votes = Validation.objects.filter(validator_id__in=validator_ids)
-    double_votes = sum(
-        row["n"] - 1
-        for row in votes.values("example_id", "validator_id").annotate(n=Count("id")).filter(n__gt=1)
-    )
-    votes_lost = len(set(rec.votes) - set(votes.values_list("validator_id", "example_id")))
-    fives = sum(n for (_, status), n in rec.statuses.items() if status >= 500)
-    created = len(set(acknowledged_ids))
-
+    docstring), reading the clients' examples and votes back from the database
+    (``load_production.summarise``)."""
+    summary = summarise(rec, [uid for uid, _ in setup["annotators"]], [uid for uid, _ in setup["validators"]])
+    created = summary["created"]
     print(
         f"clients: {args.annotators} annotators, {args.validators} validators, all at once, "
         f"{rec.elapsed:.1f} s, think time {args.think:g} s (mean, exponential)"
     )
     print(f"{'request':10}{'n':>7}{'p50 ms':>10}{'p95 ms':>10}{'max ms':>10}")
-    every: list[float] = []
-    for kind in ("create", "next", "vote"):
-        values = rec.latencies.get(kind, [])
-        every += values
-        if values:
-            print(
-                f"{kind:10}{len(values):7d}{percentile(values, 50):10.0f}{percentile(values, 95):10.0f}"
-                f"{max(values):10.0f}"
-            )
-    print(
-        f"{'all':10}{len(every):7d}{percentile(every, 50):10.0f}{percentile(every, 95):10.0f}"
-        f"{max(every, default=float('nan')):10.0f}"
-    )
+    for kind in ("create", "next", "vote", "all"):
+        n, p50, p95, top = summary["latency"][kind]
+        if n or kind == "all":
+            print(f"{kind:10}{n:7d}{p50:10.0f}{p95:10.0f}{top:10.0f}")
     print(f"examples stored: {created} in {rec.elapsed:.1f} s = {created / rec.elapsed:.1f} examples/s")
     print(
         "status counts: "
@@ -277,8 +250,9 @@ def report(args, setup: dict, rec: Recorder) -> None:
         f"requests with no answer: {rec.unanswered}, retries: {rec.retries}, votes acknowledged: {len(rec.votes)}"
     )
     print(
-        f"integrity: lost {lost}, duplicated {duplicated_keys}, stored but not acknowledged "
-        f"{unacknowledged_stored}, votes lost {votes_lost}, double-counted votes {double_votes}, 5xx {fives}"
+        f"integrity: lost {summary['lost']}, duplicated {summary['duplicated']}, stored but not acknowledged "
+        f"{summary['unacknowledged']}, votes lost {summary['votes_lost']}, double-counted votes "
+        f"{summary['double_votes']}, 5xx {summary['fives']}"
     )
 
 
