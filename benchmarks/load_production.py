@@ -9,8 +9,8 @@ What it does, all on loopback:
      hate-speech task with round 1, whose target is ``benchmarks.minilm_model``'s all-MiniLM-L6-v2 with a
      fitted head, registered (and so exported to ONNX and put on the runtime its check allows) as a
      trained target is; one API token per annotator and validator, and 100 examples for validators to
-     start on. With ``--training``, round 1 holds 2,000 imported training and 400 dev rows of
-     HatemojiBuild (closed) and the crowd writes in round 2;
+     start on. With ``--training``, HatemojiBuild is imported as rounds 1-3 (``import_hatemoji_build``,
+     as the demo does) and the crowd writes in round 4;
   2. measures the bare batched forward (``predict_batch`` in batches of 32, this process, before the
      server starts) in examples per second, on the target's runtime and on torch;
   3. starts ``scripts/serve.sh`` (gunicorn with ``--web-workers`` workers, default the profile's
@@ -349,8 +349,11 @@ def set_up(n_annotators: int, n_validators: int, workdir: Path, training: bool =
     statements = load_statements(Path(settings.DYNABENCH_DATA_DIR))
     task = ensure_builtin_task("hate-speech")
     if training:
-        import_training_round(task, Path(settings.DYNABENCH_DATA_DIR))
-    round_ = ensure_round(task=task, number=2 if training else 1)
+        # HatemojiBuild's rounds as rounds 1-3, as the demo imports them: round 1 is what the job trains on.
+        from annotation.importers import import_hatemoji_build
+
+        import_hatemoji_build(task=task, data_dir=Path(settings.DYNABENCH_DATA_DIR) / "hatemoji_build")
+    round_ = ensure_round(task=task, number=4 if training else 1)
     set_current_round(task=task, round_=round_)
     model_dir = workdir / "models" / "load-minilm"
     model = register_fitted_minilm(task, "load-minilm", model_dir, Path(settings.DYNABENCH_DATA_DIR))
@@ -382,33 +385,9 @@ def set_up(n_annotators: int, n_validators: int, workdir: Path, training: bool =
     }
 
 
-def import_training_round(task, data_dir: Path, n_train: int = 2000, n_dev: int = 400) -> None:
-    """Round 1 of ``task``, closed, with the first ``n_train`` rows of HatemojiBuild's train split and
-    ``n_dev`` of its validation split imported as settled examples: what a finetune job trains on."""
-    from annotation.models import Example
-    from benchmarks.minilm_model import load_labelled
-    from tasks.services import close_round, ensure_round
-
-    round_ = ensure_round(task=task, number=1)
-    rows = [(t, label, "train") for t, label in load_labelled(data_dir, n_train, "train")]
-    rows += [(t, label, "dev") for t, label in load_labelled(data_dir, n_dev, "validation")]
-    Example.objects.bulk_create(
-        Example(
-            round=round_,
-            inputs={"statement": text},
-            target=label,
-            split=split,
-            source=Example.Source.IMPORTED,
-            status=Example.Status.VALIDATED_CORRECT,
-        )
-        for text, label, split in rows
-    )
-    close_round(round_=round_)
-
-
 class Trainer(threading.Thread):
-    """Keeps one finetune training job (``epochs`` epochs on round 1's 2,000 rows: about 70 s each on a
-    busy 2-core machine, so that one job outlasts a run) queued or running on the job cluster until
+    """Keeps one finetune training job (``epochs`` epochs on round 1, HatemojiBuild's source round 5: about
+    a minute each on a busy 2-core machine, so that one job outlasts a run) queued or running on the job cluster until
     ``stop`` is set, and notes when each ran. Reads the jobs' rows from the database every 0.5 s."""
 
     def __init__(self, task_id: int, epochs: int = 20):
