@@ -25,21 +25,23 @@ serve: venv
 # axe-core), only when missing. Their screenshots go to artifacts/screenshots/ (docs/testing.md).
 # pytest-xdist runs PYTEST_WORKERS processes (default 2), each on its own test database
 # (test_<name>_gw0, _gw1...); PYTEST_WORKERS=0 runs the tests in one process (pdb, -x, one test).
+PYTEST := DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2)
+
 test: venv
 	bash tests/browser/install.sh
-	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2) $(PYTEST_ARGS)
+	$(PYTEST) $(PYTEST_ARGS)
 
 # The fast subset for development (docs/testing.md, "Fast subset"): every test but the browser tests and
 # the ones that train a model (markers browser and training), on the same workers as `make test`.
 test-fast: venv
-	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(or $(PYTEST_WORKERS),2) -m "not browser and not training" $(PYTEST_ARGS)
+	$(PYTEST) -m "not browser and not training" $(PYTEST_ARGS)
 
 lint: venv
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 	DATABASE_URL=$(TEST_DATABASE_URL) DEBUG=1 $(PY) manage.py makemigrations --check --dry-run
-	$(VENV)/bin/mkdocs build --strict --site-dir site
+	$(MAKE) docs
 
 # The documentation site (mkdocs.yml): docs/ built into site/; --strict fails on a broken link or anchor.
 docs: venv
