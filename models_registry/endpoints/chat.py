@@ -1,0 +1,281 @@
+"""Generative models behind an OpenAI-compatible chat-completions server (vLLM, llama.cpp's server,
+Ollama, TGI, ``transformers serve``, hosted APIs), called with the official ``openai`` client.
+
+The client's HTTP connections go through ``GuardedBackend``: every TCP connection is made by
+``addresses.connect_checked``, so the endpoint rule (no loopback, private or link-local address unless the
+operator allows its network) holds for chat servers exactly as for classifier endpoints, DNS rebinding
+included. Proxies from the environment are not used (they would connect for us, unchecked).
+
+The API key is never stored: ``RemoteChat`` names an environment variable or a file the operator
+controls, read at call time. No message, log line or stored record carries it; errors from the server are
+reported by status, not by echoing the server's text (which can quote the key).
+
+    remote = RemoteChat(base_url="https://api.example.org/v1", model="m", api_key_env="EXAMPLE_KEY")
+    stream = stream_remote(remote, [{"role": "user", "content": "Hi"}])
+    for piece in stream: ...
+    stream.generation     # Generation: text, finish reason, tokens, times, cost
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpcore2
+import httpx2
+import openai
+
+from models_registry.endpoints.addresses import EndpointAddressRefused, check_endpoint_url, connect_checked
+from models_registry.runtime.generative import Decoding, Generation, check_messages
+from models_registry.runtime.model_files import InferenceError
+
+logger = logging.getLogger(__name__)
+
+#: Retries of a 429, a 5xx or a dropped connection, by the openai client (with its backoff).
+MAX_RETRIES = 2
+#: A streamed answer is cut off at this many characters (a server that never stops).
+MAX_ANSWER_CHARS = 100_000
+
+
+class GuardedBackend(httpcore2.SyncBackend):
+    """httpcore's network backend with every TCP connection made by ``connect_checked``."""
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        try:
+            sock = connect_checked(host, port, timeout)  # EndpointAddressRefused passes through
+        except TimeoutError as exc:
+            raise httpcore2.ConnectTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore2.ConnectError(str(exc)) from exc
+        for option in socket_options or ():
+            sock.setsockopt(*option)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return httpcore2._backends.sync.SyncStream(sock)
+
+
+def guarded_http_client(timeout: float) -> httpx2.Client:
+    """An httpx client whose connections obey the endpoint rule, with no environment proxies and no
+    redirects (a redirect could point anywhere)."""
+    transport = httpx2.HTTPTransport(trust_env=False)
+    transport._pool._network_backend = GuardedBackend()  # noqa: SLF001 - httpx takes no backend argument
+    return httpx2.Client(transport=transport, trust_env=False, follow_redirects=False, timeout=timeout)
+
+
+@dataclass(frozen=True)
+class RemoteChat:
+    """A chat model on an OpenAI-compatible server.
+
+    ``base_url`` ends before ``/chat/completions`` (e.g. ``http://127.0.0.1:8080/v1``). The key comes
+    from the environment variable ``api_key_env`` or the file ``api_key_file`` (first line), whichever
+    is named; a server that needs none gets a placeholder. Prices are per million tokens (input,
+    output), in whatever currency the owner uses; ``timeout`` is in seconds, for the whole answer.
+    """
+
+    base_url: str
+    model: str
+    system_prompt: str = ""
+    decoding: Decoding = field(default_factory=Decoding)
+    timeout: float = 60.0
+    api_key_env: str = ""
+    api_key_file: str = ""
+    price_input_per_million: float | None = None
+    price_output_per_million: float | None = None
+    name: str = ""
+
+    def cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
+        """Cost of one answer from its token counts: tokens / 1e6 x price, input plus output; None when a
+        price or a count is missing."""
+        if None in (self.price_input_per_million, self.price_output_per_million, input_tokens, output_tokens):
+            return None
+        return (
+            input_tokens * self.price_input_per_million + output_tokens * self.price_output_per_million
+        ) / 1_000_000
+
+
+def read_api_key(api_key_env: str = "", api_key_file: str = "") -> str | None:
+    """The API key named by an environment variable or a file (its first line), or None when neither is
+    named.
+
+    Raises:
+        InferenceError: the variable is unset or empty, or the file cannot be read or is empty; the
+            message names the variable or says "the key file", never a value.
+    """
+    if api_key_env:
+        value = os.environ.get(api_key_env, "").strip()
+        if not value:
+            raise InferenceError(f"the API key variable {api_key_env} is not set on the server")
+        return value
+    if api_key_file:
+        try:
+            value = Path(api_key_file).read_text(encoding="utf-8").splitlines()[0].strip()
+        except (OSError, UnicodeError, IndexError):
+            value = ""
+        if not value:
+            raise InferenceError("the API key file named for this model cannot be read or is empty")
+        return value
+    return None
+
+
+def _client(remote: RemoteChat) -> openai.OpenAI:
+    check_endpoint_url(remote.base_url)
+    key = read_api_key(remote.api_key_env, remote.api_key_file)
+    return openai.OpenAI(
+        api_key=key or "none",
+        base_url=remote.base_url,
+        timeout=remote.timeout,
+        max_retries=MAX_RETRIES,
+        http_client=guarded_http_client(remote.timeout),
+    )
+
+
+def _explain(exc: Exception) -> InferenceError:
+    """A user-facing error for what the openai client raised: the status and what it means, never the
+    server's own text (it may quote the key or the prompt)."""
+    cause = exc
+    while cause is not None:
+        if isinstance(cause, EndpointAddressRefused):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(exc, openai.AuthenticationError):
+        return InferenceError(
+            "the chat server answered 401 unauthorized: check the API key the operator named"
+        )
+    if isinstance(exc, openai.PermissionDeniedError):
+        return InferenceError("the chat server answered 403 forbidden for this key or model")
+    if isinstance(exc, openai.NotFoundError):
+        return InferenceError("the chat server answered 404: check the base URL and the model name")
+    if isinstance(exc, openai.RateLimitError):
+        return InferenceError(f"the chat server answered 429 too many requests, {MAX_RETRIES + 1} times")
+    if isinstance(exc, openai.APITimeoutError):
+        return InferenceError("the chat server did not answer in time")
+    if isinstance(exc, openai.APIStatusError):
+        return InferenceError(f"the chat server answered HTTP {exc.status_code}")
+    if isinstance(exc, openai.APIConnectionError):
+        return InferenceError("the chat server could not be reached")
+    return InferenceError(f"the chat server's answer could not be read ({type(exc).__name__})")
+
+
+class RemoteChatStream:
+    """The pieces of a remote answer as they arrive; ``generation`` once ended (same contract as
+    ``runtime.generative.ChatStream``).
+
+    A stream that breaks after some text (garbage, a dropped connection, the timeout) ends without
+    raising: the partial answer is kept with finish reason ``error`` or ``timeout`` and ``error`` says
+    what happened. An error before any text raises ``InferenceError``.
+    """
+
+    def __init__(self, remote: RemoteChat, messages: list[dict]):
+        self.remote, self.messages = remote, messages
+        self.generation: Generation | None = None
+        self._iterator = self._run()
+
+    def __iter__(self) -> Iterator[str]:
+        return self._iterator
+
+    def __next__(self) -> str:
+        return next(self._iterator)
+
+    def close(self) -> None:
+        self._iterator.close()
+
+    def _request(self) -> dict:
+        remote, decoding = self.remote, self.remote.decoding
+        messages = self.messages
+        if remote.system_prompt and messages[0]["role"] != "system":
+            messages = [{"role": "system", "content": remote.system_prompt}, *messages]
+        request = {
+            "model": remote.model,
+            "messages": messages,
+            "temperature": decoding.temperature,
+            "top_p": decoding.top_p,
+            "max_tokens": decoding.max_new_tokens,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if decoding.stop:
+            request["stop"] = list(decoding.stop)
+        if decoding.seed is not None:
+            request["seed"] = decoding.seed
+        return request
+
+    def _run(self) -> Iterator[str]:
+        remote = self.remote
+        started = time.perf_counter()
+        deadline = started + remote.timeout
+        text, first_token_ms, finish, error = "", None, None, ""
+        usage = None
+        client = _client(remote)
+        try:
+            try:
+                response = client.chat.completions.create(**self._request())
+            except Exception as exc:  # noqa: BLE001 - every failure becomes a clear InferenceError
+                logger.warning("chat server %s failed: %s", remote.name or remote.model, type(exc).__name__)
+                raise _explain(exc) from None
+            try:
+                for chunk in response:
+                    if getattr(chunk, "usage", None) is not None:
+                        usage = chunk.usage
+                    for choice in chunk.choices or ():
+                        piece = getattr(choice.delta, "content", None) or ""
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+                        if piece:
+                            if first_token_ms is None:
+                                first_token_ms = (time.perf_counter() - started) * 1000
+                            text += piece
+                            yield piece
+                    if time.perf_counter() > deadline or len(text) > MAX_ANSWER_CHARS:
+                        finish, error = "timeout", "the answer did not end within the time limit"
+                        break
+            except GeneratorExit:
+                finish = finish or "stop"
+                raise
+            except Exception as exc:  # noqa: BLE001 - a stream that breaks keeps what came
+                if not text:
+                    raise _explain(exc) from None
+                finish, error = "error", f"the stream broke off: {_explain(exc)}"
+            finally:
+                response.close()
+            if finish is None:
+                finish, error = "error", error or "the stream ended without a finish reason"
+        finally:
+            client.close()
+            input_tokens = getattr(usage, "prompt_tokens", None)
+            output_tokens = getattr(usage, "completion_tokens", None)
+            self.generation = Generation(
+                text=text,
+                finish_reason=finish or "error",
+                model=remote.name or remote.model,
+                decoding=remote.decoding.as_dict(),
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                first_token_ms=first_token_ms,
+                latency_ms=(time.perf_counter() - started) * 1000,
+                seed=remote.decoding.seed,
+                cost=remote.cost(input_tokens, output_tokens),
+                error=error,
+            )
+
+
+def stream_remote(remote: RemoteChat, messages: Sequence[dict]) -> RemoteChatStream:
+    """Ask ``remote`` to answer ``messages`` (last message the user's), streaming.
+
+    Raises (on the first ``next``): ``EndpointAddressRefused`` (the URL breaks the endpoint rule),
+    ``InferenceError`` (no key where one is named, 401/403/404, 429 or 5xx after ``MAX_RETRIES``
+    retries, no answer in time, or a malformed conversation).
+    """
+    return RemoteChatStream(remote, check_messages(messages))
+
+
+def generate_remote(remote: RemoteChat, messages: Sequence[dict]) -> Generation:
+    """The whole remote answer at once; same errors as ``stream_remote``."""
+    stream = stream_remote(remote, messages)
+    for _ in stream:
+        pass
+    assert stream.generation is not None
+    return stream.generation
