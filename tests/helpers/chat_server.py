@@ -1,0 +1,172 @@
+"""An OpenAI-compatible chat-completions server on loopback, for the tests of remote generative models.
+
+``ChatServer(model)`` serves ``POST /v1/chat/completions`` (streamed as server-sent events, or one JSON
+answer) and ``GET /v1/models`` from a real ``LocalChatModel`` (SmolLM2), as vLLM or llama.cpp's server
+would: usage in the last chunk when ``stream_options.include_usage`` is asked. The model name picks a
+misbehaviour instead, for the fault tests:
+
+* ``fault-401``, ``fault-500``: that status, every time;
+* ``fault-429``: 429 with a 10 ms ``retry-after-ms``, ``fail_first`` times (``server.fail_first``), then
+  the real answer;
+* ``fault-garbage``: two pieces of the answer, then a line that is not JSON;
+* ``fault-cut``: two pieces, then the connection closes with no finish reason and no ``[DONE]``;
+* ``fault-endless``: a piece every 50 ms, forever (until the client goes);
+* ``fault-hang``: reads the request and never answers (until ``stop``).
+
+``server.requests`` keeps every request body (JSON) and ``server.headers`` the Authorization headers
+seen, so a test can check what was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from models_registry.runtime.generative import Decoding
+
+
+class ChatServer:
+    def __init__(self, model, model_name: str = "smollm2"):
+        self.model, self.model_name = model, model_name
+        self.requests: list[dict] = []
+        self.headers: list[str] = []
+        self.fail_first = 0
+        self._failed = 0
+        self._stop = threading.Event()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.httpd.daemon_threads = True
+        self.base_url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05})
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def _json(self, status: int, body: dict, headers: dict | None = None):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                if self.path.rstrip("/") == "/v1/models":
+                    self._json(
+                        200, {"object": "list", "data": [{"id": server.model_name, "object": "model"}]}
+                    )
+                else:
+                    self._json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length", 0))
+                request = json.loads(self.rfile.read(length))
+                server.requests.append(request)
+                server.headers.append(self.headers.get("Authorization", ""))
+                name = request.get("model", "")
+                if name == "fault-401":
+                    return self._json(
+                        401,
+                        {
+                            "error": {
+                                "message": "Incorrect API key provided: "
+                                + self.headers.get("Authorization", "")
+                            }
+                        },
+                    )
+                if name == "fault-500":
+                    return self._json(500, {"error": {"message": "boom"}})
+                if name == "fault-429" and server._failed < server.fail_first:
+                    server._failed += 1
+                    return self._json(429, {"error": {"message": "slow down"}}, {"retry-after-ms": "10"})
+                if name == "fault-hang":
+                    server._stop.wait(30)
+                    return None
+                if not request.get("stream"):
+                    return self._whole(request)
+                return self._stream(request, name)
+
+            def _decoding(self, request) -> Decoding:
+                return Decoding(
+                    temperature=request.get("temperature") or 0.0,
+                    top_p=request.get("top_p") or 1.0,
+                    max_new_tokens=request.get("max_tokens") or 64,
+                    stop=tuple(request.get("stop") or ()),
+                    seed=request.get("seed"),
+                )
+
+            def _whole(self, request):
+                generation = server.model.generate(request["messages"], self._decoding(request))
+                self._json(200, {
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
+                    "model": request["model"],
+                    "choices": [{"index": 0, "finish_reason": generation.finish_reason,
+                                 "message": {"role": "assistant", "content": generation.text}}],
+                    "usage": {"prompt_tokens": generation.input_tokens, "completion_tokens": generation.output_tokens,
+                              "total_tokens": generation.input_tokens + generation.output_tokens},
+                })  # fmt: skip
+
+            def _event(self, payload) -> None:
+                data = payload if isinstance(payload, str) else json.dumps(payload)
+                line = f"data: {data}\n\n".encode()
+                self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
+                self.wfile.flush()
+
+            def _chunk(self, model: str, content: str | None, finish: str | None = None) -> dict:
+                delta = {"content": content} if content is not None else {}
+                return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
+                        "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+
+            def _stream(self, request, name):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                try:
+                    if name == "fault-endless":
+                        while not server._stop.is_set():
+                            self._event(self._chunk(name, "la "))
+                            time.sleep(0.05)
+                        return
+                    if name in ("fault-garbage", "fault-cut"):
+                        self._event(self._chunk(name, "Half "))
+                        self._event(self._chunk(name, "an answer"))
+                        if name == "fault-garbage":
+                            self._event("{not json")
+                        self.close_connection = True
+                        return
+                    stream = server.model.stream(request["messages"], self._decoding(request))
+                    for piece in stream:
+                        self._event(self._chunk(name, piece))
+                    generation = stream.generation
+                    self._event(self._chunk(name, None, generation.finish_reason))
+                    if (request.get("stream_options") or {}).get("include_usage"):
+                        self._event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
+                                     "model": name, "choices": [],
+                                     "usage": {"prompt_tokens": generation.input_tokens,
+                                               "completion_tokens": generation.output_tokens,
+                                               "total_tokens": generation.input_tokens + generation.output_tokens}})  # fmt: skip
+                    self._event("[DONE]")
+                    self.wfile.write(b"0\r\n\r\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        return Handler

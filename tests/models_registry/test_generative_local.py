@@ -1,0 +1,152 @@
+"""A local generative model: the real SmolLM2-135M-Instruct (GGUF from PyPI, converted once per run)
+answering conversations with its own chat template, streamed, with what produced each answer."""
+
+from __future__ import annotations
+
+import pytest
+
+from models_registry.runtime.generative import (
+    SMOLLM2_GGUF_BYTES,
+    Decoding,
+    InferenceError,
+    PromptTooLong,
+    check_file,
+    check_messages,
+    smollm2_gguf,
+)
+
+CAPITAL = [{"role": "user", "content": "What is the capital of France?"}]
+
+
+def test_the_packaged_gguf_is_the_expected_file_and_a_changed_copy_is_refused(tmp_path):
+    gguf = smollm2_gguf()  # checks size and sha256
+    assert gguf.stat().st_size == SMOLLM2_GGUF_BYTES == 98_362_432
+    copy = tmp_path / gguf.name
+    copy.write_bytes(gguf.read_bytes()[:-1] + b"\x00")  # same size, last byte changed
+    with pytest.raises(InferenceError, match="expected sha256"):
+        check_file(
+            copy, SMOLLM2_GGUF_BYTES, "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+        )
+    copy.write_bytes(b"short")
+    with pytest.raises(InferenceError, match="5 bytes, not the expected 98,362,432"):
+        check_file(copy, SMOLLM2_GGUF_BYTES, "0" * 64)
+
+
+def test_the_converted_folder_reloads_as_a_chat_model(smollm2_dir, smollm2):
+    names = {p.name for p in smollm2_dir.iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= names
+    # SmolLM2's config: 8,192 positions, 134,515,008 parameters (30 layers of 576, tied embeddings).
+    assert smollm2.context_limit == 8192
+    assert sum(p.numel() for p in smollm2.model.parameters()) == 134_515_008
+    # The chat template is the model's own (ChatML, with SmolLM's default system prompt).
+    prompt = smollm2.tokenizer.decode(smollm2.encode(CAPITAL)["input_ids"][0])
+    assert prompt == (
+        "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+        "<|im_start|>user\nWhat is the capital of France?<|im_end|>\n<|im_start|>assistant\n"
+    )
+
+
+def test_a_greedy_answer_streams_and_records_what_produced_it(smollm2):
+    stream = smollm2.stream(CAPITAL, Decoding(max_new_tokens=20))
+    pieces = list(stream)
+    generation = stream.generation
+    assert "".join(pieces) == generation.text
+    assert "Paris" in generation.text
+    assert generation.finish_reason == "stop"  # the model ended its turn before 20 tokens
+    assert generation.input_tokens == smollm2.count_tokens(CAPITAL) == 37
+    assert 0 < generation.output_tokens < 20
+    assert 0 < generation.first_token_ms <= generation.latency_ms
+    assert generation.decoding == {
+        "temperature": 0.0,
+        "top_p": 1.0,
+        "max_new_tokens": 20,
+        "stop": [],
+        "seed": None,
+    }
+    assert generation.seed is None and generation.model == "smollm2"
+    # Greedy decoding is deterministic.
+    assert smollm2.generate(CAPITAL, Decoding(max_new_tokens=20)).text == generation.text
+
+
+def test_the_token_budget_ends_an_answer_with_length(smollm2):
+    generation = smollm2.generate(
+        [{"role": "user", "content": "Write a long story about a dragon."}], Decoding(max_new_tokens=5)
+    )
+    assert (generation.finish_reason, generation.output_tokens) == ("length", 5)
+
+
+def test_a_seeded_sample_repeats_and_the_seed_is_recorded(smollm2):
+    decoding = Decoding(temperature=0.9, top_p=0.95, max_new_tokens=12, seed=7)
+    first = smollm2.generate(CAPITAL, decoding)
+    assert smollm2.generate(CAPITAL, decoding).text == first.text
+    assert first.seed == 7
+
+
+def test_a_stop_sequence_ends_the_answer_before_it(smollm2):
+    generation = smollm2.generate(
+        [{"role": "user", "content": "List three colours, one per line."}],
+        Decoding(max_new_tokens=60, stop=("\n",)),
+    )
+    assert "\n" not in generation.text and generation.text
+
+
+def test_leaving_the_stream_early_stops_the_model_and_keeps_what_came(smollm2):
+    stream = smollm2.stream(
+        [{"role": "user", "content": "Tell me about the sea."}], Decoding(max_new_tokens=200)
+    )
+    first = next(stream) + next(stream)
+    stream.close()
+    generation = stream.generation
+    assert generation.text == first
+    assert generation.extra == {"cut_short": True} and generation.output_tokens < 200
+
+
+def test_a_conversation_over_the_context_is_refused_with_the_counts(smollm2):
+    long = [{"role": "user", "content": "word " * 9000}]
+    tokens = smollm2.count_tokens(long)
+    with pytest.raises(PromptTooLong) as refused:
+        smollm2.generate(long, Decoding(max_new_tokens=64))
+    assert (refused.value.tokens, refused.value.limit) == (tokens, 8192)
+    assert str(refused.value) == (
+        f"the conversation is {tokens:,} tokens; with 64 for the answer it exceeds the model's context of "
+        "8,192 tokens"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I 💜 🏳️‍🌈 you 👨🏿‍❤️‍👨🏻", "מה בירת צרפת?", "ما هي عاصمة فرنسا؟", "line one\r\nline two", "x" * 10_000],
+    ids=["emoji", "hebrew", "arabic", "crlf", "10000-chars"],
+)
+def test_unusual_text_is_answered(smollm2, text):
+    generation = smollm2.generate([{"role": "user", "content": text}], Decoding(max_new_tokens=4))
+    assert generation.finish_reason in ("stop", "length") and generation.input_tokens > 0
+
+
+@pytest.mark.parametrize(
+    "messages, message",
+    [
+        ([], "the conversation is empty"),
+        ([{"role": "robot", "content": "hi"}], "each message needs a role"),
+        ([{"role": "user", "content": None}], "each message needs a role"),
+        (
+            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+            "the last message must be the user's",
+        ),
+    ],
+)
+def test_malformed_conversations_are_refused(messages, message):
+    with pytest.raises(InferenceError, match=message):
+        check_messages(messages)
+
+
+def test_decoding_settings_out_of_range_are_refused():
+    for bad in (
+        {"temperature": -0.1},
+        {"temperature": 2.5},
+        {"top_p": 0},
+        {"max_new_tokens": 0},
+        {"stop": ("",)},
+    ):
+        with pytest.raises(ValueError):
+            Decoding(**bad)
