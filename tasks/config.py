@@ -109,9 +109,9 @@ CONFIG_SCHEMA: dict[str, Any] = {
 
 _NAME = {"type": "string", "pattern": "^[a-z][a-z0-9_]{0,39}$"}
 _TEXT = {"type": "string", "minLength": 1, "maxLength": 2000}
-#: Red-teaming a generative target (docs/generative.md, "Red-teaming tasks"): the target field is ``generation`` and the
-#: model-wrong rule ``rubric``. ``modes``: the annotator holds a conversation of up to ``max_turns``
-#: turns and answers the rubric, and/or writes a multiple-choice item with hard negatives.
+#: Red-teaming a generative target (docs/generative.md, "Red-teaming tasks"): the target field is
+#: ``generation`` and the model-wrong rule ``rubric``. ``modes``: the annotator holds a conversation of up
+#: to ``max_turns`` turns and answers the rubric, and/or writes a multiple-choice item with hard negatives.
 RED_TEAM_MODES = ("conversation", "multiple_choice")
 CONFIG_SCHEMA["properties"]["red_team"] = {
     "type": "object",
@@ -606,9 +606,9 @@ QA_CONFIG: dict[str, Any] = {
 
 
 RED_TEAM_CONFIG: dict[str, Any] = {
-    # Red-teaming a chat model on SQuAD passages for faithfulness (docs/generative.md, "Red-teaming tasks"): the annotator asks
-    # about the passage so that the model's answer is not supported by it, then judges the answer with the
-    # rubric ("is the output good enough?", Kiela et al. 2021, section 4), or writes a multiple-choice
+    # Red-teaming a chat model on SQuAD passages for faithfulness (docs/generative.md, "Red-teaming
+    # tasks"): the annotator asks about the passage so that the model's answer is not supported by it,
+    # then judges the answer with the rubric ("is the output good enough?", Kiela et al. 2021, section 4), or writes a multiple-choice
     # item with hard negatives that the server scores by the options' likelihoods.
     "context_fields": [
         {"name": "title", "type": "string", "label": "Article", "optional": True, "max_length": 300},
