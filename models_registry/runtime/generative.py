@@ -405,6 +405,17 @@ class LocalChatModel:
         """
         return ChatStream(self, check_messages(messages), decoding or Decoding(), timeout)
 
+    def choose(self, messages: Sequence[dict], options: Sequence[str]) -> ChoiceScores:
+        """Which of ``options`` the model finds likeliest as its answer to ``messages``: each option's
+        log-likelihood after the chat prompt, normalised by its length (``ChoiceScores``), all options in
+        one batch.
+
+        Raises:
+            InferenceError: fewer than two options, an empty one, or a malformed conversation.
+            PromptTooLong: the prompt and the longest option do not fit the context.
+        """
+        return _option_scores(self, messages, options)
+
     def generate(
         self, messages: Sequence[dict], decoding: Decoding | None = None, timeout: float = 60.0
     ) -> Generation:
@@ -414,6 +425,59 @@ class LocalChatModel:
             pass
         assert stream.generation is not None
         return stream.generation
+
+
+@dataclass(frozen=True)
+class ChoiceScores:
+    """How a model scored the options of a multiple-choice item.
+
+    ``log_likelihoods[i]`` is the sum of the log-probabilities (natural log) of option i's tokens after
+    the prompt; ``normalised[i]`` divides it by the option's length in UTF-8 bytes, as the ``acc_norm``
+    of lm-evaluation-harness does (Gao et al. 2021), so a longer option is not penalised for its length.
+    ``picked`` is the index of the highest normalised score (the first, on a tie), the server's decision;
+    ``picked_unnormalised`` that of the highest sum (lm-evaluation-harness's ``acc``), kept beside it.
+    The two differ when the options differ in form: a long option with a predictable start gains per
+    byte (docs/generative.md, "Multiple choice").
+    """
+
+    log_likelihoods: tuple[float, ...]
+    normalised: tuple[float, ...]
+    picked: int
+    picked_unnormalised: int = 0
+
+
+def _option_scores(model: LocalChatModel, messages: Sequence[dict], options: Sequence[str]) -> ChoiceScores:
+    import torch
+
+    if len(options) < 2 or any(not isinstance(o, str) or not o.strip() for o in options):
+        raise InferenceError("a multiple-choice item needs at least two non-empty options")
+    prompt = model.encode(messages)["input_ids"][0].tolist()
+    continuations = [model.tokenizer(option, add_special_tokens=False)["input_ids"] for option in options]
+    longest = max(len(prompt) + len(c) for c in continuations)
+    model.check_fits(longest, 0)
+    pad = model.tokenizer.pad_token_id if model.tokenizer.pad_token_id is not None else 0
+    ids = torch.full((len(options), longest), pad, dtype=torch.long)
+    mask = torch.zeros((len(options), longest), dtype=torch.long)
+    for row, continuation in enumerate(continuations):
+        sequence = prompt + continuation
+        ids[row, : len(sequence)] = torch.tensor(sequence)
+        mask[row, : len(sequence)] = 1
+    with torch.inference_mode():
+        logits = model.model(input_ids=ids, attention_mask=mask).logits.float()
+    log_probs = torch.log_softmax(logits, dim=-1)
+    sums = []
+    for row, continuation in enumerate(continuations):
+        # the token at position p is predicted by the logits at p - 1
+        positions = torch.arange(len(prompt), len(prompt) + len(continuation))
+        sums.append(float(log_probs[row, positions - 1, torch.tensor(continuation)].sum()))
+    normalised = [total / len(option.encode("utf-8")) for total, option in zip(sums, options, strict=True)]
+    indices = range(len(options))
+    return ChoiceScores(
+        tuple(sums),
+        tuple(normalised),
+        picked=max(indices, key=normalised.__getitem__),
+        picked_unnormalised=max(indices, key=sums.__getitem__),
+    )
 
 
 _models: dict[str, LocalChatModel] = {}
