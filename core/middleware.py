@@ -149,4 +149,7 @@ class ExplainMethodNotAllowedMiddleware:
                 "405.html", {"allowed": response.get("Allow", ""), "method": request.method}
             )
             response["Content-Type"] = "text/html; charset=utf-8"
+            # CommonMiddleware, further in, already set "Content-Length: 0" for the empty body; a
+            # length that disagrees with the body breaks the response's framing for every client.
+            response["Content-Length"] = str(len(response.content))
         return response

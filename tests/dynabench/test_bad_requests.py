@@ -82,3 +82,6 @@ def test_get_on_a_post_only_address_explains_itself(client, annotator):
     assert response.status_code == 405
     assert b"only takes a form" in response.content
     assert response["Allow"] == "POST"
+    # The length header describes the page, not the empty 405 Django made (found by a tester: clients
+    # saw "excess data after the response").
+    assert int(response["Content-Length"]) == len(response.content) > 0
