@@ -23,7 +23,10 @@ from typing import Any
 from django.apps import apps
 from django.contrib import admin
 from django.contrib.admin.sites import NotRegistered
+from django.db import models
 from django.urls import URLPattern
+
+from core.form_fields import JSONTextField
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class ExtensibleAdmin(admin.ModelAdmin):
 
     extra_urls: Sequence[UrlsFactory] = ()
     object_tools: Sequence[ObjectTool] = ()
+    # Every JSON field of the admin refuses lone surrogates where they enter (core.form_fields).
+    formfield_overrides = {models.JSONField: {"form_class": JSONTextField}}
     page_context: Mapping[str, Sequence[ContextProvider]] = {}
 
     def extension_context(self, page: str, request, obj, **facts) -> dict[str, Any]:

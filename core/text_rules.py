@@ -148,3 +148,31 @@ def truncate_graphemes(text: str, limit: int) -> str:
     if len(clusters) <= limit:
         return text
     return "".join(clusters[: limit - 1]) + "…"
+
+
+def lone_surrogate_path(data) -> str | None:
+    """Where in parsed JSON ``data`` a string (a value or a key) holds a lone surrogate, e.g.
+    ``"metadata.note"`` or ``"inputs[2]"``; None when there is none.
+
+    JSON may spell a lone surrogate (``"\\ud800"``); Python decodes it into a ``str`` that cannot be
+    encoded as UTF-8, so it could never be stored or shown. Walked with a stack, not recursion.
+    """
+    stack = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return path or "the body"
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                where = f"{path}.{key}" if path else str(key)
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    return f"a key of {path}" if path else "a key of the body"
+                stack.append((where, item))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
+    return None

@@ -19,6 +19,8 @@ from django.db import transaction
 
 from core import audit
 from core.admin_extensions import ExtensibleAdmin, ObjectTool, extend_admin
+from core.form_fields import JSONTextField
+from core.text_rules import lone_surrogate_path
 
 from . import qualification, services
 from .config import validate_config
@@ -104,14 +106,15 @@ class TaskOwnedAdmin(ExtensibleAdmin):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
-class ConfigJSONField(forms.JSONField):
+class ConfigJSONField(JSONTextField):
     """The task config as JSON text: shown pretty-printed (indent 2, keys in stored order, non-ASCII kept)
     in a large monospace box; a syntax error is reported with its line and column."""
 
     def prepare_value(self, value):
         if isinstance(value, forms.fields.InvalidJSONInput):
             return value  # the text as typed, so the owner can correct it
-        return json.dumps(value, indent=2, ensure_ascii=False, cls=self.encoder)
+        escape = lone_surrogate_path(value) is not None  # one stored before it was refused stays showable
+        return json.dumps(value, indent=2, ensure_ascii=escape, cls=self.encoder)
 
     def to_python(self, value):
         if not self.disabled and isinstance(value, str) and value.strip():

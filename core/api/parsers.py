@@ -5,33 +5,7 @@ from __future__ import annotations
 from rest_framework import parsers
 from rest_framework.exceptions import ParseError
 
-
-def _lone_surrogate_path(data) -> str | None:
-    """Where in parsed JSON ``data`` a string (a value or a key) holds a lone surrogate, e.g.
-    ``"metadata.note"`` or ``"inputs[2]"``; None when there is none.
-
-    JSON may spell a lone surrogate (``"\\ud800"``); Python decodes it into a ``str`` that cannot be
-    encoded as UTF-8, so it could never be stored or shown. Walked with a stack, not recursion.
-    """
-    stack = [("", data)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                return path or "the body"
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                where = f"{path}.{key}" if path else str(key)
-                try:
-                    key.encode("utf-8")
-                except UnicodeEncodeError:
-                    return f"a key of {path}" if path else "a key of the body"
-                stack.append((where, item))
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", item) for i, item in enumerate(value))
-    return None
+from core.text_rules import lone_surrogate_path
 
 
 class JSONParser(parsers.JSONParser):
@@ -50,7 +24,7 @@ class JSONParser(parsers.JSONParser):
             data = super().parse(stream, media_type, parser_context)
         except RecursionError:
             raise ParseError("JSON parse error - the body is nested too deeply.") from None
-        path = _lone_surrogate_path(data)
+        path = lone_surrogate_path(data)
         if path is not None:
             # The path is cut: a key holding the surrogate must not be echoed back in full either.
             shown = path.encode("utf-8", "backslashreplace").decode("utf-8")[:200]

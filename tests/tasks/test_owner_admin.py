@@ -9,6 +9,7 @@ import html
 import json
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import escape
 
@@ -69,6 +70,48 @@ def test_a_syntax_error_says_where_and_keeps_the_text(owner_client, hate_task, h
         "Not valid JSON: Expecting ',' delimiter at line 3, column 3."
     ]
     assert "  &quot;input_fields&quot;: []\n  &quot;perf_metric&quot;" in response.text
+
+
+def test_a_lone_surrogate_is_a_form_error_the_text_kept_and_nothing_saved(
+    owner_client, hate_task, hate_round
+):
+    """JSON may spell a lone surrogate; decoded, it is not text (found by a tester: the admin answered
+    500). Every JSON field of the admin refuses it (core.form_fields.JSONTextField)."""
+    data = _task_form(hate_task, hate_round, HATE_SPEECH_CONFIG)
+    config = json.dumps({**HATE_SPEECH_CONFIG, "content_warning": "x"}, indent=2).replace('"x"', '"\\ud800"')
+    data["config"] = config
+    response = owner_client.post(_change_url(hate_task), data)
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["config"] == [
+        "'content_warning' holds a lone surrogate (a \\uD800-\\uDFFF escape that is not half of a pair), "
+        "which is not text; nothing was saved."
+    ]
+    assert "&quot;content_warning&quot;: &quot;\\ud800&quot;" in response.text  # as typed
+    hate_task.refresh_from_db()
+    assert hate_task.config["content_warning"] == HATE_SPEECH_CONFIG["content_warning"]
+
+
+def test_every_json_field_of_the_admin_refuses_a_lone_surrogate_and_shows_a_stored_one():
+    from django.contrib import admin as django_admin
+    from django.db import models
+
+    from core.admin_extensions import ExtensibleAdmin
+    from core.form_fields import JSONTextField
+
+    json_admins = [
+        model_admin
+        for model, model_admin in django_admin.site._registry.items()
+        if any(isinstance(f, models.JSONField) for f in model._meta.get_fields())
+        and model._meta.app_label
+        in {"tasks", "annotation", "validation", "crowd", "leaderboards", "models_registry"}
+    ]
+    assert json_admins and all(isinstance(a, ExtensibleAdmin) for a in json_admins)
+    field = JSONTextField(required=False)
+    with pytest.raises(ValidationError, match="'meta.note' holds a lone surrogate"):
+        field.clean('{"meta": {"note": "\\ud800"}}')
+    assert field.clean('{"note": "\\ud83d\\ude00"}') == {"note": "😀"}  # a pair is an emoji
+    # A value stored with one (SQLite takes it) is shown escaped instead of failing the page.
+    assert field.prepare_value({"x": "\ud800"}) == '{"x": "\\ud800"}'
 
 
 # --- the owner picker --------------------------------------------------------------------------------
