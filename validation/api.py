@@ -126,7 +126,8 @@ class NextValidation(APIView):
 
 def _verdict_example_or_404(request, pk):
     """The example ``pk`` of an active task if the caller may send a verdict on it (or undo theirs);
-    otherwise 404, the same body as for an unknown id (``selectors.verdict_examples``)."""
+    otherwise 404, the same body for an unknown id and for an example the caller may not see
+    (``selectors.verdict_examples``)."""
     pk = positive_int_or_404(pk, what="example")
     example = annotation_selectors.examples_of_active_tasks().filter(pk=pk).first()
     if example is not None:  # an example the caller may not see is answered as one that does not exist
@@ -161,11 +162,11 @@ class ExampleValidations(APIView):
     verdicts settles it, or one verdict with ``owner_mode`` from a task owner. A verdict without
     ``owner_mode`` counts only on an example served to the caller (``GET .../validations/next/``: its
     claim, live or run out less than ``DYNABENCH_VALIDATION_GRACE_SECONDS`` ago and not served to
-    anyone else since; ``services.served_to``): else 403 with the same ``detail`` whatever the example's
-    state. 403 for one's own example,
-    a blocked account, or ``owner_mode`` from a non-owner; 409 when already validated by the caller,
-    settled, retracted or not open for validation; 404, the same body as for an unknown id, for an
-    example the caller may not see (``selectors.verdict_examples``), whatever its state."""
+    anyone else since; ``services.served_to``). 403 for one's own example, a claim of the caller's that
+    ran out past the grace, a blocked account, or ``owner_mode`` from a non-owner; 409 when already
+    validated by the caller, settled, retracted or not open for validation; 404, the same body as for
+    an unknown id, for an example the caller may not see (``selectors.verdict_examples``: never served to them, nor theirs, nor voted on), whatever
+    its state."""
 
     permission_classes = [IsContributor]
 

@@ -88,32 +88,28 @@ def verdict_examples(task: Task, user) -> QuerySet[Example]:
     is answered exactly as an id that does not exist (404), and no refusal tells its state.
 
     Those are: the examples ``annotation.selectors.examples_visible_to`` shows them (their own, every
-    example of a task they own, all for superusers: the rule of ``GET /api/examples/{id}/``); the
-    examples open for validation (``open_examples``: what the queue serves to anyone; a vote on one
-    counts only once it was served to them, ``services.served_to``); those they gave a verdict on (so
+    example of a task they own, all for superusers: the rule of ``GET /api/examples/{id}/``); those
+    they gave a verdict on (so
     a second tab hears "already recorded" and a late vote "already settled"); and the one they hold a
     claim on, live or expired but not taken over (so a validator served an example hears that it was
     settled or retracted meanwhile); and the gold items served to them as gold or
     answered as gold (``validation.gold``), so a gold item answers like any other example. None for
     anonymous users.
+
+    An example open for validation but never served to them is not among them: answering it with "not
+    reserved for you" would tell anyone which ids are pending in an open round.
     """
     examples = annotation_selectors.examples_of_task(task)
     if not user.is_authenticated:
         return examples.none()
     visible = annotation_selectors.examples_visible_to(user).filter(round__task=task).values("pk")
-    open_ = _open(task, round__task=task).values("pk")
     voted = Validation.objects.filter(example=OuterRef("pk"), validator=user)
     claimed = ValidationClaim.objects.filter(example=OuterRef("pk"), validator=user)
     # Gold items served to them as gold, or answered as gold, answer as any served or voted example.
     gold_claimed = GoldClaim.objects.filter(gold__example=OuterRef("pk"), validator=user)
     gold_answered = GoldAnswer.objects.filter(gold__example=OuterRef("pk"), validator=user)
     return examples.filter(
-        Q(pk__in=visible)
-        | Q(pk__in=open_)
-        | Exists(voted)
-        | Exists(claimed)
-        | Exists(gold_claimed)
-        | Exists(gold_answered)
+        Q(pk__in=visible) | Exists(voted) | Exists(claimed) | Exists(gold_claimed) | Exists(gold_answered)
     )
 
 

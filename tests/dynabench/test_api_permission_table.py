@@ -6,7 +6,7 @@ One parametrised test over ``ROWS``. Each row runs in a fresh database built by 
   model-fooling pending examples written by ``annotator``: ``{example}``, served to the row's role for
   validation (claimed, as ``GET .../validations/next/`` does; not to the annotator, whose own it is, nor
   to anonymous or blocked callers, whom the queue serves nothing), and ``{unserved}``, served to nobody
-  (a verdict counts only on an example served to its validator);
+  (a verdict counts only on an example served to its validator; one who may not see it gets a 404);
 * ``ctx-task``, a task with a context field (``premise``), round 1 current, two contexts;
 * ``retired``, an inactive task (404 everywhere).
 
@@ -156,7 +156,17 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
         default=404,
     ),
     *_split("POST", EX + "validations/", "verdict", anonymous=401, blocked=403, annotator=403, default=201),
-    *_split("POST", "/api/examples/{unserved}/validations/", "verdict", anonymous=401, default=403),
+    # Not served to them and not theirs to see: the 404 of a missing id (no oracle of pending ids).
+    *_split(
+        "POST",
+        "/api/examples/{unserved}/validations/",
+        "verdict",
+        anonymous=401,
+        validator=404,
+        outsider=404,
+        model_owner=404,
+        default=403,
+    ),
     *_split("POST", "/api/examples/999999/validations/", "verdict", anonymous=401, blocked=403, default=404),
     *_split("GET", EX + "validations/", None, anonymous=401, blocked=403, default=405),
     # Undo: nobody has a verdict on {example} in the world, so whoever may see it hears nothing_to_undo.

@@ -189,8 +189,10 @@ def test_json_nested_too_deeply_is_a_400_not_a_500(api, annotator, hate_round, b
 
 def test_unknown_body_fields_are_refused_not_dropped(api, annotator, validator, hate_round):
     from tests.factories.annotation import make_example
+    from tests.factories.validation import serve
 
     example = make_example(hate_round, annotator, model_wrong=True)
+    serve(example, validator)  # an id not served to them would be a 404 before the body is read
     verdict = api(validator).post(
         f"/api/examples/{example.pk}/validations/", {"verdict": "correct", "zzz": 1}, format="json"
     )

@@ -28,6 +28,7 @@ NOT_SERVED = (
     "A verdict counts only on an example served to you for validation, and this one is not (or no "
     "longer) reserved for you; nothing was recorded. Ask for the next example to validate."
 )
+NOT_FOUND = {"detail": "No such example."}
 
 
 @pytest.fixture(autouse=True)
@@ -51,26 +52,29 @@ def test_a_colluding_verdict_on_an_example_never_served_is_refused(api, hate_rou
     make_example(hate_round, a)
     bs = make_example(hate_round, b)
     refused = _post(api(a), bs.pk, verdict="correct")
-    assert (refused.status_code, refused.json()) == (403, {"detail": NOT_SERVED})
+    assert (refused.status_code, refused.json()) == (404, NOT_FOUND)
     assert _nothing_stored(bs)
     # The answer names no state of the example: it is the same while another validator, C, holds its
-    # claim; an id nobody may send a verdict on stays the 404 of an unknown id.
+    # claim, and the same for an id that does not exist (so ids cannot be probed for pending examples).
     c = make_user("c")
     assert api(c).get(NEXT).json()["example"]["id"] in {bs.pk, Example.objects.get(annotator=a).pk}
     ValidationClaim.objects.filter(validator=c).update(example=bs)
     again = _post(api(a), bs.pk, verdict="correct")
-    assert (again.status_code, again.json()) == (403, {"detail": NOT_SERVED})
+    assert (again.status_code, again.json()) == (404, NOT_FOUND)
     assert _nothing_stored(bs)
-    assert _post(api(a), 987_654_321, verdict="correct").status_code == 404
+    missing = _post(api(a), 987_654_321, verdict="correct")
+    assert (missing.status_code, missing.json()) == (404, NOT_FOUND)
+    # A body the endpoint would refuse changes nothing: the id is looked up first.
+    assert _post(api(a), bs.pk, verdict="maybe").json() == _post(api(a), 987_654_321, verdict="maybe").json()
 
 
-def test_the_same_refusal_through_the_validate_page(client, hate_round, make_user, password):
+def test_the_same_answer_through_the_validate_page(client, hate_round, make_user, password):
     a, b = make_user("a"), make_user("b")
     bs = make_example(hate_round, b)
     assert client.login(username=a.username, password=password)
-    page = client.post(PAGE, {"example": bs.pk, "verdict": "correct", "round": 1}, follow=True)
-    assert page.status_code == 200
-    assert NOT_SERVED in page.text
+    for example_id in (bs.pk, 987_654_321):  # the same 404 for an unserved example and a missing id
+        page = client.post(PAGE, {"example": example_id, "verdict": "correct", "round": 1})
+        assert page.status_code == 404
     assert _nothing_stored(bs)
 
 
@@ -112,8 +116,9 @@ def test_a_claim_taken_over_by_another_validator_no_longer_counts(
     assert api(validator).get(NEXT).json()["example"]["id"] == example.pk
     ValidationClaim.objects.filter(example=example).update(expires_at=timezone.now() - timedelta(minutes=1))
     assert api(outsider).get(NEXT).json()["example"]["id"] == example.pk  # the claim passes on
+    # Their claim is the outsider's now: the late verdict gets the answer of any unserved id.
     late = _post(api(validator), example.pk, verdict="incorrect")
-    assert (late.status_code, late.json()) == (403, {"detail": NOT_SERVED})
+    assert (late.status_code, late.json()) == (404, NOT_FOUND)
     assert _post(api(outsider), example.pk, verdict="correct").status_code == 201
     assert list(Validation.objects.values_list("validator", "verdict")) == [(outsider.pk, "correct")]
 

@@ -6,6 +6,7 @@ import pytest
 
 from annotation.models import Example
 from tests.factories.annotation import make_example
+from tests.factories.validation import serve
 
 pytestmark = pytest.mark.django_db
 
@@ -111,6 +112,7 @@ def test_owner_mode_settles_with_one_verdict_for_task_owners_only(
     api, hate_round, annotator, validator, owner
 ):
     example = make_example(hate_round, annotator, model_wrong=True)
+    serve(example, validator)  # served, so the refusal is about owner_mode, not about the id
     refused = verdict(api(validator), example.pk, verdict="incorrect", owner_mode=True)
     assert refused.status_code == 403 and "owner" in refused.json()["detail"]
     assert Example.objects.get(pk=example.pk).status == "pending"

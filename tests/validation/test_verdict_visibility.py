@@ -102,14 +102,22 @@ def test_the_author_is_told_it_is_their_own(api, hate_round, annotator):
     assert (response.status_code, response.json()["detail"]) == (403, "You cannot validate your own example.")
 
 
-def test_an_open_example_is_found_but_takes_no_verdict_without_being_served(
+def test_an_open_example_never_served_to_the_sender_answers_as_a_missing_id(
     api, hate_round, annotator, outsider
 ):
-    # Open examples are what the queue serves anyone, so the id is found; the verdict counts only once
-    # the example is served to them (test_served_votes.py), and the refusal names no state of it.
+    # Open examples are what the queue serves anyone, but until one is served to them its id must tell
+    # them nothing (found by a tester: a 403 here against a 404 for a missing id listed pending ids).
     example = make_example(hate_round, annotator)
-    refused = _post(api(outsider), example.pk, verdict="correct")
-    assert refused.status_code == 403 and "not (or no longer) reserved for you" in refused.json()["detail"]
+    refused = _answer(_post(api(outsider), example.pk, verdict="correct"))
+    assert refused == _answer(_post(api(outsider), 987_654_321, verdict="correct"))
+    assert refused[0] == 404
+    undo = api(outsider).delete(f"/api/examples/{example.pk}/validations/mine/")
+    missing = api(outsider).delete("/api/examples/987654321/validations/mine/")
+    assert (
+        (undo.status_code, undo.json())
+        == (missing.status_code, missing.json())
+        == (404, {"detail": "No such example."})
+    )
     assert not Validation.objects.exists()
 
 
