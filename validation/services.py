@@ -348,7 +348,7 @@ def submit_validation(
         raise VerdictError("You have already validated this example.", code="already_validated")
     # Last, so that the refusals above still tell a validator who was served the example (and whose
     # claim goes with their vote) what happened to it; they tell nothing to anyone else, who reaches this
-    # service only for an example open for validation or visible to them (selectors.verdict_examples).
+    # service only for an example visible to them, voted on or claimed by them (selectors.verdict_examples).
     if not owner_mode and not served_to(locked, validator, now=now):
         raise VerdictError(NOT_SERVED, code="not_served")
     # Always a new row, never an update of an earlier one. The row lock serialises one person's double
