@@ -10,7 +10,7 @@ import logging
 
 from django.utils import timezone
 
-from models_registry import services
+from models_registry import generative, services
 from models_registry.check_sweep import sweep_model_checks
 from models_registry.models import RegisteredModel
 from models_registry.runtime.model_files import without_server_paths
@@ -43,7 +43,8 @@ def check_model(model_id: int) -> str:
         return current or "missing"
     model = RegisteredModel.objects.select_related("task").get(pk=model_id)
     try:
-        status, _ = services.run_check(model)
+        check = generative.run_generative_check if model.task.cfg.is_red_team else services.run_check
+        status, _ = check(model)
     except Exception as exc:  # noqa: BLE001 - the owner must see every failure on the model
         logger.exception("model check %s failed", model_id)  # the full detail, paths included
         message = without_server_paths(f"the check crashed: {type(exc).__name__}: {exc}", model.path or None)

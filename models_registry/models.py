@@ -21,6 +21,7 @@ class RegisteredModel(models.Model):
         UPLOAD = "upload", "Uploaded zip"
         HUB = "hub", "Model hub id"
         ENDPOINT = "endpoint", "Remote inference endpoint"
+        CHAT_ENDPOINT = "chat_endpoint", "OpenAI-compatible chat server"
 
     class Status(models.TextChoices):
         UPLOADED = "uploaded", "Uploaded"
@@ -44,6 +45,29 @@ class RegisteredModel(models.Model):
     path = models.CharField(max_length=1000, blank=True, help_text="Directory of the save_pretrained model.")
     endpoint_url = models.URLField(blank=True)
     endpoint_secret = models.CharField(max_length=200, blank=True)
+    # A generative model on an OpenAI-compatible chat server (docs/generative.md): the server's name for
+    # it, and where the API key is read at call time. The key itself is never stored.
+    chat_model_name = models.CharField(
+        max_length=200, blank=True, help_text="The model name the chat server expects."
+    )
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The environment variable on the server that holds the API key (the key is never stored).",
+    )
+    api_key_file = models.CharField(
+        max_length=1000,
+        blank=True,
+        help_text="Or a file on the server whose first line is the API key (the key is never stored).",
+    )
+    generation = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "A generative model's settings: system_prompt, temperature, top_p, max_new_tokens, stop, seed, "
+            "timeout (seconds), price_input_per_million, price_output_per_million."
+        ),
+    )
     backbone = models.CharField(max_length=200, blank=True)
     parameter_count = models.BigIntegerField(null=True, blank=True, help_text="Counted from the weights.")
     card = models.JSONField(default=dict, blank=True)

@@ -1,0 +1,282 @@
+"""Generative models in the registry: register, check and serve the chat models of red-teaming tasks
+(docs/generative.md).
+
+A local model is a ``save_pretrained`` folder or a GGUF file (converted once, by its check, into a folder
+under ``DYNABENCH_MODEL_DIR``); a remote one is a model on an OpenAI-compatible chat server, with the API
+key read at call time from an environment variable or a file the operator names, never stored.
+
+    register_local_chat_model(task=..., name=..., path=".../model.gguf", settings={"max_new_tokens": 256})
+    register_chat_endpoint_model(task=..., name=..., base_url="https://host/v1", chat_model_name="m",
+                                 api_key_env="HOST_API_KEY")
+    chat_stream(model, messages)   # pieces as they come; .generation once ended
+
+Registration queues the model's check (``jobs.check_model``, which calls ``run_generative_check`` for a
+red-teaming task): one short answer to a probe message, so an owner learns at once that a key is wrong
+(401) or a folder is not a chat model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+
+from models_registry.endpoints.addresses import EndpointAddressRefused, check_endpoint_url
+from models_registry.endpoints.chat import RemoteChat, RemoteChatStream, read_api_key, stream_remote
+from models_registry.models import RegisteredModel
+from models_registry.runtime.generative import (
+    ChatStream,
+    Decoding,
+    convert_gguf,
+    get_chat_model,
+)
+from models_registry.runtime.model_files import InferenceError, without_server_paths
+from models_registry.services import (
+    MAX_ERROR,
+    ModelRegistryError,
+    _create_model,
+    new_model_dir,
+    request_check,
+)
+from tasks.models import Task
+
+#: What the check asks a generative model (a short answer, ``PROBE_TOKENS`` at most).
+PROBE_MESSAGES = [{"role": "user", "content": "Say hello."}]
+PROBE_TOKENS = 8
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 600.0
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
+_DECODING_KEYS = ("temperature", "top_p", "max_new_tokens", "stop", "seed")
+_SETTINGS_KEYS = (
+    *_DECODING_KEYS,
+    "system_prompt",
+    "timeout",
+    "price_input_per_million",
+    "price_output_per_million",
+)
+
+
+def clean_generation_settings(raw: dict | None) -> dict:
+    """A generative model's settings checked and normalised, as stored in ``RegisteredModel.generation``.
+
+    Keys (all optional): ``system_prompt`` (str, at most 10,000 characters), ``temperature``, ``top_p``,
+    ``max_new_tokens``, ``stop``, ``seed`` (as ``runtime.generative.Decoding``), ``timeout`` (seconds,
+    (0, 600], default 60) and ``price_input_per_million`` / ``price_output_per_million`` (>= 0, any
+    currency, per million tokens).
+
+    Raises:
+        ModelRegistryError: an unknown key or a value out of range, named.
+    """
+    raw = dict(raw or {})
+    unknown = sorted(set(raw) - set(_SETTINGS_KEYS))
+    if unknown:
+        raise ModelRegistryError(f"unknown generation settings: {', '.join(unknown)}")
+    clean: dict = {}
+    try:
+        decoding = Decoding(**{k: raw[k] for k in _DECODING_KEYS if k in raw and raw[k] is not None})
+    except (TypeError, ValueError) as exc:
+        raise ModelRegistryError(f"generation settings: {exc}") from None
+    clean.update(decoding.as_dict())
+    prompt = raw.get("system_prompt") or ""
+    if not isinstance(prompt, str) or len(prompt) > 10_000:
+        raise ModelRegistryError(
+            "generation settings: system_prompt must be text of at most 10,000 characters"
+        )
+    clean["system_prompt"] = prompt
+    try:
+        timeout = DEFAULT_TIMEOUT if raw.get("timeout") in (None, "") else float(raw["timeout"])
+        prices = {k: (None if raw.get(k) in (None, "") else float(raw[k])) for k in _SETTINGS_KEYS[-2:]}
+    except (TypeError, ValueError):
+        raise ModelRegistryError("generation settings: timeout and prices must be numbers") from None
+    if not 0 < timeout <= MAX_TIMEOUT:
+        raise ModelRegistryError(
+            f"generation settings: timeout must be above 0 and at most {MAX_TIMEOUT:.0f} s"
+        )
+    if any(p is not None and p < 0 for p in prices.values()):
+        raise ModelRegistryError("generation settings: prices cannot be negative")
+    clean.update(timeout=timeout, **prices)
+    return clean
+
+
+def decoding_of(model: RegisteredModel) -> Decoding:
+    """The model's stored decoding settings."""
+    stored = model.generation or {}
+    return Decoding(**{k: stored[k] for k in _DECODING_KEYS if k in stored and stored[k] is not None})
+
+
+def remote_chat_of(model: RegisteredModel) -> RemoteChat:
+    """The ``RemoteChat`` of a chat-endpoint model (its key is read only when it is called)."""
+    stored = model.generation or {}
+    return RemoteChat(
+        base_url=model.endpoint_url,
+        model=model.chat_model_name,
+        system_prompt=stored.get("system_prompt", ""),
+        decoding=decoding_of(model),
+        timeout=float(stored.get("timeout") or DEFAULT_TIMEOUT),
+        api_key_env=model.api_key_env,
+        api_key_file=model.api_key_file,
+        price_input_per_million=stored.get("price_input_per_million"),
+        price_output_per_million=stored.get("price_output_per_million"),
+        name=model.name,
+    )
+
+
+def chat_stream(
+    model: RegisteredModel, messages: list[dict], decoding: Decoding | None = None
+) -> ChatStream | RemoteChatStream:
+    """Ask a generative model to answer ``messages``, streaming (the runner's own stream: iterate for
+    the pieces, ``.generation`` once ended), with its stored decoding settings unless ``decoding``
+    replaces them.
+
+    A local model gets the stored system prompt as the first message when the conversation has none.
+
+    Raises:
+        InferenceError: the model is not a generative model of a red-teaming task, or as the runners
+            raise (``runtime.generative.LocalChatModel.stream``, ``endpoints.chat.stream_remote``).
+    """
+    if not model.task.cfg.is_red_team:
+        raise InferenceError(f"{model.name} is not a generative model")
+    decoding = decoding or decoding_of(model)
+    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+        return stream_remote(dataclasses.replace(remote_chat_of(model), decoding=decoding), messages)
+    stored = model.generation or {}
+    prompt = stored.get("system_prompt") or ""
+    if prompt and messages and messages[0].get("role") != "system":
+        messages = [{"role": "system", "content": prompt}, *messages]
+    chat = get_chat_model(model.path, name=model.name)
+    return chat.stream(messages, decoding, timeout=float(stored.get("timeout") or DEFAULT_TIMEOUT))
+
+
+def _red_team_task(task: Task) -> None:
+    if not task.cfg.is_red_team:
+        raise ModelRegistryError(f"task {task.slug} is not a red-teaming task; its models are classifiers")
+
+
+def register_local_chat_model(
+    *, task: Task, name: str, path: str, owner=None, settings: dict | None = None, card: dict | None = None
+) -> RegisteredModel:
+    """Register the causal LM at ``path`` (a ``save_pretrained`` folder, or a ``.gguf`` file) as model
+    ``name`` of the red-teaming ``task``, and queue its check.
+
+    Raises:
+        ModelRegistryError: not a red-teaming task, no such folder or file, bad settings, or the name is
+            taken.
+    """
+    _red_team_task(task)
+    source = Path(path or "")
+    if not (source.is_dir() or (source.is_file() and source.suffix == ".gguf")):
+        raise ModelRegistryError("give a save_pretrained folder or a .gguf file on this server")
+    generation = clean_generation_settings(settings)
+    model = _create_model(
+        task=task,
+        name=name,
+        owner=owner,
+        source=RegisteredModel.Source.LOCAL_DIR,
+        card=card,
+        path=str(source),
+        generation=generation,
+    )
+    request_check(model)
+    return model
+
+
+def register_chat_endpoint_model(
+    *,
+    task: Task,
+    name: str,
+    base_url: str,
+    chat_model_name: str,
+    api_key_env: str = "",
+    api_key_file: str = "",
+    owner=None,
+    settings: dict | None = None,
+    card: dict | None = None,
+) -> RegisteredModel:
+    """Register model ``chat_model_name`` on the OpenAI-compatible server at ``base_url`` (up to ``/v1``)
+    as model ``name`` of the red-teaming ``task``, and queue its check.
+
+    The API key is named, never given: ``api_key_env`` (an environment variable of the server's
+    processes) or ``api_key_file`` (a file on the server), at most one; neither for a server without
+    keys.
+
+    Raises:
+        ModelRegistryError: not a red-teaming task, a URL that is not http(s) or breaks the endpoint rule,
+            no model name, both or a malformed key source, bad settings, or the name is taken.
+    """
+    _red_team_task(task)
+    base_url = (base_url or "").strip().rstrip("/")
+    try:
+        URLValidator(schemes=["http", "https"])(base_url)
+    except ValidationError:
+        raise ModelRegistryError(f"{base_url[:200]!r} is not an http(s) URL") from None
+    try:
+        check_endpoint_url(base_url)
+    except EndpointAddressRefused as exc:
+        raise ModelRegistryError(str(exc)) from None
+    chat_model_name = (chat_model_name or "").strip()
+    if not chat_model_name or len(chat_model_name) > 200:
+        raise ModelRegistryError("give the model name the chat server expects (at most 200 characters)")
+    if api_key_env and api_key_file:
+        raise ModelRegistryError("name the API key's environment variable or its file, not both")
+    if api_key_env and not _ENV_NAME.match(api_key_env):
+        raise ModelRegistryError("the API key variable must be a name such as OPENAI_API_KEY")
+    generation = clean_generation_settings(settings)
+    model = _create_model(
+        task=task,
+        name=name,
+        owner=owner,
+        source=RegisteredModel.Source.CHAT_ENDPOINT,
+        card=card,
+        endpoint_url=base_url,
+        chat_model_name=chat_model_name,
+        api_key_env=api_key_env,
+        api_key_file=api_key_file,
+        generation=generation,
+    )
+    request_check(model)
+    return model
+
+
+def run_generative_check(model: RegisteredModel) -> tuple[str, str]:
+    """Check a generative model and store the outcome (``jobs.check_model`` calls it for red-teaming
+    tasks): a GGUF is converted into a folder under the model directory first (``model.path`` then
+    names the folder, the card ``converted_from`` the file's name); then one short answer to
+    ``PROBE_MESSAGES``. A local model's parameter count is counted from its weights.
+
+    Returns:
+        ``("ready", "")`` or ``("failed", "<why>")``, as stored.
+    """
+    updates: dict = {}
+    error = ""
+    card = dict(model.card)
+    try:
+        if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+            read_api_key(model.api_key_env, model.api_key_file)  # a missing key says so before any call
+        elif model.path.endswith(".gguf"):
+            folder = convert_gguf(model.path, new_model_dir(model.task))
+            card["converted_from"] = Path(model.path).name
+            model.path = updates["path"] = str(folder)
+        probe = chat_stream(model, PROBE_MESSAGES, Decoding(max_new_tokens=PROBE_TOKENS))
+        for _ in probe:
+            pass
+        if probe.generation.finish_reason in ("error", "timeout"):
+            error = f"probe message failed: {probe.generation.error or probe.generation.finish_reason}"
+        if model.source != RegisteredModel.Source.CHAT_ENDPOINT:
+            chat = get_chat_model(model.path, name=model.name)
+            updates["parameter_count"] = card["parameter_count"] = sum(
+                p.numel() for p in chat.model.parameters()
+            )
+            card["context_tokens"] = chat.context_limit
+    except InferenceError as exc:
+        error = f"probe message failed: {exc}"
+    status = RegisteredModel.Status.FAILED if error else RegisteredModel.Status.READY
+    error = without_server_paths(error, django_settings.DYNABENCH_MODEL_DIR)[:MAX_ERROR]
+    updates.update(card=card, status=status, error_message=error, recheck=RegisteredModel.Recheck.NONE)
+    for key, value in updates.items():
+        setattr(model, key, value)
+    model.save(update_fields=[*updates, "updated_at"])
+    return status, error
