@@ -31,7 +31,7 @@ import httpx2
 import openai
 
 from models_registry.endpoints.addresses import EndpointAddressRefused, check_endpoint_url, connect_checked
-from models_registry.runtime.generative import Decoding, Generation, check_messages
+from models_registry.runtime.generative import AnswerStream, Decoding, Generation, check_messages
 from models_registry.runtime.model_files import InferenceError
 
 logger = logging.getLogger(__name__)
@@ -160,7 +160,7 @@ def _explain(exc: Exception) -> InferenceError:
     return InferenceError(f"the chat server's answer could not be read ({type(exc).__name__})")
 
 
-class RemoteChatStream:
+class RemoteChatStream(AnswerStream):
     """The pieces of a remote answer as they arrive; ``generation`` once ended (same contract as
     ``runtime.generative.ChatStream``).
 
@@ -171,17 +171,7 @@ class RemoteChatStream:
 
     def __init__(self, remote: RemoteChat, messages: list[dict]):
         self.remote, self.messages = remote, messages
-        self.generation: Generation | None = None
-        self._iterator = self._run()
-
-    def __iter__(self) -> Iterator[str]:
-        return self._iterator
-
-    def __next__(self) -> str:
-        return next(self._iterator)
-
-    def close(self) -> None:
-        self._iterator.close()
+        super().__init__()
 
     def _request(self) -> dict:
         remote, decoding = self.remote, self.remote.decoding

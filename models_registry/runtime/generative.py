@@ -223,16 +223,14 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path) -> Path:
 # --- serving ------------------------------------------------------------------------------------------
 
 
-class ChatStream:
-    """The pieces of one answer, in order, as the model generates them; ``generation`` once ended.
+class AnswerStream:
+    """The pieces (str) of one answer, in order, as they come; ``generation`` is set once it ends.
 
-    Iterating runs the generation in a worker thread; the iterator yields each decoded piece (str).
-    Stopping early (``close()``, or leaving the loop) stops the generation at its next token and
-    records finish reason ``stop`` with the text so far marked ``extra["cut_short"]``.
+    A subclass's ``_run`` generator yields the pieces and sets ``generation`` in its ``finally``;
+    ``close()`` (or leaving a loop over it) ends it early.
     """
 
-    def __init__(self, model: LocalChatModel, messages: list[dict], decoding: Decoding, timeout: float):
-        self._model, self._messages, self._decoding, self._timeout = model, messages, decoding, timeout
+    def __init__(self):
         self.generation: Generation | None = None
         self._iterator = self._run()
 
@@ -244,6 +242,20 @@ class ChatStream:
 
     def close(self) -> None:
         self._iterator.close()
+
+    def _run(self) -> Iterator[str]:  # pragma: no cover - every subclass has its own
+        raise NotImplementedError
+
+
+class ChatStream(AnswerStream):
+    """A local model's answer (``AnswerStream``). The generation runs in a worker thread; stopping early
+    stops it at its next token and records finish reason ``stop`` with the text so far marked
+    ``extra["cut_short"]``.
+    """
+
+    def __init__(self, model: LocalChatModel, messages: list[dict], decoding: Decoding, timeout: float):
+        self._model, self._messages, self._decoding, self._timeout = model, messages, decoding, timeout
+        super().__init__()
 
     def _run(self) -> Iterator[str]:
         import torch
