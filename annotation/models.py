@@ -142,3 +142,82 @@ class Prediction(models.Model):
 
     def __str__(self) -> str:
         return f"{self.model} on example {self.example_id}: {self.label or self.status}"
+
+
+class Conversation(models.Model):
+    """A red-teaming conversation: an annotator's turns with a round's generative target, before it
+    becomes an example (docs/generative.md, "Conversations").
+
+    Open while the annotator writes (up to the task's ``max_turns`` user turns); ``submitted`` once
+    they answered the rubric (``example`` is then set); ``abandoned`` when they started another.
+    """
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        SUBMITTED = "submitted", "Submitted"
+        ABANDONED = "abandoned", "Abandoned"
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.PROTECT, related_name="conversations")
+    context = models.ForeignKey(
+        "tasks.Context", null=True, blank=True, on_delete=models.PROTECT, related_name="conversations"
+    )
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="conversations"
+    )
+    model = models.ForeignKey(
+        "models_registry.RegisteredModel", on_delete=models.PROTECT, related_name="conversations"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN, db_index=True)
+    example = models.OneToOneField(
+        Example, null=True, blank=True, on_delete=models.SET_NULL, related_name="conversation"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"conversation {self.pk} ({self.round})"
+
+
+class Turn(models.Model):
+    """One user message of a conversation and the target's answer to it, with what produced the answer
+    (``generation``: ``runtime.generative.Generation.as_dict()``: tokens, times, cost, finish reason).
+
+    ``answering`` while the target streams; ``answered`` with the whole answer; ``failed`` when the
+    target failed before any text (``error`` says why). A partial answer (cut off, timed out) is
+    ``answered`` with its finish reason in ``generation``.
+    """
+
+    class Status(models.TextChoices):
+        ANSWERING = "answering", "Answering"
+        ANSWERED = "answered", "Answered"
+        FAILED = "failed", "Failed"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
+    index = models.PositiveSmallIntegerField(help_text="0 for the first user message.")
+    prompt = models.TextField()
+    answer = models.TextField(blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ANSWERING)
+    generation = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
+    error = models.TextField(blank=True)
+    client_token = models.UUIDField(
+        null=True, blank=True, help_text="The form's token: a resent turn is stored once."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["conversation", "index"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "index"], name="turn_index_unique"),
+            models.UniqueConstraint(
+                fields=["conversation", "client_token"],
+                condition=Q(client_token__isnull=False),
+                name="turn_one_per_client_token",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"turn {self.index} of {self.conversation}"

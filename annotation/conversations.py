@@ -1,0 +1,246 @@
+"""Red-teaming conversations: an annotator's turns with a round's generative target (docs/generative.md,
+"Conversations").
+
+    conversation = start_conversation(round_=round_, annotator=user, context=context)
+    stream = send_turn(conversation=conversation, annotator=user, prompt="...", client_token=token)
+    for piece in stream: ...     # the target's answer as it is generated
+    stream.turn                  # the stored Turn, answer and generation record included
+
+Every turn enters here, from the page and the API alike. The rules:
+
+* **In order, none lost.** A turn is numbered under the conversation's row lock. A turn sent while the
+  previous answer is still being generated (a second tab) waits for it, up to ``WAIT_SECONDS``, and is
+  then answered with the whole conversation so far.
+* **Stored once.** A turn resent with the same ``client_token`` (a double click, a retried request)
+  returns the stored turn instead of a new one.
+* **Refused before anything is stored:** a text the task's rules refuse, a conversation over the task's
+  ``max_turns``, or one whose prompt no longer fits the local target's context (with the counts).
+* **An answer that breaks keeps what came.** A target that fails, stops or times out mid-answer leaves
+  its partial answer stored with the finish reason; the reader leaving early stores it marked
+  ``cut_short``.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+
+from django.db import transaction
+
+from annotation.models import Conversation, Turn
+from core.api.permissions import can_contribute
+from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
+from models_registry.generative import chat_stream, decoding_of
+from models_registry.models import RegisteredModel
+from models_registry.runtime.generative import PromptTooLong, get_chat_model
+from models_registry.runtime.model_files import InferenceError
+from tasks.models import Context, Round
+
+#: How long a turn waits for the previous answer of its conversation before it is refused, in seconds.
+WAIT_SECONDS = 120.0
+#: An answer still ``answering`` this long after its turn was stored is taken as lost (its process died).
+STALE_SECONDS = 900.0
+
+
+class ConversationError(Exception):
+    """A turn or conversation the rules refuse; ``code`` names the rule, the message says it to a person."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _target(round_: Round) -> RegisteredModel:
+    target = (
+        round_.targets.select_related("model")
+        .filter(model__status=RegisteredModel.Status.READY)
+        .order_by("position", "id")
+        .first()
+    )
+    if target is None:
+        raise ConversationError("This round has no ready target model to talk to yet.", code="no_target")
+    return target.model
+
+
+def start_conversation(*, round_: Round, annotator, context: Context | None = None) -> Conversation:
+    """Open a conversation of ``annotator`` with the first ready target of ``round_`` (on ``context``
+    when the task has contexts); their other open conversations in the round are marked abandoned.
+
+    Raises:
+        ConversationError: a user who may not contribute (``blocked``), not a red-teaming task
+            (``not_red_team``), a round that is not open (``round_closed``), a context of another round
+            (``bad_context``), or no ready target (``no_target``).
+    """
+    if not can_contribute(annotator):
+        raise ConversationError("Your account cannot write examples.", code="blocked")
+    task = round_.task
+    if not task.cfg.is_red_team:
+        raise ConversationError("This task is not a red-teaming task.", code="not_red_team")
+    if not round_.is_open:
+        raise ConversationError("This round is closed; no new conversations.", code="round_closed")
+    if context is not None and context.round_id != round_.pk:
+        raise ConversationError("That passage is not one of this round's.", code="bad_context")
+    model = _target(round_)
+    with transaction.atomic():
+        Conversation.objects.filter(
+            round=round_, annotator=annotator, status=Conversation.Status.OPEN
+        ).update(status=Conversation.Status.ABANDONED)
+        return Conversation.objects.create(round=round_, annotator=annotator, model=model, context=context)
+
+
+def messages_of(conversation: Conversation, turns: list[Turn], prompt: str | None = None) -> list[dict]:
+    """The chat ``messages`` the target reads: the context (a system message naming each context field,
+    e.g. "Passage: ..."), then each earlier turn that was answered (user, assistant), then ``prompt``."""
+    messages: list[dict] = []
+    if conversation.context_id:
+        cfg = conversation.round.task.cfg
+        data = conversation.context.data
+        lines = [
+            f"{field.get('label', field['name'])}: {data[field['name']]}"
+            for field in cfg.context_fields
+            if data.get(field["name"])
+        ]
+        if lines:
+            messages.append({"role": "system", "content": "\n\n".join(lines)})
+    for turn in turns:
+        if turn.status == Turn.Status.ANSWERED:
+            messages += [
+                {"role": "user", "content": turn.prompt},
+                {"role": "assistant", "content": turn.answer},
+            ]
+    if prompt is not None:
+        messages.append({"role": "user", "content": prompt})
+    return messages
+
+
+def _clean_prompt(conversation: Conversation, prompt) -> str:
+    if not isinstance(prompt, str):
+        raise ConversationError("Write a message.", code="invalid")
+    if lone_surrogate_path(prompt) is not None:
+        raise ConversationError("Your message holds a lone surrogate, which is not text.", code="invalid")
+    prompt = normalise_newlines(prompt)
+    cfg = conversation.round.task.cfg
+    field = cfg.input_fields[0]
+    problem = model_text_problem(prompt, field.get("label", "Your message"), cfg.max_length_of(field))
+    if problem:
+        raise ConversationError(problem, code="invalid")
+    return prompt
+
+
+def _check_fits(conversation: Conversation, messages: list[dict]) -> None:
+    """Refuse a conversation the local target cannot read with room for its answer (a remote model's
+    server says so itself)."""
+    model = conversation.model
+    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+        return
+    chat = get_chat_model(model.path, name=model.name)
+    tokens = chat.count_tokens(messages)
+    budget = decoding_of(model).max_new_tokens
+    if tokens + budget > chat.context_limit:
+        raise ConversationError(str(PromptTooLong(tokens, chat.context_limit, budget)), code="too_long")
+
+
+def send_turn(
+    *,
+    conversation: Conversation,
+    annotator,
+    prompt,
+    client_token: uuid.UUID | None = None,
+    wait_seconds: float = WAIT_SECONDS,
+) -> TurnStream:
+    """Store ``prompt`` as the next turn of ``conversation`` and return the stream of the target's answer.
+
+    A resent ``client_token`` returns a stream over the stored turn (its answer as one piece once it is
+    there). Waits up to ``wait_seconds`` for an answer still being generated (see the module's rules).
+
+    Raises:
+        ConversationError: another user's conversation (``not_found``, as for one that does not exist),
+            one that is not open (``not_open``), a refused text (``invalid``), ``max_turns`` reached
+            (``max_turns``), a conversation the target cannot read (``too_long``), or the previous answer
+            still being generated after ``wait_seconds`` (``busy``).
+    """
+    if conversation.annotator_id != getattr(annotator, "pk", None):
+        raise ConversationError("No such conversation.", code="not_found")
+    prompt = _clean_prompt(conversation, prompt)
+    max_turns = conversation.round.task.cfg.max_turns
+    deadline = time.monotonic() + wait_seconds
+    while True:
+        with transaction.atomic():
+            locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
+            if client_token is not None:
+                resent = locked.turns.filter(client_token=client_token).first()
+                if resent is not None:
+                    return TurnStream(resent, None)
+            if locked.status != Conversation.Status.OPEN:
+                raise ConversationError("This conversation is over; start a new one.", code="not_open")
+            turns = list(locked.turns.all())
+            last = turns[-1] if turns else None
+            busy = last is not None and last.status == Turn.Status.ANSWERING
+            if busy and (time.time() - last.created_at.timestamp()) > STALE_SECONDS:
+                Turn.objects.filter(pk=last.pk).update(status=Turn.Status.FAILED, error="the answer was lost")
+                last.status = Turn.Status.FAILED
+                busy = False
+            if not busy:
+                if len(turns) >= max_turns:
+                    raise ConversationError(
+                        f"This conversation has its {max_turns} messages; answer the rubric or start a new one.",
+                        code="max_turns",
+                    )
+                messages = messages_of(locked, turns, prompt)
+                _check_fits(locked, messages)
+                turn = Turn.objects.create(
+                    conversation=locked, index=len(turns), prompt=prompt, client_token=client_token
+                )
+                break
+        if time.monotonic() > deadline:
+            raise ConversationError(
+                "The model is still answering your previous message; try again in a moment.", code="busy"
+            )
+        time.sleep(0.1)
+    return TurnStream(turn, messages)
+
+
+class TurnStream:
+    """The pieces of a turn's answer as the target generates them; ``turn`` is the stored ``Turn``,
+    updated with the answer, its generation record and status when the stream ends (or is left)."""
+
+    def __init__(self, turn: Turn, messages: list[dict] | None):
+        self.turn = turn
+        self._messages = messages
+        self._iterator = self._run()
+
+    def __iter__(self) -> Iterator[str]:
+        return self._iterator
+
+    def __next__(self) -> str:
+        return next(self._iterator)
+
+    def close(self) -> None:
+        self._iterator.close()
+
+    def _run(self) -> Iterator[str]:
+        turn = self.turn
+        if self._messages is None:  # a resent turn: what is stored
+            if turn.answer:
+                yield turn.answer
+            return
+        stream = None
+        try:
+            stream = chat_stream(turn.conversation.model, self._messages)
+            yield from stream
+        except InferenceError as exc:
+            turn.status, turn.error = Turn.Status.FAILED, str(exc)[:5000]
+        finally:
+            if stream is not None:
+                stream.close()  # the reader left early: the generation stops, what came is recorded
+                generation = stream.generation
+                if generation is not None:
+                    turn.answer, turn.generation = generation.text, generation.as_dict()
+                    if turn.status != Turn.Status.FAILED:
+                        empty_failure = generation.finish_reason == "error" and not generation.text
+                        turn.status = Turn.Status.FAILED if empty_failure else Turn.Status.ANSWERED
+                        turn.error = generation.error
+            elif turn.status == Turn.Status.ANSWERING:
+                turn.status = Turn.Status.FAILED
+            turn.save(update_fields=["answer", "generation", "status", "error", "updated_at"])

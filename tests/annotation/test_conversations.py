@@ -1,0 +1,211 @@
+"""Red-teaming conversations with the real SmolLM2 as the round's target: turns in order and stored
+once, the conversation's limits, and answers that break or are left early."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+
+import pytest
+from django.db import connection
+
+from annotation.conversations import ConversationError, messages_of, send_turn, start_conversation
+from annotation.models import Conversation, Turn
+from models_registry.models import RegisteredModel, RoundTarget
+from tasks.config import RED_TEAM_CONFIG
+from tasks.models import Context, Task
+from tasks.services import ensure_round, set_current_round
+from tests.helpers.chat_server import ChatServer
+
+PASSAGE = "The Amazon river flows through Brazil. It is about 6,400 km long."
+
+
+@pytest.fixture
+def red_round(db, smollm2_dir):
+    task = Task.objects.create(slug="red-team", name="Red-team", config=RED_TEAM_CONFIG)
+    round_ = ensure_round(task=task, number=1)
+    set_current_round(task=task, round_=round_)
+    model = RegisteredModel.objects.create(
+        task=task,
+        name="smollm2",
+        path=str(smollm2_dir),
+        status="ready",
+        generation={"max_new_tokens": 12, "temperature": 0.0},
+    )
+    RoundTarget.objects.create(round=round_, model=model)
+    return round_
+
+
+@pytest.fixture
+def context(red_round):
+    return Context.objects.create(
+        task=red_round.task, round=red_round, data={"title": "Amazon", "passage": PASSAGE}
+    )
+
+
+def _say(conversation, user, prompt, **kwargs):
+    stream = send_turn(conversation=conversation, annotator=user, prompt=prompt, **kwargs)
+    text = "".join(stream)
+    return stream.turn, text
+
+
+def test_a_three_turn_conversation_is_stored_in_order_and_a_fourth_is_refused(red_round, context, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
+    first, text = _say(conversation, annotator, "How long is the Amazon?")
+    assert (first.index, first.status, first.answer) == (0, "answered", text) and text
+    second, _ = _say(conversation, annotator, "Which countries does it cross?")
+    third, _ = _say(conversation, annotator, "Are you sure?")
+    assert [t.index for t in conversation.turns.all()] == [0, 1, 2]
+    # Each turn reads the conversation so far: the second's prompt holds the first turn and its answer.
+    assert (
+        second.generation["input_tokens"]
+        > first.generation["input_tokens"] + first.generation["output_tokens"]
+    )
+    assert first.generation["decoding"]["max_new_tokens"] == 12 and first.generation["model"] == "smollm2"
+    with pytest.raises(ConversationError) as refused:
+        _say(conversation, annotator, "One more?")
+    assert refused.value.code == "max_turns"
+    assert str(refused.value) == "This conversation has its 3 messages; answer the rubric or start a new one."
+    assert Turn.objects.count() == 3
+
+
+def test_the_passage_comes_first_as_a_system_message(red_round, context, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
+    turn, _ = _say(conversation, annotator, "How long is it?")
+    assert messages_of(conversation, [turn], "Next?") == [
+        {"role": "system", "content": f"Article: Amazon\n\nPassage: {PASSAGE}"},
+        {"role": "user", "content": "How long is it?"},
+        {"role": "assistant", "content": turn.answer},
+        {"role": "user", "content": "Next?"},
+    ]
+
+
+def test_a_resent_turn_is_stored_once(red_round, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator)
+    token = uuid.uuid4()
+    first, text = _say(conversation, annotator, "Hello there", client_token=token)
+    again, replay = _say(conversation, annotator, "Hello there", client_token=token)
+    assert again.pk == first.pk and replay == text
+    assert Turn.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "prompt, code",
+    [
+        ("", "invalid"),
+        ("   \n ", "invalid"),
+        ("bell \x07", "invalid"),
+        ("half \ud800", "invalid"),
+        (None, "invalid"),
+    ],
+)
+def test_refused_texts_store_nothing(red_round, annotator, prompt, code):
+    conversation = start_conversation(round_=red_round, annotator=annotator)
+    with pytest.raises(ConversationError) as refused:
+        _say(conversation, annotator, prompt)
+    assert refused.value.code == code
+    assert not Turn.objects.exists()
+
+
+def test_unusual_text_is_kept_as_written(red_round, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator)
+    turn, _ = _say(conversation, annotator, "שלום 👨🏿\u200d❤️\u200d👨🏻\r\nmerci")
+    assert Turn.objects.get(pk=turn.pk).prompt == "שלום 👨🏿\u200d❤️\u200d👨🏻\nmerci"  # CRLF made LF
+
+
+def test_a_conversation_over_the_targets_context_is_refused_with_the_counts(
+    red_round, annotator, smollm2, settings
+):
+    red_round.task.config["limits"] = {"max_input_length": 100_000}
+    red_round.task.config["input_fields"][0]["max_length"] = 100_000
+    red_round.task.save(update_fields=["config"])
+    conversation = start_conversation(round_=red_round, annotator=annotator)
+    conversation.round.task.refresh_from_db()
+    prompt = "word " * 9000
+    tokens = smollm2.count_tokens([{"role": "user", "content": prompt}])
+    with pytest.raises(ConversationError) as refused:
+        _say(conversation, annotator, prompt)
+    assert refused.value.code == "too_long"
+    assert str(refused.value) == (
+        f"the conversation is {tokens:,} tokens; with 12 for the answer it exceeds the model's context of 8,192 tokens"
+    )
+    assert not Turn.objects.exists()
+
+
+def test_another_users_conversation_is_not_found(red_round, annotator, outsider):
+    conversation = start_conversation(round_=red_round, annotator=annotator)
+    with pytest.raises(ConversationError) as refused:
+        _say(conversation, outsider, "Hi")
+    assert (refused.value.code, str(refused.value)) == ("not_found", "No such conversation.")
+
+
+def test_starting_again_abandons_the_open_conversation(red_round, annotator):
+    first = start_conversation(round_=red_round, annotator=annotator)
+    start_conversation(round_=red_round, annotator=annotator)
+    first.refresh_from_db()
+    assert first.status == Conversation.Status.ABANDONED
+    with pytest.raises(ConversationError) as refused:
+        _say(first, annotator, "Hi")
+    assert refused.value.code == "not_open"
+
+
+def test_leaving_the_answer_early_keeps_what_came_marked(red_round, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator)
+    stream = send_turn(conversation=conversation, annotator=annotator, prompt="Tell me about rivers.")
+    came = next(stream)
+    stream.close()
+    turn = Turn.objects.get(pk=stream.turn.pk)
+    assert (turn.status, turn.answer) == ("answered", came)
+    assert turn.generation["extra"] == {"cut_short": True}
+
+
+def test_a_target_that_fails_leaves_the_turn_failed_with_why(red_round, annotator, smollm2):
+    with ChatServer(smollm2) as server:
+        model = RegisteredModel.objects.create(
+            task=red_round.task,
+            name="broken-remote",
+            source="chat_endpoint",
+            endpoint_url=server.base_url,
+            chat_model_name="fault-500",
+            status="ready",
+            generation={"max_new_tokens": 12},
+        )
+        RoundTarget.objects.filter(round=red_round).update(model=model)
+        conversation = start_conversation(round_=red_round, annotator=annotator)
+        stream = send_turn(conversation=conversation, annotator=annotator, prompt="Hi")
+        assert list(stream) == []
+    turn = Turn.objects.get(pk=stream.turn.pk)
+    assert (turn.status, turn.error) == ("failed", "the chat server answered HTTP 500")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_tabs_sending_at_once_are_both_kept_in_order(red_round, annotator):
+    """The second tab's turn waits for the first answer, then reads it: nothing lost, nothing reordered."""
+    conversation = start_conversation(round_=red_round, annotator=annotator)
+    results, errors = {}, []
+    barrier = threading.Barrier(2)
+
+    def tab(name):
+        try:
+            barrier.wait()
+            turn, _ = _say(conversation, annotator, f"Message from tab {name}")
+            results[name] = turn.pk
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=tab, args=(n,)) for n in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors
+    first, second = Turn.objects.filter(conversation=conversation).order_by("index")
+    assert {first.pk, second.pk} == set(results.values())
+    assert (first.status, second.status) == ("answered", "answered")
+    # The later turn was answered with the earlier one in its prompt.
+    assert (
+        second.generation["input_tokens"]
+        > first.generation["input_tokens"] + first.generation["output_tokens"]
+    )
