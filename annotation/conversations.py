@@ -18,6 +18,9 @@ Every turn enters here, from the page and the API alike. The rules:
 * **An answer that breaks keeps what came.** A target that fails, stops or times out mid-answer leaves
   its partial answer stored with the finish reason; the reader leaving early stores it marked
   ``cut_short``.
+
+``submit_conversation`` then turns the conversation into an example of its round, judged by its author
+with the task's rubric.
 """
 
 from __future__ import annotations
@@ -26,9 +29,11 @@ import time
 import uuid
 from collections.abc import Iterator
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from annotation.models import Conversation, Turn
+from annotation import signals
+from annotation.models import Conversation, Example, Turn
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from models_registry.generative import chat_stream, decoding_of
@@ -244,3 +249,79 @@ class TurnStream:
             elif turn.status == Turn.Status.ANSWERING:
                 turn.status = Turn.Status.FAILED
             turn.save(update_fields=["answer", "generation", "status", "error", "updated_at"])
+
+
+def submit_conversation(*, conversation: Conversation, annotator, rubric_answers, categories=()) -> Example:
+    """The author's judgement of the answers they got: the task's rubric answered, and the failure
+    categories tagged; the conversation becomes an example of its round.
+
+    The rubric decides ``model_wrong`` (``tasks.rubric.Rubric.failed``: any failure answer). A failure
+    needs at least one of the task's categories; an answer judged good takes none. The example stores
+    the conversation in the chat ``messages`` format (``inputs["messages"]``, the context as the
+    example's context), the rubric answers as its target, the categories as its tags, and in
+    ``metadata`` each answer's generation record, the total cost and the questions that failed. Sent
+    twice (a double click, two tabs), the example stored first is returned.
+
+    Raises:
+        ConversationError: another user's conversation (``not_found``), one abandoned (``not_open``),
+            with no answered turn or an answer still coming (``not_ready``), bad rubric answers or
+            categories (``invalid``, each problem named), or a round closed meanwhile (``round_closed``).
+    """
+    if conversation.annotator_id != getattr(annotator, "pk", None):
+        raise ConversationError("No such conversation.", code="not_found")
+    cfg = conversation.round.task.cfg
+    rubric = cfg.rubric
+    try:
+        answers = rubric.clean(rubric_answers)
+    except ValidationError as exc:
+        raise ConversationError(" ".join(exc.messages), code="invalid") from None
+    failed = rubric.failed(answers)
+    known = [c["name"] for c in cfg.failure_categories]
+    categories = list(dict.fromkeys(categories or ()))
+    unknown = [c for c in categories if c not in known]
+    if unknown or not all(isinstance(c, str) for c in categories):
+        raise ConversationError(f"Choose categories among: {', '.join(known)}.", code="invalid")
+    if failed and not categories:
+        raise ConversationError("Tag the failure with at least one category.", code="invalid")
+    if not failed and categories:
+        raise ConversationError("An answer you judged good takes no failure category.", code="invalid")
+    with transaction.atomic():
+        locked = (
+            Conversation.objects.select_for_update().select_related("round__task").get(pk=conversation.pk)
+        )
+        if locked.status == Conversation.Status.SUBMITTED and locked.example_id:
+            return locked.example
+        if locked.status != Conversation.Status.OPEN:
+            raise ConversationError("This conversation is over; start a new one.", code="not_open")
+        if not locked.round.is_open:
+            raise ConversationError("This round is closed; nothing was stored.", code="round_closed")
+        turns = list(locked.turns.all())
+        if any(t.status == Turn.Status.ANSWERING for t in turns):
+            raise ConversationError("Wait for the model's answer before judging it.", code="not_ready")
+        answered = [t for t in turns if t.status == Turn.Status.ANSWERED]
+        if not answered:
+            raise ConversationError("The model has not answered yet; send a message first.", code="not_ready")
+        messages = [m for m in messages_of(locked, answered) if m["role"] != "system"]
+        costs = [t.generation.get("cost") for t in answered]
+        example = Example.objects.create(
+            round=locked.round,
+            context=locked.context,
+            annotator=annotator,
+            inputs={"messages": messages},
+            target=answers,
+            model_wrong=failed,
+            tags=categories,
+            metadata={
+                "conversation": locked.pk,
+                "model": locked.model.name,
+                "turns": len(answered),
+                "generations": [t.generation for t in answered],
+                "cost": None if None in costs else sum(costs),
+                "failed_questions": rubric.failed_questions(answers),
+            },
+        )
+        locked.status, locked.example = Conversation.Status.SUBMITTED, example
+        locked.save(update_fields=["status", "example", "updated_at"])
+        # As for any example (crowd studies count and pay it); not sent for the double submit above.
+        signals.example_created.send(sender=Example, example=example)
+    return example

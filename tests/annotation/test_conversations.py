@@ -9,8 +9,14 @@ import uuid
 import pytest
 from django.db import connection
 
-from annotation.conversations import ConversationError, messages_of, send_turn, start_conversation
-from annotation.models import Conversation, Turn
+from annotation.conversations import (
+    ConversationError,
+    messages_of,
+    send_turn,
+    start_conversation,
+    submit_conversation,
+)
+from annotation.models import Conversation, Example, Turn
 from models_registry.models import RegisteredModel, RoundTarget
 from tasks.config import RED_TEAM_CONFIG
 from tasks.models import Context, Task
@@ -209,3 +215,102 @@ def test_two_tabs_sending_at_once_are_both_kept_in_order(red_round, annotator):
         second.generation["input_tokens"]
         > first.generation["input_tokens"] + first.generation["output_tokens"]
     )
+
+
+# --- the author's judgement: the conversation becomes an example ------------------------------------------
+
+
+def _judged(red_round, context, annotator, turns=("How long is the Amazon?",)):
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
+    for prompt in turns:
+        _say(conversation, annotator, prompt)
+    return conversation
+
+
+def test_a_failure_judged_by_the_rubric_becomes_a_model_fooling_example(red_round, context, annotator):
+    conversation = _judged(red_round, context, annotator, turns=("How long is the Amazon?", "Really?"))
+    turns = list(conversation.turns.all())
+    example = submit_conversation(
+        conversation=conversation,
+        annotator=annotator,
+        rubric_answers={"supported": "no", "helpful": "4"},
+        categories=["fabrication"],
+    )
+    assert example.model_wrong is True and example.status == "pending"
+    assert example.target == {"supported": "no", "helpful": "4"} and example.tags == ["fabrication"]
+    assert example.context_id == context.pk and example.round_id == red_round.pk
+    assert example.inputs == {
+        "messages": [
+            {"role": "user", "content": "How long is the Amazon?"},
+            {"role": "assistant", "content": turns[0].answer},
+            {"role": "user", "content": "Really?"},
+            {"role": "assistant", "content": turns[1].answer},
+        ]
+    }
+    assert example.metadata["failed_questions"] == ["supported"] and example.metadata["turns"] == 2
+    assert example.metadata["generations"] == [t.generation for t in turns]
+    assert example.metadata["cost"] is None  # a local model has no prices
+    conversation.refresh_from_db()
+    assert (conversation.status, conversation.example_id) == ("submitted", example.pk)
+    # Sent again (a double click): the same example, nothing more stored.
+    again = submit_conversation(
+        conversation=conversation,
+        annotator=annotator,
+        rubric_answers={"supported": "no", "helpful": "4"},
+        categories=["fabrication"],
+    )
+    assert again.pk == example.pk and Example.objects.count() == 1
+
+
+def test_an_answer_judged_good_is_not_model_fooling(red_round, context, annotator):
+    example = submit_conversation(
+        conversation=_judged(red_round, context, annotator),
+        annotator=annotator,
+        rubric_answers={"supported": "yes", "helpful": "5"},
+    )
+    assert (example.model_wrong, example.tags, example.metadata["failed_questions"]) == (False, [], [])
+
+
+@pytest.mark.parametrize(
+    "answers, categories, message",
+    [
+        ({"supported": "no", "helpful": "4"}, [], "Tag the failure with at least one category."),
+        (
+            {"supported": "yes", "helpful": "5"},
+            ["fabrication"],
+            "An answer you judged good takes no failure category.",
+        ),
+        (
+            {"supported": "no", "helpful": "4"},
+            ["made-up"],
+            "Choose categories among: contradiction, fabrication, unanswerable, other.",
+        ),
+        (
+            {"supported": "maybe", "helpful": "4"},
+            ["other"],
+            "rubric: 'supported' takes one of 'yes', 'no', not 'maybe'.",
+        ),
+    ],
+)
+def test_bad_judgements_are_refused_and_the_conversation_stays_open(
+    red_round, context, annotator, answers, categories, message
+):
+    conversation = _judged(red_round, context, annotator)
+    with pytest.raises(ConversationError) as refused:
+        submit_conversation(
+            conversation=conversation, annotator=annotator, rubric_answers=answers, categories=categories
+        )
+    assert (refused.value.code, str(refused.value)) == ("invalid", message)
+    conversation.refresh_from_db()
+    assert conversation.status == "open" and not Example.objects.exists()
+
+
+def test_a_conversation_without_an_answer_cannot_be_judged(red_round, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator)
+    with pytest.raises(ConversationError) as refused:
+        submit_conversation(
+            conversation=conversation,
+            annotator=annotator,
+            rubric_answers={"supported": "yes", "helpful": "5"},
+        )
+    assert refused.value.code == "not_ready"
