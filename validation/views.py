@@ -99,10 +99,16 @@ def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None
     if not form.is_valid():
         messages.error(request, form.error_text())
         return
-    # One lookup for unknown ids and examples the user may not see: both are the same 404.
-    example = get_object_or_404(
-        selectors.verdict_examples(task, request.user), pk=form.cleaned_data["example"]
-    )
+    # One lookup for unknown ids and examples the user may not see: both are the same 404. A validator
+    # the task's rules refuse (a study that ended, the daily cap...) is sent back to the validate page,
+    # which says why, whatever the id: their claim may have been released with the refusal.
+    example = selectors.verdict_examples(task, request.user).filter(pk=form.cleaned_data["example"]).first()
+    if example is None:
+        try:
+            qualification.check_can_contribute(task, request.user, qualification.VALIDATE, lock=False)
+        except qualification.NotQualified:
+            return
+        raise Http404("No such example.")
     try:
         outcome = services.submit_validation(
             example=example,

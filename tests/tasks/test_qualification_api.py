@@ -9,6 +9,7 @@ from annotation.models import Example
 from tasks import qualification
 from tests.factories.annotation import make_example
 from tests.factories.qualification import MESSAGES, URLS, make_quiz, refuse, standing
+from tests.factories.validation import serve
 
 pytestmark = pytest.mark.django_db
 
@@ -49,6 +50,9 @@ def _refuse_validating(code, task, round_, user, annotator):
 @pytest.mark.parametrize("code", ["blocked", "not_allowed", "held", "quiz", "daily_cap"])
 def test_validating_is_refused_with_code(code, api, hate_task, hate_round, annotator, validator):
     example = make_example(hate_round, annotator)
+    # Served to them before the rule refused them: an example never served answers 404 whatever the
+    # rules (test_verdict_visibility.py); here the rule's refusal is what is tested.
+    serve(example, validator)
     _refuse_validating(code, hate_task, hate_round, validator, annotator)
     client = api(validator)
     expected = {"detail": VALIDATE_MESSAGES[code], "code": code, "url": URLS.get(code)}

@@ -14,6 +14,7 @@ from annotation.models import Example
 from tasks import qualification
 from tests.factories.annotation import make_example
 from tests.factories.qualification import MESSAGES, TutorialItemFactory, make_quiz, refuse
+from tests.factories.validation import serve
 
 pytestmark = pytest.mark.django_db
 
@@ -193,6 +194,7 @@ def test_a_verdict_sent_at_the_cap_is_refused_and_said_once(
 ):
     first, second = make_example(hate_round, annotator), make_example(hate_round, annotator)
     first.validations.create(validator=validator, verdict="correct")
+    serve(second, validator)  # served before the cap was reached; an unserved id would be a 404
     hate_task.daily_validation_cap = 1
     hate_task.save(update_fields=["daily_validation_cap"])
     client.login(username=validator.username, password=password)
