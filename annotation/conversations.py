@@ -38,7 +38,7 @@ from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from models_registry.generative import chat_stream, decoding_of
 from models_registry.models import RegisteredModel
-from models_registry.runtime.generative import PromptTooLong, get_chat_model
+from models_registry.runtime.generative import AnswerStream, PromptTooLong, get_chat_model
 from models_registry.runtime.model_files import InferenceError
 from tasks.models import Context, Round
 
@@ -206,23 +206,15 @@ def send_turn(
     return TurnStream(turn, messages)
 
 
-class TurnStream:
-    """The pieces of a turn's answer as the target generates them; ``turn`` is the stored ``Turn``,
-    updated with the answer, its generation record and status when the stream ends (or is left)."""
+class TurnStream(AnswerStream):
+    """The pieces of a turn's answer as the target generates them (``AnswerStream``); ``turn`` is the
+    stored ``Turn``, updated with the answer, its generation record and status when the stream ends (or
+    is left)."""
 
     def __init__(self, turn: Turn, messages: list[dict] | None):
         self.turn = turn
         self._messages = messages
-        self._iterator = self._run()
-
-    def __iter__(self) -> Iterator[str]:
-        return self._iterator
-
-    def __next__(self) -> str:
-        return next(self._iterator)
-
-    def close(self) -> None:
-        self._iterator.close()
+        super().__init__()
 
     def _run(self) -> Iterator[str]:
         turn = self.turn

@@ -17,16 +17,9 @@ from models_registry.endpoints.chat import (
     stream_remote,
 )
 from models_registry.runtime.generative import Decoding, InferenceError
-from tests.helpers.chat_server import ChatServer
 
 CAPITAL = [{"role": "user", "content": "What is the capital of France?"}]
 KEY = "sk-test-0123456789abcdef"
-
-
-@pytest.fixture
-def server(smollm2):
-    with ChatServer(smollm2) as running:
-        yield running
 
 
 @pytest.fixture

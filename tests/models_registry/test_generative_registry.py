@@ -20,7 +20,6 @@ from models_registry.runtime.generative import Decoding
 from models_registry.services import ModelRegistryError
 from tasks.config import RED_TEAM_CONFIG
 from tasks.models import Task
-from tests.helpers.chat_server import ChatServer
 
 pytestmark = pytest.mark.django_db
 KEY = "sk-registry-test-9876543210"
@@ -30,12 +29,6 @@ CAPITAL = [{"role": "user", "content": "What is the capital of France?"}]
 @pytest.fixture
 def red_team_task(db):
     return Task.objects.create(slug="red-team", name="Red-team a chat model", config=RED_TEAM_CONFIG)
-
-
-@pytest.fixture
-def server(smollm2):
-    with ChatServer(smollm2) as running:
-        yield running
 
 
 @pytest.fixture
