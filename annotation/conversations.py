@@ -140,10 +140,10 @@ def _check_fits(conversation: Conversation, messages: list[dict]) -> None:
     if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
         return
     chat = get_chat_model(model.path, name=model.name)
-    tokens = chat.count_tokens(messages)
-    budget = decoding_of(model).max_new_tokens
-    if tokens + budget > chat.context_limit:
-        raise ConversationError(str(PromptTooLong(tokens, chat.context_limit, budget)), code="too_long")
+    try:
+        chat.check_fits(chat.count_tokens(messages), decoding_of(model).max_new_tokens)
+    except PromptTooLong as refusal:
+        raise ConversationError(str(refusal), code="too_long") from None
 
 
 def send_turn(

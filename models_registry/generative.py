@@ -22,10 +22,7 @@ import re
 from pathlib import Path
 
 from django.conf import settings as django_settings
-from django.core.exceptions import ValidationError
-from django.core.validators import URLValidator
 
-from models_registry.endpoints.addresses import EndpointAddressRefused, check_endpoint_url
 from models_registry.endpoints.chat import RemoteChat, RemoteChatStream, read_api_key, stream_remote
 from models_registry.models import RegisteredModel
 from models_registry.runtime.generative import (
@@ -39,6 +36,7 @@ from models_registry.services import (
     MAX_ERROR,
     ModelRegistryError,
     _create_model,
+    checked_endpoint_url,
     new_model_dir,
     request_check,
 )
@@ -51,13 +49,13 @@ DEFAULT_TIMEOUT = 60.0
 MAX_TIMEOUT = 600.0
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 _DECODING_KEYS = ("temperature", "top_p", "max_new_tokens", "stop", "seed")
-_SETTINGS_KEYS = (
-    *_DECODING_KEYS,
-    "system_prompt",
-    "timeout",
-    "price_input_per_million",
-    "price_output_per_million",
-)
+_PRICE_KEYS = ("price_input_per_million", "price_output_per_million")
+_SETTINGS_KEYS = (*_DECODING_KEYS, "system_prompt", "timeout", *_PRICE_KEYS)
+
+
+def _decoding_from(values: dict) -> Decoding:
+    """The ``Decoding`` of the decoding keys of ``values`` that are set (None counts as unset)."""
+    return Decoding(**{k: values[k] for k in _DECODING_KEYS if values.get(k) is not None})
 
 
 def clean_generation_settings(raw: dict | None) -> dict:
@@ -77,7 +75,7 @@ def clean_generation_settings(raw: dict | None) -> dict:
         raise ModelRegistryError(f"unknown generation settings: {', '.join(unknown)}")
     clean: dict = {}
     try:
-        decoding = Decoding(**{k: raw[k] for k in _DECODING_KEYS if k in raw and raw[k] is not None})
+        decoding = _decoding_from(raw)
     except (TypeError, ValueError) as exc:
         raise ModelRegistryError(f"generation settings: {exc}") from None
     clean.update(decoding.as_dict())
@@ -89,7 +87,7 @@ def clean_generation_settings(raw: dict | None) -> dict:
     clean["system_prompt"] = prompt
     try:
         timeout = DEFAULT_TIMEOUT if raw.get("timeout") in (None, "") else float(raw["timeout"])
-        prices = {k: (None if raw.get(k) in (None, "") else float(raw[k])) for k in _SETTINGS_KEYS[-2:]}
+        prices = {k: (None if raw.get(k) in (None, "") else float(raw[k])) for k in _PRICE_KEYS}
     except (TypeError, ValueError):
         raise ModelRegistryError("generation settings: timeout and prices must be numbers") from None
     if not 0 < timeout <= MAX_TIMEOUT:
@@ -104,8 +102,12 @@ def clean_generation_settings(raw: dict | None) -> dict:
 
 def decoding_of(model: RegisteredModel) -> Decoding:
     """The model's stored decoding settings."""
-    stored = model.generation or {}
-    return Decoding(**{k: stored[k] for k in _DECODING_KEYS if k in stored and stored[k] is not None})
+    return _decoding_from(model.generation or {})
+
+
+def _timeout_of(model: RegisteredModel) -> float:
+    """The model's stored timeout for a whole answer, in seconds."""
+    return float((model.generation or {}).get("timeout") or DEFAULT_TIMEOUT)
 
 
 def remote_chat_of(model: RegisteredModel) -> RemoteChat:
@@ -116,7 +118,7 @@ def remote_chat_of(model: RegisteredModel) -> RemoteChat:
         model=model.chat_model_name,
         system_prompt=stored.get("system_prompt", ""),
         decoding=decoding_of(model),
-        timeout=float(stored.get("timeout") or DEFAULT_TIMEOUT),
+        timeout=_timeout_of(model),
         api_key_env=model.api_key_env,
         api_key_file=model.api_key_file,
         price_input_per_million=stored.get("price_input_per_million"),
@@ -143,12 +145,11 @@ def chat_stream(
     decoding = decoding or decoding_of(model)
     if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
         return stream_remote(dataclasses.replace(remote_chat_of(model), decoding=decoding), messages)
-    stored = model.generation or {}
-    prompt = stored.get("system_prompt") or ""
+    prompt = (model.generation or {}).get("system_prompt") or ""
     if prompt and messages and messages[0].get("role") != "system":
         messages = [{"role": "system", "content": prompt}, *messages]
     chat = get_chat_model(model.path, name=model.name)
-    return chat.stream(messages, decoding, timeout=float(stored.get("timeout") or DEFAULT_TIMEOUT))
+    return chat.stream(messages, decoding, timeout=_timeout_of(model))
 
 
 def _red_team_task(task: Task) -> None:
@@ -208,15 +209,7 @@ def register_chat_endpoint_model(
             no model name, both or a malformed key source, bad settings, or the name is taken.
     """
     _red_team_task(task)
-    base_url = (base_url or "").strip().rstrip("/")
-    try:
-        URLValidator(schemes=["http", "https"])(base_url)
-    except ValidationError:
-        raise ModelRegistryError(f"{base_url[:200]!r} is not an http(s) URL") from None
-    try:
-        check_endpoint_url(base_url)
-    except EndpointAddressRefused as exc:
-        raise ModelRegistryError(str(exc)) from None
+    base_url = checked_endpoint_url((base_url or "").strip().rstrip("/"))
     chat_model_name = (chat_model_name or "").strip()
     if not chat_model_name or len(chat_model_name) > 200:
         raise ModelRegistryError("give the model name the chat server expects (at most 200 characters)")
@@ -260,11 +253,9 @@ def run_generative_check(model: RegisteredModel) -> tuple[str, str]:
             folder = convert_gguf(model.path, new_model_dir(model.task))
             card["converted_from"] = Path(model.path).name
             model.path = updates["path"] = str(folder)
-        probe = chat_stream(model, PROBE_MESSAGES, Decoding(max_new_tokens=PROBE_TOKENS))
-        for _ in probe:
-            pass
-        if probe.generation.finish_reason in ("error", "timeout"):
-            error = f"probe message failed: {probe.generation.error or probe.generation.finish_reason}"
+        probe = chat_stream(model, PROBE_MESSAGES, Decoding(max_new_tokens=PROBE_TOKENS)).drain()
+        if probe.finish_reason in ("error", "timeout"):
+            error = f"probe message failed: {probe.error or probe.finish_reason}"
         if model.source != RegisteredModel.Source.CHAT_ENDPOINT:
             chat = get_chat_model(model.path, name=model.name)
             updates["parameter_count"] = card["parameter_count"] = sum(

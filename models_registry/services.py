@@ -508,6 +508,27 @@ def register_hub_model(
     return model
 
 
+def checked_endpoint_url(url: str) -> str:
+    """``url`` stripped of surrounding spaces, if it is an http(s) URL whose host remote endpoints may use
+    (``endpoints.addresses.check_endpoint_url``); the one check of every remote model's URL, classifier
+    endpoint or chat server.
+
+    Raises:
+        ModelRegistryError: not an http(s) URL (the message quotes at most 200 characters of it), or a
+            host on an address the endpoint rule refuses.
+    """
+    url = (url or "").strip()
+    try:
+        URLValidator(schemes=["http", "https"])(url)
+    except ValidationError as exc:
+        raise ModelRegistryError(f"{url[:200]!r} is not an http(s) URL") from exc
+    try:
+        check_endpoint_url(url)
+    except EndpointAddressRefused as exc:
+        raise ModelRegistryError(str(exc)) from exc
+    return url
+
+
 def register_endpoint_model(
     *, task: Task, name: str, url: str, owner=None, card: dict | None = None
 ) -> tuple[RegisteredModel, str]:
@@ -526,15 +547,7 @@ def register_endpoint_model(
             uses.
     """
 
-    url = (url or "").strip()
-    try:
-        URLValidator(schemes=["http", "https"])(url)
-    except ValidationError as exc:
-        raise ModelRegistryError(f"{url!r} is not an http(s) URL") from exc
-    try:
-        check_endpoint_url(url)
-    except EndpointAddressRefused as exc:
-        raise ModelRegistryError(str(exc)) from exc
+    url = checked_endpoint_url(url)
     secret = generate_secret()
     model = _create_model(
         task=task,

@@ -264,8 +264,4 @@ def stream_remote(remote: RemoteChat, messages: Sequence[dict]) -> RemoteChatStr
 
 def generate_remote(remote: RemoteChat, messages: Sequence[dict]) -> Generation:
     """The whole remote answer at once; same errors as ``stream_remote``."""
-    stream = stream_remote(remote, messages)
-    for _ in stream:
-        pass
-    assert stream.generation is not None
-    return stream.generation
+    return stream_remote(remote, messages).drain()

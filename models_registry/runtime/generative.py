@@ -243,6 +243,13 @@ class AnswerStream:
     def close(self) -> None:
         self._iterator.close()
 
+    def drain(self) -> Generation:
+        """Read the rest of the answer and return its ``Generation`` (the same errors as iterating)."""
+        for _ in self._iterator:
+            pass
+        assert self.generation is not None
+        return self.generation
+
     def _run(self) -> Iterator[str]:  # pragma: no cover - every subclass has its own
         raise NotImplementedError
 
@@ -431,12 +438,8 @@ class LocalChatModel:
     def generate(
         self, messages: Sequence[dict], decoding: Decoding | None = None, timeout: float = 60.0
     ) -> Generation:
-        """The whole answer at once (``stream`` consumed); same errors."""
-        stream = self.stream(messages, decoding, timeout)
-        for _ in stream:
-            pass
-        assert stream.generation is not None
-        return stream.generation
+        """The whole answer at once (``stream`` drained); same errors."""
+        return self.stream(messages, decoding, timeout).drain()
 
 
 @dataclass(frozen=True)
