@@ -27,6 +27,7 @@ from models_registry.endpoints.chat import RemoteChat, RemoteChatStream, read_ap
 from models_registry.models import RegisteredModel
 from models_registry.runtime.generative import (
     ChatStream,
+    ChoiceScores,
     Decoding,
     convert_gguf,
     get_chat_model,
@@ -127,6 +128,17 @@ def remote_chat_of(model: RegisteredModel) -> RemoteChat:
     )
 
 
+def with_system_prompt(model: RegisteredModel, messages: list[dict]) -> list[dict]:
+    """``messages`` with ``model``'s stored system prompt first: as the system message, or before the
+    conversation's own system message (a red-teaming context), separated by a blank line."""
+    prompt = (model.generation or {}).get("system_prompt") or ""
+    if not prompt or not messages:
+        return list(messages)
+    if messages[0].get("role") == "system":
+        return [{"role": "system", "content": f"{prompt}\n\n{messages[0]['content']}"}, *messages[1:]]
+    return [{"role": "system", "content": prompt}, *messages]
+
+
 def chat_stream(
     model: RegisteredModel, messages: list[dict], decoding: Decoding | None = None
 ) -> ChatStream | RemoteChatStream:
@@ -134,7 +146,8 @@ def chat_stream(
     the pieces, ``.generation`` once ended), with its stored decoding settings unless ``decoding``
     replaces them.
 
-    A local model gets the stored system prompt as the first message when the conversation has none.
+    A local model gets the stored system prompt first (``with_system_prompt``); a remote one is sent it
+    by ``stream_remote``.
 
     Raises:
         InferenceError: the model is not a generative model of a red-teaming task, or as the runners
@@ -145,11 +158,30 @@ def chat_stream(
     decoding = decoding or decoding_of(model)
     if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
         return stream_remote(dataclasses.replace(remote_chat_of(model), decoding=decoding), messages)
-    prompt = (model.generation or {}).get("system_prompt") or ""
-    if prompt and messages and messages[0].get("role") != "system":
-        messages = [{"role": "system", "content": prompt}, *messages]
+    messages = with_system_prompt(model, messages)
     chat = get_chat_model(model.path, name=model.name)
     return chat.stream(messages, decoding, timeout=_timeout_of(model))
+
+
+def choose(model: RegisteredModel, messages: list[dict], options: list[str]) -> ChoiceScores:
+    """Which of ``options`` ``model`` picks as its answer to ``messages`` (a multiple-choice item;
+    docs/generative.md, "Multiple choice"): a local model by each option's log-likelihood after the
+    prompt, normalised per UTF-8 byte (``LocalChatModel.choose``); a remote one by a constrained answer
+    letter (``endpoints.chat.choose_remote``).
+
+    Returns:
+        ``ChoiceScores`` (``picked`` is the index into ``options``).
+
+    Raises:
+        InferenceError: not a generative model of a red-teaming task, fewer than two options, or as the
+            runners raise; ``PromptTooLong`` (an ``InferenceError``) for a local model's context.
+    """
+    if not model.task.cfg.is_red_team:
+        raise InferenceError(f"{model.name} is not a generative model")
+    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+        raise InferenceError("multiple choice on a remote model is not supported yet")
+    messages = with_system_prompt(model, messages)
+    return get_chat_model(model.path, name=model.name).choose(messages, options)
 
 
 def _red_team_task(task: Task) -> None:

@@ -29,6 +29,9 @@ class Validation(models.Model):
     corrected_label = models.CharField(max_length=100, blank=True)
     reason = models.TextField(blank=True)
     is_owner_verdict = models.BooleanField(default=False)
+    # A red-teaming conversation's verdict comes from the validator's own answers to the task's rubric
+    # (tasks/rubric.py), kept here: {question name: answer}; empty for every other verdict.
+    rubric_answers = models.JSONField(default=dict, blank=True)
     # Set by the service from its ``now`` (one time for the vote and the settlement it makes).
     created_at = models.DateTimeField(default=timezone.now)
 

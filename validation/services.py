@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -75,7 +76,9 @@ def _check_qualified(task, validator, *, lock: bool) -> None:
         raise VerdictError(refusal.message, code=refusal.code, url=refusal.url, qualification=True) from None
 
 
-def _record_vote(example, validator, verdict: str, corrected_label: str, reason: str, *, owner: bool, now):
+def _record_vote(
+    example, validator, verdict: str, corrected_label: str, reason: str, *, owner: bool, now, rubric_answers=None
+):
     """Store one verdict as a new row (never an update of an earlier one) and tell the apps above
     (``signals.validation_recorded``: the crowd ledger pays it). The caller holds the example's row lock."""
     validation = Validation.objects.create(
@@ -85,6 +88,7 @@ def _record_vote(example, validator, verdict: str, corrected_label: str, reason:
         corrected_label=corrected_label,
         reason=reason,
         is_owner_verdict=owner,
+        rubric_answers=rubric_answers or {},
         created_at=now,
     )
     signals.validation_recorded.send(sender=Validation, validation=validation)
@@ -247,6 +251,32 @@ def _clean(example: Example, verdict: str, corrected_label: str, reason: str) ->
     return corrected_label, reason
 
 
+def is_rubric_example(example: Example) -> bool:
+    """True for an example validated by the task's rubric: a red-teaming conversation."""
+    return (example.metadata or {}).get("mode") == "conversation"
+
+
+def rubric_verdict(example: Example, verdict: str, rubric_answers) -> tuple[str, dict]:
+    """The verdict a validator's rubric answers give on a red-teaming conversation, and the answers
+    cleaned: ``correct`` when their answers judge the output as its author did (failed, by
+    ``tasks.rubric.Rubric.failed``, exactly when the author's did), ``incorrect`` otherwise. A
+    ``flagged`` verdict takes no answers; any other ``verdict`` sent is ignored, the answers decide
+    (the validator never sees the author's answers: docs/generative.md, "Validation by rubric").
+
+    Raises:
+        VerdictError: ``invalid``, with the rubric's problems under ``rubric``.
+    """
+    if verdict == Validation.Verdict.FLAGGED:
+        return verdict, {}
+    rubric = example.round.task.cfg.rubric
+    try:
+        answers = rubric.clean(rubric_answers)
+    except ValidationError as exc:
+        raise VerdictError({"rubric": exc.messages}, code="invalid") from None
+    agrees = rubric.failed(answers) == bool(example.model_wrong)
+    return (Validation.Verdict.CORRECT if agrees else Validation.Verdict.INCORRECT), answers
+
+
 def _gold_verdict(locked: Example, validator, verdict: str, corrected_label: str, reason: str, now):
     """A verdict on an example served to ``validator`` as gold (``validation.gold``; their gold claim live
     or run out less than ``grace_seconds()`` ago, the rule of ``served_to``): stored as a ``GoldAnswer``
@@ -281,8 +311,12 @@ def submit_validation(
     reason: str = "",
     owner_mode: bool = False,
     now=None,
+    rubric_answers=None,
 ) -> VerdictOutcome:
     """Record ``validator``'s verdict on ``example`` and settle the example when it reaches quorum.
+
+    A red-teaming conversation (``is_rubric_example``) is judged by ``rubric_answers``, the validator's
+    answers to the task's rubric, which give the verdict (``rubric_verdict``); ``flagged`` takes none.
 
     ``task.validation_quorum`` matching ordinary verdicts settle it (``correct`` → validated_correct,
     ``incorrect`` → validated_incorrect, ``flagged`` → flagged); one verdict in ``owner_mode`` (task
@@ -321,6 +355,10 @@ def submit_validation(
     # Locks the validator's TaskWorker row before counting today's verdicts (the daily cap), so two
     # verdicts sent at once at the cap are counted one after the other. Owners are exempt.
     _check_qualified(task, validator, lock=True)
+    answers = {}
+    # An owner settling from the admin gives a plain verdict; everyone else answers the rubric.
+    if is_rubric_example(locked) and not (owner_mode and rubric_answers is None):
+        verdict, answers = rubric_verdict(locked, verdict, rubric_answers)
     corrected_label, reason = _clean(locked, verdict, corrected_label, reason)
     if owner_mode and not task.is_owner(validator):
         raise VerdictError("Only the task's owners can settle an example in owner mode.", code="not_owner")
@@ -354,7 +392,9 @@ def submit_validation(
     # Always a new row, never an update of an earlier one. The row lock serialises one person's double
     # submit too; the unique constraints (one ordinary vote per example and validator, one owner verdict
     # per example) stay the last line of defence.
-    validation = _record_vote(locked, validator, verdict, corrected_label, reason, owner=owner_mode, now=now)
+    validation = _record_vote(
+        locked, validator, verdict, corrected_label, reason, owner=owner_mode, now=now, rubric_answers=answers
+    )
 
     matching = Validation.objects.filter(example=locked, verdict=verdict, is_owner_verdict=False).count()
     settled = False

@@ -178,6 +178,9 @@ class RemoteChatStream(AnswerStream):
         messages = self.messages
         if remote.system_prompt and messages[0]["role"] != "system":
             messages = [{"role": "system", "content": remote.system_prompt}, *messages]
+        elif remote.system_prompt:  # a red-teaming context: the model's prompt first, then the passage
+            first = {"role": "system", "content": f"{remote.system_prompt}\n\n{messages[0]['content']}"}
+            messages = [first, *messages[1:]]
         request = {
             "model": remote.model,
             "messages": messages,

@@ -9,7 +9,7 @@ import uuid
 import pytest
 from django.db import connection
 
-from annotation.conversations import (
+from annotation.red_team.conversations import (
     ConversationError,
     messages_of,
     send_turn,

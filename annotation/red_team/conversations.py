@@ -56,7 +56,12 @@ class ConversationError(Exception):
         self.code = code
 
 
-def _target(round_: Round) -> RegisteredModel:
+def round_target(round_: Round) -> RegisteredModel:
+    """The first ready target of ``round_`` (by position), which red-teamers talk to.
+
+    Raises:
+        ConversationError: ``no_target`` when the round has none ready.
+    """
     target = (
         round_.targets.select_related("model")
         .filter(model__status=RegisteredModel.Status.READY)
@@ -86,7 +91,7 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
         raise ConversationError("This round is closed; no new conversations.", code="round_closed")
     if context is not None and context.round_id != round_.pk:
         raise ConversationError("That passage is not one of this round's.", code="bad_context")
-    model = _target(round_)
+    model = round_target(round_)
     with transaction.atomic():
         Conversation.objects.filter(
             round=round_, annotator=annotator, status=Conversation.Status.OPEN
@@ -94,20 +99,28 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
         return Conversation.objects.create(round=round_, annotator=annotator, model=model, context=context)
 
 
+def context_message(cfg, context: Context | None) -> dict | None:
+    """The system message that gives a model ``context``: each context field on its own paragraph,
+    named by its label ("Passage: ..."); None without a context or with all its fields empty."""
+    if context is None:
+        return None
+    data = context.data
+    lines = [
+        f"{field.get('label', field['name'])}: {data[field['name']]}"
+        for field in cfg.context_fields
+        if data.get(field["name"])
+    ]
+    return {"role": "system", "content": "\n\n".join(lines)} if lines else None
+
+
 def messages_of(conversation: Conversation, turns: list[Turn], prompt: str | None = None) -> list[dict]:
     """The chat ``messages`` the target reads: the context (a system message naming each context field,
     e.g. "Passage: ..."), then each earlier turn that was answered (user, assistant), then ``prompt``."""
     messages: list[dict] = []
     if conversation.context_id:
-        cfg = conversation.round.task.cfg
-        data = conversation.context.data
-        lines = [
-            f"{field.get('label', field['name'])}: {data[field['name']]}"
-            for field in cfg.context_fields
-            if data.get(field["name"])
-        ]
-        if lines:
-            messages.append({"role": "system", "content": "\n\n".join(lines)})
+        system = context_message(conversation.round.task.cfg, conversation.context)
+        if system:
+            messages.append(system)
     for turn in turns:
         if turn.status == Turn.Status.ANSWERED:
             messages += [
@@ -304,6 +317,7 @@ def submit_conversation(*, conversation: Conversation, annotator, rubric_answers
             model_wrong=failed,
             tags=categories,
             metadata={
+                "mode": "conversation",
                 "conversation": locked.pk,
                 "model": locked.model.name,
                 "turns": len(answered),
