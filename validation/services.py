@@ -77,7 +77,15 @@ def _check_qualified(task, validator, *, lock: bool) -> None:
 
 
 def _record_vote(
-    example, validator, verdict: str, corrected_label: str, reason: str, *, owner: bool, now, rubric_answers=None
+    example,
+    validator,
+    verdict: str,
+    corrected_label: str,
+    reason: str,
+    *,
+    owner: bool,
+    now,
+    rubric_answers=None,
 ):
     """Store one verdict as a new row (never an update of an earlier one) and tell the apps above
     (``signals.validation_recorded``: the crowd ledger pays it). The caller holds the example's row lock."""

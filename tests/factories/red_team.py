@@ -1,0 +1,35 @@
+"""Red-teaming rounds for tests: the SQuAD-faithfulness config (``tasks.config.RED_TEAM_CONFIG``) with the
+real SmolLM2 as the round's target (the session fixture ``smollm2_dir``, tests/conftest.py)."""
+
+from __future__ import annotations
+
+from models_registry.models import RegisteredModel, RoundTarget
+from tasks.config import RED_TEAM_CONFIG
+from tasks.models import Context, Round, Task
+from tasks.services import ensure_round, set_current_round
+
+PASSAGE = "The Amazon river flows through Brazil. It is about 6,400 km long."
+
+
+def make_red_team_round(
+    smollm2_dir, *, slug: str = "red-team", config: dict | None = None, generation: dict | None = None
+) -> Round:
+    """A red-teaming task ``slug`` with round 1 current and open, its target SmolLM2 (greedy, 12 new
+    tokens unless ``generation`` says otherwise)."""
+    task = Task.objects.create(slug=slug, name="Red-team", config=config or RED_TEAM_CONFIG)
+    round_ = ensure_round(task=task, number=1)
+    set_current_round(task=task, round_=round_)
+    model = RegisteredModel.objects.create(
+        task=task,
+        name="smollm2",
+        path=str(smollm2_dir),
+        status="ready",
+        generation=generation or {"max_new_tokens": 12, "temperature": 0.0},
+    )
+    RoundTarget.objects.create(round=round_, model=model)
+    return round_
+
+
+def make_passage(round_: Round, passage: str = PASSAGE, title: str = "Amazon") -> Context:
+    """A context of ``round_`` with ``title`` and ``passage``."""
+    return Context.objects.create(task=round_.task, round=round_, data={"title": title, "passage": passage})
