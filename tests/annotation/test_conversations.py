@@ -9,6 +9,7 @@ import uuid
 import pytest
 from django.db import connection
 
+from annotation.models import Conversation, Example, Turn
 from annotation.red_team.conversations import (
     ConversationError,
     messages_of,
@@ -16,7 +17,6 @@ from annotation.red_team.conversations import (
     start_conversation,
     submit_conversation,
 )
-from annotation.models import Conversation, Example, Turn
 from models_registry.models import RegisteredModel, RoundTarget
 from tasks.config import RED_TEAM_CONFIG
 from tasks.models import Context, Task
