@@ -211,6 +211,8 @@ def create(request, slug: str):
     """
     task = task_selectors.task_or_404(slug)
     cfg = task.cfg
+    if cfg.is_red_team:  # its examples are conversations and multiple-choice items (annotation/red_team/)
+        return redirect("annotation:red_team", slug=task.slug)
     collecting = task.open_round is not None
     refusal = None
     if request.method != "POST" and collecting and request.user.can_contribute:

@@ -28,6 +28,7 @@ from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from models_registry.generative import choose
 from models_registry.runtime.model_files import InferenceError
+from tasks import qualification
 from tasks.models import Context, Round
 
 from .conversations import ConversationError, context_message, round_target
@@ -115,6 +116,7 @@ def write_choice_item(
             (``invalid``, see ``clean_item``), no ready target (``no_target``), a prompt over the
             target's context (``too_long``, with the counts) or the target failing (``model_error``).
             Nothing is stored on any of these.
+        tasks.qualification.NotQualified: the task's rules refuse the annotator.
     """
     if not can_contribute(annotator):
         raise ConversationError("Your account cannot write examples.", code="blocked")
@@ -131,6 +133,7 @@ def write_choice_item(
         raise ConversationError("That passage is not one of this round's.", code="bad_context")
     if context is None and any(not f.get("optional", False) for f in cfg.context_fields):
         raise ConversationError("A multiple-choice item is written on a passage.", code="bad_context")
+    qualification.check_can_contribute(round_.task, annotator, qualification.WRITE, lock=False)
     question, answer, negatives = clean_item(cfg, question, answer, negatives)
     options = [answer, *negatives]
     random.Random(f"{question}\x00{client_token}").shuffle(options)

@@ -40,6 +40,7 @@ from models_registry.generative import chat_stream, decoding_of
 from models_registry.models import RegisteredModel
 from models_registry.runtime.generative import AnswerStream, PromptTooLong, get_chat_model
 from models_registry.runtime.model_files import InferenceError
+from tasks import qualification
 from tasks.models import Context, Round
 
 #: How long a turn waits for the previous answer of its conversation before it is refused, in seconds.
@@ -81,6 +82,7 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
         ConversationError: a user who may not contribute (``blocked``), not a red-teaming task
             (``not_red_team``), a round that is not open (``round_closed``), a context of another round
             (``bad_context``), or no ready target (``no_target``).
+        tasks.qualification.NotQualified: the task's rules refuse the annotator (tutorial, quiz, cap...).
     """
     if not can_contribute(annotator):
         raise ConversationError("Your account cannot write examples.", code="blocked")
@@ -91,6 +93,7 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
         raise ConversationError("This round is closed; no new conversations.", code="round_closed")
     if context is not None and context.round_id != round_.pk:
         raise ConversationError("That passage is not one of this round's.", code="bad_context")
+    qualification.check_can_contribute(task, annotator, qualification.WRITE, lock=False)
     model = round_target(round_)
     with transaction.atomic():
         Conversation.objects.filter(
@@ -111,6 +114,18 @@ def context_message(cfg, context: Context | None) -> dict | None:
         if data.get(field["name"])
     ]
     return {"role": "system", "content": "\n\n".join(lines)} if lines else None
+
+
+def abandon_conversation(*, conversation: Conversation, annotator) -> bool:
+    """Leave ``conversation`` unjudged ("Start a new conversation"); True when it was open. Its turns stay
+    stored (they count as spent model calls, not as attempts). Another user's conversation: False."""
+    if conversation.annotator_id != getattr(annotator, "pk", None):
+        return False
+    return bool(
+        Conversation.objects.filter(pk=conversation.pk, status=Conversation.Status.OPEN).update(
+            status=Conversation.Status.ABANDONED
+        )
+    )
 
 
 def messages_of(conversation: Conversation, turns: list[Turn], prompt: str | None = None) -> list[dict]:
@@ -228,6 +243,13 @@ class TurnStream(AnswerStream):
         self.turn = turn
         self._messages = messages
         super().__init__()
+
+    def drain(self) -> Turn:
+        """Read the rest of the answer and return the stored ``turn`` (whatever its status: a broken
+        answer is stored, not raised)."""
+        for _ in self._iterator:
+            pass
+        return self.turn
 
     def _run(self) -> Iterator[str]:
         turn = self.turn

@@ -1,0 +1,329 @@
+"""The red-teaming pages: hold a conversation with the round's target and judge its answers with the
+rubric, or write a multiple-choice item (docs/generative.md, "The red-teaming pages").
+
+Every action is a plain form post that works without JavaScript (post, redirect, get: the page then shows
+the whole answer). ``static/annotation/red_team.js`` sends the same form with ``Accept:
+text/event-stream`` and shows the answer as it streams (``sse.sse_response``); the server's rules are the
+same either way, because both go through ``conversations.send_turn``.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from annotation.models import Turn
+from core.text_rules import ascii_id
+from tasks import qualification
+from tasks import selectors as task_selectors
+from tasks.models import Task
+
+from . import selectors
+from .choice_items import MODE as CHOICE_MODE
+from .choice_items import write_choice_item
+from .conversations import (
+    ConversationError,
+    abandon_conversation,
+    send_turn,
+    start_conversation,
+    submit_conversation,
+)
+from .sse import sse_response
+
+RUBRIC_PREFIX = "rubric-"
+
+
+def _red_team_task(slug: str) -> Task:
+    task = task_selectors.task_or_404(slug)
+    if not task.cfg.is_red_team:
+        raise Http404("Not a red-teaming task.")
+    return task
+
+
+def _refusal(request, task: Task):
+    """Why the user may not red-team ``task`` now (a message), a redirect to the tutorial or quiz, or
+    None when they may."""
+    if task.open_round is None:
+        return "This task is not collecting examples right now."
+    if not request.user.can_contribute:
+        return "Your account is blocked from writing examples."
+    try:
+        qualification.check_can_contribute(task, request.user, qualification.WRITE, lock=False)
+    except qualification.NotQualified as exc:
+        if exc.url:
+            return redirect(qualification.with_next(exc.url, request.get_full_path()))
+        return exc.message
+    return None
+
+
+def _rubric_rows(cfg, chosen: dict | None = None) -> list[dict]:
+    """The rubric as the template shows it: each question with its answers and which are failures."""
+    chosen = chosen or {}
+    return [
+        {
+            "name": q["name"],
+            "field": RUBRIC_PREFIX + q["name"],
+            "question": q["question"],
+            "answers": [(a, a in q.get("failure_answers", [])) for a in q["answers"]],
+            "chosen": chosen.get(q["name"], ""),
+        }
+        for q in cfg.raw["red_team"]["rubric"]
+    ]
+
+
+def _context_rows(cfg, context) -> list[tuple[str, str]]:
+    if context is None:
+        return []
+    return [
+        (spec.get("label", spec["name"]), context.data.get(spec["name"], "")) for spec in cfg.context_fields
+    ]
+
+
+@login_required
+def red_team(request, slug: str):
+    """The conversation page: the goal, the passage, the conversation so far with the round's target, the
+    message box (while fewer than ``max_turns`` turns) and, once the model answered, the rubric and the
+    failure categories. A user with an open conversation in the current round gets it back (in any tab);
+    otherwise a new passage is served (least used first; ``?skip=<id>`` serves another)."""
+    task = _red_team_task(slug)
+    cfg = task.cfg
+    refusal = _refusal(request, task)
+    if isinstance(refusal, HttpResponse):
+        return refusal
+    conversation = None
+    context = None
+    turns: list[Turn] = []
+    if refusal is None:
+        conversation = selectors.open_conversation(request.user, task.current_round)
+        if conversation is not None:
+            context = conversation.context
+            turns = list(conversation.turns.all())
+        elif cfg.context_fields:
+            skipped = ascii_id(request.GET.get("skip"))
+            context = task_selectors.next_context(round_=task.current_round, exclude=skipped)
+    answered = [t for t in turns if t.status == Turn.Status.ANSWERED]
+    context_missing = refusal is None and bool(cfg.context_fields) and context is None
+    return render(
+        request,
+        "annotation/red_team.html",
+        {
+            "task": task,
+            "cfg": cfg,
+            "refusal": refusal,
+            "context_missing": context_missing,
+            "conversation": conversation,
+            "context": context,
+            "context_rows": _context_rows(cfg, context),
+            "turns": turns,
+            "can_send": refusal is None and not context_missing and len(turns) < cfg.max_turns,
+            "can_judge": bool(answered) and not any(t.status == Turn.Status.ANSWERING for t in turns),
+            "rubric": _rubric_rows(cfg, request.session.pop("red_team_rubric", None)),
+            "categories": cfg.failure_categories,
+            "client_token": uuid.uuid4(),
+            "choice_mode": CHOICE_MODE in cfg.red_team_modes,
+            "target": conversation.model.name if conversation else None,
+            "prompt": request.session.pop("red_team_prompt", ""),
+        },
+    )
+
+
+def _wants_stream(request) -> bool:
+    return "text/event-stream" in request.headers.get("Accept", "")
+
+
+def _error(request, task: Task, message: str, *, status: int = 400):
+    """A refusal: to the page's script as plain text with ``status``; otherwise a message and back to the
+    page (where the conversation, and the text, if any, wait)."""
+    if _wants_stream(request) or request.headers.get("X-Requested-With") == "fetch":
+        return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+    messages.error(request, message)
+    return redirect("annotation:red_team", slug=task.slug)
+
+
+STATUS_OF_CODE = {"not_found": 404, "invalid": 400, "too_long": 400, "blocked": 403}
+
+
+@login_required
+@require_POST
+def send(request, slug: str):
+    """Send a message: to the open conversation named by ``conversation``, or, without one, to a new
+    conversation on the ``context`` the page served. ``client_token`` makes a resent form a no-op. With
+    ``Accept: text/event-stream`` the answer streams back (``sse.sse_response``); otherwise the whole
+    answer is generated and the page shown again with it. A refused message is kept in the box."""
+    task = _red_team_task(slug)
+    refusal = _refusal(request, task)
+    if refusal is not None:
+        return _error(
+            request, task, refusal if isinstance(refusal, str) else "Finish the tutorial first.", status=403
+        )
+    prompt = request.POST.get("prompt", "")
+    try:
+        token = uuid.UUID(request.POST.get("client_token", ""))
+    except ValueError:
+        token = None
+    try:
+        conversation_id = ascii_id(request.POST.get("conversation"))
+        if conversation_id is not None:
+            conversation = selectors.own_conversation(request.user, conversation_id)
+            if conversation is None:
+                raise ConversationError("No such conversation.", code="not_found")
+        else:
+            context = None
+            if task.cfg.context_fields:
+                context = task_selectors.context_of_round(task.current_round, request.POST.get("context"))
+                if context is None:
+                    raise ConversationError(
+                        "That passage is no longer open; here is another one.", code="bad_context"
+                    )
+            conversation = start_conversation(
+                round_=task.current_round, annotator=request.user, context=context
+            )
+        stream = send_turn(
+            conversation=conversation, annotator=request.user, prompt=prompt, client_token=token
+        )
+    except ConversationError as exc:
+        if not (_wants_stream(request) or request.headers.get("X-Requested-With") == "fetch"):
+            request.session["red_team_prompt"] = prompt if isinstance(prompt, str) else ""
+        return _error(request, task, str(exc), status=STATUS_OF_CODE.get(exc.code, 409))
+    except qualification.NotQualified as exc:
+        return _error(request, task, exc.message, status=403)
+    if _wants_stream(request):
+        return sse_response(stream)
+    turn = stream.drain()
+    if turn.status == Turn.Status.FAILED or (turn.generation or {}).get("finish_reason") in (
+        "error",
+        "timeout",
+    ):
+        messages.warning(
+            request, f"The model's answer broke off: {turn.error or 'it stopped'}. What came is kept."
+        )
+    return redirect(reverse("annotation:red_team", args=[task.slug]) + f"#turn-{turn.index}")
+
+
+@login_required
+@require_POST
+def judge(request, slug: str):
+    """Answer the rubric for the conversation (``conversation``): every question's answer
+    (``rubric-<name>``) and, for a failure, its categories (``category``, several). The conversation
+    becomes an example; the page then serves a new passage. A refusal keeps the answers chosen."""
+    task = _red_team_task(slug)
+    conversation = selectors.own_conversation(request.user, ascii_id(request.POST.get("conversation")))
+    if conversation is None:
+        raise Http404("No such conversation.")
+    answers = {
+        key[len(RUBRIC_PREFIX) :]: value
+        for key, value in request.POST.items()
+        if key.startswith(RUBRIC_PREFIX)
+    }
+    try:
+        example = submit_conversation(
+            conversation=conversation,
+            annotator=request.user,
+            rubric_answers=answers,
+            categories=request.POST.getlist("category"),
+        )
+    except ConversationError as exc:
+        request.session["red_team_rubric"] = answers
+        messages.error(request, str(exc))
+        return redirect("annotation:red_team", slug=task.slug)
+    verdict = "a failure of the model" if example.model_wrong else "a good answer"
+    messages.success(
+        request,
+        f"Stored as example {example.pk}: you judged it {verdict}. Validators will judge it too. "
+        "Here is a new passage.",
+    )
+    return redirect("annotation:red_team", slug=task.slug)
+
+
+@login_required
+@require_POST
+def new_conversation(request, slug: str):
+    """Leave the open conversation unjudged and serve a new passage."""
+    task = _red_team_task(slug)
+    conversation = selectors.own_conversation(request.user, ascii_id(request.POST.get("conversation")))
+    if conversation is not None:
+        abandon_conversation(conversation=conversation, annotator=request.user)
+    return redirect("annotation:red_team", slug=task.slug)
+
+
+@login_required
+def choice(request, slug: str):
+    """Write a multiple-choice item: a question on the passage, its correct answer and hard negatives
+    (at least ``min_negatives``). The server asks the target which option it picks and shows whether it
+    was fooled. A refused item is shown again with everything typed."""
+    task = _red_team_task(slug)
+    cfg = task.cfg
+    if CHOICE_MODE not in cfg.red_team_modes:
+        raise Http404("This task takes no multiple-choice items.")
+    refusal = _refusal(request, task)
+    if isinstance(refusal, HttpResponse):
+        return refusal
+    values = {"question": "", "answer": "", "negatives": [""] * (cfg.max_options - 1)}
+    context = None
+    if request.method == "POST" and refusal is None:
+        values["question"] = request.POST.get("question", "")
+        values["answer"] = request.POST.get("answer", "")
+        sent = request.POST.getlist("negative")[: cfg.max_options - 1]
+        values["negatives"] = sent + [""] * (cfg.max_options - 1 - len(sent))
+        try:
+            token = uuid.UUID(request.POST.get("client_token", ""))
+        except ValueError:
+            token = None
+        if cfg.context_fields:
+            context = task_selectors.context_of_round(task.current_round, request.POST.get("context"))
+        try:
+            if cfg.context_fields and context is None:
+                raise ConversationError(
+                    "That passage is no longer open; here is another one.", code="bad_context"
+                )
+            example, _created = write_choice_item(
+                round_=task.current_round,
+                annotator=request.user,
+                context=context,
+                question=values["question"],
+                answer=values["answer"],
+                negatives=sent,
+                client_token=token,
+            )
+        except ConversationError as exc:
+            messages.error(request, str(exc))
+        except qualification.NotQualified as exc:
+            messages.error(request, exc.message)
+        else:
+            outcome = (
+                "picked a wrong option: you fooled it" if example.model_wrong else "picked the right option"
+            )
+            messages.success(request, f"Stored as example {example.pk}. The model {outcome}.")
+            return redirect(reverse("annotation:red_team_choice", args=[task.slug]) + f"?last={example.pk}")
+    if refusal is None and cfg.context_fields and context is None:
+        context = task_selectors.next_context(
+            round_=task.current_round, exclude=ascii_id(request.GET.get("skip"))
+        )
+    last = selectors.own_choice_item(request.user, ascii_id(request.GET.get("last")))
+    return render(
+        request,
+        "annotation/red_team_choice.html",
+        {
+            "task": task,
+            "cfg": cfg,
+            "refusal": refusal,
+            "context": context,
+            "context_rows": _context_rows(cfg, context),
+            "context_missing": refusal is None and bool(cfg.context_fields) and context is None,
+            "values": values,
+            "client_token": uuid.uuid4(),
+            "last": last,
+            "last_options": [
+                (i, option, i == last.target.get("answer"), i == (last.metadata or {}).get("picked"))
+                for i, option in enumerate(last.inputs.get("options", []))
+            ]
+            if last
+            else [],
+        },
+    )

@@ -1,0 +1,184 @@
+/*
+ * The red-teaming page's streamed answers (progressive enhancement; annotation/red_team/views.py).
+ *
+ * Without this script the message form posts, the server generates the whole answer and the page comes
+ * back with it. With it, the same form data is POSTed with fetch and "Accept: text/event-stream"; the
+ * server answers with server-sent events (annotation/red_team/sse.py): "turn" (the stored turn's index and
+ * its conversation's id), "token" per piece of the answer, "done" with the stored turn. The pieces are
+ * appended to a new message as they come (textContent, never HTML). When the answer is done the rubric is
+ * shown, the form gets a fresh client token and the conversation's id, and the message box is emptied.
+ *
+ * A refusal (4xx, plain text: a message over the model's context, the round closed) is shown under the
+ * box and the text stays in it. A network failure or a sign-in page falls back to the plain POST, which
+ * keeps the rules on the server. The button is disabled while sending, so a double click sends once; the
+ * client token makes a resent form a no-op anyway.
+ */
+(function () {
+  "use strict";
+
+  /* Split a buffer of server-sent-event text into complete events; returns [events, rest]. */
+  function parseEvents(buffer) {
+    const events = [];
+    const blocks = buffer.replace(/\r\n/g, "\n").split("\n\n");
+    const rest = blocks.pop();
+    for (const block of blocks) {
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length) {
+        try {
+          events.push({ name: name, data: JSON.parse(data.join("\n")) });
+        } catch (e) {
+          /* a malformed event is skipped; "done" carries the stored answer anyway */
+        }
+      }
+    }
+    return [events, rest];
+  }
+
+  function newToken() {
+    if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+    return "10000000-1000-4000-8000-100000000000".replace(/[018]/g, (c) =>
+      (c ^ (crypto.getRandomValues(new Uint8Array(1))[0] & (15 >> (c / 4)))).toString(16)
+    );
+  }
+
+  function message(role, text) {
+    const box = document.createElement("div");
+    box.className = "message " + role;
+    const who = document.createElement("span");
+    who.className = "speaker";
+    who.textContent = role === "user" ? "You" : "Model";
+    const p = document.createElement("p");
+    p.className = "wrap-anywhere" + (role === "assistant" ? " answer" : "");
+    p.dir = "auto";
+    p.textContent = text;
+    box.append(who, p);
+    return [box, p];
+  }
+
+  function hiddenField(form, name, value) {
+    let input = form.querySelector('input[name="' + name + '"]');
+    if (!input) {
+      input = document.createElement("input");
+      input.type = "hidden";
+      input.name = name;
+      form.prepend(input);
+    }
+    input.value = value;
+    return input;
+  }
+
+  async function send(form, event) {
+    event.preventDefault();
+    const button = form.querySelector("button[type=submit]");
+    const status = form.querySelector(".stream-status");
+    const box = form.querySelector("textarea[name=prompt]");
+    const prompt = box.value;
+    if (!prompt.trim()) {
+      status.textContent = "Write a message first.";
+      return;
+    }
+    button.disabled = true;
+    status.textContent = "The model is answering…";
+    let response;
+    try {
+      response = await fetch(form.action, {
+        method: "POST",
+        body: new FormData(form),
+        headers: { Accept: "text/event-stream", "X-Requested-With": "fetch" },
+        credentials: "same-origin",
+      });
+    } catch (e) {
+      form.submit(); // the plain way
+      return;
+    }
+    const type = response.headers.get("Content-Type") || "";
+    if (!response.ok || !type.startsWith("text/event-stream")) {
+      if (response.status >= 400 && response.status < 500 && type.startsWith("text/plain")) {
+        status.textContent = await response.text();
+        status.classList.add("warning");
+        button.disabled = false;
+        return; // the text stays in the box
+      }
+      form.submit();
+      return;
+    }
+    status.classList.remove("warning");
+    const turns = document.getElementById("turns");
+    const empty = turns.querySelector(".empty-turns");
+    if (empty) empty.remove();
+    const item = document.createElement("li");
+    item.className = "turn";
+    const [userBox] = message("user", prompt);
+    const [modelBox, answer] = message("assistant", "");
+    item.append(userBox, modelBox);
+    turns.append(item);
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let done = null;
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      const parsed = parseEvents(buffer);
+      buffer = parsed[1];
+      for (const ev of parsed[0]) {
+        if (ev.name === "turn") {
+          item.id = "turn-" + ev.data.turn;
+          hiddenField(form, "conversation", ev.data.conversation);
+          const judge = document.getElementById("judge-form");
+          if (judge) hiddenField(judge, "conversation", ev.data.conversation);
+        } else if (ev.name === "token") {
+          answer.textContent += ev.data.text;
+        } else if (ev.name === "done") {
+          done = ev.data;
+        }
+      }
+    }
+    if (done) {
+      answer.textContent = done.answer; // the stored answer is the record
+      if (done.status === "failed" || done.finish_reason === "error" || done.finish_reason === "timeout") {
+        const warn = document.createElement("p");
+        warn.className = "warning";
+        warn.textContent =
+          "The answer broke off" + (done.error ? ": " + done.error : "") + ". What came is kept.";
+        modelBox.append(warn);
+      }
+    }
+    const count = Number(form.dataset.turns) + 1;
+    form.dataset.turns = String(count);
+    hiddenField(form, "client_token", newToken());
+    box.value = "";
+    status.textContent = done ? "" : "The connection ended early; reload the page to see what was stored.";
+    const rubric = document.getElementById("rubric");
+    if (rubric && done && done.status === "answered") rubric.hidden = false;
+    const label = form.querySelector("label[for=id_prompt] .muted");
+    if (count >= Number(form.dataset.maxTurns)) {
+      form.hidden = true;
+      const note = document.createElement("p");
+      note.className = "muted";
+      note.textContent = "This conversation has its " + form.dataset.maxTurns + " messages. Judge the answers below.";
+      form.after(note);
+    } else {
+      if (label) label.textContent = "(" + (count + 1) + " of " + form.dataset.maxTurns + ")";
+      button.disabled = false;
+      box.focus();
+    }
+    // The page now holds a conversation: skipping its passage would abandon it, so the link goes.
+    const skip = document.querySelector(".skip-context");
+    if (skip) skip.remove();
+  }
+
+  if (typeof document !== "undefined") {
+    const form = document.getElementById("send-form");
+    if (form && window.fetch && window.ReadableStream && window.TextDecoder) {
+      form.addEventListener("submit", (event) => send(form, event));
+    }
+  }
+  if (typeof module !== "undefined") module.exports = { parseEvents };
+})();
