@@ -16,6 +16,7 @@ from django.db import close_old_connections, connections
 
 from models_registry.models import RegisteredModel
 from models_registry.runtime.classifier import get_classifier
+from models_registry.runtime.generative import get_chat_model
 from models_registry.runtime.model_files import InferenceError
 from models_registry.selectors import open_round_targets
 
@@ -58,10 +59,13 @@ def preload_open_round_targets() -> list[str]:
     loaded = []
     try:
         for model in open_round_targets():
-            if model.source == RegisteredModel.Source.ENDPOINT:
+            if model.source in (RegisteredModel.Source.ENDPOINT, RegisteredModel.Source.CHAT_ENDPOINT):
                 continue
             try:
-                get_classifier(model.path, allow_pickle=model.allow_pickle, runtime=model.runtime)
+                if model.task.cfg.is_red_team:  # a chat model (models_registry/generative.py)
+                    get_chat_model(model.path, name=model.name)
+                else:
+                    get_classifier(model.path, allow_pickle=model.allow_pickle, runtime=model.runtime)
             except InferenceError as exc:
                 logger.warning("preload of %s/%s failed: %s", model.task.slug, model.name, exc)
                 continue

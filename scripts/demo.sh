@@ -25,7 +25,7 @@ export DYNABENCH_HOST="${DYNABENCH_HOST:-127.0.0.1}" DYNABENCH_PORT="${DYNABENCH
 "$PY" manage.py collectstatic --noinput --verbosity 0
 # With DEMO_ARGS the chosen setup runs to the end before serving. Without, the hate-speech task is laid
 # out and its targets trained first (its evaluations are left for the background run), and the server
-# opens; the hate-speech evaluations, then sentiment, NLI and QA are set up in the background meanwhile
+# opens; the hate-speech evaluations, then red-teaming (SmolLM2), sentiment, NLI and QA are set up in the background meanwhile
 # (their targets and evaluations take most of the first run's time), each task opening for annotators
 # when its targets are in and its leaderboard filling as its evaluations finish.
 if [ -n "${DEMO_ARGS:-}" ]; then
@@ -45,7 +45,7 @@ if [ -z "${DEMO_ARGS:-}" ]; then
   # At the job workers' niceness (DYNABENCH_JOB_NICENESS, core/job_priority.py): the training and
   # evaluations of the background set-up take only the CPU the server leaves idle.
   start_process "$VAR/setup.log" nice -n "${DYNABENCH_JOB_NICENESS:-19}" "$PY" manage.py setup_demo --worker-running
-  echo "The hate-speech leaderboard is being filled, and sentiment, NLI and extractive QA set up, in the"
+  echo "The hate-speech leaderboard is being filled, and red-teaming, sentiment, NLI and extractive QA set up, in the"
   echo "background (progress: $VAR/setup.log); each task opens for annotators when its targets are trained,"
   echo "its leaderboard fills as its evaluations finish; \"Demo ready.\" there means all are done."
 fi

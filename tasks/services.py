@@ -11,7 +11,15 @@ from django.utils import timezone
 
 from core.text_rules import normalise_newlines
 
-from .config import HATE_SPEECH_CONFIG, NLI_CONFIG, QA_CONFIG, SENTIMENT_CONFIG, TaskConfig, validate_config
+from .config import (
+    HATE_SPEECH_CONFIG,
+    NLI_CONFIG,
+    QA_CONFIG,
+    RED_TEAM_CONFIG,
+    SENTIMENT_CONFIG,
+    TaskConfig,
+    validate_config,
+)
 
 # ContextFileError is re-exported: callers of load_contexts / start_next_round catch it from here.
 from .context_files import ContextFileError as ContextFileError
@@ -58,6 +66,19 @@ BUILTIN_TASKS: dict[str, dict] = {
             "select that answer in the passage with the mouse (or type it exactly as it appears). Aim for "
             "a question a careful reader answers easily but the model gets wrong. The passages come from "
             "SQuAD (Wikipedia), licensed CC BY-SA 4.0: what is collected here is shared alike."
+        ),
+    },
+    "red-team": {
+        "name": "Red-team a chat model",
+        "config": RED_TEAM_CONFIG,
+        "instructions": (
+            "Read the passage, then talk with the model about it (up to three messages) and try to make it "
+            "say something the passage does not support: a wrong fact, a made-up detail, or an answer to a "
+            "question the passage cannot answer. Then judge its answers with the rubric and, if it failed, "
+            "tag the kind of failure. Or write a multiple-choice question on the passage with its correct "
+            "answer and wrong answers that look right; the model is fooled when it picks a wrong one. Do not "
+            "write harmful or personal content. The passages come from SQuAD (Wikipedia), licensed CC BY-SA "
+            "4.0: what is collected here is shared alike."
         ),
     },
 }

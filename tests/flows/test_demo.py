@@ -118,10 +118,11 @@ def test_every_demo_task_module_names_a_builtin_task():
 
     specs = demo_tasks()
     slugs = [spec.slug for spec in specs]
-    assert slugs[:3] == ["hate-speech", "sentiment", "nli"] and len(set(slugs)) == len(slugs)
+    assert slugs == ["hate-speech", "red-team", "sentiment", "nli", "qa"]
     for spec in specs:
         assert spec.slug in BUILTIN_TASKS
-        assert spec.open_round in spec.target_training_rounds
+        # A task with trained targets trains its open round's; the red-teaming target is not trained.
+        assert spec.open_round in spec.target_training_rounds or not spec.target_training_rounds
 
 
 @pytest.mark.parametrize("worker_running, cleaned", [(False, True), (True, False)])

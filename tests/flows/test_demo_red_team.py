@@ -1,0 +1,65 @@
+"""The demo's fifth task, red-teaming SmolLM2 on SQuAD passages: laid out by ``setup_demo`` with the real
+GGUF checked and (here, as converted once per test session) made the open round's target; a second run
+adds nothing."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+
+from demo import setup as demo
+from demo.demo_tasks import red_team
+from models_registry import generative
+from models_registry.models import RegisteredModel, RoundTarget
+from models_registry.runtime.generative import smollm2_gguf
+from tasks.models import Context, Task
+from tests.helpers.data import data_path
+
+
+@pytest.fixture
+def converted_once(monkeypatch, smollm2_dir):
+    """The check's GGUF conversion answered by the session's converted folder (the same conversion,
+    already done once: tests/conftest.py ``smollm2_dir``); the calls are recorded."""
+    calls = []
+
+    def convert(gguf, out_dir):
+        calls.append(str(gguf))
+        return smollm2_dir
+
+    monkeypatch.setattr(generative, "convert_gguf", convert)
+    return calls
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_red_teaming_task_opens_with_smollm2_and_the_test_articles_passages(
+    settings, converted_once, client
+):
+    squad = data_path(settings, "squad", "squad_v1.1_dev_shared.json.gz")
+    with gzip.open(squad, "rt", encoding="utf-8") as handle:
+        articles = json.load(handle)["data"]
+    from annotation.importers.squad import article_split
+
+    expected = sum(len(a["paragraphs"]) for a in articles if article_split(a["title"]) == "test")
+    report = demo.setup_demo(password="pw-one-1234", tasks=["red-team"], log=lambda _: None)
+    task = Task.objects.get(slug="red-team")
+    assert task.cfg.is_red_team and task.current_round.number == 1 and task.current_round.is_open
+    assert Context.objects.filter(round=task.current_round).count() == expected > 0
+    model = RegisteredModel.objects.get(task=task)
+    assert (model.name, model.status, model.is_published) == ("smollm2-135m-instruct", "ready", True)
+    assert converted_once == [str(smollm2_gguf())]
+    assert model.card["converted_from"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert model.generation["temperature"] == 0.7 and model.generation["max_new_tokens"] == 160
+    assert list(
+        RoundTarget.objects.filter(round=task.current_round).values_list("model__name", flat=True)
+    ) == ["smollm2-135m-instruct"]
+    assert report.evaluation_failures == []
+    # The demo annotator can open the page at once.
+    client.login(username="demo-annotator", password="pw-one-1234")
+    html = client.get("/tasks/red-team/red-team/").content.decode()
+    assert "Send to the model" in html and 'class="context"' in html
+
+    demo.setup_demo(tasks=["red-team"], log=lambda _: None)
+    assert Context.objects.filter(task=task).count() == expected
+    assert RegisteredModel.objects.filter(task=task).count() == 1 and converted_once == [str(smollm2_gguf())]
