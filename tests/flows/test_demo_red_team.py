@@ -10,7 +10,6 @@ import json
 import pytest
 
 from demo import setup as demo
-from demo.demo_tasks import red_team
 from models_registry import generative
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.runtime.generative import smollm2_gguf
