@@ -33,6 +33,8 @@ from django.utils.html import format_html
 
 from core.admin_extensions import ObjectTool, extend_admin
 from models_registry.forms import RegisterModelForm, StartRoundForm
+from models_registry.generative import register_chat_endpoint_model, register_local_chat_model
+from models_registry.jobs import check_model
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets, start_next_round
 from models_registry.runtime.runtimes import ONNX_FP32, ONNX_INT8, TORCH, label
@@ -172,6 +174,22 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
                     secret,
                 ),
                 messages.WARNING,
+            )
+        elif source == RegisteredModel.Source.CHAT_ENDPOINT:
+            model = register_chat_endpoint_model(
+                base_url=data["chat_base_url"],
+                chat_model_name=data["chat_model_name"],
+                api_key_env=data["api_key_env"].strip(),
+                api_key_file=data["api_key_file"].strip(),
+                settings=form.generation_settings(),
+                **common,
+            )
+            # One short probe, here and now: a wrong key or URL is told on this page ("401
+            # unauthorized"), not later on the model's page. Bounded by the model's timeout.
+            check_model(model.pk)
+        elif source == RegisteredModel.Source.LOCAL_DIR:
+            model = register_local_chat_model(
+                path=data["local_path"].strip(), settings=form.generation_settings(), **common
             )
         elif source == RegisteredModel.Source.HUB:
             model = register_hub_model(hub_id=data["hub_id"], allow_pickle=data["allow_pickle"], **common)

@@ -60,12 +60,19 @@ class ModelCardForm(forms.Form):
 
 
 class RegisterModelForm(ModelCardForm):
-    """Register a model: from a zip of a ``save_pretrained`` directory, a hub id, or an endpoint URL."""
+    """Register a model: from a zip of a ``save_pretrained`` directory, a hub id, or an endpoint URL; for a
+    red-teaming task, a chat model on an OpenAI-compatible server or on this server, with its generation
+    settings (docs/generative.md, "Registering a generative model")."""
 
     SOURCES = [
         (RegisteredModel.Source.UPLOAD, "Zip of a save_pretrained directory"),
         (RegisteredModel.Source.HUB, "Model hub id (needs a reachable hub)"),
         (RegisteredModel.Source.ENDPOINT, "Remote inference endpoint (URL)"),
+        (RegisteredModel.Source.CHAT_ENDPOINT, "OpenAI-compatible chat server (red-teaming tasks)"),
+        (
+            RegisteredModel.Source.LOCAL_DIR,
+            "Chat model on this server: a folder or a .gguf file (red-teaming tasks)",
+        ),
     ]
 
     source = forms.ChoiceField(
@@ -91,7 +98,92 @@ class RegisterModelForm(ModelCardForm):
         "Tick only for a model you trust.",
     )
 
-    field_order = ["source", "zip_file", "hub_id", "endpoint_url", "name", "task"]
+    chat_base_url = forms.URLField(
+        required=False,
+        label="Chat server base URL",
+        assume_scheme="https",
+        help_text="Up to /v1, e.g. https://llm.example.org/v1 (vLLM, llama.cpp, Ollama, TGI, a hosted API).",
+    )
+    chat_model_name = forms.CharField(
+        max_length=200, required=False, label="Model name on the server", help_text="e.g. gpt-4o-mini"
+    )
+    api_key_env = forms.CharField(
+        max_length=100,
+        required=False,
+        label="API key: environment variable",
+        help_text="The NAME of a variable of the server's processes holding the key, e.g. OPENAI_API_KEY. "
+        "Never the key itself: it is read when the model is called and never stored.",
+    )
+    api_key_file = forms.CharField(
+        max_length=500,
+        required=False,
+        label="API key: file on the server",
+        help_text="Or the path of a file whose first line is the key.",
+    )
+    local_path = forms.CharField(
+        max_length=1000,
+        required=False,
+        label="Folder or .gguf file on this server",
+        help_text="A save_pretrained folder of a causal LM with a chat template, or a GGUF file (converted once).",
+    )
+    system_prompt = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 80, "dir": "auto"}), max_length=10_000
+    )
+    temperature = forms.FloatField(required=False, min_value=0, max_value=2, help_text="0 decodes greedily.")
+    top_p = forms.FloatField(required=False, min_value=0, max_value=1)
+    max_new_tokens = forms.IntegerField(required=False, min_value=1, max_value=4096)
+    stop = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2, "cols": 40}),
+        help_text="Stop sequences, one per line.",
+    )
+    timeout = forms.FloatField(
+        required=False, min_value=0.1, max_value=600, help_text="Seconds for a whole answer."
+    )
+    price_input_per_million = forms.FloatField(
+        required=False, min_value=0, label="Price per million input tokens"
+    )
+    price_output_per_million = forms.FloatField(
+        required=False, min_value=0, label="Price per million output tokens"
+    )
+
+    GENERATION_FIELDS = (
+        "system_prompt",
+        "temperature",
+        "top_p",
+        "max_new_tokens",
+        "stop",
+        "timeout",
+        "price_input_per_million",
+        "price_output_per_million",
+    )
+
+    field_order = [
+        "source",
+        "zip_file",
+        "hub_id",
+        "endpoint_url",
+        "chat_base_url",
+        "chat_model_name",
+        "api_key_env",
+        "api_key_file",
+        "local_path",
+        "name",
+        "task",
+    ]
+
+    def generation_settings(self) -> dict:
+        """The generation settings typed (``models_registry.generative.clean_generation_settings`` keys;
+        empty ones left out, stop sequences one per line)."""
+        settings = {}
+        for key in self.GENERATION_FIELDS:
+            value = self.cleaned_data.get(key)
+            if value in (None, ""):
+                continue
+            if key == "stop":
+                value = [line for line in value.splitlines() if line]
+            settings[key] = value
+        return settings
 
     def clean(self):
         cleaned = super().clean()
@@ -100,6 +192,8 @@ class RegisterModelForm(ModelCardForm):
             RegisteredModel.Source.UPLOAD: ("zip_file", "Choose the zip file."),
             RegisteredModel.Source.HUB: ("hub_id", "Enter the hub id (owner/name)."),
             RegisteredModel.Source.ENDPOINT: ("endpoint_url", "Enter the endpoint URL."),
+            RegisteredModel.Source.CHAT_ENDPOINT: ("chat_base_url", "Enter the chat server's base URL."),
+            RegisteredModel.Source.LOCAL_DIR: ("local_path", "Enter the folder or .gguf file."),
         }
         if source in needed:
             field, message = needed[source]
