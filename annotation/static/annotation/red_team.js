@@ -6,7 +6,8 @@
  * server answers with server-sent events (annotation/red_team/sse.py): "turn" (the stored turn's index and
  * its conversation's id), "token" per piece of the answer, "done" with the stored turn. The pieces are
  * appended to a new message as they come (textContent, never HTML). When the answer is done the rubric is
- * shown, the form gets a fresh client token and the conversation's id, and the message box is emptied.
+ * shown and the form gets a fresh client token and the conversation's id. The message box is emptied as
+ * soon as the server takes the message, so what is typed meanwhile is kept for the next turn.
  *
  * A refusal (4xx, plain text: a message over the model's context, the round closed) is shown under the
  * box and the text stays in it. A network failure or a sign-in page falls back to the plain POST, which
@@ -108,6 +109,9 @@
       return;
     }
     status.classList.remove("warning");
+    // The message is now the conversation's (shown above as yours): the box is emptied at once, so that
+    // what is typed while the model answers is kept, ready for the next turn.
+    if (box.value === prompt) box.value = "";
     const turns = document.getElementById("turns");
     const empty = turns.querySelector(".empty-turns");
     if (empty) empty.remove();
@@ -153,7 +157,6 @@
     const count = Number(form.dataset.turns) + 1;
     form.dataset.turns = String(count);
     hiddenField(form, "client_token", newToken());
-    box.value = "";
     status.textContent = done ? "" : "The connection ended early; reload the page to see what was stored.";
     const rubric = document.getElementById("rubric");
     if (rubric && done && done.status === "answered") rubric.hidden = false;
