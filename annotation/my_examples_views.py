@@ -10,6 +10,7 @@ from django.shortcuts import render
 from . import selectors
 from .models import Prediction
 from .my_examples_filters import MyExamplesFilter, summary
+from .red_team import presenting as red_team_presenting
 
 MY_EXAMPLES_PER_PAGE = 50
 
@@ -35,6 +36,10 @@ def my_examples(request):
     for example in page:
         fields = example.round.task.cfg.input_fields
         target = example.target
+        if red_team_presenting.mode_of(example):
+            text, intended, model_answer = red_team_presenting.list_texts(example)
+            rows.append({"example": example, "text": text, "target": intended, "model_labels": model_answer})
+            continue
         rows.append(
             {
                 "example": example,

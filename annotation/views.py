@@ -21,6 +21,7 @@ from tasks.models import Task
 from . import selectors, services, verdict
 from .ask_user import awaits_user_verdict, record_user_verdict
 from .forms import SPAN_START_FIELD, UNSTAMPED, ExampleForm, ExplanationForm, FlagForm, signed_start
+from .red_team import presenting as red_team_presenting
 
 
 def _round_changed(task: Task, sent_round: str | None) -> bool:
@@ -459,11 +460,17 @@ def _render_outcome(request, example, *, explanation_form=None, flag_form=None):
     task = example.round.task
     context = example.context.data if example.context_id else {}
     is_author = example.annotator_id == request.user.pk
+    red_team = (
+        red_team_presenting.shown_example(example, task.cfg, with_judgement=True)
+        if task.cfg.is_red_team and red_team_presenting.mode_of(example)
+        else None
+    )
     return render(
         request,
         "annotation/outcome.html",
         {
             **_verdict_context(request, example),
+            "red_team": red_team,
             "context_fields": [
                 (spec.get("label", spec["name"]), context[spec["name"]])
                 for spec in task.cfg.context_fields

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from annotation.red_team import presenting as red_team_presenting
 from annotation.selectors import predictions_of
 from core.text_rules import ascii_id
 from tasks import qualification
@@ -65,9 +66,12 @@ def _shown(example, task: Task) -> dict:
     intended target, model predictions."""
     cfg = task.cfg
     context = example.context.data if example.context_id else {}
-    mode = (example.metadata or {}).get("mode") if cfg.is_red_team else None
-    if mode:
-        return {"example": example, **_red_team_shown(example, cfg, mode, context)}
+    if cfg.is_red_team and red_team_presenting.mode_of(example):
+        # Unanchored: validators never see the author's rubric answers or categories.
+        shown = red_team_presenting.shown_example(example, cfg, with_judgement=False)
+        if shown["red_team_mode"] == "conversation":
+            shown["rubric"] = red_team_presenting.rubric_questions(cfg)
+        return {"example": example, **shown}
     return {
         "example": example,
         "context_fields": [
@@ -85,39 +89,6 @@ def _shown(example, task: Task) -> dict:
     }
 
 
-def _red_team_shown(example, cfg, mode: str, context: dict) -> dict:
-    """What a validator sees of a red-teaming example (docs/generative.md, "Validation by rubric"):
-    the passage and, for a conversation, the messages and the rubric to answer, never the author's rubric
-    answers nor their categories (unanchored); for a multiple-choice item, the question and its options
-    with the author's marked answer (validators check the item), and the model's pick."""
-    shown = {
-        "red_team_mode": mode,
-        "context_fields": [
-            (spec.get("label", spec["name"]), context.get(spec["name"], "")) for spec in cfg.context_fields
-        ],
-    }
-    if mode == "conversation":
-        shown["chat"] = [m for m in example.inputs.get("messages", []) if m.get("role") != "system"]
-        shown["rubric"] = [
-            {
-                "field": RUBRIC_PREFIX + q["name"],
-                "question": q["question"],
-                "answers": [(a, a in q.get("failure_answers", [])) for a in q["answers"]],
-            }
-            for q in cfg.raw["red_team"]["rubric"]
-        ]
-    else:
-        answer, picked = example.target.get("answer"), (example.metadata or {}).get("picked")
-        shown["question"] = example.inputs.get("question", "")
-        shown["options"] = [
-            (option, i == answer, i == picked) for i, option in enumerate(example.inputs.get("options", []))
-        ]
-    return shown
-
-
-RUBRIC_PREFIX = "rubric-"
-
-
 def _already_recorded(example, user, sent: str) -> str:
     """What a second verdict on one example is told: the same one again (a double click, another tab)
     was recorded once; a different one was not recorded, and the recorded one is named."""
@@ -133,7 +104,11 @@ def _already_recorded(example, user, sent: str) -> str:
 def _rubric_answers(data) -> dict | None:
     """The rubric answers a verdict form sent (``rubric-<question>`` fields), or None when it sent none
     (an owner's plain verdict)."""
-    answers = {k[len(RUBRIC_PREFIX) :]: v for k, v in data.items() if k.startswith(RUBRIC_PREFIX)}
+    answers = {
+        k[len(red_team_presenting.RUBRIC_PREFIX) :]: v
+        for k, v in data.items()
+        if k.startswith(red_team_presenting.RUBRIC_PREFIX)
+    }
     return answers or None
 
 

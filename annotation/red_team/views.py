@@ -34,9 +34,8 @@ from .conversations import (
     start_conversation,
     submit_conversation,
 )
+from .presenting import RUBRIC_PREFIX, rubric_questions
 from .sse import sse_response
-
-RUBRIC_PREFIX = "rubric-"
 
 
 def _red_team_task(slug: str) -> Task:
@@ -63,18 +62,10 @@ def _refusal(request, task: Task):
 
 
 def _rubric_rows(cfg, chosen: dict | None = None) -> list[dict]:
-    """The rubric as the template shows it: each question with its answers and which are failures."""
+    """The rubric as the page's form shows it (``presenting.rubric_questions``), with the answers chosen
+    before a refusal."""
     chosen = chosen or {}
-    return [
-        {
-            "name": q["name"],
-            "field": RUBRIC_PREFIX + q["name"],
-            "question": q["question"],
-            "answers": [(a, a in q.get("failure_answers", [])) for a in q["answers"]],
-            "chosen": chosen.get(q["name"], ""),
-        }
-        for q in cfg.raw["red_team"]["rubric"]
-    ]
+    return [{**q, "chosen": chosen.get(q["name"], "")} for q in rubric_questions(cfg)]
 
 
 def _context_rows(cfg, context) -> list[tuple[str, str]]:
