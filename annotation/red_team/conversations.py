@@ -189,7 +189,8 @@ def send_turn(
 
     Raises:
         ConversationError: another user's conversation (``not_found``, as for one that does not exist),
-            one that is not open (``not_open``), a refused text (``invalid``), ``max_turns`` reached
+            one that is not open (``not_open``), a round closed meanwhile (``round_closed``), a refused
+            text (``invalid``), ``max_turns`` reached
             (``max_turns``), a conversation the target cannot read (``too_long``), or the previous answer
             still being generated after ``wait_seconds`` (``busy``).
     """
@@ -207,6 +208,8 @@ def send_turn(
                     return TurnStream(resent, None)
             if locked.status != Conversation.Status.OPEN:
                 raise ConversationError("This conversation is over; start a new one.", code="not_open")
+            if not locked.round.is_open:
+                raise ConversationError("This round is closed; your message was not sent.", code="round_closed")
             turns = list(locked.turns.all())
             last = turns[-1] if turns else None
             busy = last is not None and last.status == Turn.Status.ANSWERING

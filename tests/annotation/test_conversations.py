@@ -314,3 +314,18 @@ def test_a_conversation_without_an_answer_cannot_be_judged(red_round, annotator)
             rubric_answers={"supported": "yes", "helpful": "5"},
         )
     assert refused.value.code == "not_ready"
+
+
+def test_a_message_to_a_round_closed_meanwhile_is_refused_and_not_stored(red_round, context, annotator):
+    from tasks.services import close_round
+
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
+    _say(conversation, annotator, "How long is it?")
+    close_round(round_=red_round)
+    with pytest.raises(ConversationError) as refused:
+        _say(conversation, annotator, "And wide?")
+    assert (refused.value.code, str(refused.value)) == (
+        "round_closed",
+        "This round is closed; your message was not sent.",
+    )
+    assert Turn.objects.count() == 1
