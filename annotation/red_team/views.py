@@ -83,6 +83,12 @@ def red_team(request, slug: str):
     failure categories. A user with an open conversation in the current round gets it back (in any tab);
     otherwise a new passage is served (least used first; ``?skip=<id>`` serves another)."""
     task = _red_team_task(slug)
+    return _page(request, task)
+
+
+def _page(request, task: Task, *, prompt: str = "", error: str = "", chosen: dict | None = None, status=200):
+    """The conversation page of ``task`` for the requester; a refused message or judgement comes back in
+    it: ``error`` said above the form, ``prompt`` kept in the box, the rubric answers ``chosen`` kept."""
     cfg = task.cfg
     refusal = _refusal(request, task)
     if isinstance(refusal, HttpResponse):
@@ -107,6 +113,7 @@ def red_team(request, slug: str):
             "task": task,
             "cfg": cfg,
             "refusal": refusal,
+            "error": error,
             "context_missing": context_missing,
             "conversation": conversation,
             "context": context,
@@ -114,13 +121,14 @@ def red_team(request, slug: str):
             "turns": turns,
             "can_send": refusal is None and not context_missing and len(turns) < cfg.max_turns,
             "can_judge": bool(answered) and not any(t.status == Turn.Status.ANSWERING for t in turns),
-            "rubric": _rubric_rows(cfg, request.session.pop("red_team_rubric", None)),
+            "rubric": _rubric_rows(cfg, chosen),
             "categories": cfg.failure_categories,
             "client_token": uuid.uuid4(),
             "choice_mode": CHOICE_MODE in cfg.red_team_modes,
             "target": conversation.model.name if conversation else None,
-            "prompt": request.session.pop("red_team_prompt", ""),
+            "prompt": prompt,
         },
+        status=status,
     )
 
 
@@ -146,7 +154,8 @@ def send(request, slug: str):
     """Send a message: to the open conversation named by ``conversation``, or, without one, to a new
     conversation on the ``context`` the page served. ``client_token`` makes a resent form a no-op. With
     ``Accept: text/event-stream`` the answer streams back (``sse.sse_response``); otherwise the whole
-    answer is generated and the page shown again with it. A refused message is kept in the box."""
+    answer is generated and the page shown again with it. A refused message comes back in the box, with
+    why above it (to the page's script: plain text with a 4xx status)."""
     task = _red_team_task(slug)
     refusal = _refusal(request, task)
     if refusal is not None:
@@ -179,9 +188,10 @@ def send(request, slug: str):
             conversation=conversation, annotator=request.user, prompt=prompt, client_token=token
         )
     except ConversationError as exc:
-        if not (_wants_stream(request) or request.headers.get("X-Requested-With") == "fetch"):
-            request.session["red_team_prompt"] = prompt if isinstance(prompt, str) else ""
-        return _error(request, task, str(exc), status=STATUS_OF_CODE.get(exc.code, 409))
+        status = STATUS_OF_CODE.get(exc.code, 409)
+        if _wants_stream(request) or request.headers.get("X-Requested-With") == "fetch":
+            return _error(request, task, str(exc), status=status)
+        return _page(request, task, prompt=prompt, error=str(exc), status=status)
     except qualification.NotQualified as exc:
         return _error(request, task, exc.message, status=403)
     if _wants_stream(request):
@@ -202,7 +212,8 @@ def send(request, slug: str):
 def judge(request, slug: str):
     """Answer the rubric for the conversation (``conversation``): every question's answer
     (``rubric-<name>``) and, for a failure, its categories (``category``, several). The conversation
-    becomes an example; the page then serves a new passage. A refusal keeps the answers chosen."""
+    becomes an example; the page then serves a new passage. A refusal shows the page again with the
+    answers chosen."""
     task = _red_team_task(slug)
     conversation = selectors.own_conversation(request.user, ascii_id(request.POST.get("conversation")))
     if conversation is None:
@@ -220,9 +231,7 @@ def judge(request, slug: str):
             categories=request.POST.getlist("category"),
         )
     except ConversationError as exc:
-        request.session["red_team_rubric"] = answers
-        messages.error(request, str(exc))
-        return redirect("annotation:red_team", slug=task.slug)
+        return _page(request, task, error=str(exc), chosen=answers, status=STATUS_OF_CODE.get(exc.code, 409))
     verdict = "a failure of the model" if example.model_wrong else "a good answer"
     messages.success(
         request,

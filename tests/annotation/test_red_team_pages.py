@@ -107,8 +107,8 @@ def test_three_turns_then_the_box_goes_and_a_fourth_is_refused_with_the_text_kep
     html = page.get(URL).content.decode()
     assert 'name="prompt"' not in html and "This conversation has its 3 messages" in html
     response = _send(page, "Four?", conversation=conversation.pk)
-    assert response.status_code == 302
-    html = page.get(URL).content.decode()
+    html = response.content.decode()
+    assert response.status_code == 409
     assert "This conversation has its 3 messages; answer the rubric or start a new one." in html
     assert [t.prompt for t in Turn.objects.order_by("index")] == ["One?", "Two? עברית", "Three?"]
     # To the page's script the refusal is plain text with a status.
@@ -119,8 +119,8 @@ def test_three_turns_then_the_box_goes_and_a_fourth_is_refused_with_the_text_kep
 def test_a_message_over_the_length_limit_is_refused_and_kept_in_the_box(page):
     text = "x" * 10_000
     response = _send(page, text)
-    assert response.status_code == 302
-    html = page.get(URL).content.decode()
+    assert response.status_code == 400
+    html = response.content.decode()
     assert "Your message is too long: 10,000 characters, at most 4,000 allowed." in html
     assert text in html  # back in the box
     assert not Turn.objects.exists()
@@ -131,8 +131,8 @@ def test_judging_a_failure_stores_the_example_and_serves_a_new_passage(page, ann
     conversation = Conversation.objects.get()
     form = {"conversation": conversation.pk, "rubric-supported": "no", "rubric-helpful": "3"}
     refused = page.post(URL + "judge/", form)
-    assert refused.status_code == 302
-    html = page.get(URL).content.decode()
+    assert refused.status_code == 400
+    html = refused.content.decode()
     assert "Tag the failure with at least one category." in html
     assert 'value="no" required checked' in html  # the answers chosen are kept
     response = page.post(URL + "judge/", {**form, "category": ["fabrication"]})
