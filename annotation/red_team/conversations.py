@@ -209,7 +209,9 @@ def send_turn(
             if locked.status != Conversation.Status.OPEN:
                 raise ConversationError("This conversation is over; start a new one.", code="not_open")
             if not locked.round.is_open:
-                raise ConversationError("This round is closed; your message was not sent.", code="round_closed")
+                raise ConversationError(
+                    "This round is closed; your message was not sent.", code="round_closed"
+                )
             turns = list(locked.turns.all())
             last = turns[-1] if turns else None
             busy = last is not None and last.status == Turn.Status.ANSWERING
