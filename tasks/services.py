@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO
@@ -99,7 +100,13 @@ def ensure_builtin_task(slug: str) -> Task:
     validate_config(spec["config"])
     task, _ = Task.objects.get_or_create(
         slug=slug,
-        defaults={"name": spec["name"], "config": spec["config"], "instructions": spec["instructions"]},
+        # A copy: the task's config dict must never be the module's constant, which a change to the
+        # task's config in this process would otherwise change for every later task too.
+        defaults={
+            "name": spec["name"],
+            "config": copy.deepcopy(spec["config"]),
+            "instructions": spec["instructions"],
+        },
     )
     return task
 

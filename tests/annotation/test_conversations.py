@@ -3,6 +3,7 @@ once, the conversation's limits, and answers that break or are left early."""
 
 from __future__ import annotations
 
+import copy
 import threading
 import uuid
 
@@ -28,7 +29,7 @@ PASSAGE = "The Amazon river flows through Brazil. It is about 6,400 km long."
 
 @pytest.fixture
 def red_round(db, smollm2_dir):
-    task = Task.objects.create(slug="red-team", name="Red-team", config=RED_TEAM_CONFIG)
+    task = Task.objects.create(slug="red-team", name="Red-team", config=copy.deepcopy(RED_TEAM_CONFIG))
     round_ = ensure_round(task=task, number=1)
     set_current_round(task=task, round_=round_)
     model = RegisteredModel.objects.create(

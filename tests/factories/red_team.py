@@ -3,6 +3,8 @@ real SmolLM2 as the round's target (the session fixture ``smollm2_dir``, tests/c
 
 from __future__ import annotations
 
+import copy
+
 from models_registry.models import RegisteredModel, RoundTarget
 from tasks.config import RED_TEAM_CONFIG
 from tasks.models import Context, Round, Task
@@ -16,7 +18,8 @@ def make_red_team_round(
 ) -> Round:
     """A red-teaming task ``slug`` with round 1 current and open, its target SmolLM2 (greedy, 12 new
     tokens unless ``generation`` says otherwise)."""
-    task = Task.objects.create(slug=slug, name="Red-team", config=config or RED_TEAM_CONFIG)
+    # A copy: a test that changes its task's config must not change the module's constant.
+    task = Task.objects.create(slug=slug, name="Red-team", config=copy.deepcopy(config or RED_TEAM_CONFIG))
     round_ = ensure_round(task=task, number=1)
     set_current_round(task=task, round_=round_)
     model = RegisteredModel.objects.create(
