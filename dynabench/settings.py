@@ -129,6 +129,9 @@ Models (models_registry/runtime/classifier.py):
                        throughput passes never read it.
     DYNABENCH_PRELOAD_TARGETS bool, default on. Each gunicorn worker loads the open rounds' target
                        models in the background when it starts (``gunicorn.conf.py``).
+    DYNABENCH_GENERATION_SLOTS int >= 1, default 1. Local generative answers (and multiple-choice
+                       scorings) one process runs at once; the others wait in line and their readers are
+                       told how many are ahead (``models_registry/runtime/slots.py``, docs/generative.md).
 
 Background jobs (django-q2):
     DYNABENCH_JOB_WORKERS int, default 1. Worker processes of ``manage.py qcluster``.
@@ -464,6 +467,9 @@ DYNABENCH_ONNX_THREADS = env.int("DYNABENCH_ONNX_THREADS", default=0, minimum=0)
 DYNABENCH_ONNX_BULK_WORKERS = env.int("DYNABENCH_ONNX_BULK_WORKERS", default=0, minimum=0)
 DYNABENCH_VECTOR_CACHE_BYTES = env.int("DYNABENCH_VECTOR_CACHE_BYTES", default=64 * 2**20, minimum=0)
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
+# Read again from the environment by models_registry/runtime/slots.py (which imports no settings); read
+# here so that a value that does not parse stops the start with its name.
+DYNABENCH_GENERATION_SLOTS = env.int("DYNABENCH_GENERATION_SLOTS", default=1, minimum=1)
 DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0, minimum=1)
 DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS", default=600.0, minimum=1)
 

@@ -3,6 +3,8 @@
 The stream (``text/event-stream``, https://html.spec.whatwg.org/multipage/server-sent-events.html) is:
 
 * ``event: turn`` once first, ``data`` = ``{"turn": index, "conversation": id}``;
+* ``event: queued`` while the answer waits for its turn on a busy local model (``runtime.slots``),
+  about once a second, ``data`` = ``{"ahead": n}``, the answers before it;
 * ``event: token`` per piece of the answer, ``data`` = ``{"text": piece}`` (JSON, so newlines and any
   character travel safely);
 * ``event: done`` last, ``data`` = the stored turn (``turn_payload``): status, the whole answer, its
@@ -20,6 +22,7 @@ from collections.abc import Iterator
 from django.http import StreamingHttpResponse
 
 from annotation.models import Turn
+from models_registry.runtime.generative import Waiting
 
 from .conversations import TurnStream
 
@@ -50,7 +53,10 @@ def _events(stream: TurnStream) -> Iterator[str]:
     yield event("turn", {"turn": turn.index, "conversation": turn.conversation_id})
     try:
         for piece in stream:
-            yield event("token", {"text": piece})
+            if isinstance(piece, Waiting):  # the model is answering others first
+                yield event("queued", {"ahead": piece.ahead})
+            elif piece:
+                yield event("token", {"text": piece})
     finally:
         stream.close()
     turn.refresh_from_db()

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from models_registry.runtime.model_files import InferenceError, without_server_paths
+from models_registry.runtime.slots import GENERATION_SLOTS, SlotTimeout
 
 logger = logging.getLogger(__name__)
 
@@ -254,6 +255,23 @@ class AnswerStream:
         raise NotImplementedError
 
 
+class Waiting(str):
+    """An empty piece a stream yields while its generation waits for a slot (``runtime.slots``): ``ahead``
+    is how many answers are before it. Joined into the text it adds nothing; a reader that wants to say
+    "3 answers ahead of yours" checks ``isinstance(piece, Waiting)``."""
+
+    ahead: int
+
+    def __new__(cls, ahead: int):
+        piece = super().__new__(cls, "")
+        piece.ahead = ahead
+        return piece
+
+
+#: How long an answer may wait for a generation slot before it ends with finish reason ``timeout``.
+QUEUE_SECONDS = 600.0
+
+
 class ChatStream(AnswerStream):
     """A local model's answer (``AnswerStream``). The generation runs in a worker thread; stopping early
     stops it at its next token and records finish reason ``stop`` with the text so far marked
@@ -265,14 +283,57 @@ class ChatStream(AnswerStream):
         super().__init__()
 
     def _run(self) -> Iterator[str]:
-        import torch
-        from transformers import StoppingCriteria, StoppingCriteriaList, TextIteratorStreamer
-
         model, decoding = self._model, self._decoding
         started = time.perf_counter()
         inputs = model.encode(self._messages)
         prompt_tokens = int(inputs["input_ids"].shape[1])
         model.check_fits(prompt_tokens, decoding.max_new_tokens)
+        # One generation at a time per slot (runtime/slots.py): wait in line, telling the reader where it
+        # stands each second. The answer's own timeout starts when its turn comes.
+        ticket = GENERATION_SLOTS.join()
+        try:
+            yield from self._generate(ticket, started, inputs, prompt_tokens)
+        finally:
+            GENERATION_SLOTS.leave(ticket)
+
+    def _generate(self, ticket, started: float, inputs: dict, prompt_tokens: int) -> Iterator[str]:
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList, TextIteratorStreamer
+
+        model, decoding = self._model, self._decoding
+        joined = time.perf_counter()
+        waited_ms, waited = 0.0, False
+        while not GENERATION_SLOTS.wait(ticket, 1.0):
+            waited = True
+            waited_ms = (time.perf_counter() - joined) * 1000
+            if waited_ms > QUEUE_SECONDS * 1000:
+                self.generation = Generation(
+                    text="",
+                    finish_reason="timeout",
+                    model=model.name,
+                    decoding=decoding.as_dict(),
+                    input_tokens=prompt_tokens,
+                    output_tokens=0,
+                    latency_ms=waited_ms,
+                    error=f"the model was busy: no turn within {QUEUE_SECONDS:.0f} s",
+                    extra={"queued_ms": waited_ms},
+                )
+                return
+            try:
+                yield Waiting(GENERATION_SLOTS.ahead_of(ticket))
+            except GeneratorExit:  # the reader left while waiting: nothing was generated
+                self.generation = Generation(
+                    text="",
+                    finish_reason="stop",
+                    model=model.name,
+                    decoding=decoding.as_dict(),
+                    input_tokens=prompt_tokens,
+                    output_tokens=0,
+                    latency_ms=(time.perf_counter() - started) * 1000,
+                    extra={"queued_ms": round(waited_ms, 1), "cut_short": True},
+                )
+                raise
+        queued_ms = (time.perf_counter() - joined) * 1000 if waited else 0.0
         streamer = TextIteratorStreamer(model.tokenizer, skip_prompt=True, skip_special_tokens=True)
         cancelled = threading.Event()
         counted: list[int] = []
@@ -311,7 +372,7 @@ class ChatStream(AnswerStream):
         thread = threading.Thread(target=work, name="chat-generate", daemon=True)
         thread.start()
         text, first_token_ms, finish = "", None, "stop"
-        deadline = started + self._timeout
+        deadline = time.perf_counter() + self._timeout
         try:
             while True:
                 remaining = deadline - time.perf_counter()
@@ -344,9 +405,10 @@ class ChatStream(AnswerStream):
                 finish, error = "error", without_server_paths(f"{type(failure[0]).__name__}: {failure[0]}")
             elif finish == "stop" and output_tokens >= decoding.max_new_tokens:
                 finish = "length"
-            extra = {}
+            extra = {"queued_ms": round(queued_ms, 1)} if waited else {}
             if finish == "cut_short":
-                finish, extra = "stop", {"cut_short": True}
+                finish = "stop"
+                extra["cut_short"] = True
             for stop in decoding.stop:  # transformers stops after the stop string; the answer ends before it
                 if stop in text:
                     text = text[: text.index(stop)]
@@ -477,8 +539,11 @@ def _option_scores(model: LocalChatModel, messages: Sequence[dict], options: Seq
         sequence = prompt + continuation
         ids[row, : len(sequence)] = torch.tensor(sequence)
         mask[row, : len(sequence)] = 1
-    with torch.inference_mode():
-        logits = model.model(input_ids=ids, attention_mask=mask).logits.float()
+    try:
+        with GENERATION_SLOTS.slot(timeout=QUEUE_SECONDS), torch.inference_mode():
+            logits = model.model(input_ids=ids, attention_mask=mask).logits.float()
+    except SlotTimeout:
+        raise InferenceError(f"the model was busy: no turn within {QUEUE_SECONDS:.0f} s") from None
     log_probs = torch.log_softmax(logits, dim=-1)
     sums = []
     for row, continuation in enumerate(continuations):

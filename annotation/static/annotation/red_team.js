@@ -4,7 +4,8 @@
  * Without this script the message form posts, the server generates the whole answer and the page comes
  * back with it. With it, the same form data is POSTed with fetch and "Accept: text/event-stream"; the
  * server answers with server-sent events (annotation/red_team/sse.py): "turn" (the stored turn's index and
- * its conversation's id), "token" per piece of the answer, "done" with the stored turn. The pieces are
+ * its conversation's id), "queued" while the model answers others first (how many are ahead), "token"
+ * per piece of the answer, "done" with the stored turn. The pieces are
  * appended to a new message as they come (textContent, never HTML). When the answer is done the rubric is
  * shown and the form gets a fresh client token and the conversation's id. The message box is emptied as
  * soon as the server takes the message, so what is typed meanwhile is kept for the next turn.
@@ -137,7 +138,13 @@
           hiddenField(form, "conversation", ev.data.conversation);
           const judge = document.getElementById("judge-form");
           if (judge) hiddenField(judge, "conversation", ev.data.conversation);
+        } else if (ev.name === "queued") {
+          status.textContent =
+            ev.data.ahead > 0
+              ? "The model is answering others first: " + ev.data.ahead + " ahead of you…"
+              : "Your answer is next…";
         } else if (ev.name === "token") {
+          if (answer.textContent === "") status.textContent = "The model is answering…";
           answer.textContent += ev.data.text;
         } else if (ev.name === "done") {
           done = ev.data;
