@@ -296,6 +296,23 @@ class ChatStream(AnswerStream):
         finally:
             GENERATION_SLOTS.leave(ticket)
 
+    def _nothing_generated(
+        self, finish: str, started: float, prompt_tokens: int, queued_ms: float, *, error="", cut_short=False
+    ) -> None:
+        """The record of an answer that ended while waiting for its slot, with no text."""
+        extra = {"queued_ms": round(queued_ms, 1), **({"cut_short": True} if cut_short else {})}
+        self.generation = Generation(
+            text="",
+            finish_reason=finish,
+            model=self._model.name,
+            decoding=self._decoding.as_dict(),
+            input_tokens=prompt_tokens,
+            output_tokens=0,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            error=error,
+            extra=extra,
+        )
+
     def _generate(self, ticket, started: float, inputs: dict, prompt_tokens: int) -> Iterator[str]:
         import torch
         from transformers import StoppingCriteria, StoppingCriteriaList, TextIteratorStreamer
@@ -307,31 +324,13 @@ class ChatStream(AnswerStream):
             waited = True
             waited_ms = (time.perf_counter() - joined) * 1000
             if waited_ms > QUEUE_SECONDS * 1000:
-                self.generation = Generation(
-                    text="",
-                    finish_reason="timeout",
-                    model=model.name,
-                    decoding=decoding.as_dict(),
-                    input_tokens=prompt_tokens,
-                    output_tokens=0,
-                    latency_ms=waited_ms,
-                    error=f"the model was busy: no turn within {QUEUE_SECONDS:.0f} s",
-                    extra={"queued_ms": waited_ms},
-                )
+                busy = f"the model was busy: no turn within {QUEUE_SECONDS:.0f} s"
+                self._nothing_generated("timeout", started, prompt_tokens, waited_ms, error=busy)
                 return
             try:
                 yield Waiting(GENERATION_SLOTS.ahead_of(ticket))
             except GeneratorExit:  # the reader left while waiting: nothing was generated
-                self.generation = Generation(
-                    text="",
-                    finish_reason="stop",
-                    model=model.name,
-                    decoding=decoding.as_dict(),
-                    input_tokens=prompt_tokens,
-                    output_tokens=0,
-                    latency_ms=(time.perf_counter() - started) * 1000,
-                    extra={"queued_ms": round(waited_ms, 1), "cut_short": True},
-                )
+                self._nothing_generated("stop", started, prompt_tokens, waited_ms, cut_short=True)
                 raise
         queued_ms = (time.perf_counter() - joined) * 1000 if waited else 0.0
         streamer = TextIteratorStreamer(model.tokenizer, skip_prompt=True, skip_special_tokens=True)

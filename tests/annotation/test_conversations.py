@@ -3,7 +3,6 @@ once, the conversation's limits, and answers that break or are left early."""
 
 from __future__ import annotations
 
-import copy
 import threading
 import uuid
 
@@ -19,9 +18,8 @@ from annotation.red_team.conversations import (
     submit_conversation,
 )
 from models_registry.models import RegisteredModel, RoundTarget
-from tasks.config import RED_TEAM_CONFIG
-from tasks.models import Context, Task
-from tasks.services import ensure_round, set_current_round
+from tasks.models import Context
+from tests.factories.red_team import make_red_team_round
 from tests.helpers.chat_server import ChatServer
 
 PASSAGE = "The Amazon river flows through Brazil. It is about 6,400 km long."
@@ -29,18 +27,7 @@ PASSAGE = "The Amazon river flows through Brazil. It is about 6,400 km long."
 
 @pytest.fixture
 def red_round(db, smollm2_dir):
-    task = Task.objects.create(slug="red-team", name="Red-team", config=copy.deepcopy(RED_TEAM_CONFIG))
-    round_ = ensure_round(task=task, number=1)
-    set_current_round(task=task, round_=round_)
-    model = RegisteredModel.objects.create(
-        task=task,
-        name="smollm2",
-        path=str(smollm2_dir),
-        status="ready",
-        generation={"max_new_tokens": 12, "temperature": 0.0},
-    )
-    RoundTarget.objects.create(round=round_, model=model)
-    return round_
+    return make_red_team_round(smollm2_dir)
 
 
 @pytest.fixture
