@@ -17,6 +17,7 @@ from core.api.permissions import IsContributor
 from . import selectors
 from .filters import RoundFilter, TaskFilter
 from .models import Round
+from .red_team_stats import red_team_stats
 from .round_stats import round_counts, round_counts_for_task
 from .serializers import (
     ContextQuerySerializer,
@@ -83,6 +84,7 @@ class RoundList(generics.ListAPIView):
         context = super().get_serializer_context()
         if hasattr(self, "task"):
             context["counts"] = {c.round.pk: c for c in round_counts_for_task(self.task)}
+            context["red_team"] = red_team_stats(self.task)
         return context
 
 
@@ -100,10 +102,15 @@ class RoundDetail(generics.RetrieveAPIView):
         if round_ is None:
             raise NotFound("No such round.")
         self.counts = {round_.pk: round_counts(round_)}
+        self.red_team = red_team_stats(task)
         return round_
 
     def get_serializer_context(self):
-        return {**super().get_serializer_context(), "counts": getattr(self, "counts", {})}
+        return {
+            **super().get_serializer_context(),
+            "counts": getattr(self, "counts", {}),
+            "red_team": getattr(self, "red_team", {}),
+        }
 
 
 class NextContext(APIView):

@@ -164,15 +164,67 @@ class RoundStatisticsSerializer(serializers.Serializer):
     costs = RoundCostSerializer(many=True, help_text="The round's crowd pay, one entry per currency.")
 
 
+class RedTeamRateSerializer(serializers.Serializer):
+    """Verified failures of attempts for one failure category or one number of turns."""
+
+    key = serializers.CharField(help_text="The category's name, or the number of turns.")
+    label = serializers.CharField()
+    attempts = serializers.IntegerField()
+    verified = serializers.IntegerField()
+    rate = serializers.FloatField(allow_null=True, help_text="verified / attempts; null with no attempt.")
+
+
+class RedTeamChoiceSerializer(serializers.Serializer):
+    items = serializers.IntegerField()
+    fooled = serializers.IntegerField(help_text="Items whose option the target picked wrong.")
+    validated_correct = serializers.IntegerField()
+    mer = serializers.FloatField(allow_null=True, help_text="fooled / items.")
+
+
+class RedTeamStatisticsSerializer(serializers.Serializer):
+    """A red-teaming round's attack success rate and cost (``tasks.red_team_stats``; docs/generative.md,
+    "Attack success rate"). Rates are fractions in [0, 1], null with no attempt; costs in the currency
+    of the target's prices, null when unknown."""
+
+    attempts = serializers.IntegerField(help_text="Conversations judged by their authors.")
+    claimed_failures = serializers.IntegerField()
+    verified_failures = serializers.IntegerField()
+    attack_success_rate = serializers.FloatField(allow_null=True, help_text="verified_failures / attempts.")
+    claimed_rate = serializers.FloatField(allow_null=True, help_text="claimed_failures / attempts.")
+    by_category = RedTeamRateSerializer(many=True)
+    by_turns = RedTeamRateSerializer(many=True)
+    cost = serializers.FloatField(allow_null=True)
+    cost_unknown = serializers.IntegerField(help_text="Conversations without a known cost.")
+    cost_per_verified_failure = serializers.FloatField(allow_null=True)
+    multiple_choice = RedTeamChoiceSerializer()
+
+
 class RoundSerializer(serializers.ModelSerializer):
-    """A round with its statistics; ``context["counts"]`` maps round id to ``RoundCounts``."""
+    """A round with its statistics; ``context["counts"]`` maps round id to ``RoundCounts`` and, for a
+    red-teaming task, ``context["red_team"]`` round id to ``RedTeamStats``."""
 
     is_current = serializers.SerializerMethodField()
     statistics = serializers.SerializerMethodField()
+    red_team = serializers.SerializerMethodField()
 
     class Meta:
         model = Round
-        fields = ["number", "description", "is_current", "is_closed", "started_at", "closed_at", "statistics"]
+        fields = [
+            "number",
+            "description",
+            "is_current",
+            "is_closed",
+            "started_at",
+            "closed_at",
+            "statistics",
+            "red_team",
+        ]
+
+    @extend_schema_field(RedTeamStatisticsSerializer(allow_null=True))
+    def get_red_team(self, round_: Round) -> dict | None:
+        """The attack success rate and cost of a red-teaming task's round; null for other tasks."""
+        stats = self.context.get("red_team", {}).get(round_.pk)
+        return None if stats is None else stats.as_dict()
 
     def get_is_current(self, round_: Round) -> bool:
         return round_.task.current_round_id == round_.pk

@@ -4,6 +4,7 @@ from django.shortcuts import render
 
 from . import selectors
 from .charts import Series, amount_chart, rate_chart
+from .red_team_stats import red_team_stats
 from .round_stats import round_counts_for_task
 from .task_cards import task_cards
 
@@ -15,7 +16,8 @@ def task_list(request):
 
 
 def task_detail(request, slug: str):
-    """A task's page: instructions, content warning, per-round statistics, the MER/vMER plot, a "write" button."""
+    """A task's page: instructions, content warning, per-round statistics, the MER/vMER plot, a "write" button;
+    for a red-teaming task, the attack success rate per round, category and number of turns, and the cost."""
     task = selectors.task_or_404(slug)
     counts = round_counts_for_task(task)
     return render(
@@ -28,6 +30,9 @@ def task_detail(request, slug: str):
             "mer_chart": mer_chart(counts),
             "cost_chart": cost_chart(counts),
             "collecting": task.open_round is not None,
+            "red_team_stats": [stats[c.round.pk] for c in counts if c.round.pk in stats]
+            if (stats := red_team_stats(task))
+            else [],
         },
     )
 
