@@ -23,11 +23,12 @@ from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 
 from annotation.models import Example, Prediction
+from annotation.red_team.conversations import context_message
 from annotation.selectors import validations_in_order
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
 
-FORMAT_VERSION = "1.3"
+FORMAT_VERSION = "1.4"
 FORMATS = ("jsonl", "csv")
 CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
 DEFAULT_CHUNK_SIZE = 500  # examples per query; the working set of one chunk is ~10 MiB
@@ -71,6 +72,98 @@ RECORD_KEYS = (
     "retracted_at",
     "flagged_at",
 )
+
+
+#: The keys a red-teaming task's records add after ``RECORD_KEYS`` (docs/export-format.md, "Red-teaming
+#: tasks"). One type per key in every row, conversations and multiple-choice items alike, so that
+#: ``datasets.load_dataset("json", ...)`` reads a file that mixes them.
+RED_TEAM_KEYS = (
+    "mode",
+    "messages",
+    "rubric",
+    "categories",
+    "turns",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "generations",
+    "question",
+    "options",
+    "answer",
+    "picked",
+)
+
+
+def red_team_fields(
+    example: Example, context_message: dict | None, questions: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The ``RED_TEAM_KEYS`` of one red-teaming example.
+
+    A conversation: ``messages`` in the chat format (``{"role", "content"}``; the passage first, as the
+    system message the target read, ``context_message``), ``rubric`` the author's answers as
+    ``[{"question", "answer"}]`` in the rubric's order (``questions``), ``categories`` its failure categories, ``turns``, the summed
+    ``input_tokens`` / ``output_tokens`` (-1 when a turn's count is unknown) and ``cost`` (-1.0 when
+    unknown), and ``generations``, the JSON text of each answer's record (model, decoding settings,
+    tokens, cost, finish reason, times). A multiple-choice item: ``question``, ``options``, ``answer``
+    (the correct option's index) and ``picked`` (the target's; -1 unknown). The other mode's keys are
+    empty (``""``, ``[]``, -1), never null.
+    """
+    metadata = example.metadata or {}
+    mode = metadata.get("mode", "")
+    inputs = example.inputs if isinstance(example.inputs, dict) else {}
+    target = example.target if isinstance(example.target, dict) else {}
+    fields: dict[str, Any] = {
+        "mode": mode,
+        "messages": [],
+        "rubric": [],
+        "categories": [],
+        "turns": 0,
+        "input_tokens": -1,
+        "output_tokens": -1,
+        "cost": -1.0,
+        "generations": "[]",
+        "question": "",
+        "options": [],
+        "answer": -1,
+        "picked": -1,
+    }
+    if mode == "conversation":
+        messages = [
+            {"role": _text(m.get("role")), "content": _text(m.get("content"))}
+            for m in inputs.get("messages", [])
+            if isinstance(m, dict)
+        ]
+        if context_message and not (messages and messages[0]["role"] == "system"):
+            messages.insert(0, context_message)
+        generations = [g for g in metadata.get("generations", []) if isinstance(g, dict)]
+
+        def total(key: str) -> int:
+            values = [g.get(key) for g in generations]
+            return sum(values) if values and all(isinstance(v, int) for v in values) else -1
+
+        cost = metadata.get("cost")
+        fields.update(
+            messages=messages,
+            rubric=[
+                {"question": _text(k), "answer": _text(target[k])}
+                for k in [*[q for q in questions if q in target], *[k for k in target if k not in questions]]
+            ],
+            categories=[_text(t) for t in (example.tags if isinstance(example.tags, list) else [])],
+            turns=int(metadata.get("turns") or 0),
+            input_tokens=total("input_tokens"),
+            output_tokens=total("output_tokens"),
+            cost=float(cost) if isinstance(cost, (int, float)) else -1.0,
+            generations=_json_text(generations),
+        )
+    elif mode == "multiple_choice":
+        picked = metadata.get("picked")
+        fields.update(
+            question=_text(inputs.get("question")),
+            options=[_text(o) for o in inputs.get("options", [])],
+            answer=target.get("answer", -1) if isinstance(target.get("answer"), int) else -1,
+            picked=picked if isinstance(picked, int) else -1,
+        )
+    return fields
 
 
 class ExportError(Exception):
@@ -151,6 +244,9 @@ class _Exporter:
         self.key = settings.DYNABENCH_EXPORT_KEY if key is None else key
         # The task's models are few; one query instead of a join per prediction.
         self.model_names = dict(RegisteredModel.objects.filter(task=task).values_list("id", "name"))
+        self.red_team = cfg.is_red_team
+        self.keys = RECORD_KEYS + RED_TEAM_KEYS if self.red_team else RECORD_KEYS
+        self.cfg = cfg
 
     def record(self, example: Example) -> dict[str, Any]:
         """The record of one example (docs/export-format.md). Every key has one type in every row (no nulls except
@@ -179,11 +275,12 @@ class _Exporter:
                 "reason": v.reason,
                 "is_owner_verdict": v.is_owner_verdict,
                 "created_at": v.created_at.isoformat(),
+                **({"rubric_answers": v.rubric_answers or {}} if self.red_team else {}),
             }
             for v in example.validations.all()
         ]
         tags = [_text(t) for t in (example.tags if isinstance(example.tags, list) else [])]
-        return {
+        record = {
             "format_version": FORMAT_VERSION,
             "task": self.task.slug,
             # The data's licence travels with every row (ANLI is CC BY-NC 4.0: non-commercial only).
@@ -223,11 +320,17 @@ class _Exporter:
             "retracted_at": _time(example.retracted_at),
             "flagged_at": _time(example.flagged_at),
         }
+        if self.red_team:
+            # A conversation's target is its rubric answers, an item's the answer's index: one JSON text.
+            record["target"] = _json_text(example.target)
+            questions = [q["name"] for q in self.cfg.red_team.get("rubric", [])]
+            record.update(red_team_fields(example, context_message(self.cfg, context), questions))
+        return record
 
     def csv_header(self) -> list[str]:
         """The CSV columns: the JSONL keys, with ``context`` and ``inputs`` flattened per field."""
         header = []
-        for key in RECORD_KEYS:
+        for key in self.keys:
             if key == "context":
                 header += [f"context.{f}" for f in self.context_fields]
             elif key == "inputs":
@@ -240,7 +343,7 @@ class _Exporter:
         """One record as CSV cells: booleans ``true``/``false``, a non-string target as JSON, and every
         text defused for spreadsheets (``csv_cell``)."""
         cells = []
-        for key in RECORD_KEYS:
+        for key in self.keys:
             value = record[key]
             if key == "context":
                 cells += [csv_cell((value or {}).get(f, "")) for f in self.context_fields]
@@ -248,8 +351,10 @@ class _Exporter:
                 cells += [csv_cell(value[f]) for f in self.input_fields]
             elif isinstance(value, bool):
                 cells.append("true" if value else "false")
-            elif isinstance(value, int):
+            elif isinstance(value, (int, float)):
                 cells.append(str(value))
+            elif isinstance(value, list):
+                cells.append(csv_cell(_json_text(value)))
             else:
                 cells.append(csv_cell(_text(value)))
         return cells

@@ -94,7 +94,9 @@ def model_text(row: dict[str, Any], fields: list[str]) -> tuple[str, ...]:
     """What the target models read of a row: the values of the task's ``model_input_fields`` (e.g.
     ``("statement",)``, or ``("premise", "hypothesis")`` for NLI), from its context and inputs (an input
     wins a name clash, as ``Example.model_input_from``), as they are stored: no case folding, no
-    whitespace trimming."""
+    whitespace trimming. A red-teaming row's is its mode, messages, question and options."""
+    if row.get("mode"):  # a red-teaming row: the conversation, or the item, is what was written
+        return (row["mode"], json.dumps(row["messages"]), row["question"], json.dumps(row["options"]))
     values = {**(row["context"] or {}), **row["inputs"]}
     return tuple(values.get(field, "") for field in fields)
 
@@ -224,7 +226,9 @@ def dataset_card(release_info: dict[str, Any], task) -> str:
         "license": hub_licence_id(licence),
         "pretty_name": f"{task.name}, round {release_info['round']} (release v{release_info['version']})",
         "task_categories": (
-            "question-answering"
+            "text-generation"
+            if task.cfg.is_red_team
+            else "question-answering"
             if task.cfg.target_field.get("type") == "context_span"
             else "text-classification"
         ),
