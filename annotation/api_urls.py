@@ -6,10 +6,26 @@ Ids are ``str`` in the routes so that a malformed one gets the API's JSON 404.
 from django.urls import path
 
 from . import api
+from .red_team import api as red_team_api
 
 urlpatterns = [
     path("tasks/<str:slug>/examples/", api.ExampleListCreate.as_view(), name="api-example-list"),
     path("examples/<str:pk>/", api.ExampleDetail.as_view(), name="api-example-detail"),
     path("examples/<str:pk>/retract/", api.ExampleRetract.as_view(), name="api-example-retract"),
     path("examples/<str:pk>/flag/", api.ExampleFlag.as_view(), name="api-example-flag"),
+    path(
+        "tasks/<str:slug>/conversations/",
+        red_team_api.ConversationStart.as_view(),
+        name="api-conversation-start",
+    ),
+    path(
+        "conversations/<str:pk>/", red_team_api.ConversationDetail.as_view(), name="api-conversation-detail"
+    ),
+    path("conversations/<str:pk>/turns/", red_team_api.TurnCreate.as_view(), name="api-conversation-turns"),
+    path(
+        "conversations/<str:pk>/judgement/",
+        red_team_api.Judgement.as_view(),
+        name="api-conversation-judgement",
+    ),
+    path("tasks/<str:slug>/choice-items/", red_team_api.ChoiceItemCreate.as_view(), name="api-choice-items"),
 ]

@@ -178,9 +178,13 @@ class ExampleValidations(APIView):
         example = _verdict_example_or_404(request, pk)
         body = VerdictSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        data = dict(body.validated_data)
+        rubric = data.pop("rubric", None)
+        if not data["verdict"] and not (rubric is not None and services.is_rubric_example(example)):
+            raise exceptions.ValidationError({"verdict": ["Choose a verdict."]})
         try:
             outcome = services.submit_validation(
-                example=example, validator=request.user, **body.validated_data
+                example=example, validator=request.user, rubric_answers=rubric, **data
             )
         except services.VerdictError as exc:
             if exc.code == "invalid":

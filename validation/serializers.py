@@ -22,7 +22,10 @@ class ServedExampleSerializer(serializers.ModelSerializer):
     round = serializers.IntegerField(source="round.number", read_only=True)
     context = serializers.SerializerMethodField(help_text="The context's id and data, or null.")
     inputs = serializers.JSONField(read_only=True)
-    target = serializers.JSONField(read_only=True)
+    target = serializers.SerializerMethodField(
+        help_text="The author's intended target; null for a red-teaming conversation, whose validators "
+        "answer the rubric without seeing the author's answers (unanchored)."
+    )
     model_wrong = serializers.SerializerMethodField(
         help_text="Whether the model's answer differs from the intended one; null while the model's "
         "answer is withheld (model_answer_hidden), or when no model scored it."
@@ -51,6 +54,12 @@ class ServedExampleSerializer(serializers.ModelSerializer):
         if example.context_id is None:
             return None
         return {"id": example.context_id, "data": example.context.data}
+
+    @extend_schema_field({"nullable": True})
+    def get_target(self, example: Example):
+        if (example.metadata or {}).get("mode") == "conversation":
+            return None
+        return example.target
 
     def _hidden(self) -> bool:
         return bool(self.context.get("hide_model_answer"))
@@ -108,9 +117,21 @@ class NextValidationQuerySerializer(StrictQuerySerializer):
 class VerdictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     """The body of ``POST /api/examples/{id}/validations/``."""
 
-    verdict = serializers.ChoiceField(choices=Validation.Verdict.choices)
+    verdict = serializers.ChoiceField(
+        choices=Validation.Verdict.choices,
+        required=False,
+        default="",
+        help_text="Required, except for a red-teaming conversation answered with rubric (the answers give "
+        "the verdict; flagged still flags it).",
+    )
     corrected_label = TextField(required=False, default="", max_length=100)
     reason = TextField(required=False, default="")
+    rubric = serializers.DictField(
+        child=serializers.CharField(),
+        required=False,
+        help_text="A red-teaming conversation: the validator's answers to the task's rubric, {question: "
+        "answer}; they give the verdict: correct when they judge the output as its author did.",
+    )
     owner_mode = StrictBooleanField(
         required=False,
         default=False,

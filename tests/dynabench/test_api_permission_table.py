@@ -74,6 +74,9 @@ BODIES = {
     },
     "study_patch": {"is_open": False},
     "worker": {"listing": "allowed", "held": False},
+    "turn": {"prompt": "Hello 👋"},
+    "judgement": {"rubric": {"supported": "no", "helpful": "2"}, "categories": ["other"]},
+    "choice": {"question": "Where?", "answer": "Paris", "negatives": ["Lyon", "Nice"]},
 }
 
 
@@ -88,7 +91,27 @@ def _split(method, path, body, **by_role):
 
 
 EX = "/api/examples/{example}/"
+# Red-teaming (annotation/red_team/api.py): the world's tasks are classifier tasks, so every signed-in
+# contributor gets 404 (not a red-teaming task, no such conversation), before any body is read; the
+# red-teaming flows themselves are tests/annotation/test_red_team_api.py.
+RED_TEAM_ROWS = [
+    *_split("POST", "/api/tasks/hate-speech/conversations/", None, anonymous=401, blocked=403, default=404),
+    *_split("GET", "/api/conversations/{example}/", None, anonymous=401, blocked=403, default=404),
+    *_split("POST", "/api/conversations/{example}/turns/", "turn", anonymous=401, blocked=403, default=404),
+    *_split(
+        "POST",
+        "/api/conversations/{example}/judgement/",
+        "judgement",
+        anonymous=401,
+        blocked=403,
+        default=404,
+    ),
+    *_split(
+        "POST", "/api/tasks/hate-speech/choice-items/", "choice", anonymous=401, blocked=403, default=404
+    ),
+]
 ROWS: list[tuple[str, str, str, str | None, int]] = [
+    *RED_TEAM_ROWS,
     # tasks and rounds: public reads
     *_each(ROLES, "GET", "/api/tasks/", None, 200),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/", None, 200),

@@ -1,0 +1,340 @@
+"""The red-teaming API (docs/api.md, "Red-teaming"): everything the red-teaming pages do, for external
+tools. Thin: every write goes through ``conversations`` and ``choice_items``, the same services as the
+pages, so the rules (order, stored once, limits, the context check) are the same.
+
+* ``POST /api/tasks/{slug}/conversations/``: start a conversation (on ``context``);
+* ``GET /api/conversations/{id}/``: one of the caller's conversations, with its turns;
+* ``POST /api/conversations/{id}/turns/``: send a message; the answer as JSON, or streamed as
+  server-sent events with ``Accept: text/event-stream`` (``sse``);
+* ``POST /api/conversations/{id}/judgement/``: answer the rubric; the conversation becomes an example;
+* ``POST /api/tasks/{slug}/choice-items/``: write a multiple-choice item, scored by the target.
+"""
+
+from __future__ import annotations
+
+import json
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import exceptions, serializers, status
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.models import Conversation, Turn
+from annotation.serializers import ExampleSerializer
+from core.api.bodies import RejectUnknownFieldsMixin
+from core.api.lookups import positive_int_or_404
+from core.api.permissions import IsContributor
+from core.api.throttling import ExampleCreateThrottle
+from tasks import qualification
+from tasks.api import SLUG, NotQualifiedError
+from tasks.selectors import context_of_round, task_or_404
+
+from . import selectors
+from .choice_items import write_choice_item
+from .conversations import ConversationError, send_turn, start_conversation, submit_conversation
+from .sse import sse_response, turn_payload
+
+CONVERSATION_ID = OpenApiParameter(
+    "id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The conversation's id."
+)
+#: HTTP status of each refusal of the services (``ConversationError.code``).
+STATUS_OF_CODE = {
+    "not_found": 404,
+    "not_red_team": 404,
+    "bad_context": 400,
+    "invalid": 400,
+    "too_long": 400,
+    "blocked": 403,
+    "not_open": 409,
+    "max_turns": 409,
+    "busy": 409,
+    "round_closed": 409,
+    "no_target": 409,
+    "not_ready": 409,
+    "model_error": 502,
+}
+
+
+class EventStreamRenderer(BaseRenderer):
+    """Lets a client ask for ``text/event-stream``: the streamed answer is a ``StreamingHttpResponse`` of
+    its own, and a refusal is JSON whatever was asked (``TurnCreate.handle_exception``), so this renders
+    only what reaches it by mistake, as JSON text."""
+
+    media_type = "text/event-stream"
+    format = "sse"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        return json.dumps(data, ensure_ascii=False).encode()
+
+
+class Refused(exceptions.APIException):
+    """A refusal of the red-teaming services: ``code`` and the message, with the status of the code."""
+
+    def __init__(self, error: ConversationError):
+        self.status_code = STATUS_OF_CODE.get(error.code, 409)
+        super().__init__(detail=str(error), code=error.code)
+
+
+def _run(call):
+    """``call()``, its service refusals as API errors (``Refused``, ``NotQualifiedError``)."""
+    try:
+        return call()
+    except ConversationError as exc:
+        raise Refused(exc) from None
+    except qualification.NotQualified as exc:
+        raise NotQualifiedError(exc.code, exc.message, exc.url) from None
+
+
+class TurnSerializer(serializers.Serializer):
+    """A turn as stored (``sse.turn_payload``): the message, the answer, its status and its record."""
+
+    index = serializers.IntegerField()
+    prompt = serializers.CharField()
+    answer = serializers.CharField(allow_blank=True)
+    status = serializers.ChoiceField(choices=Turn.Status.choices)
+    finish_reason = serializers.CharField(allow_null=True)
+    error = serializers.CharField(allow_blank=True)
+    generation = serializers.JSONField(
+        help_text="What produced the answer: model, decoding, tokens, first_token_ms, latency_ms, cost..."
+    )
+
+
+class ConversationSerializer(serializers.ModelSerializer):
+    """One of the caller's conversations with the round's target."""
+
+    round = serializers.IntegerField(source="round.number", read_only=True)
+    context = serializers.IntegerField(source="context_id", allow_null=True, read_only=True)
+    model = serializers.CharField(source="model.name", read_only=True)
+    max_turns = serializers.SerializerMethodField()
+    example = serializers.IntegerField(source="example_id", allow_null=True, read_only=True)
+    turns = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Conversation
+        fields = ["id", "round", "context", "model", "status", "max_turns", "example", "turns"]
+        read_only_fields = fields
+
+    def get_max_turns(self, conversation: Conversation) -> int:
+        return conversation.round.task.cfg.max_turns
+
+    @extend_schema_field(TurnSerializer(many=True))
+    def get_turns(self, conversation: Conversation) -> list[dict]:
+        return [turn_payload(t) for t in conversation.turns.all()]
+
+
+class StartSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    context = serializers.IntegerField(
+        required=False, allow_null=True, min_value=1, help_text="A context of the current round (its id)."
+    )
+
+
+class TurnBodySerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    prompt = serializers.CharField(trim_whitespace=False, allow_blank=True, help_text="The message.")
+    client_token = serializers.UUIDField(
+        required=False, allow_null=True, help_text="Resent with the same token, the stored turn comes back."
+    )
+
+
+class JudgementSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    rubric = serializers.DictField(child=serializers.CharField(), help_text="{question name: answer}")
+    categories = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+
+
+class ChoiceItemSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    context = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    question = serializers.CharField(trim_whitespace=False)
+    answer = serializers.CharField(trim_whitespace=False, help_text="The correct answer.")
+    negatives = serializers.ListField(
+        child=serializers.CharField(trim_whitespace=False, allow_blank=True),
+        help_text="Wrong answers that look right (hard negatives).",
+    )
+    client_token = serializers.UUIDField(required=False, allow_null=True)
+
+
+class ChoiceResultSerializer(serializers.Serializer):
+    example = serializers.IntegerField()
+    options = serializers.ListField(child=serializers.CharField())
+    answer = serializers.IntegerField(help_text="The correct option's index in options.")
+    picked = serializers.IntegerField(help_text="The option the target picked.")
+    model_wrong = serializers.BooleanField()
+
+
+def _red_team_round(slug: str):
+    task = task_or_404(slug)
+    if not task.cfg.is_red_team:
+        raise exceptions.NotFound("Not a red-teaming task.")
+    if task.open_round is None:
+        raise Refused(ConversationError("This task is not collecting examples right now.", "round_closed"))
+    return task.current_round
+
+
+def _context(round_, context_id):
+    if context_id is None:
+        return None
+    context = context_of_round(round_, context_id)
+    if context is None:
+        raise Refused(ConversationError("That context is not one of the current round's.", "bad_context"))
+    return context
+
+
+def _own(request, pk) -> Conversation:
+    conversation = selectors.own_conversation(request.user, positive_int_or_404(pk, what="conversation"))
+    if conversation is None:
+        raise exceptions.NotFound("No such conversation.")
+    return conversation
+
+
+@extend_schema(parameters=[SLUG])
+class ConversationStart(APIView):
+    """Start a conversation with the current round's target, on ``context`` where the task has contexts
+    (the caller's other open conversation in the round is abandoned). 404 for a task that is not a
+    red-teaming task; 409 when the round is closed or has no ready target."""
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(request=StartSerializer, responses={201: ConversationSerializer})
+    def post(self, request, slug):
+        round_ = _red_team_round(slug)
+        body = StartSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        context = _context(round_, body.validated_data.get("context"))
+        conversation = _run(
+            lambda: start_conversation(round_=round_, annotator=request.user, context=context)
+        )
+        return Response(ConversationSerializer(conversation).data, status=status.HTTP_201_CREATED)
+
+
+class ConversationDetail(APIView):
+    """One of the caller's conversations with its turns; another user's is a 404, as a missing one."""
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(parameters=[CONVERSATION_ID], responses={200: ConversationSerializer})
+    def get(self, request, pk):
+        return Response(ConversationSerializer(_own(request, pk)).data)
+
+
+class TurnCreate(APIView):
+    """Send a message to the conversation. The answer comes as JSON once whole (201; 200 for a message
+    resent with its ``client_token``, with the stored turn), or, with ``Accept: text/event-stream``, as
+    server-sent events: ``turn``, ``queued`` while the model answers others, ``token`` per piece, ``done``
+    with the stored turn (docs/api.md). 400 for a refused text or a conversation over the model's
+    context (with the counts), 409 for a full, closed or busy conversation."""
+
+    permission_classes = [IsContributor]
+    renderer_classes = [JSONRenderer, EventStreamRenderer]
+
+    def get_throttles(self):
+        return [ExampleCreateThrottle()]
+
+    def handle_exception(self, exc):
+        # A refusal is JSON with its status, also to a client that asked for a stream: no stream began.
+        self.request.accepted_renderer, self.request.accepted_media_type = JSONRenderer(), "application/json"
+        return super().handle_exception(exc)
+
+    @extend_schema(
+        parameters=[CONVERSATION_ID],
+        request=TurnBodySerializer,
+        responses={
+            (201, "application/json"): OpenApiResponse(TurnSerializer, description="The answer, whole."),
+            (201, "text/event-stream"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description="The answer streamed: events turn, queued, token, done (docs/api.md).",
+            ),
+            (200, "application/json"): OpenApiResponse(
+                TurnSerializer, description="A resent message: the stored turn."
+            ),
+        },
+    )
+    def post(self, request, pk):
+        conversation = _own(request, pk)
+        body = TurnBodySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        token = body.validated_data.get("client_token")
+        resent = token is not None and conversation.turns.filter(client_token=token).exists()
+        stream = _run(
+            lambda: send_turn(
+                conversation=conversation,
+                annotator=request.user,
+                prompt=body.validated_data["prompt"],
+                client_token=token,
+            )
+        )
+        if "text/event-stream" in request.headers.get("Accept", ""):
+            return sse_response(stream)
+        turn = stream.drain()
+        code = status.HTTP_200_OK if resent else status.HTTP_201_CREATED
+        return Response(TurnSerializer(turn_payload(turn)).data, status=code)
+
+
+class Judgement(APIView):
+    """Answer the task's rubric for the conversation's answers and tag the failure's categories; the
+    conversation becomes an example of its round (201). Sent again, the same example (200)."""
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(
+        parameters=[CONVERSATION_ID],
+        request=JudgementSerializer,
+        responses={201: ExampleSerializer, 200: ExampleSerializer},
+    )
+    def post(self, request, pk):
+        conversation = _own(request, pk)
+        before = conversation.example_id
+        body = JudgementSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        example = _run(
+            lambda: submit_conversation(
+                conversation=conversation,
+                annotator=request.user,
+                rubric_answers=body.validated_data["rubric"],
+                categories=body.validated_data["categories"],
+            )
+        )
+        code = status.HTTP_200_OK if before == example.pk else status.HTTP_201_CREATED
+        return Response(ExampleSerializer(example, context={"request": request}).data, status=code)
+
+
+@extend_schema(parameters=[SLUG])
+class ChoiceItemCreate(APIView):
+    """Write a multiple-choice item on a context of the current round: the question, its correct answer
+    and hard negatives. The target picks an option on the server (201; 200 for a ``client_token``
+    already used, with the stored item)."""
+
+    permission_classes = [IsContributor]
+
+    def get_throttles(self):
+        return [ExampleCreateThrottle()]
+
+    @extend_schema(
+        request=ChoiceItemSerializer, responses={201: ChoiceResultSerializer, 200: ChoiceResultSerializer}
+    )
+    def post(self, request, slug):
+        round_ = _red_team_round(slug)
+        body = ChoiceItemSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        context = _context(round_, data.get("context"))
+        example, created = _run(
+            lambda: write_choice_item(
+                round_=round_,
+                annotator=request.user,
+                context=context,
+                question=data["question"],
+                answer=data["answer"],
+                negatives=data["negatives"],
+                client_token=data.get("client_token"),
+            )
+        )
+        result = {
+            "example": example.pk,
+            "options": example.inputs.get("options", []),
+            "answer": example.target.get("answer"),
+            "picked": (example.metadata or {}).get("picked"),
+            "model_wrong": bool(example.model_wrong),
+        }
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(ChoiceResultSerializer(result).data, status=code)

@@ -1,0 +1,171 @@
+"""The red-teaming API against the real SmolLM2: a conversation started, three turns as JSON and one
+streamed, the fourth refused, the judgement stored once, a multiple-choice item, and validators' rubric
+answers settling the conversation at quorum."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from annotation.models import Example, Turn
+from tests.factories.accounts import UserFactory
+from tests.factories.red_team import make_passage, make_red_team_round
+from tests.factories.validation import serve
+from tests.helpers.api import client_for
+
+
+@pytest.fixture
+def red_round(db, smollm2_dir):
+    round_ = make_red_team_round(smollm2_dir)
+    round_.task.validation_quorum = 2
+    round_.task.save(update_fields=["validation_quorum"])
+    return round_
+
+
+@pytest.fixture
+def api(annotator):
+    return client_for(annotator)
+
+
+def _start(api, red_round):
+    context = make_passage(red_round)
+    response = api.post("/api/tasks/red-team/conversations/", {"context": context.pk}, format="json")
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def _events(response) -> list[tuple[str, dict]]:
+    body = b"".join(response.streaming_content).decode()
+    events = []
+    for block in body.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.split("\n"))
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def test_a_conversation_through_the_api(api, red_round, annotator):
+    started = _start(api, red_round)
+    assert (started["status"], started["max_turns"], started["turns"], started["model"]) == (
+        "open",
+        3,
+        [],
+        "smollm2",
+    )
+    turns_url = f"/api/conversations/{started['id']}/turns/"
+    token = str(uuid.uuid4())
+    first = api.post(
+        turns_url, {"prompt": "How long is the Amazon? 🌊", "client_token": token}, format="json"
+    )
+    assert first.status_code == 201
+    stored = Turn.objects.get()
+    assert first.json()["answer"] == stored.answer and first.json()["status"] == "answered"
+    assert first.json()["generation"]["output_tokens"] == stored.generation["output_tokens"] > 0
+    again = api.post(
+        turns_url, {"prompt": "How long is the Amazon? 🌊", "client_token": token}, format="json"
+    )
+    assert (again.status_code, again.json()["index"], Turn.objects.count()) == (200, 0, 1)
+    streamed = api.post(
+        turns_url, {"prompt": "Which country?"}, format="json", HTTP_ACCEPT="text/event-stream"
+    )
+    assert streamed["Content-Type"].startswith("text/event-stream")
+    events = _events(streamed)
+    assert events[0] == ("turn", {"turn": 1, "conversation": started["id"]}) and events[-1][0] == "done"
+    second = Turn.objects.get(index=1)
+    assert (
+        "".join(d["text"] for name, d in events if name == "token")
+        == second.answer
+        == events[-1][1]["answer"]
+    )
+    assert api.post(turns_url, {"prompt": "Sure?"}, format="json").status_code == 201
+    refused = api.post(turns_url, {"prompt": "Four?"}, format="json")
+    assert refused.status_code == 409
+    assert (
+        refused.json()["detail"]
+        == "This conversation has its 3 messages; answer the rubric or start a new one."
+    )
+    detail = api.get(f"/api/conversations/{started['id']}/").json()
+    assert [t["index"] for t in detail["turns"]] == [0, 1, 2]
+
+    judgement_url = f"/api/conversations/{started['id']}/judgement/"
+    bad = api.post(judgement_url, {"rubric": {"supported": "no", "helpful": "2"}}, format="json")
+    assert (bad.status_code, bad.json()["detail"]) == (400, "Tag the failure with at least one category.")
+    body = {"rubric": {"supported": "no", "helpful": "2"}, "categories": ["fabrication"]}
+    judged = api.post(judgement_url, body, format="json")
+    assert judged.status_code == 201
+    example = Example.objects.get()
+    assert (
+        judged.json()["id"] == example.pk and example.model_wrong is True and example.tags == ["fabrication"]
+    )
+    assert api.post(judgement_url, body, format="json").status_code == 200
+    assert Example.objects.count() == 1
+
+
+def test_refusals_keep_nothing(api, red_round, validator):
+    started = _start(api, red_round)
+    turns_url = f"/api/conversations/{started['id']}/turns/"
+    too_long = api.post(turns_url, {"prompt": "x" * 10_000}, format="json")
+    assert too_long.status_code == 400
+    assert too_long.json()["detail"] == "Your message is too long: 10,000 characters, at most 4,000 allowed."
+    surrogate = api.post(turns_url, data='{"prompt": "bad \\ud800"}', content_type="application/json")
+    assert surrogate.status_code == 400
+    stranger = client_for(validator)
+    assert stranger.post(turns_url, {"prompt": "Mine?"}, format="json").status_code == 404
+    assert stranger.get(f"/api/conversations/{started['id']}/").status_code == 404
+    assert not Turn.objects.exists()
+    streamed_refusal = api.post(turns_url, {"prompt": ""}, format="json", HTTP_ACCEPT="text/event-stream")
+    assert streamed_refusal.status_code == 400  # no stream began: the refusal is JSON
+    assert streamed_refusal["Content-Type"] == "application/json"
+    assert streamed_refusal.json()["detail"].startswith("Your message has no visible character")
+
+
+def test_a_multiple_choice_item_through_the_api(api, red_round):
+    context = make_passage(red_round)
+    body = {
+        "context": context.pk,
+        "question": "How long is the Amazon?",
+        "answer": "About 6,400 km",
+        "negatives": ["About 7,000 km", "About 4,000 miles"],
+        "client_token": str(uuid.uuid4()),
+    }
+    created = api.post("/api/tasks/red-team/choice-items/", body, format="json")
+    assert created.status_code == 201
+    result = created.json()
+    example = Example.objects.get()
+    assert result["options"][result["answer"]] == "About 6,400 km"
+    assert (result["example"], result["picked"], result["model_wrong"]) == (
+        example.pk,
+        example.metadata["picked"],
+        example.metadata["picked"] != result["answer"],
+    )
+    assert api.post("/api/tasks/red-team/choice-items/", body, format="json").status_code == 200
+    one = api.post(
+        "/api/tasks/red-team/choice-items/", {**body, "client_token": None, "negatives": ["x"]}, format="json"
+    )
+    assert one.status_code == 400 and "at least 2 wrong answers" in one.json()["detail"]
+
+
+def test_validators_rubric_answers_settle_it_and_never_see_the_authors(api, red_round, annotator):
+    started = _start(api, red_round)
+    api.post(f"/api/conversations/{started['id']}/turns/", {"prompt": "How long?"}, format="json")
+    api.post(
+        f"/api/conversations/{started['id']}/judgement/",
+        {"rubric": {"supported": "no", "helpful": "2"}, "categories": ["fabrication"]},
+        format="json",
+    )
+    example = Example.objects.get()
+    judges = [UserFactory(username=f"judge{i}") for i in range(2)]
+    served = client_for(judges[0]).get("/api/tasks/red-team/validations/next/").json()["example"]
+    assert served["id"] == example.pk and served["target"] is None
+    assert served["inputs"]["messages"][0]["content"] == "How long?"
+    for judge in judges:
+        serve(example, judge)
+        response = client_for(judge).post(
+            f"/api/examples/{example.pk}/validations/",
+            {"rubric": {"supported": "no", "helpful": "4"}},
+            format="json",
+        )
+        assert response.status_code == 201 and response.json()["verdict"] == "correct"
+    example.refresh_from_db()
+    assert example.status == "validated_correct"
