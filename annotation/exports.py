@@ -22,8 +22,8 @@ from typing import IO, Any
 from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 
+from annotation.chat_format import context_message
 from annotation.models import Example, Prediction
-from annotation.red_team.conversations import context_message
 from annotation.selectors import validations_in_order
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task

@@ -23,7 +23,13 @@ from pathlib import Path
 
 from django.conf import settings as django_settings
 
-from models_registry.endpoints.chat import RemoteChat, RemoteChatStream, read_api_key, stream_remote
+from models_registry.endpoints.chat import (
+    RemoteChat,
+    RemoteChatStream,
+    choose_remote,
+    read_api_key,
+    stream_remote,
+)
 from models_registry.models import RegisteredModel
 from models_registry.runtime.generative import (
     ChatStream,
@@ -179,7 +185,7 @@ def choose(model: RegisteredModel, messages: list[dict], options: list[str]) -> 
     if not model.task.cfg.is_red_team:
         raise InferenceError(f"{model.name} is not a generative model")
     if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
-        raise InferenceError("multiple choice on a remote model is not supported yet")
+        return choose_remote(remote_chat_of(model), messages, options)
     messages = with_system_prompt(model, messages)
     return get_chat_model(model.path, name=model.name).choose(messages, options)
 

@@ -23,6 +23,7 @@ import uuid
 from django.db import IntegrityError, transaction
 
 from annotation import signals
+from annotation.chat_format import context_message
 from annotation.models import Example, Prediction
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
@@ -31,7 +32,7 @@ from models_registry.runtime.model_files import InferenceError
 from tasks import qualification
 from tasks.models import Context, Round
 
-from .conversations import ConversationError, context_message, round_target
+from .conversations import ConversationError, round_target
 
 #: The longest question and option, in characters.
 MAX_QUESTION = 2000
@@ -161,6 +162,7 @@ def write_choice_item(
                     "mode": MODE,
                     "model": model.name,
                     "picked": scores.picked,
+                    "method": scores.method,
                     "picked_unnormalised": scores.picked_unnormalised,
                     "log_likelihoods": list(scores.log_likelihoods),
                     "normalised": list(scores.normalised),

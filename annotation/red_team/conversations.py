@@ -33,6 +33,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from annotation import signals
+from annotation.chat_format import context_message
 from annotation.models import Conversation, Example, Turn
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
@@ -100,20 +101,6 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
             round=round_, annotator=annotator, status=Conversation.Status.OPEN
         ).update(status=Conversation.Status.ABANDONED)
         return Conversation.objects.create(round=round_, annotator=annotator, model=model, context=context)
-
-
-def context_message(cfg, context: Context | None) -> dict | None:
-    """The system message that gives a model ``context``: each context field on its own paragraph,
-    named by its label ("Passage: ..."); None without a context or with all its fields empty."""
-    if context is None:
-        return None
-    data = context.data
-    lines = [
-        f"{field.get('label', field['name'])}: {data[field['name']]}"
-        for field in cfg.context_fields
-        if data.get(field["name"])
-    ]
-    return {"role": "system", "content": "\n\n".join(lines)} if lines else None
 
 
 def abandon_conversation(*, conversation: Conversation, annotator) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 import time
 from collections.abc import Iterator, Sequence
@@ -31,7 +32,13 @@ import httpx2
 import openai
 
 from models_registry.endpoints.addresses import EndpointAddressRefused, check_endpoint_url, connect_checked
-from models_registry.runtime.generative import AnswerStream, Decoding, Generation, check_messages
+from models_registry.runtime.generative import (
+    AnswerStream,
+    ChoiceScores,
+    Decoding,
+    Generation,
+    check_messages,
+)
 from models_registry.runtime.model_files import InferenceError
 
 logger = logging.getLogger(__name__)
@@ -160,6 +167,17 @@ def _explain(exc: Exception) -> InferenceError:
     return InferenceError(f"the chat server's answer could not be read ({type(exc).__name__})")
 
 
+def _with_system_prompt(remote: RemoteChat, messages: list[dict]) -> list[dict]:
+    """``messages`` with the model's system prompt first: as the system message, or before the
+    conversation's own system message (a red-teaming passage), separated by a blank line."""
+    if not remote.system_prompt or not messages:
+        return list(messages)
+    if messages[0]["role"] != "system":
+        return [{"role": "system", "content": remote.system_prompt}, *messages]
+    first = {"role": "system", "content": f"{remote.system_prompt}\n\n{messages[0]['content']}"}
+    return [first, *messages[1:]]
+
+
 class RemoteChatStream(AnswerStream):
     """The pieces of a remote answer as they arrive; ``generation`` once ended (same contract as
     ``runtime.generative.ChatStream``).
@@ -175,12 +193,7 @@ class RemoteChatStream(AnswerStream):
 
     def _request(self) -> dict:
         remote, decoding = self.remote, self.remote.decoding
-        messages = self.messages
-        if remote.system_prompt and messages[0]["role"] != "system":
-            messages = [{"role": "system", "content": remote.system_prompt}, *messages]
-        elif remote.system_prompt:  # a red-teaming context: the model's prompt first, then the passage
-            first = {"role": "system", "content": f"{remote.system_prompt}\n\n{messages[0]['content']}"}
-            messages = [first, *messages[1:]]
+        messages = _with_system_prompt(remote, self.messages)
         request = {
             "model": remote.model,
             "messages": messages,
@@ -268,3 +281,92 @@ def stream_remote(remote: RemoteChat, messages: Sequence[dict]) -> RemoteChatStr
 def generate_remote(remote: RemoteChat, messages: Sequence[dict]) -> Generation:
     """The whole remote answer at once; same errors as ``stream_remote``."""
     return stream_remote(remote, messages).drain()
+
+
+LETTERS = "ABCDEFGHIJ"
+
+
+def _lettered(messages: Sequence[dict], options: Sequence[str]) -> list[dict]:
+    """The question's last user message with the options lettered under it and the instruction to
+    answer with the letter only."""
+    lines = "\n".join(f"{LETTERS[i]}. {option}" for i, option in enumerate(options))
+    letters = ", ".join(LETTERS[: len(options)])
+    last = messages[-1]
+    content = f"{last['content']}\n\n{lines}\n\nAnswer with the letter of the right option only ({letters})."
+    return [*messages[:-1], {"role": last["role"], "content": content}]
+
+
+def _letter_of(text: str, letters: str) -> int | None:
+    """The index of the first option letter ``text`` stands for ("B", " b", "B.", "(B)"), or None."""
+    token = text.strip().strip("().:*").upper()
+    return letters.index(token) if len(token) == 1 and token in letters else None
+
+
+def choose_remote(remote: RemoteChat, messages: Sequence[dict], options: Sequence[str]):
+    """Which of ``options`` the remote model picks as its answer to ``messages``: the options are
+    lettered (A, B, ...) under the last message, and the model answers one letter (greedy, at most 2
+    tokens). With the server's log-probabilities (``logprobs``, ``top_logprobs`` 20), the pick is the
+    letter with the highest log-probability among the first token's alternatives, and each option's
+    score is its letter's log-probability (``-inf`` when not among them); a server that refuses
+    ``logprobs`` (HTTP 400) is asked again without, and the pick is the letter of its answer (scores all
+    ``-inf`` but the pick's 0).
+
+    Returns:
+        ``runtime.generative.ChoiceScores`` with ``method`` ``letter_logprobs`` or ``letter``.
+
+    Raises:
+        InferenceError: fewer than two or more than 10 options, the server failing (as ``stream_remote``),
+            or an answer that names no option's letter.
+    """
+    if not 2 <= len(options) <= len(LETTERS):
+        raise InferenceError(f"multiple choice takes 2 to {len(LETTERS)} options")
+    letters = LETTERS[: len(options)]
+    client = _client(remote)
+    request = {
+        "model": remote.model,
+        "messages": _with_system_prompt(remote, _lettered(check_messages(messages), options)),
+        "temperature": 0.0,
+        "max_tokens": 2,
+        "logprobs": True,
+        "top_logprobs": 20,
+    }
+    try:
+        try:
+            response = client.chat.completions.create(**request)
+        except openai.BadRequestError:  # a server without log-probabilities: the letter alone
+            request.pop("logprobs"), request.pop("top_logprobs")
+            response = client.chat.completions.create(**request)
+        choice = response.choices[0]
+        text = choice.message.content or ""
+        alternatives = []
+        content = getattr(getattr(choice, "logprobs", None), "content", None) or []
+        if content:
+            alternatives = [(t.token, t.logprob) for t in (content[0].top_logprobs or [])] or [
+                (content[0].token, content[0].logprob)
+            ]
+    except openai.OpenAIError as exc:
+        raise _explain(exc) from None
+    except (AttributeError, IndexError, TypeError) as exc:
+        raise InferenceError(f"the chat server's answer could not be read ({type(exc).__name__})") from None
+    scores = [float("-inf")] * len(options)
+    for token, logprob in alternatives:
+        index = _letter_of(token or "", letters)
+        if index is not None and logprob is not None and logprob > scores[index]:
+            scores[index] = float(logprob)
+    if any(score > float("-inf") for score in scores):
+        picked, method = max(range(len(options)), key=lambda i: scores[i]), "letter_logprobs"
+    else:
+        picked = _letter_of(text[:3], letters)
+        if picked is None:
+            found = re.search(rf"\b([{letters}])\b", text.upper())
+            picked = letters.index(found.group(1)) if found else None
+        if picked is None:
+            raise InferenceError(f"the model named no option's letter ({letters}) in its answer")
+        scores[picked], method = 0.0, "letter"
+    return ChoiceScores(
+        log_likelihoods=tuple(scores),
+        normalised=tuple(scores),
+        picked=picked,
+        picked_unnormalised=picked,
+        method=method,
+    )

@@ -520,6 +520,9 @@ class ChoiceScores:
     normalised: tuple[float, ...]
     picked: int
     picked_unnormalised: int = 0
+    #: How the pick was made: ``likelihood`` (a local model, above), ``letter_logprobs`` or ``letter``
+    #: (a remote model answering the option's letter: ``endpoints.chat.choose_remote``).
+    method: str = "likelihood"
 
 
 def _option_scores(model: LocalChatModel, messages: Sequence[dict], options: Sequence[str]) -> ChoiceScores:

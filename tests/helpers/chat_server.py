@@ -11,7 +11,12 @@ misbehaviour instead, for the fault tests:
 * ``fault-garbage``: two pieces of the answer, then a line that is not JSON;
 * ``fault-cut``: two pieces, then the connection closes with no finish reason and no ``[DONE]``;
 * ``fault-endless``: a piece every 50 ms, forever (until the client goes);
-* ``fault-hang``: reads the request and never answers (until ``stop``).
+* ``fault-hang``: reads the request and never answers (until ``stop``);
+* ``fault-nologprobs``: a 400 for a request that asks for ``logprobs``, else the real answer;
+* ``fault-noletter``: answers "I am not sure." (multiple choice with no option's letter).
+
+A request with ``logprobs`` (not streamed) gets the real log-probabilities of the first answer token's
+``top_logprobs`` likeliest tokens, from SmolLM2's logits after the chat prompt.
 
 ``server.requests`` keeps every request body (JSON) and ``server.headers`` the Authorization headers
 seen, so a test can check what was sent.
@@ -97,6 +102,10 @@ class ChatServer:
                 if name == "fault-429" and server._failed < server.fail_first:
                     server._failed += 1
                     return self._json(429, {"error": {"message": "slow down"}}, {"retry-after-ms": "10"})
+                if name == "fault-nologprobs" and request.get("logprobs"):
+                    return self._json(400, {"error": {"message": "logprobs are not supported"}})
+                if name == "fault-noletter":
+                    return self._reply(request, "I am not sure.", None)
                 if name == "fault-hang":
                     server._stop.wait(30)
                     return None
@@ -113,8 +122,35 @@ class ChatServer:
                     seed=request.get("seed"),
                 )
 
+            def _first_token_logprobs(self, request) -> dict:
+                """The OpenAI ``logprobs`` of the first answer token: its ``top_logprobs`` likeliest."""
+                import torch
+
+                chat = server.model
+                inputs = chat.encode(request["messages"])
+                with torch.inference_mode():
+                    logits = chat.model(**inputs).logits[0, -1].float()
+                logprobs = torch.log_softmax(logits, dim=-1)
+                top = torch.topk(logprobs, int(request.get("top_logprobs") or 1))
+                alternatives = [
+                    {"token": chat.tokenizer.decode([int(i)]), "logprob": float(v), "bytes": None}
+                    for v, i in zip(top.values, top.indices, strict=True)
+                ]
+                return {"content": [{**alternatives[0], "top_logprobs": alternatives}]}
+
+            def _reply(self, request, text, logprobs):
+                self._json(200, {
+                    "id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
+                    "model": request["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop", "logprobs": logprobs,
+                                 "message": {"role": "assistant", "content": text}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
+                })  # fmt: skip
+
             def _whole(self, request):
                 generation = server.model.generate(request["messages"], self._decoding(request))
+                if request.get("logprobs"):
+                    return self._reply(request, generation.text, self._first_token_logprobs(request))
                 self._json(200, {
                     "id": "chatcmpl-1", "object": "chat.completion", "created": int(time.time()),
                     "model": request["model"],

@@ -130,3 +130,38 @@ def test_a_remote_target_answers_through_the_red_teaming_page(
         "role": "system",
         "content": "Passage: Paris is the capital of France.",
     }
+
+
+def test_a_remote_target_answers_a_multiple_choice_item_by_letter(
+    client, annotator, red_task, server, monkeypatch
+):
+    from annotation.models import Example
+
+    monkeypatch.setenv("RED_TEAM_TEST_KEY", KEY)
+    model = RegisteredModel.objects.create(
+        task=red_task,
+        name="remote-smol",
+        source="chat_endpoint",
+        endpoint_url=server.base_url,
+        chat_model_name="smollm2",
+        api_key_env="RED_TEAM_TEST_KEY",
+        status="ready",
+    )
+    RoundTarget.objects.create(round=red_task.current_round, model=model)
+    client.force_login(annotator)
+    context = red_task.contexts.get()
+    client.post(
+        "/tasks/red-team/red-team/choice/",
+        {
+            "client_token": str(uuid.uuid4()),
+            "context": context.pk,
+            "question": "What is the capital of France?",
+            "answer": "Paris",
+            "negative": ["Lyon", "Nice"],
+        },
+    )
+    item = Example.objects.get()
+    asked = server.requests[-1]
+    assert asked["logprobs"] is True and "A. " in asked["messages"][-1]["content"]
+    assert item.metadata["picked"] in (0, 1, 2)
+    assert item.model_wrong is (item.metadata["picked"] != item.target["answer"])
