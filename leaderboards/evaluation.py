@@ -89,6 +89,7 @@ from models_registry.models import RegisteredModel
 from models_registry.runtime import onnx_graph, vector_cache
 from models_registry.runtime.classifier import InferenceError, get_classifier, texts_for_inputs
 
+from .generative_eval import NotMultipleChoice, evaluate_generative_on_dataset
 from .models import Dataset
 from .perturbations import KINDS
 from .services import ensure_perturbed_dataset
@@ -401,6 +402,12 @@ def evaluate_model_on_dataset(
         raise EvaluationError(f"model {model.name} and dataset {dataset.slug} belong to different tasks")
     task = dataset.task
     cfg = task.cfg
+    if cfg.is_red_team:  # a generative model on multiple-choice items (generative_eval.py)
+        try:
+            perf, metrics, per_tag = evaluate_generative_on_dataset(model, dataset, progress=progress)
+        except NotMultipleChoice as exc:
+            raise EvaluationError(str(exc)) from None
+        return Evaluation(perf=perf, metrics=metrics, per_tag=per_tag)
     try:
         perf_of = perf_function(cfg.perf_metric, cfg.labels)
     except ValueError as exc:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from annotation.models import Example
+from annotation.red_team.choice_items import choice_messages
 from tasks.models import Round
 
 from .models import Dataset, DatasetItem
@@ -101,6 +102,17 @@ def _ensure_round_dataset(round_: Round, split: str) -> Dataset:
     return dataset
 
 
+def choice_inputs(example: Example, round_: Round) -> dict:
+    """A multiple-choice item as a dataset item's inputs: ``{"messages": [...], "options": [...]}``, the
+    passage and the question as the target read them (``choice_items.choice_messages``) and the options
+    in the order shown."""
+    question = example.inputs.get("question", "")
+    return {
+        "messages": choice_messages(example.context, question, round_),
+        "options": list(example.inputs.get("options", [])),
+    }
+
+
 def build_round_datasets(round_: Round, *, progress: Progress | None = None) -> RoundDatasets:
     """Create or extend the round's train / dev / test datasets from its settled examples.
 
@@ -127,16 +139,30 @@ def build_round_datasets(round_: Round, *, progress: Progress | None = None) -> 
                 dataset__in=list(existing.values()), example__isnull=False
             ).values_list("example_id", flat=True)
         )
+        red_team = round_.task.cfg.is_red_team
         examples = (
             Example.objects.filter(round=round_, status=Example.Status.VALIDATED_CORRECT, is_retracted=False)
+            # A red-teaming round's machine-scorable items are its multiple-choice items (not its
+            # conversations, whose judgement is a person's): all of them score (the test split).
+            .filter(**({"metadata__mode": "multiple_choice"} if red_team else {}))
             .exclude(pk__in=present)
             .order_by("pk")
             .select_related("context")
-            .only("pk", "inputs", "target", "tags", "split", "source", "external_id", "context__data")
+            .only(
+                "pk",
+                "inputs",
+                "target",
+                "tags",
+                "split",
+                "source",
+                "external_id",
+                "metadata",
+                "context__data",
+            )
         )
         by_split: dict[str, list[Example]] = {s: [] for s in SPLITS}
         for example in examples.iterator(chunk_size=BATCH_SIZE):
-            by_split[split_of(example)].append(example)
+            by_split["test" if red_team else split_of(example)].append(example)
         for split in SPLITS:
             report.added[split] = len(by_split[split])
             if split not in existing and not by_split[split]:
@@ -150,8 +176,8 @@ def build_round_datasets(round_: Round, *, progress: Progress | None = None) -> 
                         example=example,
                         external_id=f"example-{example.pk}",
                         # The model input: the context's fields (an NLI premise) with the example's.
-                        inputs=example.model_input,
-                        target=example.target,
+                        inputs=choice_inputs(example, round_) if red_team else example.model_input,
+                        target=example.target.get("answer") if red_team else example.target,
                         tags=list(example.tags or []),
                         metadata={
                             "round": round_.number,

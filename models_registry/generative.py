@@ -190,6 +190,20 @@ def choose(model: RegisteredModel, messages: list[dict], options: list[str]) -> 
     return get_chat_model(model.path, name=model.name).choose(messages, options)
 
 
+def local_weights_gib(model: RegisteredModel) -> float | None:
+    """A local generative model's weights in GiB (the bytes of its parameters and buffers, as loaded:
+    float32 after a GGUF's conversion); None for a remote model, whose memory is not measured here.
+
+    Raises:
+        InferenceError: the model cannot be loaded.
+    """
+    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+        return None
+    torch_model = get_chat_model(model.path, name=model.name).model
+    tensors = [*torch_model.parameters(), *torch_model.buffers()]
+    return sum(t.numel() * t.element_size() for t in tensors) / 2**30
+
+
 def _red_team_task(task: Task) -> None:
     if not task.cfg.is_red_team:
         raise ModelRegistryError(f"task {task.slug} is not a red-teaming task; its models are classifiers")
