@@ -158,7 +158,9 @@ class MyValidation(APIView):
 
 class ExampleValidations(APIView):
     """Record the caller's verdict (``correct``, ``incorrect``, ``flagged``; optional ``corrected_label``
-    with ``incorrect``, and ``reason``) on an example of an active task; the task's quorum of matching
+    with ``incorrect``, and ``reason``) on an example of an active task, or, on a red-teaming
+    conversation, the caller's ``rubric`` answers, which give the verdict (``services.rubric_verdict``;
+    ``flagged`` takes none; ``rubric`` on any other example is a 400); the task's quorum of matching
     verdicts settles it, or one verdict with ``owner_mode`` from a task owner. A verdict without
     ``owner_mode`` counts only on an example served to the caller (``GET .../validations/next/``: its
     claim, live or run out less than ``DYNABENCH_VALIDATION_GRACE_SECONDS`` ago and not served to
@@ -180,7 +182,11 @@ class ExampleValidations(APIView):
         body.is_valid(raise_exception=True)
         data = dict(body.validated_data)
         rubric = data.pop("rubric", None)
-        if not data["verdict"] and not (rubric is not None and services.is_rubric_example(example)):
+        if rubric is not None and not services.is_rubric_example(example):  # refused, not dropped
+            raise exceptions.ValidationError(
+                {"rubric": ["Only a red-teaming conversation takes rubric answers."]}
+            )
+        if not data["verdict"] and rubric is None:
             raise exceptions.ValidationError({"verdict": ["Choose a verdict."]})
         try:
             outcome = services.submit_validation(

@@ -11,13 +11,16 @@ from core.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
 from core.api.queries import QueryIntegerField, StrictQuerySerializer
 
 from .models import Validation
+from .services import is_rubric_example
 
 
 class ServedExampleSerializer(serializers.ModelSerializer):
     """What a validator sees of an example: context, inputs, the author's intended target and the model
     outputs. Never the author. With ``hide_model_answer`` true in the serializer's context,
     ``model_outputs`` and ``model_wrong`` (which tells the model's answer apart from the intended one)
-    are null: the model's answer is withheld until asked, as on the validate page."""
+    are null: the model's answer is withheld until asked, as on the validate page. A red-teaming
+    conversation (``services.is_rubric_example``) has ``target`` and ``model_wrong`` null always: its
+    validators answer the rubric without seeing the author's answers, judgement or categories."""
 
     round = serializers.IntegerField(source="round.number", read_only=True)
     context = serializers.SerializerMethodField(help_text="The context's id and data, or null.")
@@ -28,7 +31,8 @@ class ServedExampleSerializer(serializers.ModelSerializer):
     )
     model_wrong = serializers.SerializerMethodField(
         help_text="Whether the model's answer differs from the intended one; null while the model's "
-        "answer is withheld (model_answer_hidden), or when no model scored it."
+        "answer is withheld (model_answer_hidden), when no model scored it, or for a red-teaming "
+        "conversation (its author's rubric judgement, not shown to validators)."
     )
     model_outputs = serializers.SerializerMethodField(
         help_text="The target models' outputs; null while the model's answer is withheld "
@@ -57,16 +61,18 @@ class ServedExampleSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"nullable": True})
     def get_target(self, example: Example):
-        if (example.metadata or {}).get("mode") == "conversation":
-            return None
-        return example.target
+        return None if is_rubric_example(example) else example.target
 
     def _hidden(self) -> bool:
         return bool(self.context.get("hide_model_answer"))
 
     @extend_schema_field({"type": "boolean", "nullable": True})
     def get_model_wrong(self, example: Example) -> bool | None:
-        return None if self._hidden() else example.model_wrong
+        # A red-teaming conversation's model_wrong is its author's rubric judgement, and its target their
+        # answers: neither is shown to validators, who answer the rubric unanchored (tags are never served).
+        if self._hidden() or is_rubric_example(example):
+            return None
+        return example.model_wrong
 
     @extend_schema_field({"type": "array", "items": MODEL_OUTPUT_SCHEMA, "nullable": True})
     def get_model_outputs(self, example: Example) -> list[dict] | None:

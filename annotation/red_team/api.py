@@ -39,6 +39,20 @@ from .sse import sse_response, turn_payload
 CONVERSATION_ID = OpenApiParameter(
     "id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The conversation's id."
 )
+STREAM = OpenApiParameter(
+    "stream",
+    OpenApiTypes.STR,
+    OpenApiParameter.QUERY,
+    enum=["1"],
+    required=False,
+    description="1: stream the answer as server-sent events, as Accept: text/event-stream does.",
+)
+STREAMED_OR_RESENT = (
+    "application/json: a message resent with its client_token, the stored turn. text/event-stream (asked "
+    "with Accept: text/event-stream or ?stream=1): the answer streamed as server-sent events, turn, "
+    "queued, token and done (docs/api.md), status 200 as event streams have it; a resent message's stored "
+    "answer comes as one token."
+)
 #: HTTP status of each refusal of the services (``ConversationError.code``).
 STATUS_OF_CODE = {
     "not_found": 404,
@@ -71,11 +85,15 @@ class EventStreamRenderer(BaseRenderer):
 
 
 class Refused(exceptions.APIException):
-    """A refusal of the red-teaming services: ``code`` and the message, with the status of the code."""
+    """A refusal of the red-teaming services, with the status of its code (``STATUS_OF_CODE``; 409 for a
+    code not listed): the body is ``{"detail": message, "code": code}``, so a tool tells a full
+    conversation (``max_turns``) from a busy one (``busy``), both 409."""
 
     def __init__(self, error: ConversationError):
         self.status_code = STATUS_OF_CODE.get(error.code, 409)
         super().__init__(detail=str(error), code=error.code)
+        # Set after __init__, as tasks.api.NotQualifiedError does: the code travels in the body.
+        self.detail = {"detail": self.detail, "code": error.code}
 
 
 def _run(call):
@@ -180,6 +198,17 @@ def _context(round_, context_id):
     return context
 
 
+def _wants_stream(request) -> bool:
+    """True when the client asked for the answer as server-sent events: ``Accept: text/event-stream``
+    (anywhere in the header, as the page reads it), ``?stream=1``, or DRF's ``?format=sse`` (the
+    negotiated ``EventStreamRenderer``)."""
+    return (
+        "text/event-stream" in request.headers.get("Accept", "")
+        or request.query_params.get("stream") == "1"
+        or (getattr(request, "accepted_media_type", None) or "").startswith("text/event-stream")
+    )
+
+
 def _own(request, pk) -> Conversation:
     conversation = selectors.own_conversation(request.user, positive_int_or_404(pk, what="conversation"))
     if conversation is None:
@@ -221,8 +250,9 @@ class TurnCreate(APIView):
     """Send a message to the conversation. The answer comes as JSON once whole (201; 200 for a message
     resent with its ``client_token``, with the stored turn), or, with ``Accept: text/event-stream``, as
     server-sent events: ``turn``, ``queued`` while the model answers others, ``token`` per piece, ``done``
-    with the stored turn (docs/api.md). 400 for a refused text or a conversation over the model's
-    context (with the counts), 409 for a full, closed or busy conversation."""
+    with the stored turn (docs/api.md); ``?stream=1`` asks for the stream too. 400 for a refused text or
+    a conversation over the model's context (with the counts), 409 for a full, closed or busy
+    conversation; a refusal's body is ``{"detail", "code"}``."""
 
     permission_classes = [IsContributor]
     renderer_classes = [JSONRenderer, EventStreamRenderer]
@@ -236,17 +266,12 @@ class TurnCreate(APIView):
         return super().handle_exception(exc)
 
     @extend_schema(
-        parameters=[CONVERSATION_ID],
+        parameters=[CONVERSATION_ID, STREAM],
         request=TurnBodySerializer,
         responses={
             (201, "application/json"): OpenApiResponse(TurnSerializer, description="The answer, whole."),
-            (201, "text/event-stream"): OpenApiResponse(
-                OpenApiTypes.STR,
-                description="The answer streamed: events turn, queued, token, done (docs/api.md).",
-            ),
-            (200, "application/json"): OpenApiResponse(
-                TurnSerializer, description="A resent message: the stored turn."
-            ),
+            (200, "text/event-stream"): OpenApiResponse(OpenApiTypes.STR, description=STREAMED_OR_RESENT),
+            (200, "application/json"): OpenApiResponse(TurnSerializer, description=STREAMED_OR_RESENT),
         },
     )
     def post(self, request, pk):
@@ -263,7 +288,7 @@ class TurnCreate(APIView):
                 client_token=token,
             )
         )
-        if "text/event-stream" in request.headers.get("Accept", ""):
+        if _wants_stream(request):
             return sse_response(stream)
         turn = stream.drain()
         code = status.HTTP_200_OK if resent else status.HTTP_201_CREATED

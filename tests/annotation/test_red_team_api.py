@@ -9,9 +9,12 @@ import uuid
 
 import pytest
 
-from annotation.models import Example, Turn
+from annotation.models import Conversation, Example, Turn
+from models_registry.models import RegisteredModel
 from tests.factories.accounts import UserFactory
+from tests.factories.annotation import make_example
 from tests.factories.red_team import make_passage, make_red_team_round
+from tests.factories.tasks import builtin_task, open_round
 from tests.factories.validation import serve
 from tests.helpers.api import client_for
 
@@ -69,7 +72,7 @@ def test_a_conversation_through_the_api(api, red_round, annotator):
     streamed = api.post(
         turns_url, {"prompt": "Which country?"}, format="json", HTTP_ACCEPT="text/event-stream"
     )
-    assert streamed["Content-Type"].startswith("text/event-stream")
+    assert (streamed.status_code, streamed["Content-Type"]) == (200, "text/event-stream; charset=utf-8")
     events = _events(streamed)
     assert events[0] == ("turn", {"turn": 1, "conversation": started["id"]}) and events[-1][0] == "done"
     second = Turn.objects.get(index=1)
@@ -81,10 +84,11 @@ def test_a_conversation_through_the_api(api, red_round, annotator):
     assert api.post(turns_url, {"prompt": "Sure?"}, format="json").status_code == 201
     refused = api.post(turns_url, {"prompt": "Four?"}, format="json")
     assert refused.status_code == 409
-    assert (
-        refused.json()["detail"]
-        == "This conversation has its 3 messages; answer the rubric or start a new one."
-    )
+    assert refused.json() == {
+        "detail": "This conversation has its 3 messages; answer the rubric or start a new one.",
+        "code": "max_turns",
+    }
+    assert Turn.objects.count() == 3
     detail = api.get(f"/api/conversations/{started['id']}/").json()
     assert [t["index"] for t in detail["turns"]] == [0, 1, 2]
 
@@ -118,6 +122,56 @@ def test_refusals_keep_nothing(api, red_round, validator):
     assert streamed_refusal.status_code == 400  # no stream began: the refusal is JSON
     assert streamed_refusal["Content-Type"] == "application/json"
     assert streamed_refusal.json()["detail"].startswith("Your message has no visible character")
+
+
+@pytest.mark.parametrize("query", ["stream=1", "format=sse"])
+def test_the_query_asks_for_the_stream_as_the_accept_header_does(api, red_round, query):
+    started = _start(api, red_round)
+    streamed = api.post(
+        f"/api/conversations/{started['id']}/turns/?{query}", {"prompt": "How long?"}, format="json"
+    )
+    assert streamed.status_code == 200 and streamed["Content-Type"] == "text/event-stream; charset=utf-8"
+    events = _events(streamed)
+    turn = Turn.objects.get()
+    assert [name for name, _ in events if name != "token"] == ["turn", "done"]
+    assert events[-1][1]["status"] == turn.status == "answered"
+    assert "".join(d["text"] for name, d in events if name == "token") == turn.answer != ""
+
+
+def test_a_conversation_over_the_models_context_is_refused_with_the_counts(api, red_round):
+    # No passage: the target reads the template and the one message. Each 🌊 (U+1F30A, 4 UTF-8 bytes)
+    # is 3 of SmolLM2's byte-level tokens, and the chat template (its default system prompt and the
+    # role markers) adds 30: 4,000 × 3 + 30 = 12,030 tokens, over the 8,192 of the context, though
+    # 4,000 characters is within the message's length limit.
+    response = api.post("/api/tasks/red-team/conversations/", {}, format="json")
+    assert (response.status_code, response.json()["context"]) == (201, None)
+    refused = api.post(
+        f"/api/conversations/{response.json()['id']}/turns/", {"prompt": "🌊" * 4000}, format="json"
+    )
+    assert refused.status_code == 400
+    assert refused.json() == {
+        "detail": "the conversation is 12,030 tokens; with 12 for the answer it exceeds the model's "
+        "context of 8,192 tokens",
+        "code": "too_long",
+    }
+    assert not Turn.objects.exists()
+
+
+def test_a_round_closed_or_without_a_ready_target_is_a_409(api, red_round):
+    RegisteredModel.objects.filter(task=red_round.task).update(status="failed")
+    no_target = api.post("/api/tasks/red-team/conversations/", {}, format="json")
+    assert (no_target.status_code, no_target.json()) == (
+        409,
+        {"detail": "This round has no ready target model to talk to yet.", "code": "no_target"},
+    )
+    red_round.is_closed = True
+    red_round.save(update_fields=["is_closed"])
+    closed = api.post("/api/tasks/red-team/conversations/", {}, format="json")
+    assert (closed.status_code, closed.json()) == (
+        409,
+        {"detail": "This task is not collecting examples right now.", "code": "round_closed"},
+    )
+    assert not Conversation.objects.exists()
 
 
 def test_a_multiple_choice_item_through_the_api(api, red_round):
@@ -155,17 +209,72 @@ def test_validators_rubric_answers_settle_it_and_never_see_the_authors(api, red_
         format="json",
     )
     example = Example.objects.get()
-    judges = [UserFactory(username=f"judge{i}") for i in range(2)]
-    served = client_for(judges[0]).get("/api/tasks/red-team/validations/next/").json()["example"]
-    assert served["id"] == example.pk and served["target"] is None
-    assert served["inputs"]["messages"][0]["content"] == "How long?"
-    for judge in judges:
+    assert (example.model_wrong, example.target, example.tags) == (
+        True,
+        {"supported": "no", "helpful": "2"},
+        ["fabrication"],
+    )
+    judges = [UserFactory(username=f"judge{i}") for i in range(3)]
+    # Asked with ?reveal=model too: the author's answers (target), judgement (model_wrong) and
+    # categories (tags, never a field) stay hidden; the messages are what is judged.
+    served = client_for(judges[0]).get("/api/tasks/red-team/validations/next/?reveal=model").json()
+    assert served["model_answer_hidden"] is False
+    shown = served["example"]
+    assert sorted(shown) == [
+        "context",
+        "explanation",
+        "id",
+        "inputs",
+        "model_outputs",
+        "model_wrong",
+        "round",
+        "target",
+    ]
+    assert (shown["id"], shown["target"], shown["model_wrong"], shown["model_outputs"]) == (
+        example.pk,
+        None,
+        None,
+        [],
+    )
+    assert shown["inputs"]["messages"] == example.inputs["messages"]
+    assert shown["inputs"]["messages"][0] == {"role": "user", "content": "How long?"}
+    # Quorum 2 (the fixture): the first judge finds the output good (disagrees with the author:
+    # incorrect, 1 vote, pending); the next two find a failure (agree: correct, 2 votes, settled).
+    answers = [
+        {"supported": "yes", "helpful": "5"},
+        {"supported": "no", "helpful": "4"},
+        {"supported": "yes", "helpful": "1"},
+    ]
+    results = []
+    for judge, rubric in zip(judges, answers, strict=True):
         serve(example, judge)
         response = client_for(judge).post(
-            f"/api/examples/{example.pk}/validations/",
-            {"rubric": {"supported": "no", "helpful": "4"}},
-            format="json",
+            f"/api/examples/{example.pk}/validations/", {"rubric": rubric}, format="json"
         )
-        assert response.status_code == 201 and response.json()["verdict"] == "correct"
+        assert response.status_code == 201, response.content
+        body = response.json()
+        results.append((body["verdict"], body["settled"], body["example_status"]))
+    assert results == [
+        ("incorrect", False, "pending"),
+        ("correct", False, "pending"),
+        ("correct", True, "validated_correct"),
+    ]
     example.refresh_from_db()
     assert example.status == "validated_correct"
+    assert [v.rubric_answers for v in example.validations.order_by("id")] == answers
+
+
+def test_a_validators_rubric_is_refused_on_any_other_example(validator):
+    task = builtin_task("hate-speech")
+    example = make_example(open_round(task), UserFactory(username="author"))
+    serve(example, validator)
+    response = client_for(validator).post(
+        f"/api/examples/{example.pk}/validations/",
+        {"verdict": "correct", "rubric": {"supported": "no"}},
+        format="json",
+    )
+    assert (response.status_code, response.json()) == (
+        400,
+        {"rubric": ["Only a red-teaming conversation takes rubric answers."]},
+    )
+    assert not example.validations.exists()
