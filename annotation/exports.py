@@ -16,6 +16,7 @@ import csv
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, Any
 
@@ -94,6 +95,64 @@ RED_TEAM_KEYS = (
 )
 
 
+#: The keys of one answer's record in ``generations`` (``Generation.as_dict``, docs/generative.md, "Every
+#: answer records what produced it"); any other key a stored record holds is dropped.
+GENERATION_KEYS = (
+    "text",
+    "finish_reason",
+    "model",
+    "decoding",
+    "seed",
+    "input_tokens",
+    "output_tokens",
+    "first_token_ms",
+    "latency_ms",
+    "cost",
+    "error",
+    "extra",
+)
+#: The decoding settings of a record (``runtime.generative.Decoding``), in this order.
+DECODING_KEYS = ("temperature", "top_p", "max_new_tokens", "stop", "seed")
+
+#: A dict key matching this (any case) names a secret, and is dropped from a red-teaming row's
+#: ``metadata``, ``generations`` and prediction outputs wherever it is nested: an API key, the name of
+#: the variable or file holding one (``api_key_env``, ``api_key_file``), an endpoint secret, a password or
+#: an ``Authorization`` header. Keys are never stored there (docs/generative.md, "The API key is never
+#: stored"); this is the export's own guard against one written by mistake.
+SECRET_KEY_PATTERN = re.compile(r"api[_-]?key|secret|passw|authori[sz]ation|bearer|credential", re.IGNORECASE)
+
+
+def without_secrets(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, scalars) with every dict entry whose key matches
+    ``SECRET_KEY_PATTERN`` removed, at any depth; other values are returned as they are (a new dict or
+    list where something below was removed). E.g. ``{"extra": {"api_key_env": "K", "queued_ms": 3}}`` →
+    ``{"extra": {"queued_ms": 3}}``."""
+    if isinstance(value, dict):
+        return {
+            k: without_secrets(v)
+            for k, v in value.items()
+            if not (isinstance(k, str) and SECRET_KEY_PATTERN.search(k))
+        }
+    if isinstance(value, list):
+        return [without_secrets(v) for v in value]
+    return value
+
+
+def generation_record(stored: dict) -> dict[str, Any]:
+    """One answer's record as exported: the ``GENERATION_KEYS`` of the stored ``Generation.as_dict`` (a
+    missing one None, ``extra`` ``{}``; the export's JSON text sorts them), ``decoding`` with exactly the ``DECODING_KEYS``
+    (``stop`` a list), and nothing else: a key the record gains later, or a secret (``without_secrets``),
+    does not travel. Values are as stored: tokens int or None, times in ms, ``cost`` in the currency of
+    the model's prices per million tokens or None."""
+    decoding = stored.get("decoding") if isinstance(stored.get("decoding"), dict) else {}
+    record = {key: stored.get(key) for key in GENERATION_KEYS}
+    record["decoding"] = {key: decoding.get(key) for key in DECODING_KEYS}
+    stop = record["decoding"]["stop"]
+    record["decoding"]["stop"] = list(stop) if isinstance(stop, (list, tuple)) else []
+    record["extra"] = without_secrets(stored["extra"]) if isinstance(stored.get("extra"), dict) else {}
+    return record
+
+
 def red_team_fields(
     example: Example, context_message: dict | None, questions: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -103,8 +162,8 @@ def red_team_fields(
     system message the target read, ``context_message``), ``rubric`` the author's answers as
     ``[{"question", "answer"}]`` in the rubric's order (``questions``), ``categories`` its failure categories, ``turns``, the summed
     ``input_tokens`` / ``output_tokens`` (-1 when a turn's count is unknown) and ``cost`` (-1.0 when
-    unknown), and ``generations``, the JSON text of each answer's record (model, decoding settings,
-    tokens, cost, finish reason, times). A multiple-choice item: ``question``, ``options``, ``answer``
+    unknown), and ``generations``, the JSON text of each answer's record (``generation_record``: model,
+    decoding settings, tokens, cost, finish reason, times; no secret). A multiple-choice item: ``question``, ``options``, ``answer``
     (the correct option's index) and ``picked`` (the target's; -1 unknown). The other mode's keys are
     empty (``""``, ``[]``, -1), never null.
     """
@@ -135,7 +194,7 @@ def red_team_fields(
         ]
         if context_message and not (messages and messages[0]["role"] == "system"):
             messages.insert(0, context_message)
-        generations = [g for g in metadata.get("generations", []) if isinstance(g, dict)]
+        generations = [generation_record(g) for g in metadata.get("generations", []) if isinstance(g, dict)]
 
         def total(key: str) -> int:
             values = [g.get(key) for g in generations]
@@ -261,7 +320,7 @@ class _Exporter:
                 "model_id": p.model_id,
                 "status": p.status,
                 "label": p.label,
-                "output": p.output or {},
+                "output": without_secrets(p.output or {}) if self.red_team else p.output or {},
                 "model_wrong": p.model_wrong,
                 "error": p.error,
             }
@@ -314,7 +373,10 @@ class _Exporter:
             "n_validations": len(validations),
             "validations": _json_text(validations),
             "tags": _json_text(tags),
-            "metadata": _json_text(example.metadata or {}),
+            # A red-teaming row's metadata holds the answers' records: no key naming a secret travels.
+            "metadata": _json_text(
+                without_secrets(example.metadata or {}) if self.red_team else example.metadata or {}
+            ),
             "created_at": example.created_at.isoformat(),
             "settled_at": _time(example.settled_at),
             "retracted_at": _time(example.retracted_at),

@@ -13,6 +13,8 @@
   split, duplicates), lineage, the files with their SHA-256 and size, and ``sha256``.
 * ``README.md``: a dataset card whose YAML header the Hugging Face hub reads (``license``,
   ``pretty_name``, ``task_categories``, ``size_categories``, ``configs`` with one data file per split).
+  A red-teaming task's card starts with its content warning and gives the goal, the rubric, the kinds
+  of failure and each target model with its decoding settings (``generative_targets``).
 
 What goes in: the round's examples written on the platform (``source`` created) and settled
 ``validated_correct``, as Dynabench's own releases did. Out: pending, ``validated_incorrect`` and
@@ -48,6 +50,7 @@ from django.template.loader import render_to_string
 from annotation.exports import FORMAT_VERSION as EXPORT_FORMAT_VERSION
 from annotation.exports import iter_records
 from annotation.models import Example
+from models_registry.models import RegisteredModel
 from tasks.models import Round
 
 from .models import Release, TrainingJob
@@ -219,6 +222,54 @@ def size_category(n: int) -> str:
     return next((label for bound, label in bounds if n < bound), "n>1M")
 
 
+#: A generative target's settings a red-teaming card gives, in this order (docs/generative.md,
+#: "Registering a generative model"); decoding first, then what else shaped its answers.
+CARD_DECODING_KEYS = ("temperature", "top_p", "max_new_tokens", "stop", "seed")
+
+
+def generative_targets(release_info: dict[str, Any]) -> list[dict[str, Any]]:
+    """The red-teaming card's target models, in the lineage's order: ``[{"name", "model_id", "served",
+    "decoding", "system_prompt"}]`` (the prompt as a JSON string, ``""`` for none), where ``served`` is ``"on the platform's server"`` or ``"by an
+    OpenAI-compatible chat server, as model <chat model name>"`` and ``decoding`` is ``[(setting,
+    text)]`` for ``CARD_DECODING_KEYS`` (the stored value, e.g. ``("temperature", "0.7")``,
+    ``("stop", "none")`` for no stop string, ``("seed", "none")``), from ``RegisteredModel.generation``.
+    Nothing secret is read: no key, no name of the variable or file holding one, no endpoint URL (it
+    may carry credentials)."""
+    ids = [t["model_id"] for t in release_info["lineage"]["targets"]]
+    models = RegisteredModel.objects.in_bulk(ids)
+    targets = []
+    for model_id in ids:
+        model = models.get(model_id)
+        if model is None:
+            continue
+        stored = model.generation or {}
+        remote = model.source == RegisteredModel.Source.CHAT_ENDPOINT
+        decoding = []
+        for key in CARD_DECODING_KEYS:
+            value = stored.get(key)
+            if key == "stop":
+                text = ", ".join(json.dumps(v, ensure_ascii=False) for v in value or []) or "none"
+            else:
+                text = "none" if value is None else str(value)
+            decoding.append((key, text))
+        targets.append(
+            {
+                "name": model.name,
+                "model_id": model.pk,
+                "served": (
+                    f"by an OpenAI-compatible chat server, as model `{model.chat_model_name}`"
+                    if remote
+                    else "on the platform's server"
+                ),
+                "decoding": decoding,
+                "system_prompt": json.dumps(stored["system_prompt"], ensure_ascii=False)
+                if stored.get("system_prompt")
+                else "",
+            }
+        )
+    return targets
+
+
 def dataset_card(release_info: dict[str, Any], task) -> str:
     """``README.md``: a YAML header (JSON-quoted strings, valid YAML) and a short description."""
     licence = release_info["licence"]
@@ -250,6 +301,7 @@ def dataset_card(release_info: dict[str, Any], task) -> str:
             "licence": licence or "unspecified",
             "non_commercial": task.cfg.is_non_commercial,
             "data_files": json.dumps(data_files),
+            "generative_targets": generative_targets(release_info) if task.cfg.is_red_team else [],
         },
     )
     return "\n".join(lines) + "\n\n" + body
