@@ -22,7 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.models import Conversation, Turn
-from annotation.serializers import ExampleSerializer
+from annotation.serializers import ExampleSerializer, TextField
 from core.api.bodies import RejectUnknownFieldsMixin
 from core.api.lookups import positive_int_or_404
 from core.api.permissions import IsContributor
@@ -68,6 +68,7 @@ STATUS_OF_CODE = {
     "no_target": 409,
     "not_ready": 409,
     "model_error": 502,
+    "open_conversation": 409,
 }
 
 
@@ -150,23 +151,23 @@ class StartSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 class TurnBodySerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    prompt = serializers.CharField(trim_whitespace=False, allow_blank=True, help_text="The message.")
+    prompt = TextField(help_text="The message.")
     client_token = serializers.UUIDField(
         required=False, allow_null=True, help_text="Resent with the same token, the stored turn comes back."
     )
 
 
 class JudgementSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    rubric = serializers.DictField(child=serializers.CharField(), help_text="{question name: answer}")
-    categories = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    rubric = serializers.DictField(child=TextField(), help_text="{question name: answer}")
+    categories = serializers.ListField(child=TextField(), required=False, default=list)
 
 
 class ChoiceItemSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     context = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    question = serializers.CharField(trim_whitespace=False)
-    answer = serializers.CharField(trim_whitespace=False, help_text="The correct answer.")
+    question = TextField()
+    answer = TextField(help_text="The correct answer.")
     negatives = serializers.ListField(
-        child=serializers.CharField(trim_whitespace=False, allow_blank=True),
+        child=TextField(),
         help_text="Wrong answers that look right (hard negatives).",
     )
     client_token = serializers.UUIDField(required=False, allow_null=True)

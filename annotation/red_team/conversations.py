@@ -77,12 +77,15 @@ def round_target(round_: Round) -> RegisteredModel:
 
 def start_conversation(*, round_: Round, annotator, context: Context | None = None) -> Conversation:
     """Open a conversation of ``annotator`` with the first ready target of ``round_`` (on ``context``
-    when the task has contexts); their other open conversations in the round are marked abandoned.
+    when the task has contexts); their other open conversations in the round without a message are
+    marked abandoned, and one with messages refuses (``open_conversation``): it is left on the page
+    ("leave it unjudged", ``abandon_conversation``) or judged, never dropped by another tab or tool.
 
     Raises:
         ConversationError: a user who may not contribute (``blocked``), not a red-teaming task
             (``not_red_team``), a round that is not open (``round_closed``), a context of another round
-            (``bad_context``), or no ready target (``no_target``).
+            (``bad_context``), no ready target (``no_target``), or an open conversation with messages
+            (``open_conversation``, naming it).
         tasks.qualification.NotQualified: the task's rules refuse the annotator (tutorial, quiz, cap...).
     """
     if not can_contribute(annotator):
@@ -97,9 +100,18 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
     qualification.check_can_contribute(task, annotator, qualification.WRITE, lock=False)
     model = round_target(round_)
     with transaction.atomic():
-        Conversation.objects.filter(
+        open_ = Conversation.objects.select_for_update().filter(
             round=round_, annotator=annotator, status=Conversation.Status.OPEN
-        ).update(status=Conversation.Status.ABANDONED)
+        )
+        # One with messages is someone's work (another tab, a tool): never dropped silently.
+        held = open_.filter(turns__isnull=False).order_by("-id").first()
+        if held is not None:
+            raise ConversationError(
+                f"You have a conversation open (number {held.pk}) with messages: judge its answers, or "
+                "leave it unjudged, before starting another.",
+                code="open_conversation",
+            )
+        open_.update(status=Conversation.Status.ABANDONED)
         return Conversation.objects.create(round=round_, annotator=annotator, model=model, context=context)
 
 

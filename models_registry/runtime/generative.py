@@ -451,6 +451,11 @@ class LocalChatModel:
             raise InferenceError(
                 "the model has no chat template (tokenizer_config.json or chat_template.jinja)"
             )
+        if getattr(self.model.config, "tie_word_embeddings", False):
+            # Tied as the config says, whatever the load did: a load that ran beside another model's
+            # load in the process once came back with its output layer a copy of the embeddings
+            # (SmolLM2 counted 162,826,560 parameters instead of 134,515,008, and 108 MiB more).
+            self.model.tie_weights()
         self.model.eval()
         self.context_limit = int(getattr(self.model.config, "max_position_embeddings", 2048))
 
@@ -516,12 +521,13 @@ class ChoiceScores:
     byte (docs/generative.md, "Multiple choice").
     """
 
-    log_likelihoods: tuple[float, ...]
-    normalised: tuple[float, ...]
+    log_likelihoods: tuple[float | None, ...]
+    normalised: tuple[float | None, ...]
     picked: int
     picked_unnormalised: int = 0
     #: How the pick was made: ``likelihood`` (a local model, above), ``letter_logprobs`` or ``letter``
-    #: (a remote model answering the option's letter: ``endpoints.chat.choose_remote``).
+    #: (a remote model answering the option's letter: ``endpoints.chat.choose_remote``). For a letter,
+    #: both score tuples hold each option's letter log-probability, None where the server gave none.
     method: str = "likelihood"
 
 

@@ -317,3 +317,20 @@ def test_a_message_to_a_round_closed_meanwhile_is_refused_and_not_stored(red_rou
         "This round is closed; your message was not sent.",
     )
     assert Turn.objects.count() == 1
+
+
+def test_a_conversation_with_messages_is_never_dropped_by_starting_another(red_round, context, annotator):
+    empty = start_conversation(round_=red_round, annotator=annotator, context=context)
+    second = start_conversation(round_=red_round, annotator=annotator, context=context)
+    empty.refresh_from_db()
+    assert empty.status == "abandoned"  # nothing was said in it
+    _say(second, annotator, "How long is it?")
+    with pytest.raises(ConversationError) as refused:
+        start_conversation(round_=red_round, annotator=annotator, context=context)
+    assert refused.value.code == "open_conversation"
+    assert str(refused.value) == (
+        f"You have a conversation open (number {second.pk}) with messages: judge its answers, or leave it "
+        "unjudged, before starting another."
+    )
+    second.refresh_from_db()
+    assert second.status == "open" and Conversation.objects.count() == 2

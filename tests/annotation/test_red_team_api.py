@@ -278,3 +278,10 @@ def test_a_validators_rubric_is_refused_on_any_other_example(validator):
         {"rubric": ["Only a red-teaming conversation takes rubric answers."]},
     )
     assert not example.validations.exists()
+
+
+def test_a_prompt_that_is_not_text_is_refused(api, red_round):
+    started = _start(api, red_round)
+    refused = api.post(f"/api/conversations/{started['id']}/turns/", {"prompt": 5}, format="json")
+    assert (refused.status_code, refused.json()) == (400, {"prompt": ["Must be text (a JSON string)."]})
+    assert not Turn.objects.exists()
