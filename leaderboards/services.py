@@ -10,6 +10,10 @@ Rules (also in ``docs/datasets.md``):
   8 dev, 9 test (80/10/10). The rule depends on the id only, so an example never moves split when
   more arrive. Re-running adds the examples settled since (one item per example, ``external_id``
   ``example-<pk>``); it never duplicates nor removes items.
+  A **red-teaming** round's datasets hold only its validated multiple-choice items
+  (``metadata.mode == "multiple_choice"``; conversations are a person's judgement, not
+  machine-scorable), all in ``round-<n>-test``: inputs ``{"messages", "options"}`` (``choice_inputs``),
+  target the correct option's index (docs/generative.md, "Multiple choice").
 * **Perturbed datasets** (``ensure_perturbed_dataset``): for a dataset and a perturbation kind
   (``robustness`` / ``fairness``), a dataset ``<slug>--<kind>`` of kind ``perturbed`` and access
   hidden, built from a seeded sample of at most ``PERTURBATION_SAMPLE`` source items (all of them
@@ -81,6 +85,18 @@ class RoundDatasets:
 
 
 def _ensure_round_dataset(round_: Round, split: str) -> Dataset:
+    if round_.task.cfg.is_red_team:
+        description = (
+            f"Round {round_.number}'s validated multiple-choice items (conversations are not "
+            "machine-scorable); all of them score, by accuracy."
+        )
+        rule = "red-teaming: every validated multiple-choice item, in the test split"
+    else:
+        description = (
+            f"Round {round_.number}'s settled validated-correct examples of the {split} split "
+            "(own split when imported, else sha256 of the example id: 80/10/10)."
+        )
+        rule = "own split, else sha256(example id)[:8] % 10: 0-7 train, 8 dev, 9 test"
     dataset, _ = Dataset.objects.get_or_create(
         task=round_.task,
         slug=round_dataset_slug(round_, split),
@@ -90,13 +106,8 @@ def _ensure_round_dataset(round_: Round, split: str) -> Dataset:
             "access": SPLIT_ACCESS[split],
             "round": round_,
             "split": split,
-            "description": (
-                f"Round {round_.number}'s settled validated-correct examples of the {split} split "
-                "(own split when imported, else sha256 of the example id: 80/10/10)."
-            ),
-            "metadata": {
-                "split_rule": "own split, else sha256(example id)[:8] % 10: 0-7 train, 8 dev, 9 test"
-            },
+            "description": description,
+            "metadata": {"split_rule": rule},
         },
     )
     return dataset
@@ -182,7 +193,9 @@ def build_round_datasets(round_: Round, *, progress: Progress | None = None) -> 
                         metadata={
                             "round": round_.number,
                             "split": split,
-                            "split_from": "example" if example.split in SPLITS else "hash",
+                            "split_from": "red_team"
+                            if red_team
+                            else ("example" if example.split in SPLITS else "hash"),
                             "source": example.source,
                             "source_id": example.external_id,
                         },

@@ -283,7 +283,12 @@ def generate_remote(remote: RemoteChat, messages: Sequence[dict]) -> Generation:
     return stream_remote(remote, messages).drain()
 
 
+#: The option letters of a remote multiple choice (at most 10 options).
 LETTERS = "ABCDEFGHIJ"
+#: A remote multiple choice asks for at most this many tokens (the letter, and "." or a space).
+CHOICE_TOKENS = 2
+#: ... and for the first token's this many likeliest alternatives (OpenAI's maximum).
+TOP_LOGPROBS = 20
 
 
 def _lettered(messages: Sequence[dict], options: Sequence[str]) -> list[dict]:
@@ -302,38 +307,47 @@ def _letter_of(text: str, letters: str) -> int | None:
     return letters.index(token) if len(token) == 1 and token in letters else None
 
 
-def choose_remote(remote: RemoteChat, messages: Sequence[dict], options: Sequence[str]):
+def choose_remote(remote: RemoteChat, messages: Sequence[dict], options: Sequence[str]) -> ChoiceScores:
     """Which of ``options`` the remote model picks as its answer to ``messages``: the options are
     lettered (A, B, ...) under the last message, and the model answers one letter (greedy, at most 2
     tokens). With the server's log-probabilities (``logprobs``, ``top_logprobs`` 20), the pick is the
     letter with the highest log-probability among the first token's alternatives, and each option's
-    score is its letter's log-probability (``-inf`` when not among them); a server that refuses
-    ``logprobs`` (HTTP 400) is asked again without, and the pick is the letter of its answer (scores all
-    ``-inf`` but the pick's 0).
+    score is its letter's log-probability (None when not among them); a server that refuses ``logprobs``
+    (HTTP 400) is asked again without, once, and the pick is the letter its answer names (every score
+    None). With log-probabilities that name no letter, the answer's letter is the pick too.
+
+    The scores are the letters' log-probabilities (natural log), not the options' likelihoods:
+    ``log_likelihoods`` and ``normalised`` both hold them, and ``picked_unnormalised`` is ``picked``. An
+    unknown score is None rather than ``-inf``: the letter's probability is below the 20th alternative's
+    but not known, and the scores are stored as JSON (``Example.metadata``), which has no infinity.
 
     Returns:
         ``runtime.generative.ChoiceScores`` with ``method`` ``letter_logprobs`` or ``letter``.
 
     Raises:
-        InferenceError: fewer than two or more than 10 options, the server failing (as ``stream_remote``),
-            or an answer that names no option's letter.
+        EndpointAddressRefused: the URL breaks the endpoint rule.
+        InferenceError: fewer than two or more than 10 options, a malformed conversation, the server
+            failing (as ``stream_remote``: no key, 401/403/404, 429 or 5xx after the retries, no answer
+            in time), or an answer that names no option's letter ("the model named no option's letter
+            (A, B, C) in its answer").
     """
     if not 2 <= len(options) <= len(LETTERS):
         raise InferenceError(f"multiple choice takes 2 to {len(LETTERS)} options")
     letters = LETTERS[: len(options)]
-    client = _client(remote)
+    named = ", ".join(letters)
     request = {
         "model": remote.model,
         "messages": _with_system_prompt(remote, _lettered(check_messages(messages), options)),
         "temperature": 0.0,
-        "max_tokens": 2,
+        "max_tokens": CHOICE_TOKENS,
         "logprobs": True,
-        "top_logprobs": 20,
+        "top_logprobs": TOP_LOGPROBS,
     }
+    client = _client(remote)
     try:
         try:
             response = client.chat.completions.create(**request)
-        except openai.BadRequestError:  # a server without log-probabilities: the letter alone
+        except openai.BadRequestError:  # a server without log-probabilities: the letter alone, once
             request.pop("logprobs"), request.pop("top_logprobs")
             response = client.chat.completions.create(**request)
         choice = response.choices[0]
@@ -345,24 +359,29 @@ def choose_remote(remote: RemoteChat, messages: Sequence[dict], options: Sequenc
                 (content[0].token, content[0].logprob)
             ]
     except openai.OpenAIError as exc:
+        logger.warning("chat server %s failed: %s", remote.name or remote.model, type(exc).__name__)
         raise _explain(exc) from None
     except (AttributeError, IndexError, TypeError) as exc:
         raise InferenceError(f"the chat server's answer could not be read ({type(exc).__name__})") from None
-    scores = [float("-inf")] * len(options)
+    finally:
+        client.close()
+    # None, not -inf, for an unknown score: the scores are stored as JSON, which has no infinity.
+    scores: list[float | None] = [None] * len(options)
     for token, logprob in alternatives:
         index = _letter_of(token or "", letters)
-        if index is not None and logprob is not None and logprob > scores[index]:
+        if index is not None and logprob is not None and (scores[index] is None or logprob > scores[index]):
             scores[index] = float(logprob)
-    if any(score > float("-inf") for score in scores):
-        picked, method = max(range(len(options)), key=lambda i: scores[i]), "letter_logprobs"
+    if any(score is not None for score in scores):
+        known = [i for i, score in enumerate(scores) if score is not None]
+        picked, method = max(known, key=lambda i: scores[i]), "letter_logprobs"
     else:
         picked = _letter_of(text[:3], letters)
         if picked is None:
             found = re.search(rf"\b([{letters}])\b", text.upper())
             picked = letters.index(found.group(1)) if found else None
         if picked is None:
-            raise InferenceError(f"the model named no option's letter ({letters}) in its answer")
-        scores[picked], method = 0.0, "letter"
+            raise InferenceError(f"the model named no option's letter ({named}) in its answer")
+        method = "letter"
     return ChoiceScores(
         log_likelihoods=tuple(scores),
         normalised=tuple(scores),

@@ -13,10 +13,13 @@ misbehaviour instead, for the fault tests:
 * ``fault-endless``: a piece every 50 ms, forever (until the client goes);
 * ``fault-hang``: reads the request and never answers (until ``stop``);
 * ``fault-nologprobs``: a 400 for a request that asks for ``logprobs``, else the real answer;
-* ``fault-noletter``: answers "I am not sure." (multiple choice with no option's letter).
+* ``fault-noletter``: answers "Not sure, sorry." (``NO_LETTER``), streamed or not, without logprobs:
+  a multiple-choice answer that names no option's letter.
 
-A request with ``logprobs`` (not streamed) gets the real log-probabilities of the first answer token's
-``top_logprobs`` likeliest tokens, from SmolLM2's logits after the chat prompt.
+A request with ``logprobs`` gets the real log-probabilities of the first answer token's ``top_logprobs``
+likeliest tokens, from SmolLM2's logits after the chat prompt: in the answer's ``choices[0].logprobs``, or
+streamed, in the first chunk that carries text (``choices[0].logprobs``; later chunks carry none). Only
+the first token's are computed: enough for a multiple-choice letter.
 
 ``server.requests`` keeps every request body (JSON) and ``server.headers`` the Authorization headers
 seen, so a test can check what was sent.
@@ -30,6 +33,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from models_registry.runtime.generative import Decoding
+
+#: What ``fault-noletter`` answers, streamed or not: no word is a letter, whatever the options.
+NO_LETTER = "Not sure, sorry."
 
 
 class ChatServer:
@@ -104,8 +110,8 @@ class ChatServer:
                     return self._json(429, {"error": {"message": "slow down"}}, {"retry-after-ms": "10"})
                 if name == "fault-nologprobs" and request.get("logprobs"):
                     return self._json(400, {"error": {"message": "logprobs are not supported"}})
-                if name == "fault-noletter":
-                    return self._reply(request, "I am not sure.", None)
+                if name == "fault-noletter" and not request.get("stream"):
+                    return self._reply(request, NO_LETTER, None)
                 if name == "fault-hang":
                     server._stop.wait(30)
                     return None
@@ -166,10 +172,15 @@ class ChatServer:
                 self.wfile.write(f"{len(line):x}\r\n".encode() + line + b"\r\n")
                 self.wfile.flush()
 
-            def _chunk(self, model: str, content: str | None, finish: str | None = None) -> dict:
+            def _chunk(
+                self, model: str, content: str | None, finish: str | None = None, logprobs: dict | None = None
+            ) -> dict:
                 delta = {"content": content} if content is not None else {}
+                choice = {"index": 0, "delta": delta, "finish_reason": finish}
+                if logprobs is not None:
+                    choice["logprobs"] = logprobs
                 return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
-                        "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
+                        "model": model, "choices": [choice]}  # fmt: skip
 
             def _stream(self, request, name):
                 self.send_response(200)
@@ -182,6 +193,12 @@ class ChatServer:
                             self._event(self._chunk(name, "la "))
                             time.sleep(0.05)
                         return
+                    if name == "fault-noletter":
+                        self._event(self._chunk(name, NO_LETTER))
+                        self._event(self._chunk(name, None, "stop"))
+                        self._event("[DONE]")
+                        self.wfile.write(b"0\r\n\r\n")
+                        return
                     if name in ("fault-garbage", "fault-cut"):
                         self._event(self._chunk(name, "Half "))
                         self._event(self._chunk(name, "an answer"))
@@ -189,9 +206,11 @@ class ChatServer:
                             self._event("{not json")
                         self.close_connection = True
                         return
+                    logprobs = self._first_token_logprobs(request) if request.get("logprobs") else None
                     stream = server.model.stream(request["messages"], self._decoding(request))
                     for piece in stream:
-                        self._event(self._chunk(name, piece))
+                        self._event(self._chunk(name, piece, logprobs=logprobs))
+                        logprobs = None  # the first token's, on the first piece only
                     generation = stream.generation
                     self._event(self._chunk(name, None, generation.finish_reason))
                     if (request.get("stream_options") or {}).get("include_usage"):

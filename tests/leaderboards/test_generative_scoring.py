@@ -93,8 +93,12 @@ def test_the_model_is_ranked_on_the_leaderboard(scored_round, client):
     for score_id in request_evaluations(model=model, queue=False):
         assert run_evaluation_job(score_id) == "done"
     score = Score.objects.get()
-    assert score.perf is not None and score.metrics["perf_metric"] == "accuracy"
+    assert score.metrics["perf_metric"] == "accuracy" and score.metrics["n"] == 3
+    assert score.perf == score.metrics["correct"] / 3 and score.metrics["fairness"] is None
     page = client.get("/tasks/red-team/leaderboard/")
     assert page.status_code == 200 and "smollm2" in page.content.decode()
     board = client.get("/api/tasks/red-team/leaderboard/").json()
     assert [row["name"] for row in board["rows"]] == ["smollm2"]
+    # The model's page shows the figures of a score without fairness, robustness or timed passes.
+    card = client.get(f"/models/{model.pk}/")
+    assert card.status_code == 200 and "Round 1 test" in card.content.decode()
