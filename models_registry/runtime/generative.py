@@ -538,26 +538,36 @@ def _option_scores(model: LocalChatModel, messages: Sequence[dict], options: Seq
         raise InferenceError("a multiple-choice item needs at least two non-empty options")
     prompt = model.encode(messages)["input_ids"][0].tolist()
     continuations = [model.tokenizer(option, add_special_tokens=False)["input_ids"] for option in options]
-    longest = max(len(prompt) + len(c) for c in continuations)
-    model.check_fits(longest, 0)
+    longest = max(len(c) for c in continuations)
+    model.check_fits(len(prompt) + longest, 0)
     pad = model.tokenizer.pad_token_id if model.tokenizer.pad_token_id is not None else 0
+    # The prompt is read once and its cache shared by the options, read as one right-padded batch: the
+    # cost is one prompt plus the options' few tokens, not one whole sequence per option.
     ids = torch.full((len(options), longest), pad, dtype=torch.long)
-    mask = torch.zeros((len(options), longest), dtype=torch.long)
+    mask = torch.zeros((len(options), len(prompt) + longest), dtype=torch.long)
+    mask[:, : len(prompt)] = 1
     for row, continuation in enumerate(continuations):
-        sequence = prompt + continuation
-        ids[row, : len(sequence)] = torch.tensor(sequence)
-        mask[row, : len(sequence)] = 1
+        ids[row, : len(continuation)] = torch.tensor(continuation)
+        mask[row, len(prompt) : len(prompt) + len(continuation)] = 1
     try:
         with GENERATION_SLOTS.slot(timeout=QUEUE_SECONDS), torch.inference_mode():
-            logits = model.model(input_ids=ids, attention_mask=mask).logits.float()
+            # logits_to_keep=1: only the last position's logits (the output layer over the whole prompt
+            # would cost as much as the model itself).
+            first = model.model(input_ids=torch.tensor([prompt]), use_cache=True, logits_to_keep=1)
+            cache = first.past_key_values
+            cache.batch_repeat_interleave(len(options))
+            rest = model.model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=False)
     except SlotTimeout:
         raise InferenceError(f"the model was busy: no turn within {QUEUE_SECONDS:.0f} s") from None
-    log_probs = torch.log_softmax(logits, dim=-1)
+    # Option token j is predicted by the prompt's last logits (j = 0) or by the option's token j - 1.
+    last = torch.log_softmax(first.logits[0, -1].float(), dim=-1)
     sums = []
     for row, continuation in enumerate(continuations):
-        # the token at position p is predicted by the logits at p - 1
-        positions = torch.arange(len(prompt), len(prompt) + len(continuation))
-        sums.append(float(log_probs[row, positions - 1, torch.tensor(continuation)].sum()))
+        total = float(last[continuation[0]])
+        if len(continuation) > 1:
+            steps = torch.log_softmax(rest.logits[row, : len(continuation) - 1].float(), dim=-1)
+            total += float(steps[torch.arange(len(continuation) - 1), torch.tensor(continuation[1:])].sum())
+        sums.append(total)
     normalised = [total / len(option.encode("utf-8")) for total, option in zip(sums, options, strict=True)]
     indices = range(len(options))
     return ChoiceScores(
