@@ -102,7 +102,7 @@ class RoundDetail(generics.RetrieveAPIView):
         if round_ is None:
             raise NotFound("No such round.")
         self.counts = {round_.pk: round_counts(round_)}
-        self.red_team = red_team_stats(task)
+        self.red_team = red_team_stats(task, [round_])
         return round_
 
     def get_serializer_context(self):

@@ -2,32 +2,44 @@
 the cost of the conversations, and the multiple-choice items apart (docs/generative.md, "Attack success
 rate").
 
-Examples are the annotation app's table, above this one: read through the round's reverse relation
-(``Round.examples``), as ``tasks.round_stats`` does, so the task page and the round API here can show them.
+Why here: the figures are shown by the task page and the round API, which live in this app, and this
+app sits below annotation (pyproject.toml [tool.importlinter]), so it cannot import annotation's
+``Example``. Like ``tasks.round_stats``, it reads the examples through the round's reverse relation
+(``round_stats.examples_model()``); the examples' formats are those of ``annotation/red_team/``.
 
-Definitions, per round, over its examples written here and not retracted:
+Definitions, per round, over the examples MER counts: written here (not imported), not retracted, with a
+model verdict (``model_wrong`` not None):
 
-* **attempts**: the conversations judged by their authors (an abandoned conversation is not one);
-* **claimed failures**: attempts whose author's rubric says failed (``model_wrong``);
-* **verified failures**: claimed failures that validators confirmed (``validated_correct``);
+* **attempts**: the conversations judged by their authors (``metadata["mode"] == "conversation"``; an
+  abandoned conversation never becomes an example, so it is not one);
+* **claimed failures**: attempts whose author's rubric says failed (``model_wrong`` True);
+* **verified failures**: claimed failures that validators confirmed (``status == validated_correct``);
 * **attack success rate** = verified failures / attempts: the generative form of the vMER (Kiela et al.
-  2021), the attack success rate of red-teaming (Perez et al. 2022, "Red Teaming Language Models with
-  Language Models"); the **claimed rate** = claimed failures / attempts is the MER's;
-* **per category**: verified failures tagged with the category / attempts (a failure with two
-  categories counts in both, so the rates may sum to more than the attack success rate);
-* **per number of turns**: verified failures / attempts among the conversations of that many turns;
-* **cost**: the sum of the conversations' answer costs (in the currency of the target's prices), the
-  number of conversations whose cost is unknown (a model without prices or a server without usage), and
-  cost per verified failure = known cost / verified failures (None with none).
+  2021, "Dynabench: Rethinking Benchmarking in NLP", NAACL), the attack success rate of red-teaming
+  (Perez et al. 2022, "Red Teaming Language Models with Language Models", EMNLP); the **claimed rate** =
+  claimed failures / attempts is the MER's form;
+* **per category** (``Example.tags``): verified failures tagged with the category / all attempts (a
+  failure with two categories counts in both, so the rates may add up to more than the attack success
+  rate);
+* **per number of turns** (``metadata["turns"]``, the user messages): verified failures / attempts
+  among the conversations of that many turns (a conversation without a whole number of turns is in no
+  row);
+* **cost**: the sum of the conversations' ``metadata["cost"]`` (the target's answers at its prices per
+  million tokens, in the currency of those prices), with ``cost_unknown`` the conversations whose cost
+  is None (a model without prices, a server that reports no usage); **cost per verified failure** =
+  that sum / verified failures (None with no verified failure, or no known cost).
 
-Multiple-choice items are counted apart: items written, items that fooled the target (its pick was
-wrong), items validated correct, and their MER = fooled / written.
+Multiple-choice items (``metadata["mode"] == "multiple_choice"``) are counted apart: items written,
+items that fooled the target (it picked a wrong option: ``model_wrong``), items validated correct, and
+their MER = fooled / items.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 
 from .models import Round, Task
 from .round_stats import examples_model, rate
@@ -35,7 +47,11 @@ from .round_stats import examples_model, rate
 
 @dataclass(frozen=True)
 class Rate:
-    """``verified`` of ``attempts``; ``rate`` their quotient, None with no attempt."""
+    """One row of a breakdown: ``verified`` failures of ``attempts`` conversations.
+
+    ``key`` is the category's name or the number of turns as text (``"2"``); ``label`` what the page
+    shows (the category's label, ``"2 turns"``).
+    """
 
     key: str
     label: str
@@ -44,13 +60,17 @@ class Rate:
 
     @property
     def rate(self) -> float | None:
+        """``verified / attempts`` in [0, 1]; None with no attempt."""
         return rate(self.verified, self.attempts)
 
 
 @dataclass(frozen=True)
 class RedTeamStats:
-    """One red-teaming round's figures (the module's definitions). Costs are floats in the currency of
-    the target's prices; None when unknown or undefined."""
+    """One red-teaming round's figures (definitions in the module's docstring).
+
+    Counts are integers; ``cost`` is a ``Decimal`` in the currency of the target's prices (None when no
+    conversation of the round has a known cost), summed exactly from the stored floats' decimal text.
+    """
 
     round: Round
     attempts: int = 0
@@ -58,7 +78,7 @@ class RedTeamStats:
     verified: int = 0
     by_category: tuple[Rate, ...] = ()
     by_turns: tuple[Rate, ...] = ()
-    cost: float | None = None
+    cost: Decimal | None = None
     cost_unknown: int = 0
     items: int = 0
     items_fooled: int = 0
@@ -66,138 +86,119 @@ class RedTeamStats:
 
     @property
     def attack_success_rate(self) -> float | None:
+        """Verified failures / attempts in [0, 1] (the generative vMER); None with no attempt."""
         return rate(self.verified, self.attempts)
 
     @property
     def claimed_rate(self) -> float | None:
+        """Claimed failures / attempts in [0, 1] (unverified, the MER's form); None with no attempt."""
         return rate(self.claimed, self.attempts)
 
     @property
-    def cost_per_verified(self) -> float | None:
+    def cost_per_verified(self) -> Decimal | None:
+        """``cost / verified`` (unrounded ``Decimal``); None with no verified failure or no known cost."""
         if self.cost is None or not self.verified:
             return None
         return self.cost / self.verified
 
     @property
     def item_mer(self) -> float | None:
+        """Multiple-choice items that fooled the target / items, in [0, 1]; None with no item."""
         return rate(self.items_fooled, self.items)
 
-    def as_dict(self) -> dict:
-        """The figures as the round API gives them (``red_team`` of a round's statistics)."""
 
-        def rates(rows):
-            return [
-                {
-                    "key": r.key,
-                    "label": r.label,
-                    "attempts": r.attempts,
-                    "verified": r.verified,
-                    "rate": r.rate,
-                }
-                for r in rows
-            ]
-
-        return {
-            "attempts": self.attempts,
-            "claimed_failures": self.claimed,
-            "verified_failures": self.verified,
-            "attack_success_rate": self.attack_success_rate,
-            "claimed_rate": self.claimed_rate,
-            "by_category": rates(self.by_category),
-            "by_turns": rates(self.by_turns),
-            "cost": self.cost,
-            "cost_unknown": self.cost_unknown,
-            "cost_per_verified_failure": self.cost_per_verified,
-            "multiple_choice": {
-                "items": self.items,
-                "fooled": self.items_fooled,
-                "validated_correct": self.items_validated,
-                "mer": self.item_mer,
-            },
-        }
+def _cost(value) -> Decimal | None:
+    """A stored cost (a JSON number) as an exact ``Decimal`` of its shortest text (``0.1`` is
+    ``Decimal("0.1")``, so sums of stored costs carry no binary rounding); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 
-def red_team_stats(task: Task) -> dict[int, RedTeamStats]:
-    """Every round of the red-teaming ``task`` by round id (one query for all the rounds' examples);
-    empty for another task."""
+class _Round:
+    """Running counts of one round while reading its examples."""
+
+    def __init__(self):
+        self.attempts = self.claimed = self.verified = 0
+        self.cost = Decimal(0)
+        self.cost_known = self.cost_unknown = 0
+        self.category: dict[str, int] = defaultdict(int)
+        self.turns: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # turns -> [attempts, verified]
+        self.items = self.items_fooled = self.items_validated = 0
+
+
+def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[int, RedTeamStats]:
+    """The figures of the red-teaming ``task``'s rounds, ``{round id: RedTeamStats}``; ``{}`` for a task
+    that is not red-teaming (``TaskConfig.is_red_team``).
+
+    ``rounds``: the rounds to compute (rounds of ``task``); all its rounds when None. Two queries
+    whatever the number of rounds and examples: the rounds (unless given), and one read of the examples'
+    round, verdict, status, tags and three metadata keys (``mode``, ``turns``, ``cost``; not the stored
+    generations). Counted in Python, so PostgreSQL and SQLite (the demo) agree.
+    """
     if not task.cfg.is_red_team:
         return {}
+    rounds = list(task.rounds.all() if rounds is None else rounds)
     Example = examples_model()
-    rounds = {r.pk: r for r in task.rounds.all()}
     rows = (
-        Example.objects.filter(round__task=task, is_retracted=False)
+        Example.objects.filter(
+            round_id__in=[r.pk for r in rounds], is_retracted=False, model_wrong__isnull=False
+        )
         .exclude(source=Example.Source.IMPORTED)
-        .values_list("round_id", "model_wrong", "status", "tags", "metadata")
+        .values_list(
+            "round_id", "model_wrong", "status", "tags", "metadata__mode", "metadata__turns", "metadata__cost"
+        )
     )
-    labels = {c["name"]: c.get("label", c["name"]) for c in task.cfg.failure_categories}
-    acc: dict[int, dict] = defaultdict(
-        lambda: {
-            "attempts": 0,
-            "claimed": 0,
-            "verified": 0,
-            "cost": 0.0,
-            "known": 0,
-            "unknown": 0,
-            "category": defaultdict(int),
-            "turns": defaultdict(lambda: [0, 0]),
-            "items": 0,
-            "items_fooled": 0,
-            "items_validated": 0,
-        }
-    )
-    for round_id, model_wrong, status, tags, metadata in rows:
+    acc: dict[int, _Round] = defaultdict(_Round)
+    for round_id, model_wrong, status, tags, mode, turns, cost in rows.iterator(chunk_size=5000):
         a = acc[round_id]
-        metadata = metadata or {}
         validated = status == Example.Status.VALIDATED_CORRECT
-        mode = metadata.get("mode")
         if mode == "multiple_choice":
-            a["items"] += 1
-            a["items_fooled"] += model_wrong is True
-            a["items_validated"] += validated
+            a.items += 1
+            a.items_fooled += model_wrong
+            a.items_validated += validated
             continue
         if mode != "conversation":
             continue
-        verified = model_wrong is True and validated
-        a["attempts"] += 1
-        a["claimed"] += model_wrong is True
-        a["verified"] += verified
-        turns = metadata.get("turns")
-        if isinstance(turns, int):
-            a["turns"][turns][0] += 1
-            a["turns"][turns][1] += verified
+        verified = model_wrong and validated
+        a.attempts += 1
+        a.claimed += model_wrong
+        a.verified += verified
+        if isinstance(turns, int) and not isinstance(turns, bool):
+            a.turns[turns][0] += 1
+            a.turns[turns][1] += verified
         if verified:
             for tag in set(tags or []):
-                a["category"][tag] += 1
-        cost = metadata.get("cost")
-        if isinstance(cost, (int, float)):
-            a["cost"] += cost
-            a["known"] += 1
+                a.category[tag] += 1
+        amount = _cost(cost)
+        if amount is None:
+            a.cost_unknown += 1
         else:
-            a["unknown"] += 1
+            a.cost += amount
+            a.cost_known += 1
+
+    labels = {c["name"]: c.get("label", c["name"]) for c in task.cfg.failure_categories}
     stats = {}
-    for round_id, round_ in rounds.items():
-        a = acc.get(round_id)
-        if a is None:
-            stats[round_id] = RedTeamStats(round=round_)
-            continue
-        names = list(labels) + sorted(set(a["category"]) - set(labels))
-        stats[round_id] = RedTeamStats(
+    for round_ in rounds:
+        a = acc.get(round_.pk) or _Round()
+        # The config's categories in its order, then tags it no longer lists that have failures.
+        names = list(labels) + sorted(set(a.category) - set(labels))
+        stats[round_.pk] = RedTeamStats(
             round=round_,
-            attempts=a["attempts"],
-            claimed=a["claimed"],
-            verified=a["verified"],
+            attempts=a.attempts,
+            claimed=a.claimed,
+            verified=a.verified,
             by_category=tuple(
-                Rate(name, labels.get(name, name), a["attempts"], a["category"].get(name, 0))
-                for name in names
+                Rate(name, labels.get(name, name), a.attempts, a.category.get(name, 0)) for name in names
             ),
             by_turns=tuple(
-                Rate(str(t), f"{t} turn{'s' if t != 1 else ''}", n, v)
-                for t, (n, v) in sorted(a["turns"].items())
+                Rate(str(t), f"{t} turn{'' if t == 1 else 's'}", n, v)
+                for t, (n, v) in sorted(a.turns.items())
             ),
-            cost=a["cost"] if a["known"] else None,
-            cost_unknown=a["unknown"],
-            items=a["items"],
-            items_fooled=a["items_fooled"],
-            items_validated=a["items_validated"],
+            cost=a.cost if a.cost_known else None,
+            cost_unknown=a.cost_unknown,
+            items=a.items,
+            items_fooled=a.items_fooled,
+            items_validated=a.items_validated,
         )
     return stats

@@ -5,6 +5,7 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.fields import SkipField
 
 from core.api.queries import QueryTextField, StrictQuerySerializer
 from core.money import fmt
@@ -113,6 +114,86 @@ class RoundCostSerializer(serializers.Serializer):
         return self._money(cost.per_verified_fooling)
 
 
+class RedTeamRateSerializer(serializers.Serializer):
+    """Verified failures of attempts for one failure category or one number of turns."""
+
+    key = serializers.CharField(help_text='The category\'s name, or the number of turns (e.g. "2").')
+    label = serializers.CharField(help_text='The category\'s label, or e.g. "2 turns".')
+    attempts = serializers.IntegerField(
+        help_text="Conversations judged: all of the round's for a category, those of that many turns for a length."
+    )
+    verified = serializers.IntegerField(
+        help_text="Verified failures (with that category, or of that length)."
+    )
+    rate = serializers.FloatField(allow_null=True, help_text="verified / attempts; null with no attempt.")
+
+
+class RedTeamChoiceSerializer(serializers.Serializer):
+    """A red-teaming round's multiple-choice items, counted apart from the conversations."""
+
+    items = serializers.IntegerField(help_text="Items written here, not retracted.")
+    fooled = serializers.IntegerField(
+        source="items_fooled", help_text="Items whose option the target picked wrong."
+    )
+    validated_correct = serializers.IntegerField(
+        source="items_validated", help_text="Items that validators settled correct."
+    )
+    mer = serializers.FloatField(
+        source="item_mer", allow_null=True, help_text="fooled / items; null with none."
+    )
+
+
+class RedTeamStatisticsSerializer(serializers.Serializer):
+    """A red-teaming round's attack success rate and cost (``tasks.red_team_stats.RedTeamStats``;
+    docs/generative.md, "Attack success rate"). Rates are fractions in [0, 1], null with no attempt.
+    Costs are numbers in the currency of the target's prices, unrounded (a conversation's model cost is
+    often a fraction of a cent; the task page rounds to two places), null when unknown.
+
+    Nested as ``RoundStatisticsSerializer.red_team``, it takes the round's figures from the serializer
+    context (``context["red_team"]``, a ``RedTeamStats``), and leaves the key out without them: other
+    tasks' statistics have no ``red_team``.
+    """
+
+    attempts = serializers.IntegerField(help_text="Conversations judged by their authors with the rubric.")
+    claimed_failures = serializers.IntegerField(
+        source="claimed", help_text="Attempts whose author's rubric says failed."
+    )
+    verified_failures = serializers.IntegerField(
+        source="verified", help_text="Claimed failures that validators confirmed (validated_correct)."
+    )
+    attack_success_rate = serializers.FloatField(
+        allow_null=True, help_text="verified_failures / attempts (the generative vMER)."
+    )
+    claimed_rate = serializers.FloatField(allow_null=True, help_text="claimed_failures / attempts.")
+    by_category = RedTeamRateSerializer(
+        many=True,
+        help_text=(
+            "Per failure category: verified failures tagged with it / all attempts; a failure of two "
+            "categories counts in both."
+        ),
+    )
+    by_turns = RedTeamRateSerializer(
+        many=True, help_text="Per number of turns: verified failures / attempts of that many turns."
+    )
+    cost = serializers.FloatField(
+        allow_null=True, help_text="Model cost of the attempts whose cost is known; null when none is."
+    )
+    cost_unknown = serializers.IntegerField(help_text="Attempts without a known cost (left out of cost).")
+    cost_per_verified_failure = serializers.FloatField(
+        source="cost_per_verified",
+        allow_null=True,
+        help_text="cost / verified_failures; null with no verified failure or no known cost.",
+    )
+    multiple_choice = RedTeamChoiceSerializer(source="*")
+
+    def get_attribute(self, instance):
+        """The round's ``RedTeamStats`` from the context; skipped (no key) when there is none."""
+        stats = self.context.get("red_team")
+        if stats is None:
+            raise SkipField()
+        return stats
+
+
 class RoundStatisticsSerializer(serializers.Serializer):
     """A round's figures, as on the task page (``tasks.round_stats.RoundCounts``).
 
@@ -120,7 +201,8 @@ class RoundStatisticsSerializer(serializers.Serializer):
     model verdict is known and ``unscored`` the rest (``examples = scored + unscored``). MER =
     fooling / scored; vMER = validated_fooling / scored (docs/domain.md, "MER and vMER"); both fractions
     in [0, 1], and null ("not measured") when no example of the round is scored (none collected, no
-    target model, or every target failed).
+    target model, or every target failed). A red-teaming task's rounds add ``red_team``
+    (``context["red_team"]``, see ``RedTeamStatisticsSerializer``).
     """
 
     examples = serializers.IntegerField(source="collected")
@@ -162,76 +244,32 @@ class RoundStatisticsSerializer(serializers.Serializer):
         help_text="The round's crowd pay in its currency; null when nothing was paid or in several currencies.",
     )
     costs = RoundCostSerializer(many=True, help_text="The round's crowd pay, one entry per currency.")
-
-
-class RedTeamRateSerializer(serializers.Serializer):
-    """Verified failures of attempts for one failure category or one number of turns."""
-
-    key = serializers.CharField(help_text="The category's name, or the number of turns.")
-    label = serializers.CharField()
-    attempts = serializers.IntegerField()
-    verified = serializers.IntegerField()
-    rate = serializers.FloatField(allow_null=True, help_text="verified / attempts; null with no attempt.")
-
-
-class RedTeamChoiceSerializer(serializers.Serializer):
-    items = serializers.IntegerField()
-    fooled = serializers.IntegerField(help_text="Items whose option the target picked wrong.")
-    validated_correct = serializers.IntegerField()
-    mer = serializers.FloatField(allow_null=True, help_text="fooled / items.")
-
-
-class RedTeamStatisticsSerializer(serializers.Serializer):
-    """A red-teaming round's attack success rate and cost (``tasks.red_team_stats``; docs/generative.md,
-    "Attack success rate"). Rates are fractions in [0, 1], null with no attempt; costs in the currency
-    of the target's prices, null when unknown."""
-
-    attempts = serializers.IntegerField(help_text="Conversations judged by their authors.")
-    claimed_failures = serializers.IntegerField()
-    verified_failures = serializers.IntegerField()
-    attack_success_rate = serializers.FloatField(allow_null=True, help_text="verified_failures / attempts.")
-    claimed_rate = serializers.FloatField(allow_null=True, help_text="claimed_failures / attempts.")
-    by_category = RedTeamRateSerializer(many=True)
-    by_turns = RedTeamRateSerializer(many=True)
-    cost = serializers.FloatField(allow_null=True)
-    cost_unknown = serializers.IntegerField(help_text="Conversations without a known cost.")
-    cost_per_verified_failure = serializers.FloatField(allow_null=True)
-    multiple_choice = RedTeamChoiceSerializer()
+    red_team = RedTeamStatisticsSerializer(
+        required=False,
+        help_text="Only on a red-teaming task's rounds: the attack success rate and the model cost.",
+    )
 
 
 class RoundSerializer(serializers.ModelSerializer):
     """A round with its statistics; ``context["counts"]`` maps round id to ``RoundCounts`` and, for a
-    red-teaming task, ``context["red_team"]`` round id to ``RedTeamStats``."""
+    red-teaming task, ``context["red_team"]`` round id to ``RedTeamStats`` (``statistics.red_team``)."""
 
     is_current = serializers.SerializerMethodField()
     statistics = serializers.SerializerMethodField()
-    red_team = serializers.SerializerMethodField()
 
     class Meta:
         model = Round
-        fields = [
-            "number",
-            "description",
-            "is_current",
-            "is_closed",
-            "started_at",
-            "closed_at",
-            "statistics",
-            "red_team",
-        ]
-
-    @extend_schema_field(RedTeamStatisticsSerializer(allow_null=True))
-    def get_red_team(self, round_: Round) -> dict | None:
-        """The attack success rate and cost of a red-teaming task's round; null for other tasks."""
-        stats = self.context.get("red_team", {}).get(round_.pk)
-        return None if stats is None else stats.as_dict()
+        fields = ["number", "description", "is_current", "is_closed", "started_at", "closed_at", "statistics"]
 
     def get_is_current(self, round_: Round) -> bool:
         return round_.task.current_round_id == round_.pk
 
     @extend_schema_field(RoundStatisticsSerializer)
     def get_statistics(self, round_: Round) -> dict:
-        return RoundStatisticsSerializer(self.context["counts"][round_.pk]).data
+        red_team = self.context.get("red_team", {}).get(round_.pk)
+        return RoundStatisticsSerializer(
+            self.context["counts"][round_.pk], context={"red_team": red_team}
+        ).data
 
 
 class ContextSerializer(serializers.ModelSerializer):

@@ -16,10 +16,16 @@ def task_list(request):
 
 
 def task_detail(request, slug: str):
-    """A task's page: instructions, content warning, per-round statistics, the MER/vMER plot, a "write" button;
-    for a red-teaming task, the attack success rate per round, category and number of turns, and the cost."""
+    """A task's page: instructions, content warning, per-round statistics, the MER/vMER plot, a "write" button.
+
+    A red-teaming task's page replaces MER and vMER by the attack success rate: per round, per failure
+    category and per number of turns, with the model cost (``tasks.red_team_stats``), and its plot.
+    """
     task = selectors.task_or_404(slug)
     counts = round_counts_for_task(task)
+    is_red_team = task.cfg.is_red_team
+    by_round = red_team_stats(task, [c.round for c in counts])
+    red_team = [by_round[c.round.pk] for c in counts] if is_red_team else []
     return render(
         request,
         "tasks/task_detail.html",
@@ -27,13 +33,25 @@ def task_detail(request, slug: str):
             "task": task,
             "cfg": task.cfg,
             "round_counts": counts,
-            "mer_chart": mer_chart(counts),
+            "mer_chart": asr_chart(red_team) if is_red_team else mer_chart(counts),
             "cost_chart": cost_chart(counts),
             "collecting": task.open_round is not None,
-            "red_team_stats": [stats[c.round.pk] for c in counts if c.round.pk in stats]
-            if (stats := red_team_stats(task))
-            else [],
+            "red_team_stats": red_team,
         },
+    )
+
+
+def asr_chart(stats):
+    """A red-teaming task's claimed rate and attack success rate per round (``RedTeamStats``), as an
+    inline SVG chart; a round without attempts has no point."""
+    return rate_chart(
+        [str(s.round.number) for s in stats],
+        [
+            Series("Claimed rate", [s.claimed_rate for s in stats]),
+            Series("Attack success rate", [s.attack_success_rate for s in stats]),
+        ],
+        title="Claimed failure rate and attack success rate per round",
+        x_title="Round",
     )
 
 

@@ -1,7 +1,30 @@
-"""A red-teaming round's attack success rate, per category and per number of turns, and its cost, on
-the task page and in the round API: figures computed by hand from five conversations and three items."""
+"""A red-teaming round's attack success rate, per category and per number of turns, and its cost
+(tasks/red_team_stats.py), on the task page and in the round API: every figure computed by hand.
+
+Round 1 holds five attempts (conversations judged), as annotation/red_team/ stores them:
+
+| # | model_wrong | status              | tags                        | turns | cost  |
+|---|-------------|---------------------|-----------------------------|-------|-------|
+| 1 | True        | validated_correct   | contradiction, fabrication  | 1     | 0.01  |
+| 2 | True        | validated_correct   | fabrication                 | 3     | 0.02  |
+| 3 | True        | validated_incorrect | unanswerable                | 3     | 0.03  |
+| 4 | True        | pending             | other                       | 2     | None  |
+| 5 | False       | validated_correct   |                             | 1     | 0.04  |
+
+so attempts 5, claimed 4 (#1-4), verified 2 (#1, #2): attack success rate 2/5, claimed rate 4/5;
+contradiction 1/5, fabrication 2/5 (#1 counts in both), unanswerable 0/5 (#3 not verified), other 0/5;
+1 turn: #1, #5 -> 1/2; 2 turns: #4 -> 0/1; 3 turns: #2, #3 -> 1/2; cost 0.01+0.02+0.03+0.04 = 0.10 with
+one unknown, 0.10 / 2 = 0.05 per verified failure. Not attempts (as MER): a retracted and an imported
+failure, a conversation without a model verdict. Three multiple-choice items (one retracted besides):
+written 3, fooled 2, validated correct 1, MER 2/3.
+Round 2: one verified failure of 2 turns tagged "other" and "legacy" (a category the config no longer
+lists) costing 0.0003. Round 3: nothing.
+"""
 
 from __future__ import annotations
+
+from decimal import Decimal
+from html.parser import HTMLParser
 
 import pytest
 
@@ -14,92 +37,256 @@ from tasks.services import ensure_round, set_current_round
 pytestmark = pytest.mark.django_db
 
 
+def conversation(round_, annotator, model_wrong, status, tags, turns, cost, **extra):
+    return Example.objects.create(
+        round=round_,
+        annotator=annotator,
+        inputs={
+            "messages": [{"role": "user", "content": "Who wrote it?"}, {"role": "assistant", "content": "X."}]
+        },
+        target={"supported": "no" if model_wrong else "yes", "helpful": "4"},
+        model_wrong=model_wrong,
+        status=status,
+        tags=tags,
+        metadata={"mode": "conversation", "conversation": 1, "model": "smol", "turns": turns, "cost": cost},
+        **extra,
+    )
+
+
+def choice_item(round_, annotator, picked_wrong, status, **extra):
+    return Example.objects.create(
+        round=round_,
+        annotator=annotator,
+        inputs={"question": "Who wrote it?", "options": ["Ann", "Bob", "Cy"]},
+        target={"answer": 0},
+        model_wrong=picked_wrong,
+        status=status,
+        metadata={"mode": "multiple_choice", "model": "smol", "picked": 1 if picked_wrong else 0},
+        **extra,
+    )
+
+
 @pytest.fixture
-def red_round(annotator):
+def red_task(annotator):
     task = Task.objects.create(slug="red-team", name="Red-team", config=RED_TEAM_CONFIG)
-    round_ = ensure_round(task=task, number=1)
-    set_current_round(task=task, round_=round_)
-
-    def conversation(model_wrong, status, tags, turns, cost, **extra):
-        Example.objects.create(
-            round=round_,
-            annotator=annotator,
-            inputs={"messages": []},
-            target={},
-            model_wrong=model_wrong,
-            status=status,
-            tags=tags,
-            metadata={"mode": "conversation", "turns": turns, "cost": cost},
-            **extra,
-        )
-
-    # Five attempts: two verified failures (one of two kinds), one failure not confirmed, one pending,
-    # one good answer; costs 0.01 + 0.02 + 0.03 + 0.04, one unknown.
-    conversation(True, "validated_correct", ["contradiction", "fabrication"], 1, 0.01)
-    conversation(True, "validated_correct", ["fabrication"], 3, 0.02)
-    conversation(True, "validated_incorrect", ["unanswerable"], 3, 0.03)
-    conversation(True, "pending", ["other"], 2, None)
-    conversation(False, "pending", [], 1, 0.04)
-    # Not attempts: retracted, and imported.
-    conversation(True, "validated_correct", ["fabrication"], 1, 5.0, is_retracted=True)
-    conversation(True, "validated_correct", ["fabrication"], 1, 5.0, source="imported")
-    for picked_wrong, status in [(True, "validated_correct"), (False, "pending"), (True, "pending")]:
-        Example.objects.create(
-            round=round_,
-            annotator=annotator,
-            inputs={"question": "Q?", "options": ["a", "b", "c"]},
-            target={"answer": 0},
-            model_wrong=picked_wrong,
-            status=status,
-            metadata={"mode": "multiple_choice", "picked": 1 if picked_wrong else 0},
-        )
-    return round_
+    round1 = ensure_round(task=task, number=1)
+    conversation(round1, annotator, True, "validated_correct", ["contradiction", "fabrication"], 1, 0.01)
+    conversation(round1, annotator, True, "validated_correct", ["fabrication"], 3, 0.02)
+    conversation(round1, annotator, True, "validated_incorrect", ["unanswerable"], 3, 0.03)
+    conversation(round1, annotator, True, "pending", ["other"], 2, None)
+    conversation(round1, annotator, False, "validated_correct", [], 1, 0.04)
+    conversation(round1, annotator, True, "validated_correct", ["fabrication"], 1, 5.0, is_retracted=True)
+    conversation(round1, annotator, True, "validated_correct", ["fabrication"], 1, 5.0, source="imported")
+    conversation(round1, annotator, None, "pending", [], 1, 5.0)
+    choice_item(round1, annotator, True, "validated_correct")
+    choice_item(round1, annotator, False, "pending")
+    choice_item(round1, annotator, True, "pending")
+    choice_item(round1, annotator, True, "validated_correct", is_retracted=True)
+    round2 = ensure_round(task=task, number=2)
+    conversation(round2, annotator, True, "validated_correct", ["other", "legacy"], 2, 0.0003)
+    round3 = ensure_round(task=task, number=3)
+    set_current_round(task=task, round_=round3)
+    return task
 
 
-def test_the_figures_by_hand(red_round):
-    stats = red_team_stats(red_round.task)[red_round.pk]
-    assert (stats.attempts, stats.claimed, stats.verified) == (5, 4, 2)
-    assert stats.attack_success_rate == 2 / 5 and stats.claimed_rate == 4 / 5
-    assert [(r.key, r.verified, r.rate) for r in stats.by_category] == [
-        ("contradiction", 1, 1 / 5),
-        ("fabrication", 2, 2 / 5),
-        ("unanswerable", 0, 0.0),
-        ("other", 0, 0.0),
+def test_the_figures_by_hand(red_task, django_assert_num_queries):
+    with django_assert_num_queries(2):  # the rounds, then the examples of all of them
+        stats = red_team_stats(red_task)
+    one, two, three = (stats[r.pk] for r in red_task.rounds.order_by("number"))
+
+    assert (one.attempts, one.claimed, one.verified) == (5, 4, 2)
+    assert (one.attack_success_rate, one.claimed_rate) == (2 / 5, 4 / 5)
+    assert [(r.key, r.label, r.attempts, r.verified, r.rate) for r in one.by_category] == [
+        ("contradiction", "Contradicts the passage", 5, 1, 1 / 5),
+        ("fabrication", "Adds a detail the passage does not give", 5, 2, 2 / 5),
+        ("unanswerable", "Answers what the passage cannot answer", 5, 0, 0.0),
+        ("other", "Another failure", 5, 0, 0.0),
     ]
-    assert [(r.key, r.attempts, r.verified, r.rate) for r in stats.by_turns] == [
-        ("1", 2, 1, 1 / 2),
-        ("2", 1, 0, 0.0),
-        ("3", 2, 1, 1 / 2),
+    assert [(r.key, r.label, r.attempts, r.verified, r.rate) for r in one.by_turns] == [
+        ("1", "1 turn", 2, 1, 1 / 2),
+        ("2", "2 turns", 1, 0, 0.0),
+        ("3", "3 turns", 2, 1, 1 / 2),
     ]
-    assert stats.cost == pytest.approx(0.10) and stats.cost_unknown == 1
-    assert stats.cost_per_verified == pytest.approx(0.05)
-    assert (stats.items, stats.items_fooled, stats.items_validated, stats.item_mer) == (3, 2, 1, 2 / 3)
+    assert (one.cost, one.cost_unknown, one.cost_per_verified) == (Decimal("0.10"), 1, Decimal("0.05"))
+    assert (one.items, one.items_fooled, one.items_validated, one.item_mer) == (3, 2, 1, 2 / 3)
+
+    assert (two.attempts, two.verified, two.attack_success_rate) == (1, 1, 1.0)
+    assert [(r.key, r.verified) for r in two.by_category] == [
+        ("contradiction", 0),
+        ("fabrication", 0),
+        ("unanswerable", 0),
+        ("other", 1),
+        ("legacy", 1),
+    ]
+    assert (two.cost, two.cost_unknown, two.cost_per_verified) == (Decimal("0.0003"), 0, Decimal("0.0003"))
+    assert (two.items, two.item_mer) == (0, None)
+
+    assert (three.attempts, three.attack_success_rate, three.claimed_rate) == (0, None, None)
+    assert (three.cost, three.cost_per_verified, three.by_turns) == (None, None, ())
 
 
-def test_the_task_page_shows_the_attack_success_rate_and_the_cost(client, red_round):
+def test_the_query_count_does_not_grow_with_the_examples(red_task, annotator, django_assert_num_queries):
+    round1 = red_task.rounds.get(number=1)
+    for _ in range(20):
+        conversation(round1, annotator, True, "validated_correct", ["fabrication"], 2, 0.01)
+    with django_assert_num_queries(1):  # the rounds given: the examples only
+        stats = red_team_stats(red_task, [round1])
+    assert (stats[round1.pk].attempts, stats[round1.pk].verified) == (25, 22)
+    assert stats[round1.pk].cost == Decimal("0.30")
+
+
+class Tables(HTMLParser):
+    """Each table's caption and its rows, as the text of their cells (header cells included)."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._rows, self._caption, self._cell, self._in_caption = None, "", None, False
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self._rows, self._caption = [], ""
+        elif tag == "caption":
+            self._in_caption = True
+        elif tag == "tr" and self._rows is not None:
+            self._rows.append([])
+        elif tag in ("td", "th") and self._rows is not None:
+            self._cell = ""
+        elif tag == "br" and self._cell is not None:
+            self._cell += " / "
+
+    def handle_endtag(self, tag):
+        if tag == "table" and self._rows is not None:
+            self.tables[self._caption.strip()] = self._rows
+            self._rows = None
+        elif tag == "caption":
+            self._in_caption = False
+        elif tag in ("td", "th") and self._cell is not None:
+            self._rows[-1].append(" ".join(self._cell.split()))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._in_caption:
+            self._caption += data
+        elif self._cell is not None:
+            self._cell += data
+
+
+def test_the_task_page_shows_the_attack_success_rate_and_the_cost(client, red_task):
     html = client.get("/tasks/red-team/").content.decode()
-    row = html.split('<table class="red-team-stats">')[1].split("</table>")[0]
-    cells = [c.split("</td>")[0] for c in row.split("<td>")[1:]]
-    assert cells[:4] == ["1", "5", '4 <span class="muted">(80%)</span>', "2"]
-    assert cells[4] == "<strong>40%</strong>"
-    assert cells[5].startswith("0.1000") and "1 without a cost" in cells[5]
-    assert cells[6] == "0.0500"
-    assert "<td>Adds a detail the passage does not give</td><td>2</td><td>40%</td>" in html
-    assert "<td>3</td><td>2</td><td>1</td><td>50%</td>" in html
-    assert "Red-team the model" in html
+    tables = Tables(html).tables
+
+    assert tables["Attack success rate and model cost per round"] == [
+        [
+            "Round",
+            "Conversations judged",
+            "Failures claimed",
+            "Verified failures",
+            "Attack success rate",
+            "Model cost",
+            "Cost per verified failure",
+            "Multiple-choice items",
+            "Items that fooled the model",
+            "Items validated correct",
+        ],
+        ["1", "5", "4 (80%)", "2", "40%", "0.10 / 1 without a cost", "0.05", "3", "2 (67%)", "1"],
+        ["2", "1", "1 (100%)", "1", "100%", "under 0.01", "under 0.01", "0", "0", "0"],
+        ["3", "0", "0", "0", "not measured", "unknown", "–", "0", "0", "0"],
+    ]
+    assert tables["Round 1: attack success rate by kind of failure, over its 5 conversations judged"] == [
+        ["Kind of failure", "Verified failures", "Attack success rate"],
+        ["Contradicts the passage", "1", "20%"],
+        ["Adds a detail the passage does not give", "2", "40%"],
+        ["Answers what the passage cannot answer", "0", "0%"],
+        ["Another failure", "0", "0%"],
+    ]
+    assert tables["Round 1: attack success rate by number of turns"] == [
+        ["Turns (messages answered)", "Conversations judged", "Verified failures", "Attack success rate"],
+        ["1", "2", "1", "50%"],
+        ["2", "1", "0", "0%"],
+        ["3", "2", "1", "50%"],
+    ]
+    assert tables["Round 2: attack success rate by number of turns"][1:] == [["2", "1", "1", "100%"]]
+    assert not any(caption.startswith("Round 3:") for caption in tables)  # no attempt, no breakdown
+    # The MER wording gives way to the attack success rate on a red-teaming task's page.
+    assert "Attack success rate per round" in html and "MER and vMER per round" not in html
+    assert "vMER" not in html.replace("generative vMER", "") and "<th>MER</th>" not in html
+    rounds = Tables(html).tables[""]  # the Rounds table has no caption, as before
+    assert rounds[0][:3] == ["Round", "Collected", "Retracted"]
 
 
-def test_the_round_api_gives_them(client, red_round):
-    body = client.get("/api/tasks/red-team/rounds/1/").json()
-    red = body["red_team"]
-    assert (red["attempts"], red["verified_failures"], red["attack_success_rate"]) == (5, 2, 0.4)
-    assert red["cost_per_verified_failure"] == pytest.approx(0.05)
-    assert red["by_turns"][0] == {"key": "1", "label": "1 turn", "attempts": 2, "verified": 1, "rate": 0.5}
-    assert red["multiple_choice"] == {"items": 3, "fooled": 2, "validated_correct": 1, "mer": 2 / 3}
-    assert client.get("/api/tasks/red-team/rounds/").json()["results"][0]["red_team"]["attempts"] == 5
+def test_the_round_api_gives_them(client, red_task):
+    red = client.get("/api/tasks/red-team/rounds/1/").json()["statistics"]["red_team"]
+    assert red == {
+        "attempts": 5,
+        "claimed_failures": 4,
+        "verified_failures": 2,
+        "attack_success_rate": 0.4,
+        "claimed_rate": 0.8,
+        "by_category": [
+            {
+                "key": "contradiction",
+                "label": "Contradicts the passage",
+                "attempts": 5,
+                "verified": 1,
+                "rate": 0.2,
+            },
+            {
+                "key": "fabrication",
+                "label": "Adds a detail the passage does not give",
+                "attempts": 5,
+                "verified": 2,
+                "rate": 0.4,
+            },
+            {
+                "key": "unanswerable",
+                "label": "Answers what the passage cannot answer",
+                "attempts": 5,
+                "verified": 0,
+                "rate": 0.0,
+            },
+            {"key": "other", "label": "Another failure", "attempts": 5, "verified": 0, "rate": 0.0},
+        ],
+        "by_turns": [
+            {"key": "1", "label": "1 turn", "attempts": 2, "verified": 1, "rate": 0.5},
+            {"key": "2", "label": "2 turns", "attempts": 1, "verified": 0, "rate": 0.0},
+            {"key": "3", "label": "3 turns", "attempts": 2, "verified": 1, "rate": 0.5},
+        ],
+        "cost": 0.1,
+        "cost_unknown": 1,
+        "cost_per_verified_failure": 0.05,
+        "multiple_choice": {"items": 3, "fooled": 2, "validated_correct": 1, "mer": 2 / 3},
+    }
+    listed = client.get("/api/tasks/red-team/rounds/").json()["results"]
+    assert [(r["number"], r["statistics"]["red_team"]["attack_success_rate"]) for r in listed] == [
+        (1, 0.4),
+        (2, 1.0),
+        (3, None),
+    ]
+    assert listed[1]["statistics"]["red_team"]["cost"] == 0.0003
 
 
-def test_a_classifier_task_has_none(client, hate_task, hate_round):
+def test_a_classifier_task_has_none(client, hate_task, hate_round, annotator):
+    Example.objects.create(
+        round=hate_round,
+        annotator=annotator,
+        inputs={"statement": "x"},
+        target={"label": "hateful"},
+        model_wrong=True,
+        status="validated_correct",
+    )
     assert red_team_stats(hate_task) == {}
-    assert client.get("/api/tasks/hate-speech/rounds/1/").json()["red_team"] is None
-    assert "Attack success rate" not in client.get("/tasks/hate-speech/").content.decode()
+    statistics = client.get("/api/tasks/hate-speech/rounds/1/").json()["statistics"]
+    assert "red_team" not in statistics and (statistics["mer"], statistics["vmer"]) == (1.0, 1.0)
+    assert "red_team" not in client.get("/api/tasks/hate-speech/rounds/").json()["results"][0]["statistics"]
+    html = client.get("/tasks/hate-speech/").content.decode()
+    assert "ttack success rate" not in html and "MER and vMER per round" in html
+    assert Tables(html).tables[""][0][:6] == [
+        "Round",
+        "Collected",
+        "Model-fooling",
+        "MER",
+        "Verified model-fooling",
+        "vMER",
+    ]
