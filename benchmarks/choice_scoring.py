@@ -112,6 +112,10 @@ def main() -> None:
         started = time.perf_counter()
         picks["plain"] = [plain(m, o) for m, o, _ in items]
         rates["plain"].append(len(items) / (time.perf_counter() - started))
+        print(
+            f"  round {len(rates['plain'])}: choose {rates['choose'][-1]:.2f}, plain {rates['plain'][-1]:.2f} items/s",
+            flush=True,
+        )
     load_after = os.getloadavg()
     choose_rate, plain_rate = statistics.median(rates["choose"]), statistics.median(rates["plain"])
     same = sum(a == b for a, b in zip(picks["choose"], picks["plain"], strict=True))
