@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import logging
 import os
 import shutil
@@ -451,11 +452,18 @@ class LocalChatModel:
             raise InferenceError(
                 "the model has no chat template (tokenizer_config.json or chat_template.jinja)"
             )
-        if getattr(self.model.config, "tie_word_embeddings", False):
-            # Tied as the config says, whatever the load did: a load that ran beside another model's
-            # load in the process once came back with its output layer a copy of the embeddings
-            # (SmolLM2 counted 162,826,560 parameters instead of 134,515,008, and 108 MiB more).
-            self.model.tie_weights()
+        # Tied as the folder's config.json says, read from the file: in a long test process a load came
+        # back with "lm_head.weight MISSING, newly initialized" (SmolLM2 counted 162,826,560 parameters
+        # instead of 134,515,008, and answered from a random output layer).
+        try:
+            tied = json.loads((self.path / "config.json").read_text(encoding="utf-8")).get(
+                "tie_word_embeddings"
+            )
+        except (OSError, ValueError):
+            tied = None
+        output, embeddings = self.model.get_output_embeddings(), self.model.get_input_embeddings()
+        if tied and output is not None and embeddings is not None and output.weight is not embeddings.weight:
+            output.weight = embeddings.weight
         self.model.eval()
         self.context_limit = int(getattr(self.model.config, "max_position_embeddings", 2048))
 
