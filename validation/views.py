@@ -104,12 +104,7 @@ def _already_recorded(example, user, sent: str) -> str:
 def _rubric_answers(data) -> dict | None:
     """The rubric answers a verdict form sent (``rubric-<question>`` fields), or None when it sent none
     (an owner's plain verdict)."""
-    answers = {
-        k[len(red_team_presenting.RUBRIC_PREFIX) :]: v
-        for k, v in data.items()
-        if k.startswith(red_team_presenting.RUBRIC_PREFIX)
-    }
-    return answers or None
+    return red_team_presenting.rubric_answers_from(data) or None
 
 
 def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None:

@@ -22,6 +22,12 @@ def rubric_questions(cfg) -> list[dict]:
     ]
 
 
+def rubric_answers_from(data) -> dict[str, str]:
+    """The rubric answers a form sent, ``{question name: answer}``, from its ``rubric-<name>`` fields
+    (the red-teaming page's judgement and the validate page's verdict form alike)."""
+    return {k[len(RUBRIC_PREFIX) :]: v for k, v in data.items() if k.startswith(RUBRIC_PREFIX)}
+
+
 def mode_of(example: Example) -> str | None:
     """``conversation``, ``multiple_choice``, or None for an example of another kind."""
     return (example.metadata or {}).get("mode")

@@ -34,7 +34,7 @@ from .conversations import (
     start_conversation,
     submit_conversation,
 )
-from .presenting import RUBRIC_PREFIX, rubric_questions
+from .presenting import rubric_answers_from, rubric_questions
 from .sse import sse_response
 
 
@@ -218,11 +218,7 @@ def judge(request, slug: str):
     conversation = selectors.own_conversation(request.user, ascii_id(request.POST.get("conversation")))
     if conversation is None:
         raise Http404("No such conversation.")
-    answers = {
-        key[len(RUBRIC_PREFIX) :]: value
-        for key, value in request.POST.items()
-        if key.startswith(RUBRIC_PREFIX)
-    }
+    answers = rubric_answers_from(request.POST)
     try:
         example = submit_conversation(
             conversation=conversation,

@@ -4,7 +4,6 @@ answers settling the conversation at quorum."""
 
 from __future__ import annotations
 
-import json
 import uuid
 
 import pytest
@@ -16,7 +15,7 @@ from tests.factories.annotation import make_example
 from tests.factories.red_team import make_passage, make_red_team_round
 from tests.factories.tasks import builtin_task, open_round
 from tests.factories.validation import serve
-from tests.helpers.api import client_for
+from tests.helpers.api import client_for, sse_events
 
 
 @pytest.fixture
@@ -37,15 +36,6 @@ def _start(api, red_round):
     response = api.post("/api/tasks/red-team/conversations/", {"context": context.pk}, format="json")
     assert response.status_code == 201, response.content
     return response.json()
-
-
-def _events(response) -> list[tuple[str, dict]]:
-    body = b"".join(response.streaming_content).decode()
-    events = []
-    for block in body.strip().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in block.split("\n"))
-        events.append((lines["event"], json.loads(lines["data"])))
-    return events
 
 
 def test_a_conversation_through_the_api(api, red_round, annotator):
@@ -73,7 +63,7 @@ def test_a_conversation_through_the_api(api, red_round, annotator):
         turns_url, {"prompt": "Which country?"}, format="json", HTTP_ACCEPT="text/event-stream"
     )
     assert (streamed.status_code, streamed["Content-Type"]) == (200, "text/event-stream; charset=utf-8")
-    events = _events(streamed)
+    events = sse_events(streamed)
     assert events[0] == ("turn", {"turn": 1, "conversation": started["id"]}) and events[-1][0] == "done"
     second = Turn.objects.get(index=1)
     assert (
@@ -131,7 +121,7 @@ def test_the_query_asks_for_the_stream_as_the_accept_header_does(api, red_round,
         f"/api/conversations/{started['id']}/turns/?{query}", {"prompt": "How long?"}, format="json"
     )
     assert streamed.status_code == 200 and streamed["Content-Type"] == "text/event-stream; charset=utf-8"
-    events = _events(streamed)
+    events = sse_events(streamed)
     turn = Turn.objects.get()
     assert [name for name, _ in events if name != "token"] == ["turn", "done"]
     assert events[-1][1]["status"] == turn.status == "answered"

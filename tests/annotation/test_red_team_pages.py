@@ -4,7 +4,6 @@ refusals that keep what was typed."""
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 
@@ -12,6 +11,7 @@ import pytest
 
 from annotation.models import Conversation, Example, Turn
 from tests.factories.red_team import make_passage, make_red_team_round
+from tests.helpers.api import sse_events
 
 
 @pytest.fixture
@@ -44,15 +44,6 @@ def _context_id():
     from tasks.models import Context
 
     return Context.objects.get().pk
-
-
-def _events(response) -> list[tuple[str, dict]]:
-    body = b"".join(response.streaming_content).decode()
-    events = []
-    for block in body.strip().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in block.split("\n"))
-        events.append((lines["event"], json.loads(lines["data"])))
-    return events
 
 
 def test_the_page_shows_the_goal_the_passage_and_the_message_box(page):
@@ -90,7 +81,7 @@ def test_without_javascript_a_message_posts_and_the_page_shows_the_whole_answer(
 def test_a_streamed_answer_arrives_as_events_whose_pieces_make_the_stored_answer(page):
     response = _send(page, "Where does the Amazon flow?", stream=True)
     assert response["Content-Type"].startswith("text/event-stream")
-    events = _events(response)
+    events = sse_events(response)
     names = [name for name, _ in events]
     assert names[0] == "turn" and names[-1] == "done" and set(names[1:-1]) == {"token"}
     turn = Turn.objects.get()

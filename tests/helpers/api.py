@@ -21,3 +21,15 @@ def forced_client(user=None) -> APIClient:
     if user is not None:
         client.force_authenticate(user)
     return client
+
+
+def sse_events(response) -> list[tuple[str, dict]]:
+    """A streamed response's server-sent events, ``[(event name, data decoded from JSON)]`` in order."""
+    import json
+
+    body = b"".join(response.streaming_content).decode()
+    events = []
+    for block in body.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in block.split("\n"))
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
