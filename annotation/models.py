@@ -32,6 +32,10 @@ class Example(models.Model):
         CREATED = "created", "Written on the platform"
         IMPORTED = "imported", "Imported from a dataset"
         REPLAY = "replay", "Replayed from a dataset"
+        # A generative model's replayed answer served to validators for rubric judgement
+        # (generative_bench.replay): no author, no model verdict (``model_wrong`` None); settled
+        # "incorrect" when people judge that the output failed.
+        RATING = "rating", "Replayed answer for people to rate"
 
     class PredictionStatus(models.TextChoices):
         OK = "ok", "Model answered"

@@ -22,6 +22,7 @@ urlpatterns = [
     path("", include("annotation.api_urls")),
     path("", include("validation.api_urls")),
     path("", include("crowd.api_urls")),
+    path("", include("generative_bench.api_urls")),
     path("", include("models_registry.api_urls")),
     path("", include("leaderboards.api_urls")),
     re_path(r"^", not_found),  # last: only what no API route matched

@@ -258,6 +258,7 @@ INSTALLED_APPS = [
     "annotation",
     "validation",
     "crowd",
+    "generative_bench",
     "leaderboards",
     "dynabench",
     "demo",

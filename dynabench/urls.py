@@ -25,5 +25,6 @@ urlpatterns = [
     path("", include("annotation.urls")),
     path("", include("validation.urls")),
     path("", include("crowd.urls")),
+    path("", include("generative_bench.urls")),
     path("", include("leaderboards.urls")),
 ]

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class GenerativeBenchConfig(AppConfig):
+    name = "generative_bench"
+    verbose_name = "Generative benchmarking"

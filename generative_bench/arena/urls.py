@@ -1,0 +1,3 @@
+"""Pages of this sub-package (included by generative_bench/urls.py)."""
+
+urlpatterns: list = []

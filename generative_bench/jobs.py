@@ -1,0 +1,2 @@
+"""django-q2 job functions of generative benchmarking (arguments are primary keys): each sub-package's
+jobs, re-exported so a queued job's dotted path is ``generative_bench.jobs.<name>``."""

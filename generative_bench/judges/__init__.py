@@ -1,0 +1,2 @@
+"""Judges: generative models answering a task's rubric, with their agreement with people measured
+(docs/benchmarking.md)."""

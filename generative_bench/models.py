@@ -1,0 +1,269 @@
+"""Replays, judges and arena battles: the tables of generative benchmarking (docs/benchmarking.md)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q
+
+from tasks.json import UnicodeJSONEncoder
+
+
+class Replay(models.Model):
+    """One round's settled prompts sent to one registered generative model (docs/benchmarking.md,
+    "Replay").
+
+    ``target_turns``: for a conversation of several turns, ``keep`` sends the human turns with the round
+    target's answers as they were, and asks ``model`` only for the last answer; ``regenerate`` asks
+    ``model`` for every answer in turn, each on its own earlier answers. A multiple-choice item is scored
+    (``model`` picks an option) either way.
+
+    The job (``jobs.run_replay_job``) is resumable: it skips the items that already have a
+    ``ReplayAnswer`` with status ``ok``, so a replay run again after a crash or a cancel does only what
+    is left. ``total`` is the number of items when the job started; ``done`` and ``failed`` count the
+    answers stored.
+    """
+
+    class TargetTurns(models.TextChoices):
+        KEEP = "keep", "Keep the target's earlier answers"
+        REGENERATE = "regenerate", "Regenerate every answer"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.PROTECT, related_name="replays")
+    model = models.ForeignKey(
+        "models_registry.RegisteredModel", on_delete=models.PROTECT, related_name="replays"
+    )
+    target_turns = models.CharField(max_length=12, choices=TargetTurns.choices, default=TargetTurns.KEEP)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    progress = models.CharField(max_length=200, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["round", "model", "target_turns"], name="replay_one_per_round_model_and_turns"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"replay of {self.round} on {self.model}"
+
+
+class ReplayAnswer(models.Model):
+    """``replay.model``'s answer to one settled example of the replayed round.
+
+    For a conversation: ``messages`` is what the model was sent for its last answer (the passage as the
+    system message, the human turns and the earlier answers, kept or regenerated) and ``answer`` its last
+    answer; ``answers`` holds every answer it gave (one per user turn when regenerated, else one);
+    ``generation`` the last answer's record (``runtime.generative.Generation.as_dict()``: tokens, seconds,
+    time to first token, cost) and ``tokens``/``cost``/``seconds``/``first_token_seconds`` the sums over
+    its answers (cost None when unknown). For a multiple-choice item: ``picked`` (the option's index in
+    the order shown) and ``correct``.
+
+    ``rating_example``: the example the validate page serves for people to judge this answer by the rubric
+    (``replay.services.open_rating``), None until rating is opened.
+    """
+
+    class Status(models.TextChoices):
+        OK = "ok", "Answered"
+        FAILED = "failed", "Failed"
+
+    replay = models.ForeignKey(Replay, on_delete=models.CASCADE, related_name="answers")
+    example = models.ForeignKey("annotation.Example", on_delete=models.PROTECT, related_name="replay_answers")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OK)
+    messages = models.JSONField(encoder=UnicodeJSONEncoder, default=list, blank=True)
+    answer = models.TextField(blank=True)
+    answers = models.JSONField(encoder=UnicodeJSONEncoder, default=list, blank=True)
+    generation = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
+    tokens = models.PositiveIntegerField(null=True, blank=True, help_text="Output tokens of all its answers.")
+    cost = models.DecimalField(max_digits=14, decimal_places=8, null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True, help_text="Wall-clock seconds of all its answers.")
+    first_token_seconds = models.FloatField(
+        null=True, blank=True, help_text="Seconds to the first token of its last answer."
+    )
+    picked = models.SmallIntegerField(null=True, blank=True)
+    correct = models.BooleanField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    rating_example = models.OneToOneField(
+        "annotation.Example", null=True, blank=True, on_delete=models.SET_NULL, related_name="rated_answer"
+    )
+    attempts = models.PositiveSmallIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["replay", "example_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["replay", "example"], name="replay_answer_one_per_example"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.replay.model} on example {self.example_id}"
+
+
+class Judge(models.Model):
+    """A registered generative model made a task's judge: it answers the task's rubric for model outputs
+    (docs/benchmarking.md, "Judges"). Its verdicts sit beside people's and never settle an example.
+
+    ``prompt_template``: the prompt sent to the judge, with ``{context}``, ``{conversation}``,
+    ``{output}`` and ``{rubric}`` filled in (``judges.prompts``). ``agreement_floor``: the Cohen's kappa
+    against settled human verdicts below which the judge is shown as not trusted.
+    """
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="judges")
+    model = models.ForeignKey("models_registry.RegisteredModel", on_delete=models.PROTECT, related_name="+")
+    name = models.CharField(max_length=200)
+    prompt_template = models.TextField()
+    agreement_floor = models.FloatField(
+        default=0.4, help_text="Cohen's kappa below which this judge is shown as not trusted."
+    )
+    is_active = models.BooleanField(default=True)
+    status = models.CharField(max_length=10, blank=True, help_text="The last run's state.")
+    progress = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "name"], name="judge_name_unique_per_task"),
+            models.CheckConstraint(
+                condition=Q(agreement_floor__gte=-1) & Q(agreement_floor__lte=1),
+                name="judge_agreement_floor_in_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class JudgeVerdict(models.Model):
+    """A judge's rubric answers on one model output: a human-judged conversation (``example``) or a
+    replayed answer (``replay_answer``), exactly one of them.
+
+    ``failed``: the rubric's verdict on the judge's answers (``tasks.rubric.Rubric.failed``); None when
+    the judge's output could not be read as answers (``status`` ``unreadable``, its text in ``raw``) or
+    the judge failed (``failed``, ``error`` says why).
+    """
+
+    class Status(models.TextChoices):
+        OK = "ok", "Answered"
+        UNREADABLE = "unreadable", "Answer not readable"
+        FAILED = "failed", "Failed"
+
+    judge = models.ForeignKey(Judge, on_delete=models.CASCADE, related_name="verdicts")
+    example = models.ForeignKey(
+        "annotation.Example", null=True, blank=True, on_delete=models.PROTECT, related_name="judge_verdicts"
+    )
+    replay_answer = models.ForeignKey(
+        ReplayAnswer, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_verdicts"
+    )
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.OK)
+    rubric_answers = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
+    failed = models.BooleanField(null=True, blank=True)
+    raw = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    generation = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judge", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(example__isnull=False) & Q(replay_answer__isnull=True))
+                | (Q(example__isnull=True) & Q(replay_answer__isnull=False)),
+                name="judge_verdict_on_one_output",
+            ),
+            models.UniqueConstraint(
+                fields=["judge", "example"],
+                condition=Q(example__isnull=False),
+                name="judge_verdict_one_per_example",
+            ),
+            models.UniqueConstraint(
+                fields=["judge", "replay_answer"],
+                condition=Q(replay_answer__isnull=False),
+                name="judge_verdict_one_per_replay_answer",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge}: {self.status}"
+
+
+class Battle(models.Model):
+    """One arena comparison (docs/benchmarking.md, "Arena"): two anonymous generative models of a task
+    answer the same prompt, and one person votes A, B, tie or both bad.
+
+    ``messages``: the prompt as sent to both (the passage as the system message when from a round);
+    ``source_example``: the round example the prompt came from, None when the voter wrote it. Model names
+    are shown only once ``vote`` is set. ``status``: ``answering`` while the answers are generated,
+    ``ready`` to vote, ``voted``, or ``failed`` (a model failed; no vote is taken).
+    """
+
+    class Status(models.TextChoices):
+        ANSWERING = "answering", "Answering"
+        READY = "ready", "Ready to vote"
+        VOTED = "voted", "Voted"
+        FAILED = "failed", "Failed"
+
+    class Vote(models.TextChoices):
+        A = "a", "A is better"
+        B = "b", "B is better"
+        TIE = "tie", "Tie"
+        BOTH_BAD = "both_bad", "Both are bad"
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="battles")
+    round = models.ForeignKey(
+        "tasks.Round", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    source_example = models.ForeignKey(
+        "annotation.Example", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    voter = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="battles")
+    messages = models.JSONField(encoder=UnicodeJSONEncoder, default=list)
+    model_a = models.ForeignKey("models_registry.RegisteredModel", on_delete=models.PROTECT, related_name="+")
+    model_b = models.ForeignKey("models_registry.RegisteredModel", on_delete=models.PROTECT, related_name="+")
+    answer_a = models.TextField(blank=True)
+    answer_b = models.TextField(blank=True)
+    generation_a = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
+    generation_b = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ANSWERING, db_index=True)
+    vote = models.CharField(max_length=10, choices=Vote.choices, blank=True)
+    error = models.TextField(blank=True)
+    client_token = models.UUIDField(null=True, blank=True, help_text="A resent prompt is one battle.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    voted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(model_a=F("model_b")), name="battle_two_different_models"),
+            models.CheckConstraint(
+                condition=Q(vote="") | Q(status="voted"), name="battle_vote_only_when_voted"
+            ),
+            models.UniqueConstraint(
+                fields=["voter", "client_token"],
+                condition=Q(client_token__isnull=False),
+                name="battle_one_per_voter_and_client_token",
+            ),
+        ]
+        indexes = [models.Index(fields=["task", "status"])]
+
+    def __str__(self) -> str:
+        return f"battle {self.pk} ({self.task_id})"

@@ -1,0 +1,1 @@
+"""Admin of this sub-package (imported by generative_bench/admin.py)."""
