@@ -8,7 +8,8 @@ weights w_d >= 0; metric weights ω_j >= 0; the memory ceiling M in GiB. Metrics
 The five steps, exactly as docs/domain.md, "Dynascore":
 
 1. x_mj = Σ_d w̃_d s_mdj, with w̃ the dataset weights normalised to sum 1.
-2. Higher is better everywhere: x'_mj = x_mj, except memory: x'_m,memory = M - x_m,memory.
+2. Higher is better everywhere: x'_mj = x_mj, except memory: x'_m,memory = M - x_m,memory, and
+   the other lower-is-better metrics named in ``ceilings`` (an attack success rate, a cost): C_j - x_mj.
 3. Sort the models by x'_perf; over each pair of neighbours (a, b) in that order with
    |perf_b - perf_a| > 1e-4 * max perf, take |x'_bj - x'_aj| / |perf_b - perf_a|.
    AMRS_j is the mean of those ratios; AMRS_perf = 1.
@@ -242,6 +243,7 @@ def compute_dynascore(
     metrics: Sequence[str] | None = None,
     resolutions: Mapping[str, Resolution] | None = None,
     spreads: Spreads | None = None,
+    ceilings: Mapping[str, float] | None = None,
 ) -> DynascoreResult:
     """Compute x, x', AMRS and the Dynascore of every model (module docstring: formula and decisions).
 
@@ -259,6 +261,10 @@ def compute_dynascore(
         spreads: ``{model_key: {dataset_key: {metric: relative spread}}}`` for the ``measured``
             metrics (``measured_spreads`` of each Score's metrics); absent, None or not a finite number
             >= 0: the metric's fixed ``relative`` resolution stands in (module docstring).
+        ceilings: ``{metric: C_j}`` for other lower-is-better metrics (an attack success rate, seconds to
+            the first token, a cost): step 2 flips them as memory is flipped, x'_mj = C_j - x_mj. Memory's
+            ceiling is ``memory_ceiling``. Only differences of x' enter the AMRS, so C_j shifts every
+            model's Dynascore by the same ω̃_j C_j / AMRS_j and leaves the ranking unchanged.
 
     Returns:
         A ``DynascoreResult``.
@@ -267,6 +273,7 @@ def compute_dynascore(
         DynascoreError: bad weights (see ``normalise_weights``), or ``perf`` not among the metrics.
     """
     metric_weights = dict(DEFAULT_METRIC_WEIGHTS if metric_weights is None else metric_weights)
+    flips = {**(ceilings or {}), MEMORY: memory_ceiling}
     resolutions = RESOLUTIONS if resolutions is None else resolutions
     metrics = list(metrics if metrics is not None else metric_weights)
     if PERF not in metrics:
@@ -316,7 +323,7 @@ def compute_dynascore(
         full[m] = full_m
         missing[m] = missing_m
         flipped[m] = {
-            j: (None if v is None else (memory_ceiling - v if j == MEMORY else v)) for j, v in raw_m.items()
+            j: (None if v is None else (flips[j] - v if j in flips else v)) for j, v in raw_m.items()
         }
 
     # Step 3: AMRS per metric over the models complete for perf and that metric.

@@ -227,3 +227,27 @@ def test_200_models_10_datasets_match_the_formula_step_by_step():
     assert all(r.complete for r in result.models)
     by_rank = sorted(result.models, key=lambda r: r.rank)
     assert [r.key for r in by_rank] == sorted(expected, key=lambda m: -expected[m])
+
+
+def test_a_lower_is_better_metric_is_flipped_against_its_ceiling():
+    # Two models, one dataset; "asr" (an attack success rate) is lower-is-better with ceiling 1.
+    # A: perf 0.5, asr 0.4 -> x' = 0.6; B: perf 0.7, asr 0.1 -> x' = 0.9.
+    # AMRS_asr = |0.9 - 0.6| / |0.7 - 0.5| = 1.5; weights perf 1, asr 1 -> ω̃ = 1/2 each.
+    # Dynascore A = 0.5 * 0.5 + 0.5 * 0.6 / 1.5 = 0.45; B = 0.5 * 0.7 + 0.5 * 0.9 / 1.5 = 0.65.
+    scores = {"A": {"d": {"perf": 0.5, "asr": 0.4}}, "B": {"d": {"perf": 0.7, "asr": 0.1}}}
+    result = compute_dynascore(
+        scores,
+        dataset_weights={"d": 1},
+        metric_weights={"perf": 1, "asr": 1},
+        metrics=["perf", "asr"],
+        ceilings={"asr": 1.0},
+    )
+    by = result.by_key()
+    assert by["A"].x["asr"] == pytest.approx(0.6) and by["A"].raw["asr"] == pytest.approx(0.4)
+    assert result.amrs["asr"] == pytest.approx(1.5)
+    assert by["A"].dynascore == pytest.approx(0.45) and by["B"].dynascore == pytest.approx(0.65)
+    # Without the ceiling, asr would count as higher-is-better: A's 0.4 beats B's 0.1 on it.
+    plain = compute_dynascore(
+        scores, dataset_weights={"d": 1}, metric_weights={"perf": 1, "asr": 1}, metrics=["perf", "asr"]
+    )
+    assert plain.by_key()["A"].x["asr"] == pytest.approx(0.4)
