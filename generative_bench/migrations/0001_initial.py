@@ -11,7 +11,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('annotation', '0007_initial'),
+        ('annotation', '0007_example_source_rating'),
         ('models_registry', '0005_generative_models'),
         ('tasks', '0003_qualification'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
