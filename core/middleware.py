@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from urllib.parse import unquote_to_bytes
 
 from django.conf import settings
@@ -14,6 +15,8 @@ from core.text_rules import repeated_parameter_message, repeated_parameters
 
 FORM_CONTENT_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
 API_PREFIX = "/api/"
+#: The OpenAI-compatible endpoint (models_registry/openai_compat): JSON errors in OpenAI's shape.
+OPENAI_PREFIX = "/v1/"
 TOO_LARGE = "The request body is too large or has too many fields."
 NOT_UTF8 = (
     "The form sent text that is not valid UTF-8 (such as a lone surrogate), so it was not read and nothing "
@@ -28,6 +31,15 @@ class ApiJsonResponse(JsonResponse):
     def __init__(self, data, **kwargs):
         kwargs.setdefault("json_dumps_params", {"separators": (",", ":"), "ensure_ascii": False})
         super().__init__(data, **kwargs)
+
+
+def openai_error(message: str, status: int) -> ApiJsonResponse:
+    """An error in OpenAI's shape (``{"error": {"message", "type", "param", "code"}}``), for what this
+    middleware refuses under ``/v1/`` before the endpoint's views run."""
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return ApiJsonResponse(
+        {"error": {"message": message, "type": kind, "param": None, "code": None}}, status=status
+    )
 
 
 def _is_utf8_form(body: bytes) -> bool:
@@ -93,7 +105,8 @@ class RejectUnreadableFormBodyMiddleware:
 
     Under ``/api/`` it also answers 413 (JSON) to a body larger than ``DATA_UPLOAD_MAX_MEMORY_SIZE``
     (``_api_body_problem``), 400 (JSON) to a query parameter given twice (``_api_query_problem``), and
-    its 400s are JSON there.
+    its 400s are JSON there. Under ``/v1/`` (the OpenAI-compatible endpoint) only the 413 applies, in
+    OpenAI's error shape (``_openai``).
 
     Why: Django raises ``BadRequest`` for a urlencoded body with a charset other than exactly
     ``utf-8`` (e.g. ``charset=utf8``) every time ``request.POST`` is touched. The CSRF check touches it,
@@ -107,6 +120,8 @@ class RejectUnreadableFormBodyMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
+        if request.path.startswith(OPENAI_PREFIX):
+            return self._openai(request)
         is_api = request.path.startswith(API_PREFIX)
         if is_api:
             problem = _api_query_problem(request)
@@ -133,6 +148,15 @@ class RejectUnreadableFormBodyMiddleware:
                 if is_api:
                     return ApiJsonResponse({"detail": NOT_UTF8}, status=400)
                 return HttpResponseBadRequest(render_to_string("400.html", {"message": NOT_UTF8}))
+        return self.get_response(request)
+
+    def _openai(self, request):
+        """Under ``/v1/``: the body size rule of ``/api/`` (413), and the answers in OpenAI's shape. Its
+        bodies are JSON; a form body is not parsed here (the view answers 415)."""
+        if request.method not in ("GET", "HEAD", "OPTIONS"):
+            problem = _api_body_problem(request)
+            if problem is not None:
+                return openai_error(json.loads(problem.content)["detail"], problem.status_code)
         return self.get_response(request)
 
 

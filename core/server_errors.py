@@ -4,7 +4,8 @@ A database that is unreachable or restarting (``django.db.OperationalError`` or 
 raised anywhere: a view, the session middleware, the authentication of a token) is not a bug: the
 answer is 503 with ``Retry-After: 5``, so clients and load balancers retry; nothing acknowledged was
 lost, since a write either committed before it or is rolled back with the request. Every other
-exception is a 500. Both answer JSON (``{"detail": ...}``) under ``/api/`` and a page elsewhere.
+exception is a 500. Both answer JSON (``{"detail": ...}``) under ``/api/``, JSON in OpenAI's error shape
+under ``/v1/`` and a page elsewhere.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 
 API_PREFIX = "/api/"
+OPENAI_PREFIX = "/v1/"
 RETRY_AFTER_SECONDS = 5
 DATABASE_UNAVAILABLE = (
     "The database is unavailable for a moment; nothing you saved is lost. Try again in a few seconds."
@@ -42,6 +44,9 @@ def server_error(request) -> HttpResponse:
     message = DATABASE_UNAVAILABLE if unavailable else SERVER_ERROR
     if request.path.startswith(API_PREFIX):
         response = JsonResponse({"detail": message}, status=status)
+    elif request.path.startswith(OPENAI_PREFIX):  # models_registry/openai_compat: OpenAI's error shape
+        error = {"message": message, "type": "server_error", "param": None, "code": None}
+        response = JsonResponse({"error": error}, status=status)
     else:
         page = render_to_string("503.html" if unavailable else "500.html")
         response = HttpResponse(page, status=status)

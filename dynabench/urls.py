@@ -20,6 +20,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("allauth.urls")),
     path("api/", include("dynabench.api_urls")),
+    path("v1/", include("models_registry.openai_compat.urls")),
     path("", include("accounts.urls")),
     path("", include("tasks.urls")),
     path("", include("annotation.urls")),
