@@ -16,7 +16,7 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -30,6 +30,7 @@ from tasks.selectors import task_or_404
 from . import selectors
 from .filters import DatasetFilter
 from .forms import parse_leaderboard_query
+from .generative_board import BoardError, generative_board, params_from
 from .serializers import (
     DatasetSerializer,
     ExportQuerySerializer,
@@ -210,3 +211,35 @@ class ExportView(APIView):
         response = StreamingHttpResponse(pieces, content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{export_filename(task, rounds, fmt)}"'
         return response
+
+
+class GenerativeLeaderboardView(APIView):
+    """``GET /api/tasks/{slug}/leaderboard/generative/``: the generative leaderboard of a red-teaming task."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        summary="Read a red-teaming task's generative leaderboard",
+        description=(
+            "A row per ready generative model the caller may see: multiple-choice accuracy per round, "
+            "attack success rate by people and by each judge (a judge below its agreement floor is marked "
+            "untrusted and weighs 0), Bradley-Terry score from the arena with its bootstrap 95% interval, "
+            "tokens per second, seconds to the first token, memory, cost per thousand prompts, and the "
+            "Dynascore over them. Weights: w_<metric> and r_<round number>, each in [0, 100]. 404 for a "
+            "task that is not a red-teaming task (docs/benchmarking.md)."
+        ),
+        parameters=[
+            OpenApiParameter("w_perf", float, description="Weight of a metric (any metric name after w_)."),
+            OpenApiParameter("r_1", float, description="Weight of a round (any round number after r_)."),
+        ],
+        responses={200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, slug: str):
+        task = task_or_404(slug)
+        if not task.cfg.is_red_team:
+            raise NotFound("Not a red-teaming task.")
+        try:
+            params = params_from(request.query_params)
+        except BoardError as exc:
+            raise ValidationError({"weights": [str(exc)]}) from None
+        return Response(generative_board(task, request.user, params))

@@ -6,6 +6,11 @@ from . import annotators_api, api, releases_api
 
 urlpatterns = [
     path("tasks/<slug:slug>/leaderboard/", api.LeaderboardView.as_view(), name="api-leaderboard"),
+    path(
+        "tasks/<slug:slug>/leaderboard/generative/",
+        api.GenerativeLeaderboardView.as_view(),
+        name="api-generative-leaderboard",
+    ),
     path("tasks/<slug:slug>/export/", api.ExportView.as_view(), name="api-export"),
     path(
         "tasks/<str:slug>/rounds/<str:number>/releases/",

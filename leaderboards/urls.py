@@ -1,11 +1,16 @@
 from django.urls import path
 
-from . import annotators_views, dashboard_views, views
+from . import annotators_views, dashboard_views, generative_views, views
 
 app_name = "leaderboards"
 
 urlpatterns = [
     path("tasks/<slug:slug>/leaderboard/", views.leaderboard, name="leaderboard"),
+    path(
+        "tasks/<slug:slug>/leaderboard/generative/",
+        generative_views.generative_leaderboard,
+        name="generative",
+    ),
     path("tasks/<slug:slug>/leaderboard/forks/", views.fork_create, name="fork_create"),
     path("tasks/<slug:slug>/leaderboard/forks/<slug:fork_slug>/", views.fork_detail, name="fork"),
     path("tasks/<slug:slug>/leaderboard/snapshots/", views.snapshot_create, name="snapshot_create"),
