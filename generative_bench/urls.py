@@ -2,6 +2,9 @@
 
 from django.urls import include, path
 
+# One namespace for the sub-packages' pages: ``generative_bench:judges``, ``generative_bench:arena_ranking``.
+app_name = "generative_bench"
+
 urlpatterns = [
     path("", include("generative_bench.replay.urls")),
     path("", include("generative_bench.judges.urls")),

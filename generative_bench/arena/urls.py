@@ -1,3 +1,14 @@
-"""Pages of this sub-package (included by generative_bench/urls.py)."""
+"""Pages of the arena (included by generative_bench/urls.py, in its ``generative_bench`` namespace):
+``generative_bench:arena``, ``arena_start``, ``arena_battle``, ``arena_vote``, ``arena_ranking``."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("tasks/<slug:slug>/arena/", views.arena, name="arena"),
+    path("tasks/<slug:slug>/arena/battles/", views.start, name="arena_start"),
+    path("tasks/<slug:slug>/arena/battles/<int:pk>/", views.battle, name="arena_battle"),
+    path("tasks/<slug:slug>/arena/battles/<int:pk>/vote/", views.vote, name="arena_vote"),
+    path("tasks/<slug:slug>/arena/ranking/", views.ranking, name="arena_ranking"),
+]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import pytest
 
 from crowd.models import Study
+from generative_bench.models import Replay
 from leaderboards.models import Dataset
 from models_registry.models import RegisteredModel
 from tasks.models import Context, Task
@@ -77,6 +78,10 @@ BODIES = {
     "turn": {"prompt": "Hello 👋"},
     "judgement": {"rubric": {"supported": "no", "helpful": "2"}, "categories": ["other"]},
     "choice": {"question": "Where?", "answer": "Paris", "negatives": ["Lyon", "Nice"]},
+    "battle": {"prompt": "Which river is longest? 🌊"},
+    "arena_vote": {"vote": "a"},
+    "replay": lambda w: {"model": w["model"], "target_turns": "keep"},
+    "chat": {"model": "hate-speech/stand-in", "messages": [{"role": "user", "content": "Hello 👋"}]},
 }
 
 
@@ -110,8 +115,49 @@ RED_TEAM_ROWS = [
         "POST", "/api/tasks/hate-speech/choice-items/", "choice", anonymous=401, blocked=403, default=404
     ),
 ]
+# The OpenAI-compatible endpoint (models_registry/openai_compat; outside /api/, so the completeness test
+# below does not ask for it): token callers list their models (none here: the world has no red-teaming
+# task) and hear the 404 of a missing id for a classifier's; the model answers are
+# tests/models_registry/test_openai_compat.py.
+OPENAI_ROWS = [
+    *_split("GET", "/v1/models", None, anonymous=401, default=200),
+    *_split("GET", "/v1/models/hate-speech/stand-in", None, anonymous=401, default=404),
+    *_split("POST", "/v1/chat/completions", "chat", anonymous=401, default=404),
+    *_split("GET", "/v1/chat/completions", None, anonymous=401, default=405),
+]
+# The arena (generative_bench/arena/api.py): the world's tasks are classifier tasks and it has no battle,
+# so a contributor hears 404 (no arena, no such battle) and the ranking is a 404 for everyone; the arena's
+# flows are tests/generative_bench/test_arena_api.py.
+ARENA_ROWS = [
+    *_split("POST", "/api/tasks/hate-speech/battles/", "battle", anonymous=401, blocked=403, default=404),
+    *_split("POST", "/api/battles/{example}/vote/", "arena_vote", anonymous=401, blocked=403, default=404),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/arena/ranking/", None, 404),
+]
+# Replays (generative_bench/replay/api.py): the task's owners ask (400 here: hate-speech is no red-teaming
+# task), others are refused (403); a replay ({replay}, on the hate-speech round) is its task owners' only,
+# anyone else hears the 404 of a missing id; the flows are tests/generative_bench/test_replay_api.py.
+REPLAY_ROWS = [
+    *_split(
+        "POST",
+        "/api/tasks/hate-speech/rounds/1/replays/",
+        "replay",
+        anonymous=401,
+        owner=400,
+        superuser=400,
+        default=403,
+    ),
+    *_split("POST", "/api/tasks/hate-speech/rounds/7/replays/", "replay", anonymous=401, default=404),
+    *_split("GET", "/api/replays/{replay}/", None, anonymous=401, owner=200, superuser=200, default=404),
+    *_split(
+        "GET", "/api/replays/{replay}/answers/", None, anonymous=401, owner=200, superuser=200, default=404
+    ),
+    *_split("GET", "/api/replays/999999/", None, anonymous=401, default=404),
+]
 ROWS: list[tuple[str, str, str, str | None, int]] = [
     *RED_TEAM_ROWS,
+    *REPLAY_ROWS,
+    *ARENA_ROWS,
+    *OPENAI_ROWS,
     # tasks and rounds: public reads
     *_each(ROLES, "GET", "/api/tasks/", None, 200),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/", None, 200),
@@ -345,6 +391,7 @@ def build_world(django_user_model, monkeypatch, role: str | None = None) -> dict
     retired = Task.objects.create(slug="retired", name="Retired", config=hate.config, is_active=False)
     retired_round = ensure_round(task=retired, number=1)
     set_current_round(task=retired, round_=retired_round)
+    replay = Replay.objects.create(round=round_, model=model)
     return {
         "users": users,
         "example": example.pk,
@@ -355,6 +402,7 @@ def build_world(django_user_model, monkeypatch, role: str | None = None) -> dict
         "scoring_dataset": scoring.pk,
         "hidden_dataset": hidden.pk,
         "study": study.public_id,
+        "replay": replay.pk,
     }
 
 

@@ -1,0 +1,280 @@
+"""The arena's API (docs/benchmarking.md, "Arena"): what the arena pages do, for tools.
+Thin: the writes go through ``services``, as the pages' do.
+
+* ``POST /api/tasks/{slug}/battles/``: a battle on ``{prompt}`` or on ``{example}`` (a settled
+  conversation of the task), both answers, no model names;
+* ``POST /api/battles/{id}/vote/``: ``{vote}`` on one of the caller's battles; the names come back;
+* ``GET /api/tasks/{slug}/arena/ranking/``: the ranking, public as the leaderboard.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from rest_framework import exceptions, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.serializers import TextField
+from core.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
+from core.api.lookups import MAX_ID, positive_int_or_404
+from core.api.permissions import IsContributor
+from core.api.throttling import ExampleCreateThrottle
+from tasks import qualification
+from tasks.api import SLUG, NotQualifiedError
+from tasks.selectors import task_or_404
+
+from ..models import Battle
+from . import selectors, services
+
+BATTLE_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The battle's id.")
+#: HTTP status of each refusal of the services (``ArenaError.code``).
+STATUS_OF_CODE = {
+    "not_found": 404,
+    "not_red_team": 404,
+    "invalid": 400,
+    "too_long": 400,
+    "blocked": 403,
+    "not_enough_models": 409,
+    "not_ready": 409,
+}
+
+
+class Refused(exceptions.APIException):
+    """A refusal of the arena's services with the status of its code (``STATUS_OF_CODE``; 409 otherwise):
+    the body is ``{"detail": message, "code": code}``."""
+
+    def __init__(self, error: services.ArenaError):
+        self.status_code = STATUS_OF_CODE.get(error.code, 409)
+        super().__init__(detail=str(error), code=error.code)
+        self.detail = {"detail": self.detail, "code": error.code}
+
+
+def _run(call):
+    """``call()``, its service refusals as API errors."""
+    try:
+        return call()
+    except services.ArenaError as exc:
+        raise Refused(exc) from None
+    except qualification.NotQualified as exc:
+        raise NotQualifiedError(exc.code, exc.message, exc.url) from None
+
+
+class MessageSerializer(serializers.Serializer):
+    role = serializers.ChoiceField(choices=["system", "user", "assistant"])
+    content = serializers.CharField()
+
+
+class RevealedSerializer(serializers.Serializer):
+    a = serializers.CharField(help_text="The model that gave answer A, as the caller is shown it.")
+    b = serializers.CharField(help_text="The model that gave answer B.")
+
+
+class BattleSerializer(serializers.ModelSerializer):
+    """A battle as its voter sees it. ``models`` is null until the vote is recorded: before it, no field
+    names a model (the answers' generation records, which do, are left out too)."""
+
+    task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    round = serializers.IntegerField(source="round.number", allow_null=True, read_only=True)
+    example = serializers.IntegerField(source="source_example_id", allow_null=True, read_only=True)
+    messages = MessageSerializer(many=True, read_only=True)
+    models = serializers.SerializerMethodField()
+    generation_a = serializers.SerializerMethodField()
+    generation_b = serializers.SerializerMethodField()
+    recorded = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Battle
+        fields = [
+            "id",
+            "task",
+            "round",
+            "example",
+            "messages",
+            "status",
+            "answer_a",
+            "answer_b",
+            "error",
+            "vote",
+            "models",
+            "generation_a",
+            "generation_b",
+            "created_at",
+            "voted_at",
+            "recorded",
+        ]
+        read_only_fields = fields
+
+    def _voted(self, battle: Battle) -> bool:
+        return battle.status == Battle.Status.VOTED
+
+    @extend_schema_field(RevealedSerializer(allow_null=True))
+    def get_models(self, battle: Battle) -> dict | None:
+        if not self._voted(battle):
+            return None
+        names = selectors.shown_names(
+            self.context["request"].user, battle.task, [battle.model_a, battle.model_b]
+        )
+        return {"a": names[battle.model_a_id], "b": names[battle.model_b_id]}
+
+    def _generation(self, battle: Battle, record: dict) -> dict | None:
+        if not self._voted(battle) or not record:
+            return None
+        shown = dict(record)
+        shown.pop("model", None)  # the runner's model name; ``models`` gives the name the caller may see
+        return shown
+
+    @extend_schema_field(serializers.JSONField(allow_null=True))
+    def get_generation_a(self, battle: Battle) -> dict | None:
+        """Answer A's record (tokens, times, cost, finish reason) once voted; null before."""
+        return self._generation(battle, battle.generation_a)
+
+    @extend_schema_field(serializers.BooleanField(allow_null=True))
+    def get_recorded(self, battle: Battle) -> bool | None:
+        """In a vote's answer: whether this request recorded the vote (false: the battle already had one,
+        which is the vote shown); null elsewhere."""
+        return getattr(battle, "recorded", None)
+
+    @extend_schema_field(serializers.JSONField(allow_null=True))
+    def get_generation_b(self, battle: Battle) -> dict | None:
+        return self._generation(battle, battle.generation_b)
+
+
+class BattleBodySerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    prompt = TextField(required=False, help_text="Your prompt; or give example instead.")
+    example = StrictIntegerField(
+        required=False,
+        min_value=1,
+        max_value=MAX_ID,
+        help_text="A settled conversation of the task (its id): its passage and first message are the prompt.",
+    )
+    client_token = serializers.UUIDField(
+        required=False, allow_null=True, help_text="Resent with the same token, the stored battle comes back."
+    )
+
+    def validate(self, attrs):
+        if ("prompt" in attrs) == ("example" in attrs):
+            raise serializers.ValidationError("Give prompt or example, one of them.")
+        return attrs
+
+
+class VoteBodySerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    vote = serializers.ChoiceField(choices=Battle.Vote.choices)
+
+
+class RankingRowSerializer(serializers.Serializer):
+    model_id = serializers.IntegerField()
+    name = serializers.CharField()
+    rank = serializers.IntegerField(allow_null=True, help_text="1 = best; null for a model without votes.")
+    score = serializers.FloatField(help_text="Bradley-Terry strength on an Elo-like scale (mean 1000).")
+    low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval's low end.")
+    high = serializers.FloatField(allow_null=True)
+    votes = serializers.IntegerField()
+
+
+class PairRowSerializer(serializers.Serializer):
+    model_id = serializers.IntegerField()
+    name = serializers.CharField()
+    votes = serializers.ListField(
+        child=serializers.IntegerField(allow_null=True),
+        help_text="Votes against each row's model; null for itself.",
+    )
+
+
+class LeftOutSerializer(serializers.Serializer):
+    held = serializers.IntegerField(help_text="Votes of people held for review on the task.")
+    blocked = serializers.IntegerField(
+        help_text="Votes of blocked accounts or people on the task's block list."
+    )
+
+
+class RankingSerializer(serializers.Serializer):
+    rows = RankingRowSerializer(many=True)
+    pairs = PairRowSerializer(many=True)
+    n_votes = serializers.IntegerField()
+    samples = serializers.IntegerField()
+    left_out = LeftOutSerializer()
+    n_left_out = serializers.IntegerField()
+    unlisted = serializers.IntegerField(help_text="Models in the arena the caller may not see (unpublished).")
+
+
+def _arena_task(slug: str):
+    task = task_or_404(slug)
+    if not task.cfg.is_red_team:
+        raise exceptions.NotFound("Not a red-teaming task.")
+    return task
+
+
+@extend_schema(parameters=[SLUG])
+class BattleCreate(APIView):
+    """Start a battle: two of the task's ready generative models, picked to narrow the ranking's widest
+    interval and not named, answer ``prompt`` (or the first message of the settled conversation
+    ``example``, with its passage). 201 with both answers, or with ``status`` ``failed`` and ``error``
+    when a model failed (no vote is taken on it); 200 for a ``client_token`` already used, with the
+    stored battle. 404 for a task that is not a red-teaming task; 409 ``not_enough_models`` with fewer
+    than two ready generative models; 400 for a refused prompt."""
+
+    permission_classes = [IsContributor]
+
+    def get_throttles(self):
+        return [ExampleCreateThrottle()]
+
+    @extend_schema(request=BattleBodySerializer, responses={201: BattleSerializer, 200: BattleSerializer})
+    def post(self, request, slug):
+        task = _arena_task(slug)
+        body = BattleBodySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        token = data.get("client_token")
+        resent = token is not None and Battle.objects.filter(voter=request.user, client_token=token).exists()
+        kwargs = {"task": task, "voter": request.user, "client_token": token}
+        if "example" in data:
+            example = selectors.prompt_example(task, data["example"])
+            if example is None and not resent:
+                raise Refused(
+                    services.ArenaError("No settled conversation of this task has that id.", "invalid")
+                )
+            kwargs["source_example"] = example
+        else:
+            kwargs["prompt"] = data["prompt"]
+        battle = _run(lambda: services.start_battle(**kwargs))
+        code = status.HTTP_200_OK if resent else status.HTTP_201_CREATED
+        return Response(BattleSerializer(battle, context={"request": request}).data, status=code)
+
+
+class BattleVote(APIView):
+    """Vote on one of the caller's battles: ``a`` (A is better), ``b``, ``tie`` or ``both_bad``. 200 with
+    the battle and the two models' names; ``recorded`` false when it already had its vote (a double
+    click, another tab: the vote recorded first stands). Another user's battle is a 404, as a missing
+    one; 409 for a battle still answering or failed."""
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(parameters=[BATTLE_ID], request=VoteBodySerializer, responses={200: BattleSerializer})
+    def post(self, request, pk):
+        battle = selectors.own_battle(request.user, positive_int_or_404(pk, what="battle"))
+        if battle is None:
+            raise exceptions.NotFound("No such battle.")
+        body = VoteBodySerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        battle, recorded = _run(
+            lambda: services.vote(battle=battle, voter=request.user, vote=body.validated_data["vote"])
+        )
+        battle.recorded = recorded
+        return Response(BattleSerializer(battle, context={"request": request}).data)
+
+
+@extend_schema(parameters=[SLUG])
+class ArenaRanking(APIView):
+    """The arena's Bradley-Terry ranking, public as the leaderboard is: per model the score (Elo-like,
+    mean 1000), its 95% bootstrap interval, rank and votes; the votes per pair; the votes left out (held
+    for review, blocked: counts only). Models the caller may not see are not listed. 404 for a task that
+    is not a red-teaming task."""
+
+    permission_classes: list = []
+
+    @extend_schema(responses={200: RankingSerializer})
+    def get(self, request, slug):
+        task = _arena_task(slug)
+        table = selectors.ranking_table(task, request.user, selectors.arena_summary(task))
+        return Response(RankingSerializer(table).data)

@@ -1,0 +1,336 @@
+"""Reads of the arena (docs/benchmarking.md, "Arena"): the models that take part, the votes that count
+and the Bradley-Terry ranking fitted on them, the prompts a round offers, and the names a person is
+shown.
+
+Which votes count. A vote counts unless its voter is, now, held for review on the task
+(``TaskWorker.held_at``) or blocked (``User.is_blocked``, or on the task's block list): the rule is read
+when the ranking is computed, so a hold placed after someone voted takes their votes out, and a hold
+released puts them back. ``votes_of`` gives the counted votes and how many were left out for each
+reason (counts only).
+
+The fit (``core.pairwise.rank``: maximum likelihood and 200 bootstrap samples) takes seconds for large
+arenas, so it is cached (Django's cache) under a key made of the task, the number of votes, the latest
+vote (id and time), the voters left out and the models: any new vote, hold, block or model changes the
+key, and nothing else refits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass, field
+
+from django.contrib.auth import get_user_model
+from django.core.cache import cache
+from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
+
+from annotation.chat_format import context_message
+from annotation.models import Example
+from core.api.lookups import MAX_ID
+from core.pairwise import Ranking, Vote, rank
+from models_registry.models import RegisteredModel
+from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
+from tasks.models import Round, Task, TaskWorker
+
+from ..models import Battle
+
+#: Registry sources of a generative model: a chat model on this server, or on an OpenAI-compatible one.
+GENERATIVE_SOURCES = (RegisteredModel.Source.LOCAL_DIR, RegisteredModel.Source.CHAT_ENDPOINT)
+#: Why a vote is left out of the ranking (``ArenaVotes.left_out``'s keys, in the order they are tried).
+LEFT_OUT_REASONS = ("blocked", "held")
+#: How long a fitted ranking stays cached, in seconds; the key changes with every vote anyway.
+CACHE_SECONDS = 24 * 3600
+#: Bootstrap samples of the ranking (``core.pairwise.rank``'s default, the pages' and the API's).
+SAMPLES = 200
+
+
+def arena_models(task: Task) -> QuerySet[RegisteredModel]:
+    """The models the arena pairs: ``task``'s ready generative models (local chat models and remote chat
+    endpoints), by id; none for a task that is not a red-teaming task."""
+    if not task.cfg.is_red_team:
+        return RegisteredModel.objects.none()
+    return RegisteredModel.objects.filter(
+        task=task, status=RegisteredModel.Status.READY, source__in=GENERATIVE_SOURCES
+    ).order_by("pk")
+
+
+def own_battle(user, pk: int | None) -> Battle | None:
+    """The battle ``pk`` if ``user`` is its voter, with its task and models; None otherwise (another
+    user's battle is answered as a missing one)."""
+    if pk is None or user is None or not user.is_authenticated or not 1 <= pk <= MAX_ID:
+        return None
+    return Battle.objects.filter(pk=pk, voter=user).select_related("task", "model_a", "model_b").first()
+
+
+# --- prompts from a round -------------------------------------------------------------------------------
+
+
+def settled_conversations(task: Task) -> QuerySet[Example]:
+    """``task``'s conversations that validation settled (validated correct or incorrect), written on the
+    platform and not retracted: the examples whose first message the arena may use as a prompt."""
+    return Example.objects.filter(
+        round__task=task,
+        metadata__mode="conversation",
+        source=Example.Source.CREATED,
+        status__in=[Example.Status.VALIDATED_CORRECT, Example.Status.VALIDATED_INCORRECT],
+        is_retracted=False,
+    )
+
+
+def rounds_with_prompts(task: Task) -> list[tuple[int, int]]:
+    """``[(round number, settled conversations)]`` of ``task``'s rounds that have at least one, by number."""
+    rows = (
+        settled_conversations(task).values("round__number").annotate(n=Count("pk")).order_by("round__number")
+    )
+    return [(row["round__number"], row["n"]) for row in rows]
+
+
+def prompt_example(task: Task, pk) -> Example | None:
+    """The settled conversation ``pk`` of ``task`` (``settled_conversations``), or None."""
+    try:
+        pk = int(pk)
+    except (TypeError, ValueError):
+        return None
+    return settled_conversations(task).select_related("context", "round").filter(pk=pk).first()
+
+
+def pick_round_prompt(task: Task, number: int, voter, *, rng: random.Random | None = None) -> Example | None:
+    """A settled conversation of round ``number`` of ``task`` to take a prompt from, at random among those
+    ``voter`` has not yet had in a battle (among all, once they had every one); None when the round has
+    none."""
+    round_ = Round.objects.filter(task=task, number=number).first()
+    if round_ is None:
+        return None
+    pool = settled_conversations(task).filter(round=round_)
+    used = Battle.objects.filter(voter=voter, source_example__isnull=False).values("source_example_id")
+    ids = list(pool.exclude(pk__in=used).values_list("pk", flat=True)) or list(
+        pool.values_list("pk", flat=True)
+    )
+    if not ids:
+        return None
+    return pool.select_related("context", "round").get(pk=(rng or random).choice(sorted(ids)))
+
+
+def prompt_messages(example: Example) -> list[dict]:
+    """The messages a battle on ``example`` sends both models: its passage as the system message
+    (``annotation.chat_format.context_message``, as the round's target read it), then the conversation's
+    first user message. Raises ``ValueError`` for an example without a user message."""
+    first = next(
+        (
+            m
+            for m in (example.inputs or {}).get("messages", [])
+            if m.get("role") == "user" and m.get("content")
+        ),
+        None,
+    )
+    if first is None:
+        raise ValueError(f"example {example.pk} has no user message")
+    system = context_message(example.round.task.cfg, example.context)
+    return [*([system] if system else []), {"role": "user", "content": first["content"]}]
+
+
+# --- votes and the ranking ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ArenaVotes:
+    """The votes of a task's arena: ``votes`` (``core.pairwise.Vote`` of model ids, ``a`` the model shown
+    as A, in the order they were cast) that count, and ``left_out`` ({reason: number of votes}, every
+    reason of ``LEFT_OUT_REASONS``, 0 when none) that do not."""
+
+    votes: list[Vote]
+    left_out: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n_left_out(self) -> int:
+        return sum(self.left_out.values())
+
+
+def _voted(task: Task) -> QuerySet[Battle]:
+    return Battle.objects.filter(task=task, status=Battle.Status.VOTED)
+
+
+def left_out_voters(task: Task) -> dict[str, set[int]]:
+    """``{"blocked": user ids, "held": user ids}`` of the people whose arena votes on ``task`` do not
+    count now: blocked (the account, or on the task's block list) and held for review on the task. A
+    person both blocked and held is under ``blocked`` only."""
+    workers = TaskWorker.objects.filter(task=task).filter(
+        Q(held_at__isnull=False) | Q(listing=TaskWorker.Listing.BLOCKED)
+    )
+    listed = {uid for uid, listing in workers.values_list("user_id", "listing") if listing == "blocked"}
+    held = set(workers.filter(held_at__isnull=False).values_list("user_id", flat=True))
+    # Blocked accounts are few; only those who voted here are read.
+    voted_here = _voted(task).filter(voter=OuterRef("pk"))
+    accounts = set(
+        get_user_model()
+        .objects.filter(is_blocked=True)
+        .filter(Exists(voted_here))
+        .values_list("pk", flat=True)
+    )
+    blocked = listed | accounts
+    return {"blocked": blocked, "held": held - blocked}
+
+
+def votes_of(task: Task) -> ArenaVotes:
+    """The votes cast in ``task``'s arena, those of people held for review or blocked left out and
+    counted (module docstring)."""
+    excluded = left_out_voters(task)
+    votes: list[Vote] = []
+    left_out = dict.fromkeys(LEFT_OUT_REASONS, 0)
+    rows = _voted(task).order_by("voted_at", "pk").values_list("model_a_id", "model_b_id", "vote", "voter_id")
+    for a, b, outcome, voter in rows:
+        reason = next((r for r in LEFT_OUT_REASONS if voter in excluded[r]), None)
+        if reason is None:
+            votes.append(Vote(a, b, outcome))
+        else:
+            left_out[reason] += 1
+    return ArenaVotes(votes, left_out)
+
+
+@dataclass(frozen=True)
+class ArenaSummary:
+    """The fitted ranking of a task's arena (``core.pairwise.Ranking``, keys model ids) and the votes left
+    out of it by reason (``ArenaVotes.left_out``)."""
+
+    ranking: Ranking
+    left_out: dict[str, int]
+
+    @property
+    def n_left_out(self) -> int:
+        return sum(self.left_out.values())
+
+
+def _cache_key(task: Task, model_ids: list[int], samples: int) -> str:
+    """The key of ``task``'s fit: it changes with any vote cast, any voter left out or let back in, and
+    the set of models (module docstring)."""
+    latest = _voted(task).aggregate(n=Count("pk"), last=Max("pk"), at=Max("voted_at"))
+    excluded = {reason: sorted(ids) for reason, ids in left_out_voters(task).items()}
+    state = [latest["n"], latest["last"], latest["at"].isoformat() if latest["at"] else None]
+    raw = json.dumps([state, excluded, model_ids, samples], sort_keys=True)
+    return f"arena-ranking:{task.pk}:{hashlib.sha256(raw.encode()).hexdigest()[:32]}"
+
+
+def arena_summary(task: Task, *, samples: int = SAMPLES) -> ArenaSummary:
+    """``task``'s arena ranking: Bradley-Terry over the votes that count (``votes_of``), by
+    ``core.pairwise.rank`` (``samples`` bootstrap samples, seed 0, 95% intervals), over the arena's
+    models (``arena_models``) and any model that has votes, so a model without votes is listed too.
+    Cached (module docstring)."""
+    model_ids = sorted(set(arena_models(task).values_list("pk", flat=True)))
+    voted_models = _voted(task).values_list("model_a_id", "model_b_id").distinct()
+    model_ids = sorted(set(model_ids).union(*(set(pair) for pair in voted_models)))
+    key = _cache_key(task, model_ids, samples)
+    summary = cache.get(key)
+    if summary is None:
+        counted = votes_of(task)
+        summary = ArenaSummary(rank(counted.votes, models=model_ids, samples=samples), counted.left_out)
+        cache.set(key, summary, CACHE_SECONDS)
+    return summary
+
+
+def arena_ranking(task: Task, *, samples: int = SAMPLES) -> Ranking:
+    """``task``'s Bradley-Terry ranking of its arena (``arena_summary``): ``core.pairwise.Ranking`` whose
+    keys are model ids."""
+    return arena_summary(task, samples=samples).ranking
+
+
+# --- names -----------------------------------------------------------------------------------------------
+
+
+def shown_names(user, task: Task, models) -> dict[int, str]:
+    """``{model id: the name user is shown}`` for ``models`` of ``task``, by the leaderboard's rule
+    (docs/domain.md, "Visibility"): the model's name; "Anonymous model N" for an anonymous model whose
+    identity ``user`` may not see; "Unpublished model N" for an unpublished model ``user`` may not see
+    (N by id among the task's unpublished models), so a vote reveals no hidden name."""
+    models = list(models)
+    visible = set(
+        models_visible_to(user, task).filter(pk__in=[m.pk for m in models]).values_list("pk", flat=True)
+    )
+    owns = task.is_owner(user) if user is not None else False
+    numbers = anonymous_numbers(task)
+    hidden = {
+        pk: n
+        for n, pk in enumerate(
+            RegisteredModel.objects.filter(task=task, is_published=False)
+            .order_by("pk")
+            .values_list("pk", flat=True),
+            start=1,
+        )
+    }
+    names = {}
+    for m in models:
+        if m.is_anonymous and not (
+            m.pk in visible and user is not None and sees_real_identity(user, m, owns)
+        ):
+            names[m.pk] = f"Anonymous model {numbers.get(m.pk, '?')}"
+        elif m.pk in visible:
+            names[m.pk] = m.name
+        else:
+            names[m.pk] = f"Unpublished model {hidden.get(m.pk, '?')}"
+    return names
+
+
+def _finite(interval) -> tuple[float, float] | None:
+    if interval is None:
+        return None
+    low, high = interval
+    if low is None or high is None or not all(abs(float(x)) < float("inf") for x in (low, high)):
+        return None
+    return float(low), float(high)
+
+
+def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
+    """The ranking as ``user`` sees it (public, as the leaderboard: models ``user`` may not see are not
+    listed, only counted in ``unlisted``). JSON-ready:
+
+    ``rows``: best first (``Ranking.order``), each ``model_id``, ``name`` (``shown_names``), ``rank`` (1 +
+    the number of models with votes whose score is higher, so equal scores share a rank and a model
+    without votes, placed at 1000 by the fit, pushes nobody down; None without votes), ``score`` (Elo-like, mean 1000), ``low``/``high`` (the 95%
+    bootstrap interval; None without votes) and ``votes`` (votes counted with the model in them);
+    ``pairs``: the matrix of votes per pair over the rows, ``{"model_id", "name", "votes": [count per
+    row, None on the diagonal]}``; ``n_votes``, ``samples``, ``left_out`` ({reason: votes}),
+    ``n_left_out``, ``unlisted`` (models not shown).
+    """
+    ranking = summary.ranking
+    order = ranking.order()
+    models = {m.pk: m for m in RegisteredModel.objects.filter(pk__in=order)}
+    visible = set(models_visible_to(user, task).filter(pk__in=order).values_list("pk", flat=True))
+    listed = [pk for pk in order if pk in visible and pk in models]
+    names = shown_names(user, task, [models[pk] for pk in listed])
+    per_model = {pk: 0 for pk in order}
+    for pair, n in ranking.votes_per_pair.items():
+        for pk in pair:
+            per_model[pk] = per_model.get(pk, 0) + n
+    voted_scores = [float(ranking.scores[pk]) for pk in order if per_model[pk]]
+    rows = []
+    for pk in listed:
+        interval = _finite(ranking.intervals.get(pk)) if per_model[pk] else None
+        score = float(ranking.scores[pk])
+        rows.append(
+            {
+                "model_id": pk,
+                "name": names[pk],
+                "rank": 1 + sum(s > score for s in voted_scores) if per_model[pk] else None,
+                "score": score,
+                "low": interval[0] if interval else None,
+                "high": interval[1] if interval else None,
+                "votes": per_model[pk],
+            }
+        )
+    pairs = [
+        {
+            "model_id": a,
+            "name": names[a],
+            "votes": [None if a == b else ranking.votes_per_pair.get(frozenset((a, b)), 0) for b in listed],
+        }
+        for a in listed
+    ]
+    return {
+        "rows": rows,
+        "pairs": pairs,
+        "n_votes": ranking.n_votes,
+        "samples": ranking.samples,
+        "left_out": dict(summary.left_out),
+        "n_left_out": summary.n_left_out,
+        "unlisted": len(order) - len(listed),
+    }

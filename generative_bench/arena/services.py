@@ -1,0 +1,292 @@
+"""Writes of the arena (docs/benchmarking.md, "Arena"): a battle started on a prompt, both anonymous
+models' answers stored, and the person's one vote.
+
+    battle = start_battle(task=task, voter=user, prompt="...", client_token=token)
+    battle.answer_a, battle.answer_b       # model names are not shown until the vote
+    battle, recorded = vote(battle=battle, voter=user, vote="a")
+
+The page and the API go through these two functions alike, so the rules are the same:
+
+* **Who.** A signed-in person who may contribute to the task (``core.api.permissions.can_contribute``,
+  then ``tasks.qualification.check_can_contribute`` with the ``validate`` action: a vote is a judgement
+  of model outputs, as a verdict is, and writes no example).
+* **Which pair.** ``core.pairwise.next_pair`` over the task's ready generative models and the current
+  ranking (``selectors.arena_ranking``): the pair that narrows the widest interval, never a model against
+  itself. Which one is shown as A is drawn at random, so a position bias of voters cancels out.
+* **Stored once.** A prompt resent with the same ``client_token`` (a double click, a retried request)
+  returns the battle already stored; a vote is recorded by a conditional ``UPDATE ... WHERE status =
+  'ready'``, which succeeds for one request only, so a second tab is told its vote was already recorded.
+* **A model that fails** (an error, a timeout, a refused key) fails the battle with why; no vote is
+  taken on it, and no ranking changes.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from core.api.permissions import can_contribute
+from core.pairwise import next_pair
+from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
+from models_registry.generative import chat_stream, decoding_of
+from models_registry.models import RegisteredModel
+from models_registry.runtime.generative import PromptTooLong, check_messages, get_chat_model
+from models_registry.runtime.model_files import InferenceError
+from tasks import qualification
+from tasks.models import Task
+
+from ..models import Battle
+from . import selectors
+
+logger = logging.getLogger(__name__)
+
+#: A battle still ``answering`` this long after it was stored lost its answers (its process died).
+STALE_SECONDS = 900.0
+#: Finish reasons of an answer that did not end as the model meant it to: the battle fails.
+FAILED_FINISHES = ("error", "timeout")
+
+
+class ArenaError(Exception):
+    """A battle or vote the rules refuse; ``code`` names the rule (``not_red_team``, ``blocked``,
+    ``not_enough_models``, ``invalid``, ``too_long``, ``not_found``, ``not_ready``, ``already_voted``),
+    the message says it to a person."""
+
+    def __init__(self, message: str, code: str):
+        super().__init__(message)
+        self.code = code
+
+
+def check_may_battle(task: Task, user) -> None:
+    """Refuse ``user`` the arena of ``task``.
+
+    Raises:
+        ArenaError: ``not_red_team`` (not a red-teaming task), ``blocked`` (an account that may not
+            contribute: blocked or inactive).
+        tasks.qualification.NotQualified: the task's rules refuse them (block list, allow list, held for
+            review, quiz, daily cap...), with its own code.
+    """
+    if not task.cfg.is_red_team:
+        raise ArenaError("This task has no arena: it is not a red-teaming task.", code="not_red_team")
+    if not can_contribute(user):
+        raise ArenaError("Your account is blocked from voting in the arena.", code="blocked")
+    qualification.check_can_contribute(task, user, qualification.VALIDATE, lock=False)
+
+
+def clean_prompt(task: Task, prompt) -> str:
+    """``prompt`` as the models will read it (newlines normalised), refused as the red-teaming page refuses
+    a message: not text, a lone surrogate, a control character, nothing visible, or over the task's
+    length for its message field.
+
+    Raises:
+        ArenaError: ``invalid``, with the reason.
+    """
+    if not isinstance(prompt, str):
+        raise ArenaError("Write a prompt.", code="invalid")
+    if lone_surrogate_path(prompt) is not None:
+        raise ArenaError("Your prompt holds a lone surrogate, which is not text.", code="invalid")
+    prompt = normalise_newlines(prompt)
+    cfg = task.cfg
+    field = cfg.input_fields[0]
+    problem = model_text_problem(prompt, "Your prompt", cfg.max_length_of(field))
+    if problem:
+        raise ArenaError(problem, code="invalid")
+    return prompt
+
+
+def _clean_messages(task: Task, messages) -> list[dict]:
+    """Messages given whole (``start_battle(messages=...)``): the chat format, ending with the user's, each
+    text as a prompt is checked (``clean_prompt``)."""
+    try:
+        messages = check_messages(messages)
+    except (InferenceError, TypeError, AttributeError) as exc:
+        raise ArenaError(f"The messages are not a conversation: {exc}.", code="invalid") from None
+    return [{"role": m["role"], "content": clean_prompt(task, m["content"])} for m in messages]
+
+
+def fail_stale_battles(*, voter=None) -> int:
+    """Mark failed the battles (of ``voter``, or everyone's) still ``answering`` ``STALE_SECONDS`` after
+    they were stored: their process died, and no answer will come. Returns how many."""
+    stale = Battle.objects.filter(
+        status=Battle.Status.ANSWERING, created_at__lt=timezone.now() - timedelta(seconds=STALE_SECONDS)
+    )
+    if voter is not None:
+        stale = stale.filter(voter=voter)
+    return stale.update(
+        status=Battle.Status.FAILED,
+        error="The answers were lost (the server stopped while generating them); no vote is taken.",
+    )
+
+
+def _check_fits(model: RegisteredModel, messages: list[dict]) -> None:
+    """Refuse a prompt a local model cannot read with room for its answer (a remote server says so itself,
+    and the battle then fails)."""
+    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+        return
+    chat = get_chat_model(model.path, name=model.name)
+    try:
+        chat.check_fits(chat.count_tokens(messages), decoding_of(model).max_new_tokens)
+    except PromptTooLong as refusal:
+        raise ArenaError(f"The prompt is too long for the models: {refusal}.", code="too_long") from None
+
+
+def _answer(model: RegisteredModel, messages: list[dict]) -> tuple[str, dict, str]:
+    """``(text, generation record, error)`` of ``model``'s whole answer to ``messages``; ``error`` is empty
+    unless the answer failed (an exception, finish reason ``error`` or ``timeout``)."""
+    try:
+        generation = chat_stream(model, messages).drain()
+    except InferenceError as exc:
+        return "", {}, str(exc)
+    except Exception as exc:  # noqa: BLE001 - any crash of one model fails its battle, not the request
+        logger.exception("arena: model %s failed", model.pk)
+        return "", {}, f"{type(exc).__name__}: the model crashed"
+    record = generation.as_dict()
+    if generation.finish_reason in FAILED_FINISHES:
+        why = generation.error or (
+            "it took too long" if generation.finish_reason == "timeout" else "it stopped"
+        )
+        return generation.text, record, why
+    return generation.text, record, ""
+
+
+def start_battle(
+    *,
+    task: Task,
+    voter,
+    messages: list[dict] | None = None,
+    prompt: str | None = None,
+    source_example=None,
+    client_token: uuid.UUID | None = None,
+    rng: random.Random | None = None,
+) -> Battle:
+    """Start a battle in ``task``'s arena on one prompt, given as ``prompt`` (the voter's text),
+    ``messages`` (a whole conversation in the chat format) or ``source_example`` (a settled conversation
+    of the task: its passage as the system message and its first user message, ``selectors.prompt_messages``),
+    exactly one of them. Two models are picked (``core.pairwise.next_pair`` over ``selectors.arena_ranking``),
+    their sides drawn at random (``rng``), and both answer in turn
+    (``models_registry.generative.chat_stream(...).drain()``); the battle is stored ``ready`` with both
+    answers, or ``failed`` with why when a model failed (no vote is taken on it).
+
+    Returns the battle; the one already stored for a ``client_token`` resent by ``voter`` (whatever its
+    state: still answering when the first request is not done).
+
+    Raises:
+        ArenaError: see ``check_may_battle``; ``invalid`` (no prompt or more than one, a refused text, an
+            example that is not a settled conversation of the task), ``too_long`` (over a local model's
+            context, with the counts), ``not_enough_models`` (fewer than two ready generative models).
+        tasks.qualification.NotQualified: the task's rules refuse the voter.
+    """
+    check_may_battle(task, voter)
+    if client_token is not None:
+        existing = Battle.objects.filter(voter=voter, client_token=client_token).first()
+        if existing is not None:
+            return existing
+    given = [x is not None for x in (messages, prompt, source_example)]
+    if sum(given) != 1:
+        raise ArenaError("Give one prompt: your own, or one from a round.", code="invalid")
+    round_ = task.current_round
+    if source_example is not None:
+        if selectors.prompt_example(task, source_example.pk) is None:
+            raise ArenaError("That example is not a settled conversation of this task.", code="invalid")
+        try:
+            messages = selectors.prompt_messages(source_example)
+        except ValueError:
+            raise ArenaError("That conversation has no message to use.", code="invalid") from None
+        round_ = source_example.round
+    elif prompt is not None:
+        messages = [{"role": "user", "content": clean_prompt(task, prompt)}]
+    else:
+        messages = _clean_messages(task, messages)
+    models = {m.pk: m for m in selectors.arena_models(task)}
+    if len(models) < 2:
+        raise ArenaError(
+            f"The arena needs two ready generative models; this task has {len(models)}.",
+            code="not_enough_models",
+        )
+    rng = rng or random.Random()
+    first, second = next_pair(selectors.arena_ranking(task), sorted(models), rng=rng)
+    if first == second:  # next_pair's promise; the table's constraint would refuse it anyway
+        raise ArenaError("The arena picked one model twice; try again.", code="not_enough_models")
+    model_a, model_b = (
+        (models[first], models[second]) if rng.random() < 0.5 else (models[second], models[first])
+    )
+    for model in (model_a, model_b):
+        _check_fits(model, messages)
+    fail_stale_battles(voter=voter)
+    try:
+        with transaction.atomic():
+            battle = Battle.objects.create(
+                task=task,
+                round=round_,
+                source_example=source_example,
+                voter=voter,
+                messages=messages,
+                model_a=model_a,
+                model_b=model_b,
+                client_token=client_token,
+            )
+    except IntegrityError:
+        # The same client_token sent twice at once: the other request stored the battle first.
+        existing = Battle.objects.filter(voter=voter, client_token=client_token).first()
+        if existing is None:
+            raise
+        return existing
+    return _generate(battle)
+
+
+def _generate(battle: Battle) -> Battle:
+    """Ask both models of ``battle`` for their answers, in turn, and store them (or why one failed: the
+    second is not asked once the first failed)."""
+    updates: dict = {}
+    for side, model in (("a", battle.model_a), ("b", battle.model_b)):
+        text, record, error = _answer(model, battle.messages)
+        updates[f"answer_{side}"], updates[f"generation_{side}"] = text, record
+        if error:
+            updates["status"] = Battle.Status.FAILED
+            updates["error"] = (
+                f"Answer {side.upper()} failed: {error}. No vote is taken on this battle; start another."
+            )
+            break
+    else:
+        updates["status"] = Battle.Status.READY
+    # Conditional: a battle marked stale meanwhile (fail_stale_battles) stays failed.
+    Battle.objects.filter(pk=battle.pk, status=Battle.Status.ANSWERING).update(**updates)
+    battle.refresh_from_db()
+    return battle
+
+
+def vote(*, battle: Battle, voter, vote: str) -> tuple[Battle, bool]:
+    """Record ``voter``'s vote on their ``battle``: ``a`` (A is better), ``b``, ``tie`` or ``both_bad``.
+
+    Once only: the vote is stored by ``UPDATE ... WHERE status = 'ready'``, so of two requests at once (a
+    double click, two tabs) exactly one records it.
+
+    Returns:
+        ``(battle, recorded)``: the battle as stored (its vote the one recorded, the model names now
+        showable), and whether this call recorded it.
+
+    Raises:
+        ArenaError: ``not_found`` (another user's battle, answered as a missing one), ``blocked``,
+            ``invalid`` (not one of the four votes), ``not_ready`` (still answering, or failed).
+        tasks.qualification.NotQualified: the task's rules refuse the voter now.
+    """
+    if battle.voter_id != getattr(voter, "pk", None):
+        raise ArenaError("No such battle.", code="not_found")
+    check_may_battle(battle.task, voter)
+    if vote not in Battle.Vote.values:
+        raise ArenaError("Choose A is better, B is better, Tie or Both are bad.", code="invalid")
+    recorded = bool(
+        Battle.objects.filter(pk=battle.pk, voter=voter, status=Battle.Status.READY).update(
+            status=Battle.Status.VOTED, vote=vote, voted_at=timezone.now()
+        )
+    )
+    battle.refresh_from_db()
+    if not recorded and battle.status != Battle.Status.VOTED:
+        if battle.status == Battle.Status.FAILED:
+            raise ArenaError(battle.error or "This battle failed; no vote is taken.", code="not_ready")
+        raise ArenaError("The models are still answering; vote once both answers are here.", code="not_ready")
+    return battle, recorded

@@ -1,0 +1,294 @@
+"""The arena's ranking (docs/benchmarking.md, "Arena"): Bradley-Terry over the votes that count, checked
+against ``core.pairwise.rank`` on the same votes; held and blocked voters left out and counted; the fit
+cached until a vote, hold or model changes it; the pairs served by ``next_pair``, never a model against
+itself; the public ranking page and its API.
+
+Nothing is generated here: the models' answers are stored (``stored_battle``), or the chat call is
+replaced by a canned answer (``canned``), so the flows run in a second."""
+
+from __future__ import annotations
+
+import random
+import uuid
+
+import pytest
+
+from core.pairwise import Vote, rank
+from generative_bench.arena import selectors, services
+from generative_bench.models import Battle
+from models_registry.models import RegisteredModel
+from models_registry.runtime.generative import Generation
+from tasks import qualification
+from tasks.models import Task, TaskWorker
+from tests.factories.accounts import UserFactory
+from tests.factories.arena import add_model, stored_battle
+from tests.factories.red_team import make_red_team_round
+from tests.helpers.api import client_for
+
+RANKING = "/tasks/red-team/arena/ranking/"
+
+
+@pytest.fixture
+def task(db, tmp_path):
+    """A red-teaming task whose round target is a local model ("target", never run here)."""
+    round_ = make_red_team_round(tmp_path, slug="red-team")
+    RegisteredModel.objects.filter(task=round_.task).update(name="target", is_published=True)
+    return round_.task
+
+
+def _remote(task: Task, name: str, **fields) -> RegisteredModel:
+    """A ready chat-endpoint model; never contacted (the tests that start battles use ``canned``)."""
+    return RegisteredModel.objects.create(
+        task=task,
+        name=name,
+        source=RegisteredModel.Source.CHAT_ENDPOINT,
+        endpoint_url="http://127.0.0.1:9/v1",
+        chat_model_name=name,
+        status="ready",
+        is_published=True,
+        **fields,
+    )
+
+
+@pytest.fixture
+def canned(monkeypatch):
+    """``chat_stream`` answers at once with "<model name> says hi" (the pairing and storing are real)."""
+
+    class Stream:
+        def __init__(self, model):
+            self.model = model
+
+        def drain(self):
+            return Generation(
+                text=f"{self.model.name} says hi", finish_reason="stop", model=self.model.name, decoding={}
+            )
+
+    monkeypatch.setattr(services, "chat_stream", lambda model, messages: Stream(model))
+
+
+def _vote(task, voter, a, b, outcome) -> Battle:
+    battle = stored_battle(task, voter, a, b)
+    stored, recorded = services.vote(battle=battle, voter=voter, vote=outcome)
+    assert recorded
+    return stored
+
+
+def test_three_people_vote_on_30_pairs_and_the_ranking_is_bradley_terry_with_intervals(task, canned):
+    """Three voters, ten battles each, through ``start_battle`` (pairs by ``next_pair``) and ``vote``.
+    Each voter prefers the model whose name comes first in the alphabet ("alpha" > "bravo" > "charlie"),
+    except that anything against "target" is a tie for the first voter and "both bad" for the others."""
+    target = RegisteredModel.objects.get(task=task, name="target")
+    target.source = RegisteredModel.Source.CHAT_ENDPOINT  # so the context check loads no folder
+    target.save(update_fields=["source"])
+    models = [target, _remote(task, "alpha"), _remote(task, "bravo"), _remote(task, "charlie")]
+    voters = [UserFactory(username=f"voter{i}") for i in range(3)]
+    rng = random.Random(7)
+    cast: list[Vote] = []
+    for turn in range(30):
+        voter = voters[turn % 3]
+        battle = services.start_battle(task=task, voter=voter, prompt=f"Prompt {turn} ✨", rng=rng)
+        a, b = battle.model_a, battle.model_b
+        assert a != b and battle.status == "ready"
+        assert (battle.answer_a, battle.answer_b) == (f"{a.name} says hi", f"{b.name} says hi")
+        if "target" in (a.name, b.name):
+            outcome = "tie" if voter == voters[0] else "both_bad"
+        else:
+            outcome = "a" if a.name < b.name else "b"
+        services.vote(battle=battle, voter=voter, vote=outcome)
+        cast.append(Vote(a.pk, b.pk, outcome))
+
+    ids = sorted(m.pk for m in models)
+    expected = rank(cast, models=ids, samples=200, seed=0)
+    ranking = selectors.arena_ranking(task)
+    assert ranking.n_votes == 30 and ranking.samples == 200
+    assert ranking.order() == expected.order()
+    assert ranking.scores == pytest.approx(expected.scores)
+    assert ranking.intervals == expected.intervals
+    assert ranking.votes_per_pair == expected.votes_per_pair
+    # next_pair served every pair of the four models (6 pairs), and no pair hogged the votes.
+    assert len(ranking.votes_per_pair) == 6 and sum(ranking.votes_per_pair.values()) == 30
+    assert max(ranking.votes_per_pair.values()) - min(ranking.votes_per_pair.values()) <= 2
+    by_name = {m.pk: m.name for m in models}
+    assert [by_name[k] for k in ranking.order()][0] == "alpha"
+    assert [by_name[k] for k in ranking.order()].index("bravo") < [by_name[k] for k in ranking.order()].index(
+        "charlie"
+    )
+    for key, (low, high) in ranking.intervals.items():
+        assert low <= ranking.scores[key] <= high
+
+    table = selectors.ranking_table(task, None, selectors.arena_summary(task))
+    assert [r["model_id"] for r in table["rows"]] == expected.order()
+    assert [r["votes"] for r in table["rows"]] == [expected.votes_of(k) for k in expected.order()]
+    assert table["rows"][0]["rank"] == 1
+    assert sum(sum(n for n in row["votes"] if n) for row in table["pairs"]) == 2 * 30
+
+
+def test_never_a_model_against_itself(task, canned):
+    target = RegisteredModel.objects.get(task=task, name="target")
+    target.source = RegisteredModel.Source.CHAT_ENDPOINT
+    target.save(update_fields=["source"])
+    other = _remote(task, "other")
+    voter = UserFactory()
+    sides = []
+    for turn in range(12):
+        battle = services.start_battle(task=task, voter=voter, prompt=f"p{turn}", rng=random.Random(turn))
+        assert {battle.model_a, battle.model_b} == {target, other}
+        sides.append(battle.model_a == target)
+        services.vote(battle=battle, voter=voter, vote="tie")
+    assert any(sides) and not all(sides)  # each model was shown as A sometimes: the sides are drawn
+
+
+def test_held_and_blocked_voters_are_left_out_and_counted(task):
+    x, y, z = (add_model(task, n) for n in ("x-model", "y-model", "z-model"))
+    fair, held, listed, banned = (UserFactory(username=n) for n in ("fair", "held", "listed", "banned"))
+    kept = [
+        _vote(task, fair, x, y, "a"),
+        _vote(task, fair, y, z, "a"),
+        _vote(task, fair, x, z, "tie"),
+        _vote(task, fair, z, x, "b"),
+    ]
+    _vote(task, held, z, x, "a")
+    _vote(task, held, z, y, "a")
+    _vote(task, held, z, x, "a")
+    _vote(task, listed, y, x, "a")
+    _vote(task, banned, z, y, "both_bad")
+    everyone = selectors.votes_of(task)
+    assert len(everyone.votes) == 9 and everyone.left_out == {"blocked": 0, "held": 0}
+
+    qualification.hold_for_review(task=task, user=held, reason="gold accuracy 40%")
+    qualification.set_listing(task=task, user=listed, listing=TaskWorker.Listing.BLOCKED)
+    banned.is_blocked = True
+    banned.save(update_fields=["is_blocked"])
+    counted = selectors.votes_of(task)
+    assert counted.votes == [Vote(b.model_a_id, b.model_b_id, b.vote) for b in kept]
+    assert counted.left_out == {"blocked": 2, "held": 3} and counted.n_left_out == 5
+
+    models = sorted(RegisteredModel.objects.filter(task=task).values_list("pk", flat=True))
+    summary = selectors.arena_summary(task)
+    assert summary.ranking == rank(counted.votes, models=models)
+    assert summary.left_out == {"blocked": 2, "held": 3}
+    client = client_for(None)
+    body = client.get("/api/tasks/red-team/arena/ranking/").json()
+    assert (body["n_votes"], body["n_left_out"], body["left_out"]) == (4, 5, {"blocked": 2, "held": 3})
+    page = client.get(RANKING).content.decode()
+    assert (
+        "4 votes counted. 5 left out: 3 from people held for review on this task, 2 from blocked accounts."
+        in page
+    )
+    for name in ("held", "listed", "banned"):  # counts only, no names
+        assert f">{name}<" not in page and f'"{name}"' not in str(body)
+
+    qualification.release_hold(task=task, user=held)
+    assert selectors.arena_summary(task).left_out == {"blocked": 2, "held": 0}
+    assert selectors.arena_ranking(task).n_votes == 7
+
+
+def test_the_fit_is_cached_until_a_vote_a_hold_or_a_model_changes(task, monkeypatch):
+    x, y = add_model(task, "x-model"), add_model(task, "y-model")
+    voter = UserFactory()
+    _vote(task, voter, x, y, "a")
+    fits = []
+    real_rank = selectors.rank
+    monkeypatch.setattr(selectors, "rank", lambda *a, **k: fits.append(1) or real_rank(*a, **k))
+    first = selectors.arena_ranking(task)
+    assert selectors.arena_ranking(task) == first and len(fits) == 1
+    _vote(task, voter, y, x, "tie")
+    assert selectors.arena_ranking(task).n_votes == 2 and len(fits) == 2
+    qualification.hold_for_review(task=task, user=voter, reason="review")
+    assert selectors.arena_ranking(task).n_votes == 0 and len(fits) == 3
+    z = add_model(task, "z-model")
+    assert z.pk in selectors.arena_ranking(task).scores and len(fits) == 4
+    selectors.arena_ranking(task)
+    assert len(fits) == 4
+
+
+def test_a_model_without_votes_is_listed_at_1000_without_an_interval(task, client):
+    x, y = add_model(task, "x-model"), add_model(task, "y-model")
+    quiet = add_model(task, "quiet-model")
+    voter = UserFactory()
+    for outcome in ("a", "a", "a", "b"):
+        _vote(task, voter, x, y, outcome)
+    table = selectors.ranking_table(task, None, selectors.arena_summary(task))
+    rows = {r["name"]: r for r in table["rows"]}
+    # Three wins to one, with the prior's one pseudo-tie: strengths 3.5 : 1.5, so x - y =
+    # 400 log10(3.5 / 1.5) = 147.2 points, centred on 1000 (core/pairwise.py).
+    assert rows["x-model"]["score"] - rows["y-model"]["score"] == pytest.approx(147.19, abs=0.01)
+    assert rows["x-model"]["score"] + rows["y-model"]["score"] == pytest.approx(2000)
+    assert (rows["x-model"]["rank"], rows["y-model"]["rank"]) == (1, 2)
+    assert rows["quiet-model"] == {
+        "model_id": quiet.pk,
+        "name": "quiet-model",
+        "rank": None,
+        "score": 1000.0,
+        "low": None,
+        "high": None,
+        "votes": 0,
+    }
+    assert rows["target"]["votes"] == 0
+    page = client.get(RANKING).content.decode()
+    assert '<caption id="arena-ranking-caption">Models by Bradley-Terry score, best first</caption>' in page
+    assert '<th scope="row">quiet-model</th>' in page and "no votes yet" in page
+    assert "4 votes counted. No vote left out." in page
+
+
+def test_the_ranking_page_lists_what_the_viewer_may_see(task, client, owner):
+    x, y = add_model(task, "x-model"), add_model(task, "y-model")
+    secret = add_model(task, "secret-model")
+    RegisteredModel.objects.filter(pk=secret.pk).update(is_published=False)
+    masked = add_model(task, "masked-model", is_anonymous=True)
+    voter = UserFactory()
+    _vote(task, voter, x, secret, "b")
+    _vote(task, voter, masked, y, "a")
+    _vote(task, voter, x, y, "a")
+    public = client.get(RANKING).content.decode()
+    assert "secret-model" not in public and "masked-model" not in public
+    assert "Anonymous model 1" in public
+    assert "1 unpublished model also takes part and is not listed." in public
+    # The pair matrix, row x-model: against itself "–", y-model 1; row y-model: x-model 1, Anonymous 1.
+    table = selectors.ranking_table(task, None, selectors.arena_summary(task))
+    names = [row["name"] for row in table["pairs"]]
+    by_row = {row["name"]: dict(zip(names, row["votes"], strict=True)) for row in table["pairs"]}
+    assert by_row["x-model"] == {"x-model": None, "y-model": 1, "Anonymous model 1": 0, "target": 0}
+    assert by_row["y-model"]["Anonymous model 1"] == 1
+    task.owners.add(owner)
+    client.force_login(owner)
+    own = client.get(RANKING).content.decode()
+    assert "secret-model" in own and "masked-model" in own and "not listed" not in own
+
+
+def test_the_names_shown_after_a_vote_follow_the_visibility_rule(task, annotator):
+    x = add_model(task, "x-model")
+    secret = add_model(task, "secret-model")
+    RegisteredModel.objects.filter(pk=secret.pk).update(is_published=False)
+    secret.refresh_from_db()
+    masked = add_model(task, "masked-model", is_anonymous=True)
+    names = selectors.shown_names(annotator, task, [x, secret, masked])
+    assert names == {x.pk: "x-model", secret.pk: "Unpublished model 1", masked.pk: "Anonymous model 1"}
+    battle = stored_battle(task, annotator, secret, masked)
+    client = client_for(annotator)
+    voted = client.post(f"/api/battles/{battle.pk}/vote/", {"vote": "a"}, format="json").json()
+    assert voted["models"] == {"a": "Unpublished model 1", "b": "Anonymous model 1"}
+    assert "secret-model" not in str(voted) and "masked-model" not in str(voted)
+
+
+def test_a_round_prompt_is_picked_among_those_the_voter_has_not_had(task, annotator, validator, canned):
+    from tests.factories.arena import settled_conversation
+
+    target = RegisteredModel.objects.get(task=task, name="target")
+    target.source = RegisteredModel.Source.CHAT_ENDPOINT
+    target.save(update_fields=["source"])
+    _remote(task, "other")
+    round_ = task.current_round
+    first = settled_conversation(round_, validator, first="First?")
+    second = settled_conversation(round_, validator, first="Second?", passage=first.context)
+    settled_conversation(round_, validator, first="Pending?", status="pending", passage=first.context)
+    settled_conversation(round_, validator, first="Gone?", is_retracted=True, passage=first.context)
+    assert selectors.rounds_with_prompts(task) == [(1, 2)]
+    picked = []
+    for _ in range(2):
+        example = selectors.pick_round_prompt(task, 1, annotator, rng=random.Random(0))
+        picked.append(example)
+        services.start_battle(task=task, voter=annotator, source_example=example, client_token=uuid.uuid4())
+    assert sorted(e.pk for e in picked) == sorted([first.pk, second.pk])
+    assert selectors.pick_round_prompt(task, 1, annotator) in (first, second)  # all had: any again
+    assert selectors.pick_round_prompt(task, 2, annotator) is None
