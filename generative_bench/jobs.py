@@ -1,2 +1,5 @@
 """django-q2 job functions of generative benchmarking (arguments are primary keys): each sub-package's
 jobs, re-exported so a queued job's dotted path is ``generative_bench.jobs.<name>``."""
+
+from .judges.jobs import run_judge_job  # noqa: F401
+from .replay.jobs import run_replay_job  # noqa: F401

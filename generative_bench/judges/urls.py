@@ -1,3 +1,9 @@
-"""Pages of this sub-package (included by generative_bench/urls.py)."""
+"""Pages of this sub-package (included by generative_bench/urls.py, namespace ``generative_bench``)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("tasks/<slug:slug>/judges/", views.judges_page, name="judges"),
+]

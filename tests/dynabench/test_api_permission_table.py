@@ -27,7 +27,7 @@ from __future__ import annotations
 import pytest
 
 from crowd.models import Study
-from generative_bench.models import Replay
+from generative_bench.models import Judge, Replay
 from leaderboards.models import Dataset
 from models_registry.models import RegisteredModel
 from tasks.models import Context, Task
@@ -153,9 +153,20 @@ REPLAY_ROWS = [
     ),
     *_split("GET", "/api/replays/999999/", None, anonymous=401, default=404),
 ]
+# Judges (generative_bench/judges/api.py): the figures are public for an active red-teaming task (404 here:
+# hate-speech is none, retired is inactive); {judge} (a judge row on hate-speech) is run by the task's
+# owners (202, queued), refused to others who see the task (403); the flows are
+# tests/generative_bench/test_judges_pages.py.
+JUDGE_ROWS = [
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/judges/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/retired/judges/", None, 404),
+    *_split("POST", "/api/judges/{judge}/run/", None, anonymous=401, owner=202, superuser=202, default=403),
+    *_split("POST", "/api/judges/999999/run/", None, anonymous=401, default=404),
+]
 ROWS: list[tuple[str, str, str, str | None, int]] = [
     *RED_TEAM_ROWS,
     *REPLAY_ROWS,
+    *JUDGE_ROWS,
     *ARENA_ROWS,
     *OPENAI_ROWS,
     # tasks and rounds: public reads
@@ -392,6 +403,7 @@ def build_world(django_user_model, monkeypatch, role: str | None = None) -> dict
     retired_round = ensure_round(task=retired, number=1)
     set_current_round(task=retired, round_=retired_round)
     replay = Replay.objects.create(round=round_, model=model)
+    judge = Judge.objects.create(task=hate, model=model, name="Judge", prompt_template="{output} {rubric}")
     return {
         "users": users,
         "example": example.pk,
@@ -403,6 +415,7 @@ def build_world(django_user_model, monkeypatch, role: str | None = None) -> dict
         "hidden_dataset": hidden.pk,
         "study": study.public_id,
         "replay": replay.pk,
+        "judge": judge.pk,
     }
 
 

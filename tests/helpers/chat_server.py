@@ -23,6 +23,11 @@ the first token's are computed: enough for a multiple-choice letter.
 
 ``server.requests`` keeps every request body (JSON) and ``server.headers`` the Authorization headers
 seen, so a test can check what was sent.
+
+``server.reply``, when set, is a function of the request body (JSON) that returns the answer's text: every
+request for a model name that is not a ``fault-*`` one is then answered with that text instead of the
+model's (streamed in two pieces, with usage when asked, or whole), so a test chooses what a remote model
+says; ``ChatServer(None)`` then needs no model at all.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ class ChatServer:
         self.requests: list[dict] = []
         self.headers: list[str] = []
         self.fail_first = 0
+        self.reply = None
         self._failed = 0
         self._stop = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -115,6 +121,8 @@ class ChatServer:
                 if name == "fault-hang":
                     server._stop.wait(30)
                     return None
+                if server.reply is not None and not name.startswith("fault-"):
+                    return self._chosen(request, name, str(server.reply(request)))
                 if not request.get("stream"):
                     return self._whole(request)
                 return self._stream(request, name)
@@ -181,6 +189,27 @@ class ChatServer:
                     choice["logprobs"] = logprobs
                 return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
                         "model": model, "choices": [choice]}  # fmt: skip
+
+            def _chosen(self, request, name, text):
+                """``text`` as the answer (``server.reply``), streamed in two pieces or whole."""
+                if not request.get("stream"):
+                    return self._reply(request, text, None)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                half = len(text) // 2
+                for piece in (text[:half], text[half:]):
+                    if piece:
+                        self._event(self._chunk(name, piece))
+                self._event(self._chunk(name, None, "stop"))
+                if (request.get("stream_options") or {}).get("include_usage"):
+                    self._event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
+                                 "model": name, "choices": [],
+                                 "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})  # fmt: skip
+                self._event("[DONE]")
+                self.wfile.write(b"0\r\n\r\n")
+                return None
 
             def _stream(self, request, name):
                 self.send_response(200)

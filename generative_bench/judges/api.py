@@ -1,0 +1,153 @@
+"""The judges API (docs/benchmarking.md, "Judges"):
+
+* ``GET /api/tasks/{slug}/judges/``: the judges page's figures (``presenting.judges_figures``); anyone,
+  for an active red-teaming task (404 otherwise);
+* ``POST /api/judges/{id}/run/``: queue the judge's run (``services.run_judge``); the task's owners
+  (401 signed out, 403 for others who may see the judge, 404 for a judge of a task that is not active),
+  202 with the judge's status, 409 when it is already running, switched off or its model is not ready.
+"""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, serializers, status
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from core.api.lookups import positive_int_or_404
+from models_registry.serializers import ModelErrorSerializer
+from tasks.api import SLUG
+from tasks.selectors import task_or_404
+
+from ..models import Judge
+from .presenting import judges_figures
+from .services import JudgeError, run_judge
+
+ERROR = ModelErrorSerializer
+JUDGE_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The judge's id.")
+
+
+class AgreementSerializer(serializers.Serializer):
+    n = serializers.IntegerField(help_text="Outputs people settled with a readable verdict of the judge.")
+    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's kappa in [-1, 1]; null when n is 0.")
+    kappa_interval = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="95% bootstrap interval [low, high]."
+    )
+    raw = serializers.FloatField(allow_null=True, help_text="Share of outputs where both agree, in [0, 1].")
+    raw_interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    left_out = serializers.IntegerField(help_text="Unreadable or failed verdicts on outputs people settled.")
+
+
+class RateSerializer(serializers.Serializer):
+    judged = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    rate = serializers.FloatField(allow_null=True, help_text="failed / judged; null when none judged.")
+
+
+class PeopleSerializer(serializers.Serializer):
+    attempts = serializers.IntegerField(help_text="Conversations their authors judged.")
+    verified = serializers.IntegerField(help_text="Failures validators confirmed.")
+    attack_success_rate = serializers.FloatField(allow_null=True, help_text="verified / attempts.")
+
+
+class JudgeRoundSerializer(serializers.Serializer):
+    round = serializers.IntegerField(help_text="Round number.")
+    agreement = AgreementSerializer()
+    judge = RateSerializer(help_text="The judge's verdicts on the round's human-judged conversations.")
+    people = PeopleSerializer()
+
+
+class JudgeModelSerializer(RateSerializer):
+    round = serializers.IntegerField()
+    model = serializers.CharField(help_text="As the leaderboard names it (anonymous models numbered).")
+    is_target = serializers.BooleanField(
+        help_text="True: conversations people held with the round's target; false: replayed answers."
+    )
+    people = RateSerializer(
+        allow_null=True,
+        help_text="People's failure rate on the same outputs' model and round (settled ratings of replayed "
+        "answers, or the target's attack success rate); null when people judged none.",
+    )
+
+
+class JudgeFiguresSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    model = serializers.CharField()
+    agreement_floor = serializers.FloatField()
+    trusted = serializers.BooleanField(
+        help_text="Pooled kappa at or above the floor, over at least min_items outputs."
+    )
+    status = serializers.CharField(help_text="The last run's state: queued, running, done, failed or empty.")
+    progress = serializers.CharField()
+    agreement = AgreementSerializer(help_text="Over all rounds.")
+    rounds = JudgeRoundSerializer(many=True)
+    models = JudgeModelSerializer(many=True)
+
+
+class TaskJudgesSerializer(serializers.Serializer):
+    task = serializers.CharField()
+    min_items = serializers.IntegerField(help_text="The fewest outputs compared for a judge to be trusted.")
+    judges = JudgeFiguresSerializer(many=True)
+
+
+class JudgeRunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    progress = serializers.CharField()
+
+
+class TaskJudges(APIView):
+    """``GET /api/tasks/{slug}/judges/``: the task's judges with their agreement and rates."""
+
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        summary="Read a task's judges and their agreement with people",
+        parameters=[SLUG],
+        responses={200: TaskJudgesSerializer, 404: ERROR},
+    )
+    def get(self, request, slug: str):
+        task = task_or_404(slug)
+        if not task.cfg.is_red_team:
+            raise exceptions.NotFound("This task has no judges: it is not a red-teaming task.")
+        return Response(judges_figures(task, request.user))
+
+
+class JudgeBusy(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "busy"
+
+
+class JudgeRun(APIView):
+    """``POST /api/judges/{id}/run/``: queue the judge's run (the task's owners)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Run a judge (task owners)",
+        parameters=[JUDGE_ID],
+        request=None,
+        responses={202: JudgeRunSerializer, 401: ERROR, 403: ERROR, 404: ERROR, 409: ERROR},
+    )
+    def post(self, request, pk: str):
+        judge = (
+            Judge.objects.select_related("task")
+            .filter(pk=positive_int_or_404(pk, what="judge"), task__is_active=True)
+            .first()
+        )
+        if judge is None:
+            raise exceptions.NotFound("No such judge.")
+        if not judge.task.is_owner(request.user):
+            raise exceptions.PermissionDenied("Only the task's owners may run its judges.")
+        try:
+            judge = run_judge(judge=judge, user=request.user)
+        except JudgeError as exc:
+            raise JudgeBusy(str(exc), code=exc.code) from None
+        judge.refresh_from_db(fields=["status", "progress"])
+        return Response(
+            {"id": judge.pk, "status": judge.status, "progress": judge.progress},
+            status=status.HTTP_202_ACCEPTED,
+        )

@@ -1,0 +1,101 @@
+"""The judges page's figures as plain data, for the page and ``GET /api/tasks/{slug}/judges/`` alike
+(``selectors.judge_panels``, with model names as the viewer may see them)."""
+
+from __future__ import annotations
+
+from models_registry.models import RegisteredModel
+from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
+from tasks.models import Task
+
+from . import selectors
+
+#: Shown instead of a model the viewer may not see (unpublished, or of someone else).
+HIDDEN_MODEL = "a model not published"
+
+
+def _agreement(a: selectors.JudgeAgreement) -> dict:
+    return {
+        "n": a.n,
+        "kappa": a.kappa,
+        "kappa_interval": list(a.kappa_interval) if a.kappa_interval else None,
+        "raw": a.raw,
+        "raw_interval": list(a.raw_interval) if a.raw_interval else None,
+        "left_out": a.left_out,
+    }
+
+
+def _rate(rate: selectors.Rate) -> dict:
+    return {"judged": rate.judged, "failed": rate.failed, "rate": rate.rate}
+
+
+def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
+    """The figures of ``task``'s active judges as ``user`` may see them:
+
+    ``{"task": slug, "min_items": selectors.MIN_TRUSTED_ITEMS, "judges": [{"id", "name", "model",
+    "agreement_floor", "trusted", "status", "progress", "agreement": {n, kappa, kappa_interval [low,
+    high], raw, raw_interval, left_out}, "rounds": [{"round" (number), "agreement": {...}, "judge":
+    {judged, failed, rate}, "people": {attempts, verified, attack_success_rate}}], "models": [{"round",
+    "model", "is_target", "judged", "failed", "rate", "people": {judged, failed, rate} or None}]}]}``
+    (``people``: people's failure rate on the same model and round, ``ModelRow.people``).
+
+    Rates are fractions in [0, 1] (None with nothing judged); kappa in [-1, 1]. A model is named as on
+    the leaderboard ("Anonymous model N" for an anonymous one the viewer may not identify); a model the
+    viewer may not see is left out of ``models`` and named ``HIDDEN_MODEL`` as a judge.
+    """
+    visible = set(models_visible_to(user, task).values_list("pk", flat=True))
+    numbers = anonymous_numbers(task)
+    owns = task.is_owner(user)
+
+    def label(model: RegisteredModel) -> str:
+        if model.pk not in visible:
+            return HIDDEN_MODEL
+        if sees_real_identity(user, model, owns):
+            return model.name
+        return f"Anonymous model {numbers.get(model.pk, '?')}"
+
+    judges = []
+    for panel in selectors.judge_panels(task, samples=samples):
+        judge = panel.judge
+        judges.append(
+            {
+                "id": judge.pk,
+                "name": judge.name,
+                "model": label(judge.model),
+                "agreement_floor": judge.agreement_floor,
+                "trusted": panel.trusted,
+                "status": judge.status,
+                "progress": judge.progress,
+                "agreement": _agreement(panel.agreement),
+                "rounds": [
+                    {
+                        "round": row.round.number,
+                        "agreement": _agreement(row.agreement),
+                        "judge": _rate(row.judge_rate),
+                        "people": {
+                            "attempts": row.people.attempts,
+                            "verified": row.people.verified,
+                            "attack_success_rate": row.people.attack_success_rate,
+                        },
+                    }
+                    for row in panel.rounds
+                ],
+                "models": [
+                    {
+                        "round": row.round.number,
+                        "model": label(row.model),
+                        "is_target": row.is_target,
+                        **_rate(row.rate),
+                        "people": None
+                        if row.people is None
+                        else {
+                            "judged": row.people.judged,
+                            "failed": row.people.failed,
+                            "rate": row.people.rate,
+                        },
+                    }
+                    for row in panel.models
+                    if row.model.pk in visible
+                ],
+            }
+        )
+    return {"task": task.slug, "min_items": selectors.MIN_TRUSTED_ITEMS, "judges": judges}
