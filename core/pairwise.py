@@ -16,9 +16,10 @@ graph is thinly linked (a chain of models, two groups joined by a few votes: tho
 each step also computes a Newton step on the log-likelihood in log-strengths (gradient: W_i minus the
 expected wins; Hessian: minus the graph Laplacian with weights N_ij q_ij (1 - q_ij), q_ij = P(i beats
 j)) and keeps whichever of the two gains more likelihood: every step gains at least what MM's would,
-and near the maximum the convergence is quadratic (5 to 20 steps in all). Bootstrap samples, which lie
-near the estimate, use the Hessian at the estimate for every sample and step (the chord method: one
-matrix inverse in all). Above 400 models with votes the M x M solve costs more than it saves: MM only.
+and near the maximum the convergence is quadratic (5 to 60 steps in all). Bootstrap samples, which lie
+near the estimate, first try a step with the Hessian at the estimate (the chord method: one matrix
+inverse for all samples and steps), and solve their own Hessian only where that step does worse than
+MM's. Above 400 models with votes an M x M solve costs more than it saves: MM alone.
 Vectorised with numpy on the list of pairs that played, and on many bootstrap samples at once.
 
 Prior: a model that never lost (or never won) has an infinite maximum-likelihood strength. Each pair
@@ -29,8 +30,10 @@ posterior mode of the log-odds under Jeffreys' Beta(1/2, 1/2) prior on the win p
 instead of 3 (191 points). The pull toward a tie fades as votes accumulate (15 to 5 gives 15.5 / 5.5 =
 2.82 instead of 3). With pseudo-ties on every pair that played, every connected part of the comparison
 graph has a unique finite estimate (Ford 1957's condition). Pairs that never played get none, so the
-prior neither adds comparisons nor links separate parts. ``prior=0`` gives the plain maximum likelihood;
-an infinite estimate is then clipped at a strength of 1e±15 (1000 ± 6000 points), never an error.
+prior neither adds comparisons nor links separate parts. ``prior=0`` is taken as 1e-9 pseudo-ties: the
+plain maximum likelihood where it is finite (to 1e-6 points), and a very large finite gap where it is
+infinite (3 wins to 0: 400 log10(3 / 5e-10) = 3911 points), never an error. Scores are kept within
+1000 +- 6000 points (a strength of 1e+-15), a bound only such extremes reach.
 
 Scale (Elo-like, as Chatbot Arena): score = 1000 + 400 log10(p_i), with the strengths rescaled so that
 their geometric mean is 1 over the models that have votes, so their mean score is 1000. A 400-point gap
@@ -79,16 +82,23 @@ DEFAULT_PRIOR = 1.0
 BASE_SCORE = 1000.0
 #: Score points per unit of natural-log strength: 400 log10(p) = (400 / ln 10) ln(p).
 _POINTS = 400 / math.log(10)
-#: Log-strengths are kept within +-ln(1e15), scores within 1000 +- 6000 (reached with prior=0 only, in
-#: practice: an infinite estimate).
+#: Log-strengths are kept within +-ln(1e15), scores within 1000 +- 6000 (reached with a prior near 0 only,
+#: in practice: an infinite maximum-likelihood estimate).
 _LOG_BOUND = 15 * math.log(10)
-#: Convergence: no log-strength moves by more than this in an MM step (1.7e-5 score points).
+#: ``prior=0`` is fitted with this many pseudo-ties, so that the maximum always exists (module docstring).
+_PRIOR_FLOOR = 1e-9
+#: Convergence: no log-strength moves by more than this in a step (1.7e-5 score points).
 _TOL = 1e-7
-_MAX_ITER = 20_000
+#: Steps before the fit gives up and keeps its last iterate. Newton-guarded fits converge in 5 to 60 steps
+#: (benchmarks/bradley_terry.py, a chain of 100 models, two groups joined by 2 votes); only scores cut off
+#: at the +-6000-point bound (prior ~0 on extreme data) run to the limit. MM alone (over 400 models) gets more.
+_MAX_ITER = 200
+_MAX_ITER_MM_ONLY = 5000
 #: Above this many models with votes, a Newton step (an M x M solve per sample) costs more than it saves.
 _NEWTON_MAX_MODELS = 400
-#: Bootstrap samples fitted at once are capped so that a (samples x pairs) array stays under ~16 MB.
-_CHUNK_CELLS = 2_000_000
+#: Bootstrap samples drawn and fitted at once are capped so that their (samples x pairs x 3) counts stay
+#: under 32 MB (all 200 samples of 100 models playing every pair at once).
+_CHUNK_CELLS = 4_000_000
 
 _OUTCOME_CODE = {"a": 0, "b": 1, "tie": 2, "both_bad": 2}
 
@@ -244,25 +254,49 @@ def _parts(m: int, left: np.ndarray, right: np.ndarray) -> np.ndarray:
     return np.unique(roots, return_inverse=True)[1]
 
 
+def _solve_positive_definite(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """x with a[s] @ x[s] = b[s] for each s: ``a`` (S, M, M) symmetric positive definite, ``b`` (S, M, R).
+
+    Gaussian elimination without pivoting (stable for a positive definite matrix; Golub & Van Loan,
+    "Matrix Computations", 4.2), vectorised over S in plain numpy. Not numpy.linalg.solve: OpenBLAS's
+    threads spin-wait when the cores are busy (a web server's workers), which made 20 solves of 100 x 100
+    take 1.5 s instead of 5 ms. A pivot that is not positive (a matrix singular to rounding) yields nan,
+    which the caller treats as "no Newton step".
+    """
+    a = a.astype(np.float64)  # a copy: eliminated in place
+    b = b.astype(np.float64)
+    m = a.shape[1]
+    with np.errstate(all="ignore"):
+        for k in range(m - 1):
+            factor = a[:, k + 1 :, k] / a[:, k, k, None]
+            a[:, k + 1 :, k + 1 :] -= factor[:, :, None] * a[:, None, k, k + 1 :]
+            b[:, k + 1 :] -= factor[:, :, None] * b[:, None, k]
+        x = np.empty_like(b)
+        for k in range(m - 1, -1, -1):
+            rest = np.einsum("sj,sjr->sr", a[:, k, k + 1 :], x[:, k + 1 :])
+            x[:, k] = (b[:, k] - rest) / a[:, k, k, None]
+        bad = ~(np.diagonal(a, axis1=1, axis2=2) > 0).all(axis=1)
+    x[bad] = np.nan
+    return x
+
+
 class _Fitter:
     """Hunter's MM, with a Newton step taken instead whenever it gains more likelihood (module docstring,
     "Fit"), on a batch of count tables over the same pairs."""
 
-    def __init__(self, tally: _Tally, prior: float, tol: float, max_iter: int):
+    def __init__(self, tally: _Tally, prior: float, tol: float, max_iter: int | None = None):
         self.left, self.right = tally.left, tally.right
         self.m = len(tally.fitted)
-        self.prior, self.tol, self.max_iter = prior, tol, max_iter
-        n_parts = int(tally.part.max()) + 1 if self.m else 0
-        # One-hot (models x parts) over part sizes: logp @ mean_of gives each part's mean log-strength.
-        one_hot = np.zeros((self.m, n_parts))
-        one_hot[np.arange(self.m), tally.part] = 1.0
-        self.one_hot = one_hot
-        self.mean_of = one_hot / one_hot.sum(axis=0)
+        self.prior, self.tol = max(prior, _PRIOR_FLOOR), tol
+        self.part = tally.part
+        self.n_parts = int(tally.part.max()) + 1 if self.m else 0
+        self.part_sizes = np.bincount(tally.part, minlength=self.n_parts)
         self.newton = self.m <= _NEWTON_MAX_MODELS
+        self.max_iter = max_iter or (_MAX_ITER if self.newton else _MAX_ITER_MM_ONLY)
         # The Hessian is singular along each part's constant vector (strengths are defined up to a
         # factor per part); adding 1 1^T per part makes it invertible without changing the step, since
         # the gradient sums to 0 over each part.
-        self.constants = one_hot @ one_hot.T if self.newton else None
+        self.constants = (tally.part[:, None] == tally.part[None, :]).astype(float) if self.newton else None
 
     def _scatter(self, values: np.ndarray, ends: np.ndarray) -> np.ndarray:
         """Sum of ``values`` (S, pairs) into each pair's model ``ends`` -> (S, models)."""
@@ -272,9 +306,13 @@ class _Fitter:
 
     def _settle(self, logp: np.ndarray) -> np.ndarray:
         # Strengths are defined up to a factor in each connected part: fix each part's geometric mean
-        # at 1; the clips keep exp() finite when an estimate is infinite (prior 0).
+        # at 1; the clips keep exp() finite for extreme data (a long chain of unanimous pairs, prior ~0).
         logp = np.clip(logp, -3 * _LOG_BOUND, 3 * _LOG_BOUND)
-        return np.clip(logp - (logp @ self.mean_of) @ self.one_hot.T, -_LOG_BOUND, _LOG_BOUND)
+        s = logp.shape[0]
+        flat = (np.arange(s)[:, None] * self.n_parts + self.part[None, :]).ravel()
+        sums = np.bincount(flat, weights=logp.ravel(), minlength=s * self.n_parts).reshape(s, self.n_parts)
+        means = sums / self.part_sizes
+        return np.clip(logp - means[:, self.part], -_LOG_BOUND, _LOG_BOUND)
 
     def _log_likelihood(self, logp, wins, games) -> np.ndarray:
         """Per sample: sum_i W_i log p_i - sum_pairs N_ij log(p_i + p_j) (ties as half wins)."""
@@ -282,65 +320,88 @@ class _Fitter:
         pair_terms = games * np.log(p[:, self.left] + p[:, self.right])
         return np.sum(wins * logp, axis=1) - np.sum(pair_terms, axis=1)
 
-    def curvature(self, logp: np.ndarray, games: np.ndarray) -> np.ndarray:
-        """Minus the log-likelihood's Hessian in log-strengths at ``logp`` (one sample, (models,)), plus
-        the constants: the graph Laplacian with weights N_ij q_ij (1 - q_ij), q_ij = P(i beats j)."""
-        q = 1 / (1 + np.exp(logp[self.right] - logp[self.left]))
-        weight = games * q * (1 - q)
-        laplacian = np.zeros((self.m, self.m))
-        np.add.at(laplacian, (self.left, self.right), -weight)
-        np.add.at(laplacian, (self.right, self.left), -weight)
-        laplacian[np.diag_indices(self.m)] = -laplacian.sum(axis=1)
-        return laplacian + self.constants
+    def curvatures(self, logp: np.ndarray, games: np.ndarray) -> np.ndarray:
+        """Minus the log-likelihood's Hessian in log-strengths at each row of ``logp`` (S, models), plus
+        the constants: the graph Laplacian with weights N_ij q_ij (1 - q_ij), q_ij = P(i beats j);
+        shape (S, models, models)."""
+        s, m, pairs = logp.shape[0], self.m, len(self.left)
+        q = 1 / (1 + np.exp(logp[:, self.right] - logp[:, self.left]))
+        weight = (games * q * (1 - q)).ravel()
+        base = np.repeat(np.arange(s) * m * m, pairs)
+        left, right = np.tile(self.left, s), np.tile(self.right, s)
+        cells = np.concatenate(
+            [base + left * (m + 1), base + right * (m + 1), base + left * m + right, base + right * m + left]
+        )
+        laplacian = np.bincount(
+            cells, weights=np.concatenate([weight, weight, -weight, -weight]), minlength=s * m * m
+        )
+        return laplacian.reshape(s, m, m) + self.constants
+
+    def _newton(self, logp, gradient, games) -> np.ndarray:
+        """Newton's next point for each row, with each row's own Hessian (nan where it is singular)."""
+        step = _solve_positive_definite(self.curvatures(logp, games), gradient[..., None])[..., 0]
+        return self._settle(logp + step)
 
     def fit(self, counts: np.ndarray, start: np.ndarray, inverse_curvature: np.ndarray | None = None):
         """Log-strengths (S, models) from ``counts`` (S, pairs, 3), starting from ``start`` (S, models).
 
-        Newton steps use the curvature at the current point for a single sample, and
-        ``inverse_curvature`` (models x models, the inverse of ``curvature`` at the estimate) for a
-        batch of bootstrap samples: the resamples lie near the estimate, so that fixed matrix serves
-        them all (a chord method) instead of one solve per sample and step.
+        Each row stops when it has converged. A single row takes Newton steps with its own Hessian. With
+        ``inverse_curvature`` (models x models: the inverse of
+        ``curvatures`` at the estimate; for bootstrap samples, which lie near the estimate), the Newton
+        step first tried uses that fixed matrix for every row (the chord method: a matrix product
+        instead of a solve), and a row's own Hessian is solved only where that step loses to MM's.
         """
         half_ties = counts[..., 2] / 2 + self.prior / 2
         wins = self._scatter(counts[..., 0] + half_ties, self.left) + self._scatter(
             counts[..., 1] + half_ties, self.right
         )
         games = counts.sum(axis=-1) + self.prior
-        with np.errstate(divide="ignore"):
-            log_wins = np.log(wins)  # -inf for a model without a win when prior == 0
-        newton = self.newton and (inverse_curvature is not None or len(counts) == 1)
+        log_wins = np.log(wins)  # every fitted model has a pair, so at least prior / 2 > 0 wins
         logp = self._settle(start)
+        active = np.arange(len(logp))  # rows not yet converged
+        reached = np.full(len(logp), -np.inf)  # log-likelihood of each row's current point
+        # A batch without the fixed matrix (singular at the estimate: scores at the bound) gets MM alone.
+        newton = self.newton and (inverse_curvature is not None or len(logp) == 1)
         for _ in range(self.max_iter):
+            if not active.size:
+                break
+            old, w, g = logp[active], wins[active], games[active]
             # Hunter's MM: p_i <- W_i / sum_j N_ij / (p_i + p_j).
-            p = np.exp(logp)
-            per_pair = games / (p[:, self.left] + p[:, self.right])
+            p = np.exp(old)
+            per_pair = g / (p[:, self.left] + p[:, self.right])
             denominator = self._scatter(per_pair, self.left) + self._scatter(per_pair, self.right)
-            new = self._settle(log_wins - np.log(denominator))
+            new = self._settle(log_wins[active] - np.log(denominator))
             if newton:
                 # MM crawls where the comparison graph is thinly linked (a chain, two groups joined by
                 # a few votes). A Newton step (gradient: wins minus expected wins) is taken instead
                 # whenever it gains more likelihood, so every step gains at least what MM's would.
                 expected = per_pair * p[:, self.left]
-                gradient = (
-                    wins - self._scatter(expected, self.left) - self._scatter(games - expected, self.right)
-                )
+                gradient = w - self._scatter(expected, self.left) - self._scatter(g - expected, self.right)
                 with np.errstate(all="ignore"):
+                    ll_mm = self._log_likelihood(new, w, g)
                     if inverse_curvature is None:
-                        try:
-                            step = np.linalg.solve(self.curvature(logp[0], games[0]), gradient[0])[None]
-                        except np.linalg.LinAlgError:
-                            step = np.full_like(logp, np.nan)
+                        stepped = self._newton(old, gradient, g)
                     else:
-                        step = gradient @ inverse_curvature
-                    stepped = self._settle(logp + step)
-                    better = self._log_likelihood(stepped, wins, games) >= self._log_likelihood(
-                        new, wins, games
-                    )
+                        stepped = self._settle(old + np.einsum("sm,mn->sn", gradient, inverse_curvature))
+                    ll_newton = self._log_likelihood(stepped, w, g)
+                    # Rows at the +-6000-point bound (prior ~0, extreme data) never converge: not worth a solve.
+                    lost = ~(ll_newton >= ll_mm) & (np.abs(old) < _LOG_BOUND).all(axis=1)
+                    if inverse_curvature is not None and lost.any():
+                        lost = np.flatnonzero(lost)
+                        stepped[lost] = self._newton(old[lost], gradient[lost], g[lost])
+                        ll_newton[lost] = self._log_likelihood(stepped[lost], w[lost], g[lost])
+                    better = ll_newton >= ll_mm  # False where the Newton step is nan
                 new = np.where(better[:, None], stepped, new)
-            moved = np.max(np.abs(new - logp)) if new.size else 0.0
-            logp = new
-            if moved < self.tol:
-                break
+                # A row that neither step improves is done, however far it moved: at the maximum to
+                # rounding, or where the +-6000-point bound cuts off an infinite estimate (prior ~0).
+                best = np.where(better, ll_newton, ll_mm)
+                stuck = best <= reached[active]
+                reached[active] = best
+            else:
+                stuck = np.zeros(len(active), dtype=bool)
+            moved = np.max(np.abs(new - old), axis=1) if self.m else np.zeros(len(active))
+            logp[active] = new
+            active = active[(moved >= self.tol) & ~stuck]
         return logp
 
 
@@ -355,7 +416,7 @@ def fit_bradley_terry(
     models: Sequence | None = None,
     prior: float = DEFAULT_PRIOR,
     tol: float = _TOL,
-    max_iter: int = _MAX_ITER,
+    max_iter: int | None = None,
 ) -> dict[Hashable, float]:
     """Bradley-Terry maximum-likelihood scores, with ``prior`` pseudo-ties per pair that played.
 
@@ -391,7 +452,7 @@ def rank(
     """Bradley-Terry scores (``fit_bradley_terry``) with bootstrap percentile intervals over votes from
     ``samples`` resamples seeded by ``seed`` (same votes and seed, same intervals), and the votes per pair.
 
-    100 models and 100,000 votes with 200 samples take about a second (benchmarks/bradley_terry.py).
+    100 models and 100,000 votes with 200 samples take 2 to 3 s on 2 busy cores (benchmarks/bradley_terry.py).
 
     Raises:
         ValueError: as ``fit_bradley_terry``, and when ``samples`` is negative or ``confidence`` is not
@@ -407,29 +468,29 @@ def rank(
     intervals: dict[Hashable, tuple[float, float] | None] = dict.fromkeys(tally.keys)
     if not tally.n_votes:
         return Ranking(scores, intervals, {}, 0, 0, confidence, prior)
-    fitter = _Fitter(tally, prior, _TOL, _MAX_ITER)
+    fitter = _Fitter(tally, prior, _TOL)
     estimate = fitter.fit(tally.counts[None].astype(np.float64), np.zeros((1, fitter.m)))
     fitted_keys = [tally.keys[i] for i in tally.fitted.tolist()]
     for key, value in zip(fitted_keys, estimate[0].tolist(), strict=True):
         scores[key] = BASE_SCORE + _POINTS * value
     if samples:
         rng = np.random.default_rng(seed)
-        cells = tally.counts.ravel()
-        draws = rng.multinomial(tally.n_votes, cells / tally.n_votes, size=samples)
-        draws = draws.reshape(samples, *tally.counts.shape).astype(np.float64)
+        shares = tally.counts.ravel() / tally.n_votes
         inverse = None
         if fitter.newton:
-            games = tally.counts.sum(axis=1) + prior
-            inverse = np.linalg.inv(fitter.curvature(estimate[0], games))
-        chunk = max(1, _CHUNK_CELLS // max(1, len(tally.left)))
-        boot = np.concatenate(
-            [
-                fitter.fit(
-                    draws[s : s + chunk], np.repeat(estimate, len(draws[s : s + chunk]), axis=0), inverse
-                )
-                for s in range(0, samples, chunk)
-            ]
-        )
+            games = tally.counts.sum(axis=1) + fitter.prior
+            inverse = _solve_positive_definite(
+                fitter.curvatures(estimate, games[None]), np.eye(fitter.m)[None]
+            )[0]
+            if not np.all(np.isfinite(inverse)):  # numerically singular (scores at the bound): MM alone
+                inverse = None
+        chunk = max(1, _CHUNK_CELLS // shares.size)
+        boot = []
+        for first in range(0, samples, chunk):
+            size = min(chunk, samples - first)
+            draws = rng.multinomial(tally.n_votes, shares, size=size).reshape(size, *tally.counts.shape)
+            boot.append(fitter.fit(draws.astype(np.float64), np.repeat(estimate, size, axis=0), inverse))
+        boot = np.concatenate(boot)
         tail = (1 - confidence) / 2
         lows, highs = BASE_SCORE + _POINTS * np.quantile(boot, [tail, 1 - tail], axis=0)
         for key, low, high in zip(fitted_keys, lows.tolist(), highs.tolist(), strict=True):
