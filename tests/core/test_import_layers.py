@@ -40,6 +40,7 @@ def test_the_layers_name_whole_packages_in_the_documented_order():
     assert _layers() == [
         {"dynabench", "demo"},
         {"leaderboards"},
+        {"generative_bench"},
         {"crowd"},
         {"validation"},
         {"annotation"},

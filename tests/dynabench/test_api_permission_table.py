@@ -310,6 +310,8 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     # leaderboard, datasets, export (H4)
     *_each(ROLES, "GET", "/api/tasks/hate-speech/leaderboard/", None, 200),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/leaderboard/?metric_weights=perf:x", None, 400),
+    # The generative leaderboard is a red-teaming task's: the world's classifier task has none.
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/leaderboard/generative/", None, 404),
     *_each(ROLES, "GET", "/api/tasks/retired/leaderboard/", None, 404),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/annotators/", None, 200),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/annotators/?round=7", None, 400),
