@@ -247,12 +247,14 @@ def pseudonym(round_id: int, user_id: int | None, *, key: str | bytes | None = N
 def examples_for_export(task: Task, rounds: Sequence[Round] | None = None) -> QuerySet[Example]:
     """The examples to export: all of ``task`` (every round), or of ``rounds``; ordered by round, id.
 
-    Retracted and flagged examples are included (with their flags); filter on them downstream.
+    Retracted and flagged examples are included (with their flags); filter on them downstream. Rating
+    examples (a replayed model's answers that people judge, docs/benchmarking.md) are not collected data
+    and never exported: the replay's figures are the generative leaderboard's.
 
     Raises:
         ExportError: a round of another task.
     """
-    qs = Example.objects.filter(round__task=task)
+    qs = Example.objects.filter(round__task=task).exclude(source=Example.Source.RATING)
     if rounds is not None:
         for round_ in rounds:
             if round_.task_id != task.pk:

@@ -79,7 +79,18 @@ def examples_with_failed_predictions() -> QuerySet[Example]:
 
 def collected_examples() -> QuerySet[Example]:
     """Examples written on the platform and not retracted: those MER counts, validators are served and
-    annotators are ranked on (imported examples are counted apart; ``tasks.round_stats``)."""
+    annotators are ranked on (imported examples are counted apart; ``tasks.round_stats``). Rating
+    examples (a replayed model's answers for people to judge, ``generative_bench.replay``) are no
+    collected data: they are served to validators (``validatable_examples``), never counted here."""
+    return Example.objects.filter(is_retracted=False).exclude(
+        source__in=[Example.Source.IMPORTED, Example.Source.RATING]
+    )
+
+
+def validatable_examples() -> QuerySet[Example]:
+    """Examples validators may be served, not retracted: the collected examples and the rating examples
+    (a generative model's replayed answers for people to judge by the rubric, docs/benchmarking.md,
+    "Rating replayed answers": no author, ``model_wrong`` None)."""
     return Example.objects.filter(is_retracted=False).exclude(source=Example.Source.IMPORTED)
 
 

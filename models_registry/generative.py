@@ -9,6 +9,7 @@ key read at call time from an environment variable or a file the operator names,
     register_chat_endpoint_model(task=..., name=..., base_url="https://host/v1", chat_model_name="m",
                                  api_key_env="HOST_API_KEY")
     chat_stream(model, messages)   # pieces as they come; .generation once ended
+    generate_batch(model, [messages, ...])   # whole answers, a local model's batched (replay)
 
 Registration queues the model's check (``jobs.check_model``, which calls ``run_generative_check`` for a
 red-teaming task): one short answer to a probe message, so an owner learns at once that a key is wrong
@@ -32,9 +33,11 @@ from models_registry.endpoints.chat import (
 )
 from models_registry.models import RegisteredModel
 from models_registry.runtime.generative import (
+    DEFAULT_BATCH_SIZE,
     ChatStream,
     ChoiceScores,
     Decoding,
+    Generation,
     convert_gguf,
     get_chat_model,
 )
@@ -167,6 +170,80 @@ def chat_stream(
     messages = with_system_prompt(model, messages)
     chat = get_chat_model(model.path, name=model.name)
     return chat.stream(messages, decoding, timeout=_timeout_of(model))
+
+
+def _local_cost(model: RegisteredModel, generation: Generation) -> float | None:
+    """A local answer's cost at the model's prices per million tokens (input and output), as
+    ``RemoteChat.cost`` computes a remote one's; None without both prices or counts."""
+    stored = model.generation or {}
+    prices = (stored.get("price_input_per_million"), stored.get("price_output_per_million"))
+    counts = (generation.input_tokens, generation.output_tokens)
+    if None in prices or None in counts:
+        return None
+    return (counts[0] * prices[0] + counts[1] * prices[1]) / 1_000_000
+
+
+def generate_batch(
+    model: RegisteredModel,
+    conversations: list[list[dict]],
+    decoding: Decoding | None = None,
+    *,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+) -> list[Generation]:
+    """``model``'s whole answers to many conversations, one ``Generation`` each in the order given, with
+    its stored decoding settings unless ``decoding`` replaces them (docs/benchmarking.md, "Replay").
+
+    * A local model answers ``batch_size`` conversations per left-padded ``generate``
+      (``runtime.generative.LocalChatModel.generate_batch``: greedy output as ``chat_stream`` gives it
+      alone, the generation slot held one batch at a time; its docstring says what the times mean in a
+      batch), each with the stored system prompt first (``with_system_prompt``); its ``cost`` at the
+      model's prices, when it has them.
+    * A remote model answers them one by one through ``endpoints.chat.stream_remote``, the path of every
+      remote answer: a 429 or a 5xx is retried ``endpoints.chat.MAX_RETRIES`` times by the openai
+      client, after the server's ``retry-after`` (or ``retry-after-ms``) when it gives one, else after
+      its exponential backoff (0.5 s doubling, at most 8 s); a ``retry-after`` over 120 s is not waited
+      for (the answer fails, and its caller may try it again later).
+
+    A conversation that fails (malformed, too long for the context, a refused request, a server error
+    after the retries) gets a ``Generation`` with finish reason ``error``, no text and ``error`` saying
+    why; the others are answered all the same.
+
+    Raises:
+        InferenceError: the model is not a generative model of a red-teaming task.
+        ValueError: ``batch_size`` below 1.
+    """
+    if not model.task.cfg.is_red_team:
+        raise InferenceError(f"{model.name} is not a generative model")
+    decoding = decoding or decoding_of(model)
+    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+        if batch_size < 1:
+            raise ValueError("batch_size must be at least 1")
+        remote = dataclasses.replace(remote_chat_of(model), decoding=decoding)
+        answers = []
+        for messages in conversations:
+            try:
+                answers.append(stream_remote(remote, messages).drain())
+            except InferenceError as exc:  # EndpointAddressRefused included
+                answers.append(
+                    Generation(
+                        text="",
+                        finish_reason="error",
+                        model=model.name,
+                        decoding=decoding.as_dict(),
+                        error=str(exc),
+                    )
+                )
+        return answers
+    chat = get_chat_model(model.path, name=model.name)
+    generations = chat.generate_batch(
+        [with_system_prompt(model, list(messages)) for messages in conversations],
+        decoding,
+        batch_size=batch_size,
+        timeout=_timeout_of(model),
+    )
+    for generation in generations:
+        generation.cost = _local_cost(model, generation)
+    return generations
 
 
 def choose(model: RegisteredModel, messages: list[dict], options: list[str]) -> ChoiceScores:

@@ -7,8 +7,9 @@ app sits below annotation (pyproject.toml [tool.importlinter]), so it cannot imp
 ``Example``. Like ``tasks.round_stats``, it reads the examples through the round's reverse relation
 (``round_stats.examples_model()``); the examples' formats are those of ``annotation/red_team/``.
 
-Definitions, per round, over the examples MER counts: written here (not imported), not retracted, with a
-model verdict (``model_wrong`` not None):
+Definitions, per round, over the examples MER counts: written here (not imported, and not a rating
+example: a replayed model's answer that people judge, ``generative_bench.replay``), not retracted, with
+a model verdict (``model_wrong`` not None):
 
 * **attempts**: the conversations judged by their authors (``metadata["mode"] == "conversation"``; an
   abandoned conversation never becomes an example, so it is not one);
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from .models import Round, Task
-from .round_stats import examples_model, rate
+from .round_stats import examples_model, not_collected_sources, rate
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[in
         Example.objects.filter(
             round_id__in=[r.pk for r in rounds], is_retracted=False, model_wrong__isnull=False
         )
-        .exclude(source=Example.Source.IMPORTED)
+        .exclude(source__in=not_collected_sources())
         .values_list(
             "round_id", "model_wrong", "status", "tags", "metadata__mode", "metadata__turns", "metadata__cost"
         )

@@ -27,14 +27,23 @@ def examples_model():
     return Round._meta.get_field("examples").related_model
 
 
+def not_collected_sources() -> tuple[str, str]:
+    """The ``Example.source`` values of examples that are not collected in their round, read off the
+    model: imported ones (counted apart) and rating examples (a replayed model's answers that people
+    judge, ``generative_bench.replay``: in no figure of a round)."""
+    Example = examples_model()
+    return (Example.Source.IMPORTED, Example.Source.RATING)
+
+
 def _filters() -> dict[str, Q]:
     """The count filters over ``Round.examples``, built on first use (the app registry must be ready)."""
     Example = examples_model()
 
     # Retracted examples count in neither numerator nor denominator of MER.
     # Imported examples were written against another platform's models: no target of ours answered them
-    # live, so they are counted apart and stay out of MER and vMER.
-    written_here = ~Q(examples__source=Example.Source.IMPORTED)
+    # live, so they are counted apart and stay out of MER and vMER. Rating examples (a replayed model's
+    # answers that people judge, generative_bench.replay) were written by no one: in no count of a round.
+    written_here = ~Q(examples__source__in=not_collected_sources())
     live = Q(examples__is_retracted=False) & written_here
     # Scored: the model verdict is known (model_wrong true or false). model_wrong is None while the
     # target failed (prediction_status failed), when the round has no target (none), or under ask_user
@@ -105,7 +114,7 @@ def _costs(rounds) -> dict[int, tuple[RoundCost, ...]]:
     Example = examples_model()
     settled = dict(
         Example.objects.filter(round_id__in={pk for pk, _, _ in rows}, is_retracted=False)
-        .exclude(source=Example.Source.IMPORTED)
+        .exclude(source__in=not_collected_sources())
         .exclude(status=Example.Status.PENDING)
         .values_list("round_id")
         .annotate(n=Count("pk"))
@@ -212,7 +221,7 @@ def _median_times(round_ids: list[int]) -> dict[int, float | None]:
     times: dict[int, list[int]] = {pk: [] for pk in round_ids}
     rows = (
         Example.objects.filter(round_id__in=round_ids, is_retracted=False, time_taken_ms__isnull=False)
-        .exclude(source=Example.Source.IMPORTED)
+        .exclude(source__in=not_collected_sources())
         .values_list("round_id", "time_taken_ms")
     )
     for round_id, ms in rows.iterator(chunk_size=5000):
@@ -229,7 +238,7 @@ def _agreements(round_ids: list[int]) -> dict[int, float | None]:
         Example.objects.filter(
             round_id__in=round_ids, is_retracted=False, validations__is_owner_verdict=False
         )
-        .exclude(source=Example.Source.IMPORTED)
+        .exclude(source__in=not_collected_sources())
         .values_list("round_id", "pk", "validations__verdict")
     )
     for round_id, example_id, verdict in rows.iterator(chunk_size=5000):

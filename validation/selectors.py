@@ -58,11 +58,13 @@ def _n_validations() -> Subquery:
 
 def _open(task: Task, **where) -> QuerySet[Example]:
     """Examples of ``task`` open for validation (see ``open_examples``), filtered by ``where``."""
-    qs = annotation_selectors.collected_examples().filter(status=Example.Status.PENDING, **where)
+    qs = annotation_selectors.validatable_examples().filter(status=Example.Status.PENDING, **where)
     # A gold item's verdict is known: it is served only as gold (validation.gold_selectors.gold_queue_for).
     qs = qs.exclude(pk__in=GoldItem.objects.filter(retired_at__isnull=True).values("example_id"))
     if not task.cfg.validate_non_fooling:
-        qs = qs.filter(model_wrong=True)
+        # A rating example (a replayed model's answer) has no model verdict to be fooled by: it is served
+        # for people to judge by the rubric whatever validate_non_fooling says.
+        qs = qs.filter(Q(model_wrong=True) | Q(source=Example.Source.RATING))
     return qs
 
 
@@ -71,7 +73,8 @@ def open_examples(round_: Round) -> QuerySet[Example]:
 
     Not retracted, not settled (``pending``; imported examples are stored settled), not imported,
     not an active gold item (served only as gold), and model-fooling unless the task's config sets
-    ``validate_non_fooling``.
+    ``validate_non_fooling``; rating examples (``annotation.selectors.validatable_examples``) whatever
+    it sets.
     """
     return _open(round_.task, round=round_)
 

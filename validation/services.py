@@ -267,7 +267,10 @@ def is_rubric_example(example: Example) -> bool:
 def rubric_verdict(example: Example, verdict: str, rubric_answers) -> tuple[str, dict]:
     """The verdict a validator's rubric answers give on a red-teaming conversation, and the answers
     cleaned: ``correct`` when their answers judge the output as its author did (failed, by
-    ``tasks.rubric.Rubric.failed``, exactly when the author's did), ``incorrect`` otherwise. A
+    ``tasks.rubric.Rubric.failed``, exactly when the author's did), ``incorrect`` otherwise. A rating
+    example (a replayed model's answer, ``generative_bench.replay``) has no author's judgement
+    (``model_wrong`` None, taken as "did not fail"): ``correct`` when the validator finds the output did
+    not fail, so one settled ``validated_incorrect`` is an answer people judged failed. A
     ``flagged`` verdict takes no answers; any other ``verdict`` sent is ignored, the answers decide
     (the validator never sees the author's answers: docs/generative.md, "Validation by rubric").
 
@@ -382,8 +385,12 @@ def submit_validation(
         raise VerdictError(
             f"This example is already settled ({locked.get_status_display().lower()}).", code="settled"
         )
+    # A rating example (a replayed model's answer, model_wrong None) is open whatever validate_non_fooling.
     if locked.source == Example.Source.IMPORTED or (
-        not owner_mode and locked.model_wrong is not True and not task.cfg.validate_non_fooling
+        not owner_mode
+        and locked.model_wrong is not True
+        and not task.cfg.validate_non_fooling
+        and locked.source != Example.Source.RATING
     ):
         raise VerdictError("This example is not open for validation.", code="not_open")
 
