@@ -126,7 +126,8 @@ class ReplayCreate(APIView):
     @extend_schema(
         summary="Replay a red-teaming round against a generative model (task owners)",
         request=ReplayBodySerializer,
-        responses={201: ReplaySerializer, 403: ERROR, 404: ERROR, 409: ERROR},
+        # A 400 is either a field's problems ({field: [messages]}) or a refusal ({"detail", "code"}).
+        responses={201: ReplaySerializer, 400: OpenApiTypes.OBJECT, 403: ERROR, 404: ERROR, 409: ERROR},
     )
     def post(self, request, slug: str, number: str):
         task = task_or_404(slug)
