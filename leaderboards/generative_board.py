@@ -261,7 +261,16 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
                 "bt_votes": _votes_of(ranking, m.pk),
             }
         )
-    rows.sort(key=lambda row: (row["rank"] is None, row["rank"] or 0, row["model_id"]))
+    # Best Dynascore first; models sharing a rank (the Dynascore leaves every other figure out when all
+    # models have the same MC accuracy) by Bradley-Terry, then by id.
+    rows.sort(
+        key=lambda row: (
+            row["rank"] is None,
+            row["rank"] or 0,
+            -(row["values"].get("bt") if row["values"].get("bt") is not None else float("-inf")),
+            row["model_id"],
+        )
+    )
     board["rows"] = rows
     if not rounds:
         board["error"] = "This task has no rounds yet."

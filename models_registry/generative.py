@@ -243,6 +243,9 @@ def generate_batch(
     )
     for generation in generations:
         generation.cost = _local_cost(model, generation)
+        # The loaded weights are shared by every registration of one folder (cached by path), so the
+        # record names the registered model asked, not the first one that loaded them.
+        generation.model = model.name
     return generations
 
 

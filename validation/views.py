@@ -147,7 +147,8 @@ def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None
     settled = f" Example {example.pk} is now settled." if outcome.settled else ""
     messages.success(request, f"Verdict recorded.{settled}")
     if not owner_mode and not outcome.settled:
-        _offer_undo(request, task, example.pk, form.cleaned_data["verdict"])
+        # The verdict stored: a rubric's answers decide it, whatever button value was posted.
+        _offer_undo(request, task, example.pk, outcome.validation.verdict)
 
 
 UNDO_SESSION_KEY = "validation_undo"

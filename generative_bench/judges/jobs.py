@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 
@@ -141,41 +142,37 @@ def _prompt(judge: Judge, item: _Item, rubric: Rubric) -> str:
 
 
 def _verdicts_of(judge: Judge, items: list[_Item], rubric: Rubric, decoding: Decoding) -> list[dict]:
-    """The verdicts' fields for ``items``, in order: the judge asked (one batch), each reply read; a
-    local judge's unreadable reply is answered again question by question (``_choice_verdict``)."""
+    """The verdicts' fields for ``items``, in order. A remote judge is asked for the JSON of its answers
+    (one batch) and each reply read; a local judge answers each rubric question by constrained choice
+    (``_choice_verdict``): a small local model seldom writes the JSON asked for (SmolLM2-135M repeats the
+    passage), and scoring the offered answers is two forward passes instead of a long generation on a
+    machine the crowd shares."""
+    missing = {"status": JudgeVerdict.Status.FAILED, "error": "The stored item has no answer to judge."}
+    if judge.model.source != RegisteredModel.Source.CHAT_ENDPOINT:
+        return [
+            _choice_verdict(judge, _prompt(judge, item, rubric), rubric)
+            if item.output is not None
+            else dict(missing)
+            for item in items
+        ]
     asked = [item for item in items if item.output is not None]
-    asked_prompts = {id(item): _prompt(judge, item, rubric) for item in asked}
     try:
-        replies = iter(_generate(judge, [asked_prompts[id(item)] for item in asked], decoding))
+        replies = iter(_generate(judge, [_prompt(judge, item, rubric) for item in asked], decoding))
     except InferenceError as exc:  # the model cannot answer at all (no longer generative, say)
         failure = {"status": JudgeVerdict.Status.FAILED, "error": _safe_error(str(exc))}
         return [dict(failure) for _ in items]
-    verdicts = []
-    for item in items:
-        if item.output is None:
-            verdicts.append(
-                {"status": JudgeVerdict.Status.FAILED, "error": "The stored item has no answer to judge."}
-            )
-            continue
-        fields = _verdict_of(next(replies), rubric)
-        if fields["status"] == JudgeVerdict.Status.UNREADABLE and judge.model.source != (
-            RegisteredModel.Source.CHAT_ENDPOINT
-        ):
-            fields = _choice_verdict(judge, asked_prompts[id(item)], rubric, fields)
-        verdicts.append(fields)
-    return verdicts
+    return [
+        _verdict_of(next(replies), rubric) if item.output is not None else dict(missing) for item in items
+    ]
 
 
-def _choice_verdict(judge: Judge, prompt: str, rubric: Rubric, unreadable: dict) -> dict:
-    """A local judge whose reply could not be read answers each rubric question by constrained choice:
-    the judge's prompt, then the question, and the question's offered answers scored as the options of
-    a multiple-choice item (``models_registry.generative.choose``: log-likelihood per UTF-8 byte, as
-    lm-evaluation-harness's ``acc_norm``). Every answer is then one the rubric offers, so the verdict is
-    readable; small models that do not follow the JSON instruction (SmolLM2-135M repeats the passage)
-    still give one. The free reply stays in ``raw``; ``generation["method"]`` is ``choice`` and
-    ``generation["choice_scores"]`` holds each question's normalised scores.
-
-    Returns the unreadable fields unchanged when the model cannot score the options (``InferenceError``).
+def _choice_verdict(judge: Judge, prompt: str, rubric: Rubric) -> dict:
+    """A local judge's answers, question by question, by constrained choice: the judge's prompt, then the
+    question, and the question's offered answers scored as the options of a multiple-choice item
+    (``models_registry.generative.choose``: log-likelihood per UTF-8 byte, as lm-evaluation-harness's
+    ``acc_norm``). Every answer is one the rubric offers, so the verdict is always readable.
+    ``generation`` holds ``method`` (``choice``), the judge's name and each question's normalised scores
+    (``choice_scores``); ``raw`` the answers as text. A model that cannot score gives a ``failed`` verdict.
     """
     answers: dict[str, str] = {}
     scores: dict[str, list] = {}
@@ -189,18 +186,17 @@ def _choice_verdict(judge: Judge, prompt: str, rubric: Rubric, unreadable: dict)
         ]
         try:
             picked = choose(judge.model, messages, list(question.answers))
-        except InferenceError:
-            return unreadable
+        except InferenceError as exc:
+            return {"status": JudgeVerdict.Status.FAILED, "error": _safe_error(str(exc))}
         answers[question.name] = question.answers[picked.picked]
         scores[question.name] = list(picked.normalised)
     answers = rubric.clean(answers)
-    generation = {**unreadable.get("generation", {}), "method": "choice", "choice_scores": scores}
     return {
         "status": JudgeVerdict.Status.OK,
         "rubric_answers": answers,
         "failed": rubric.failed(answers),
-        "raw": unreadable.get("raw", ""),
-        "generation": generation,
+        "raw": json.dumps(answers, ensure_ascii=False),
+        "generation": {"method": "choice", "model": judge.model.name, "choice_scores": scores},
     }
 
 

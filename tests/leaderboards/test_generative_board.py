@@ -141,6 +141,8 @@ def test_viewer_weights_and_an_untrusted_judge_the_viewer_cannot_weigh(world, ow
     # AMRS = 0.3 / 0.2 = 1.5; A = (0.6 + 0.3 / 1.5) / 2 = 0.4, B = (0.8 + 0) / 2 = 0.4: a tie, rank 1 each.
     assert rows["A"]["dynascore"] == pytest.approx(0.4) and rows["B"]["dynascore"] == pytest.approx(0.4)
     assert rows["A"]["rank"] == rows["B"]["rank"] == 1
+    # Sharing a rank, they are listed by Bradley-Terry: B (1050) before A (950).
+    assert [row["name"] for row in board["rows"]][:2] == ["B", "A"]
     assert next(m for m in board["metrics"] if m["name"] == weak)["weight"] == 0.0
 
 

@@ -158,3 +158,22 @@ def test_a_multiple_choice_item_shows_its_marked_answer_and_takes_a_plain_verdic
     assert "Italy <em>(the model's pick)</em>" in html
     client.post("/tasks/red-team/validate/?round=1", {"example": item.pk, "verdict": "correct", "round": 1})
     assert list(Validation.objects.values_list("verdict", "rubric_answers")) == [("correct", {})]
+
+
+def test_the_undo_banner_names_the_verdict_the_rubric_gave_not_the_button_posted(
+    client, conversation_example
+):
+    [judge] = _validators(1, prefix="banner")
+    serve(conversation_example, judge)
+    client.force_login(judge)
+    # The author judged the output failed; these answers say it did not: the verdict is "incorrect",
+    # though the button's value posted is "correct".
+    response = client.post(
+        "/tasks/red-team/validate/?round=1",
+        {"example": conversation_example.pk, "verdict": "correct", "round": 1,
+         "rubric-supported": "yes", "rubric-helpful": "5"},
+        follow=True,
+    )  # fmt: skip
+    assert Validation.objects.get(validator=judge).verdict == "incorrect"
+    html = response.content.decode()
+    assert f"Your verdict on example {conversation_example.pk}: <strong>incorrect</strong>" in html
