@@ -67,7 +67,7 @@ DEFAULT_WEIGHTS = {
     "cost": 0.0,
 }
 JUDGE_WEIGHT = 1.0
-LOWER_IS_BETTER = ("asr_people", "first_token", "cost")
+LOWER_IS_BETTER = ("asr_people", "first_token", "cost", "memory")
 MAX_WEIGHT = 100.0
 
 
@@ -116,11 +116,6 @@ def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _rounds(task: Task) -> list:
-    """The task's rounds that have a scoring dataset or any red-teaming figure, by number."""
-    return list(task.rounds.order_by("number"))
-
-
 def generative_board(task: Task, user, params: BoardParams | None = None) -> dict:
     """The generative leaderboard of red-teaming ``task`` as ``user`` sees it (module docstring).
 
@@ -138,7 +133,7 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
         board["error"] = "This task has no generative models: it is not a red-teaming task."
         return board
     models = list(ranked_models(models_visible_to(user, task)).order_by("pk"))
-    rounds = _rounds(task)
+    rounds = list(task.rounds.order_by("number"))
     numbers = anonymous_numbers(task)
     owns_task = task.is_owner(user)
 
@@ -171,11 +166,12 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
     people = people_rates(task)
     figures = replay_figures(task)
     ranking = arena_ranking(task)
+    votes = {m.pk: ranking.votes_of(m.pk) for m in models}
 
     per_model: dict[int, dict[int, dict[str, float | None]]] = {}
     for m in models:
         fig = figures.get(m.pk)
-        bt = ranking.scores.get(m.pk) if _has_votes(ranking, m.pk) else None
+        bt = ranking.scores.get(m.pk) if votes[m.pk] else None
         task_level = {
             "bt": bt,
             "tokens_per_second": fig.tokens_per_second if fig else None,
@@ -219,7 +215,7 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
         {
             "name": j,
             "label": LABELS.get(j) or f"Attack success rate ({_judge_name(columns, j)})",
-            "lower_is_better": j in LOWER_IS_BETTER or j == "memory" or j in judge_metrics,
+            "lower_is_better": j in LOWER_IS_BETTER or j in judge_metrics,
             "weight": weights[j],
             "trusted": trusted.get(j, True),
             "judge": j in judge_metrics,
@@ -257,8 +253,8 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
                 "missing": sorted({j for _, j in r.missing}) if r else list(metrics),
                 "values": dict(r.raw) if r else {j: None for j in metrics},
                 "per_round": per_model[m.pk],
-                "bt_interval": list(interval) if interval and _has_votes(ranking, m.pk) else None,
-                "bt_votes": _votes_of(ranking, m.pk),
+                "bt_interval": list(interval) if interval and votes[m.pk] else None,
+                "bt_votes": votes[m.pk],
             }
         )
     # Best Dynascore first; models sharing a rank (the Dynascore leaves every other figure out when all
@@ -275,15 +271,6 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
     if not rounds:
         board["error"] = "This task has no rounds yet."
     return board
-
-
-def _votes_of(ranking, key) -> int:
-    """Votes in which model ``key`` took part (from the ranking's votes per pair)."""
-    return sum(n for pair, n in ranking.votes_per_pair.items() if key in pair)
-
-
-def _has_votes(ranking, key) -> bool:
-    return _votes_of(ranking, key) > 0
 
 
 def _judge_name(columns, metric: str) -> str:

@@ -297,10 +297,7 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
     visible = set(models_visible_to(user, task).filter(pk__in=order).values_list("pk", flat=True))
     listed = [pk for pk in order if pk in visible and pk in models]
     names = shown_names(user, task, [models[pk] for pk in listed])
-    per_model = {pk: 0 for pk in order}
-    for pair, n in ranking.votes_per_pair.items():
-        for pk in pair:
-            per_model[pk] = per_model.get(pk, 0) + n
+    per_model = {pk: ranking.votes_of(pk) for pk in order}
     voted_scores = [float(ranking.scores[pk]) for pk in order if per_model[pk]]
     rows = []
     for pk in listed:
