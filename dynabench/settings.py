@@ -33,6 +33,9 @@ Files:
     DYNABENCH_MODEL_DIR path, default ``$DYNABENCH_VAR_DIR/models``. Where models are saved: trained ones
                        in ``<task slug>/<name>/``, uploaded and hub ones in ``<task slug>/<uuid>/``.
                        Several machines share it (docs/deployment.md).
+    DYNABENCH_BACKBONE_DIR path, default ``$DYNABENCH_VAR_DIR/backbones``. Where an opt-in backbone packed
+                       as parts (all-mpnet-base-v2) is reassembled once and checked before each use
+                       (``models_registry/runtime/backbones.py``).
     DYNABENCH_RELEASES_DIR path, default ``$DYNABENCH_VAR_DIR/releases``. Where round releases are
                        frozen, one read-only folder per version: ``<task slug>/round-<n>/v<version>/``
                        (``leaderboards/releases.py``). Back it up: a release is never written twice.
@@ -212,6 +215,7 @@ VAR_DIR = Path(env.str("DYNABENCH_VAR_DIR", default=str(BASE_DIR / "var")))
 DYNABENCH_DATA_DIR = Path(env.str("DYNABENCH_DATA_DIR", default=str(BASE_DIR.parent / "shared" / "data")))
 DYNABENCH_MODEL_DIR = Path(env.str("DYNABENCH_MODEL_DIR", default=str(VAR_DIR / "models")))
 DYNABENCH_RELEASES_DIR = Path(env.str("DYNABENCH_RELEASES_DIR", default=str(VAR_DIR / "releases")))
+DYNABENCH_BACKBONE_DIR = Path(env.str("DYNABENCH_BACKBONE_DIR", default=str(VAR_DIR / "backbones")))
 DYNABENCH_VALIDATION_CLAIM_SECONDS = env.int("DYNABENCH_VALIDATION_CLAIM_SECONDS", default=600, minimum=1)
 DYNABENCH_VALIDATION_GRACE_SECONDS = env.int("DYNABENCH_VALIDATION_GRACE_SECONDS", default=600, minimum=0)
 DYNABENCH_VALIDATION_UNDO_SECONDS = env.int("DYNABENCH_VALIDATION_UNDO_SECONDS", default=30, minimum=0)

@@ -1,4 +1,9 @@
-"""The classifier architecture this project trains: BERT encoder + masked mean pooling + dropout + linear head.
+"""The classifier architecture this project trains: an encoder + masked mean pooling + dropout + linear head.
+
+Two encoders: BERT (``MeanPoolClassifier``; all-MiniLM-L6-v2, the default backbone) and MPNet
+(``MPNetMeanPoolClassifier``; all-mpnet-base-v2, opt-in, ``models_registry.runtime.backbones``). Both share
+the pooling and the head (``PooledHead``); MPNet's tokenizer does not mark the two texts of a pair, so an
+MPNet classifier takes single texts only.
 
 Two poolings, chosen by ``config.pooling``:
 
@@ -11,9 +16,10 @@ Two poolings, chosen by ``config.pooling``:
     encoded on its own (as the bi-encoder MiniLM was trained), mean-pooled into ``u`` and ``v``, and
     the head reads ``(u, v, |u - v|, u * v)``: ``Linear(4 * hidden, labels)``.
 
-Importing this module registers the config and model with ``AutoConfig`` and
-``AutoModelForSequenceClassification`` under ``model_type = "dynabench-mean-pool-classifier"``, so a
-``save_pretrained`` directory loads with ``AutoModelForSequenceClassification.from_pretrained(dir)``.
+Importing this module registers the configs and models with ``AutoConfig`` and
+``AutoModelForSequenceClassification`` under ``model_type = "dynabench-mean-pool-classifier"`` (BERT) and
+``"dynabench-mpnet-mean-pool-classifier"`` (MPNet), so a ``save_pretrained`` directory loads with
+``AutoModelForSequenceClassification.from_pretrained(dir)``.
 Only ``models_registry`` imports this module (it imports torch).
 """
 
@@ -24,18 +30,52 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers import AutoConfig, AutoModelForSequenceClassification, BertConfig, BertModel
+from transformers import (
+    AutoConfig,
+    AutoModelForSequenceClassification,
+    BertConfig,
+    BertModel,
+    MPNetConfig,
+    MPNetModel,
+    PretrainedConfig,
+)
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.models.bert.modeling_bert import BertPreTrainedModel
+from transformers.models.mpnet.modeling_mpnet import MPNetPreTrainedModel
 
 from models_registry.runtime.preprocessing import DEFAULT_PREPROCESSING
 
 MODEL_TYPE = "dynabench-mean-pool-classifier"
+MPNET_MODEL_TYPE = "dynabench-mpnet-mean-pool-classifier"
 #: Values of ``config.pooling``.
 POOLINGS = ("mean", "pair")
 
 
-class MeanPoolClassifierConfig(BertConfig):
+class _ClassifierExtras:
+    """What a pooled classifier's config holds beyond its encoder's sizes (``MeanPoolClassifierConfig``)."""
+
+    def _set_extras(
+        self,
+        backbone: str,
+        preprocessing: dict[str, Any] | None,
+        max_input_tokens: int,
+        pooling: str,
+        poolings: tuple[str, ...] = POOLINGS,
+    ) -> None:
+        if pooling not in poolings:
+            raise ValueError(f"unknown pooling {pooling!r}; expected one of {list(poolings)}")
+        self.backbone = backbone
+        self.preprocessing = dict(DEFAULT_PREPROCESSING if preprocessing is None else preprocessing)
+        self.max_input_tokens = max_input_tokens
+        self.pooling = pooling
+
+    @property
+    def feature_size(self) -> int:
+        """Width of the vector the head reads: ``hidden_size``, or ``4 * hidden_size`` for ``"pair"``."""
+        return self.hidden_size * (4 if self.pooling == "pair" else 1)
+
+
+class MeanPoolClassifierConfig(_ClassifierExtras, BertConfig):
     """A ``BertConfig`` plus what the classifier needs to be served on its own.
 
     Extra attributes:
@@ -46,6 +86,9 @@ class MeanPoolClassifierConfig(BertConfig):
             a ``tokenizer(a, b)`` input); see the module docstring. Configs saved before this key
             existed load as ``"mean"``.
         id2label / label2id: the label strings, in output-index order (standard transformers fields).
+
+    Raises:
+        ValueError: an unknown pooling.
     """
 
     model_type = MODEL_TYPE
@@ -59,17 +102,29 @@ class MeanPoolClassifierConfig(BertConfig):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if pooling not in POOLINGS:
-            raise ValueError(f"unknown pooling {pooling!r}; expected one of {list(POOLINGS)}")
-        self.backbone = backbone
-        self.preprocessing = dict(DEFAULT_PREPROCESSING if preprocessing is None else preprocessing)
-        self.max_input_tokens = max_input_tokens
-        self.pooling = pooling
+        self._set_extras(backbone, preprocessing, max_input_tokens, pooling)
 
-    @property
-    def feature_size(self) -> int:
-        """Width of the vector the head reads: ``hidden_size``, or ``4 * hidden_size`` for ``"pair"``."""
-        return self.hidden_size * (4 if self.pooling == "pair" else 1)
+
+class MPNetMeanPoolClassifierConfig(_ClassifierExtras, MPNetConfig):
+    """An ``MPNetConfig`` plus the attributes of ``MeanPoolClassifierConfig``; ``pooling`` is ``"mean"``
+    only (MPNet's tokenizer gives no segment ids to split a pair by).
+
+    Raises:
+        ValueError: a pooling other than ``"mean"``.
+    """
+
+    model_type = MPNET_MODEL_TYPE
+
+    def __init__(
+        self,
+        backbone: str = "",
+        preprocessing: dict[str, Any] | None = None,
+        max_input_tokens: int = 128,
+        pooling: str = "mean",
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self._set_extras(backbone, preprocessing, max_input_tokens, pooling, poolings=("mean",))
 
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -156,32 +211,23 @@ def split_pair(
     return (ids_a, mask_a), (ids_b, mask_b)
 
 
-class MeanPoolClassifier(BertPreTrainedModel):
-    """Sequence classifier: ``BertModel`` (no pooler) -> masked mean -> dropout -> ``nn.Linear``.
+class PooledHead:
+    """The pooling and head shared by this project's classifiers (mixed into a transformers
+    ``PreTrainedModel`` whose ``encoder_states`` runs its encoder).
 
     ``forward`` returns a ``SequenceClassifierOutput`` with ``logits`` of shape (batch, num_labels)
     and, when ``labels`` (batch,) long tensor is given, the cross-entropy ``loss``.
     """
 
-    config_class = MeanPoolClassifierConfig
-    base_model_prefix = "bert"
-
-    def __init__(self, config: MeanPoolClassifierConfig) -> None:
-        super().__init__(config)
-        self.num_labels = config.num_labels
-        self.bert = BertModel(config, add_pooling_layer=False)
-        dropout = (
-            config.classifier_dropout if config.classifier_dropout is not None else config.hidden_dropout_prob
-        )
-        self.dropout = nn.Dropout(dropout)
-        self.classifier = nn.Linear(config.feature_size, config.num_labels)
-        self.post_init()
+    def encoder_states(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None
+    ) -> torch.Tensor:
+        """The encoder's last hidden states, (batch, tokens, hidden)."""
+        raise NotImplementedError
 
     def _mean_vectors(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        out = self.bert(
-            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=torch.zeros_like(input_ids)
-        )
-        return mean_pool(out.last_hidden_state, attention_mask)
+        states = self.encoder_states(input_ids, attention_mask, torch.zeros_like(input_ids))
+        return mean_pool(states, attention_mask)
 
     def embed(
         self,
@@ -199,8 +245,7 @@ class MeanPoolClassifier(BertPreTrainedModel):
         """
         pooling = getattr(self.config, "pooling", "mean")
         if pooling == "mean":
-            out = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
-            return mean_pool(out.last_hidden_state, attention_mask)
+            return mean_pool(self.encoder_states(input_ids, attention_mask, token_type_ids), attention_mask)
         if token_type_ids is None:
             raise ValueError("a pair model needs token_type_ids: feed it tokenizer(a, b) pairs")
         (ids_a, mask_a), (ids_b, mask_b) = split_pair(
@@ -226,17 +271,73 @@ class MeanPoolClassifier(BertPreTrainedModel):
         return SequenceClassifierOutput(loss=loss, logits=logits)
 
 
+def _head(model: nn.Module, config) -> None:
+    dropout = (
+        config.classifier_dropout
+        if getattr(config, "classifier_dropout", None) is not None
+        else (config.hidden_dropout_prob)
+    )
+    model.dropout = nn.Dropout(dropout)
+    model.classifier = nn.Linear(config.feature_size, config.num_labels)
+
+
+class MeanPoolClassifier(PooledHead, BertPreTrainedModel):
+    """Sequence classifier: ``BertModel`` (no pooler) -> masked mean -> dropout -> ``nn.Linear``
+    (``PooledHead``)."""
+
+    config_class = MeanPoolClassifierConfig
+    base_model_prefix = "bert"
+
+    def __init__(self, config: MeanPoolClassifierConfig) -> None:
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.bert = BertModel(config, add_pooling_layer=False)
+        _head(self, config)
+        self.post_init()
+
+    def encoder_states(self, input_ids, attention_mask, token_type_ids):
+        """BERT's last hidden states, (batch, tokens, hidden)."""
+        out = self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+        return out.last_hidden_state
+
+
+class MPNetMeanPoolClassifier(PooledHead, MPNetPreTrainedModel):
+    """Sequence classifier: ``MPNetModel`` (no pooler) -> masked mean -> dropout -> ``nn.Linear``
+    (``PooledHead``); single texts only. MPNet has no segment embeddings, so ``token_type_ids`` from a
+    tokenizer are ignored."""
+
+    config_class = MPNetMeanPoolClassifierConfig
+    base_model_prefix = "mpnet"
+
+    def __init__(self, config: MPNetMeanPoolClassifierConfig) -> None:
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        self.mpnet = MPNetModel(config, add_pooling_layer=False)
+        _head(self, config)
+        self.post_init()
+
+    def encoder_states(self, input_ids, attention_mask, token_type_ids):
+        """MPNet's last hidden states, (batch, tokens, hidden)."""
+        return self.mpnet(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+
 def config_from_backbone(
-    backbone_config: BertConfig,
+    backbone_config: PretrainedConfig,
     *,
     labels: list[str],
     backbone: str,
     preprocessing: dict[str, Any] | None = None,
     max_input_tokens: int = 128,
     pooling: str = "mean",
-) -> MeanPoolClassifierConfig:
-    """A classifier config with the encoder sizes of ``backbone_config``, the given labels and pooling."""
+) -> MeanPoolClassifierConfig | MPNetMeanPoolClassifierConfig:
+    """A classifier config with the encoder sizes of ``backbone_config`` (BERT or MPNet), the given
+    labels and pooling.
+
+    Raises:
+        ValueError: an encoder that is neither BERT nor MPNet, or a pooling the encoder cannot do.
+    """
     data = backbone_config.to_dict()
+    kind = data.get("model_type", "bert")
     for key in (
         "model_type",
         "architectures",
@@ -246,14 +347,20 @@ def config_from_backbone(
         "label2id",
     ):
         data.pop(key, None)
-    return MeanPoolClassifierConfig(
+    if kind == "mpnet":
+        config_class, architecture = MPNetMeanPoolClassifierConfig, "MPNetMeanPoolClassifier"
+    elif kind == "bert":
+        config_class, architecture = MeanPoolClassifierConfig, "MeanPoolClassifier"
+    else:
+        raise ValueError(f"a {kind!r} encoder is not supported; expected a BERT or MPNet backbone")
+    return config_class(
         backbone=backbone,
         preprocessing=preprocessing,
         max_input_tokens=max_input_tokens,
         pooling=pooling,
         id2label=dict(enumerate(labels)),
         label2id={label: i for i, label in enumerate(labels)},
-        architectures=["MeanPoolClassifier"],
+        architectures=[architecture],
         **data,
     )
 
@@ -266,20 +373,30 @@ def classifier_from_backbone(
     preprocessing: dict[str, Any] | None = None,
     max_input_tokens: int = 128,
     pooling: str = "mean",
-) -> MeanPoolClassifier:
-    """A new classifier whose encoder weights are copied from a BERT ``save_pretrained`` directory.
+) -> MeanPoolClassifier | MPNetMeanPoolClassifier:
+    """A new classifier whose encoder weights are copied from a BERT or MPNet ``save_pretrained``
+    directory (its ``config.json`` says which).
 
     The head is freshly initialised (seed it with ``torch.manual_seed`` first for determinism);
     ``pooling`` as in ``MeanPoolClassifierConfig``.
+
+    Raises:
+        ValueError: another encoder, or ``"pair"`` pooling with MPNet.
     """
     from transformers.utils import logging as hf_logging
 
+    kind = AutoConfig.from_pretrained(str(backbone_path), local_files_only=True).model_type
+    encoder_class, model_class = (
+        (MPNetModel, MPNetMeanPoolClassifier) if kind == "mpnet" else (BertModel, MeanPoolClassifier)
+    )
+    if kind not in ("bert", "mpnet"):
+        raise ValueError(f"a {kind!r} encoder is not supported; expected a BERT or MPNet backbone")
     # The backbone's pooler weights are deliberately not loaded (mean pooling replaces it); keep the
     # "unexpected keys" report out of the output.
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
     try:
-        encoder = BertModel.from_pretrained(str(backbone_path), add_pooling_layer=False)
+        encoder = encoder_class.from_pretrained(str(backbone_path), add_pooling_layer=False)
     finally:
         hf_logging.set_verbosity(verbosity)
     config = config_from_backbone(
@@ -290,8 +407,8 @@ def classifier_from_backbone(
         max_input_tokens=max_input_tokens,
         pooling=pooling,
     )
-    model = MeanPoolClassifier(config)
-    model.bert.load_state_dict(encoder.state_dict())
+    model = model_class(config)
+    model.base_model.load_state_dict(encoder.state_dict())
     return model
 
 
@@ -302,3 +419,7 @@ def parameter_count(model: nn.Module) -> int:
 
 AutoConfig.register(MODEL_TYPE, MeanPoolClassifierConfig, exist_ok=True)
 AutoModelForSequenceClassification.register(MeanPoolClassifierConfig, MeanPoolClassifier, exist_ok=True)
+AutoConfig.register(MPNET_MODEL_TYPE, MPNetMeanPoolClassifierConfig, exist_ok=True)
+AutoModelForSequenceClassification.register(
+    MPNetMeanPoolClassifierConfig, MPNetMeanPoolClassifier, exist_ok=True
+)

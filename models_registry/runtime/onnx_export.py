@@ -123,11 +123,9 @@ def _wrapped(model, kind: str, input_names: Sequence[str]):
             named = dict(zip(input_names, tensors, strict=True))
             if kind == "vectors":
                 ids, mask = named["input_ids"], named["attention_mask"]
-                # As MeanPoolClassifier encodes each text (or each segment of a pair): type ids 0.
-                out = self.inner.bert(
-                    input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)
-                )
-                return mean_pool(out.last_hidden_state, mask)
+                # As the pooled classifiers encode each text (or each segment of a pair): type ids 0.
+                states = self.inner.encoder_states(ids, mask, torch.zeros_like(ids))
+                return mean_pool(states, mask)
             out = self.inner(**named)
             if kind == "span":
                 return out.start_logits, out.end_logits
@@ -137,12 +135,13 @@ def _wrapped(model, kind: str, input_names: Sequence[str]):
 
 
 def graph_kind(predictor) -> str:
-    """``"span"`` for a QA predictor, ``"vectors"`` for a ``MeanPoolClassifier``, else ``"logits"``."""
-    from models_registry.runtime.modeling import MeanPoolClassifier
+    """``"span"`` for a QA predictor, ``"vectors"`` for this project's pooled classifiers (BERT or MPNet,
+    ``modeling.PooledHead``), else ``"logits"``."""
+    from models_registry.runtime.modeling import PooledHead
 
     if not predictor.labels and hasattr(predictor, "settings"):
         return "span"
-    return "vectors" if isinstance(predictor.model, MeanPoolClassifier) else "logits"
+    return "vectors" if isinstance(predictor.model, PooledHead) else "logits"
 
 
 def export_onnx(model_dir: str | Path, predictor, plan: Int8Plan = FFN_FP32) -> dict:

