@@ -23,7 +23,9 @@ from django.utils.text import Truncator
 
 from core.admin_extensions import ObjectTool, extend_admin
 from leaderboards.scheduling import retry_evaluations
+from leaderboards.training.natural import MAX_NATURAL_SHARE, natural_datasets
 from leaderboards.training.planning import (
+    BACKBONE_CHOICES,
     RECIPES,
     TargetTrainingError,
     check_model_name_syntax,
@@ -39,7 +41,15 @@ from .releases import ReleaseError, create_release, release_dir
 from .selectors import auto_eval_datasets, card_eval_datasets
 
 #: The name help text, without angle brackets: the admin renders model help texts as HTML.
-NAME_HELP = "Registered model name; blank: minilm-{recipe}-r{rounds}, e.g. minilm-quick-r1-2."
+NAME_HELP = (
+    "Registered model name; blank: {backbone}-{recipe}-r{rounds}[-nat{share}], e.g. minilm-quick-r1-2 or "
+    "mpnet-finetune-r1-2-nat25."
+)
+BACKBONE_LABELS = {
+    "minilm": "MiniLM-L6 (all-MiniLM-L6-v2, 384 dimensions, 22.7M parameters): the default",
+    "mpnet": "MPNet-base (all-mpnet-base-v2, 768 dimensions, 109M parameters): stronger, about five times "
+    "slower; needs `make mpnet` on the workers; single-text tasks only",
+}
 
 
 @admin.register(Dataset)
@@ -166,7 +176,10 @@ class TrainingJobAdmin(TaskOwnedAdmin):
         "target_round",
         "seed",
         "epochs",
+        "backbone",
         "backbone_path",
+        "natural_dataset",
+        "natural_share",
         "status",
         "progress",
         "log_pretty",
@@ -221,7 +234,10 @@ class TrainingJobAdmin(TaskOwnedAdmin):
                         target_round=job.target_round,
                         seed=job.seed,
                         epochs=job.epochs,
+                        backbone=job.backbone,
                         backbone_path=job.backbone_path,
+                        natural_dataset=job.natural_dataset,
+                        natural_share=job.natural_share,
                         requested_by=request.user,
                     )
             except TargetTrainingError as exc:
@@ -245,6 +261,26 @@ class TrainNextTargetForm(forms.Form):
         help_text="Their settled (validated correct) examples and imported training data train the model.",
     )
     recipe = forms.ChoiceField(choices=[(r, r) for r in RECIPES], initial="quick")
+    backbone = forms.ChoiceField(
+        choices=[(b, BACKBONE_LABELS[b]) for b in BACKBONE_CHOICES],
+        initial="minilm",
+        required=False,  # a form posted without it (a script, an older page) trains the default
+        widget=forms.RadioSelect,
+    )
+    natural_dataset = forms.ChoiceField(
+        required=False,
+        label="Natural data",
+        help_text="Non-adversarial texts mixed into the training set (manage.py import_natural_data); "
+        "the model card records them.",
+    )
+    natural_share = forms.FloatField(
+        required=False,
+        min_value=0.0,
+        max_value=MAX_NATURAL_SHARE,
+        initial=0.25,
+        label="Natural share",
+        help_text=f"The share of the training set made of natural texts, 0 to {MAX_NATURAL_SHARE}.",
+    )
     name = forms.CharField(required=False, max_length=200, help_text=NAME_HELP)
     promote = forms.ChoiceField(widget=forms.RadioSelect, initial=PROMOTE_NONE, label="When trained")
 
@@ -254,6 +290,9 @@ class TrainNextTargetForm(forms.Form):
         numbers = list(Round.objects.filter(task=task).order_by("number").values_list("number", flat=True))
         self.fields["rounds"].choices = [(n, f"Round {n}") for n in numbers]
         self.fields["rounds"].initial = numbers
+        self.fields["natural_dataset"].choices = [("", "None")] + [
+            (d.slug, f"{d.name} ({d.items.count():,} texts)") for d in natural_datasets(task)
+        ]
         choices = [
             (
                 self.PROMOTE_NONE,
@@ -280,8 +319,26 @@ class TrainNextTargetForm(forms.Form):
     def clean(self):
         """Refuse a name (typed, or the default one) that a model, a directory or a pending job holds."""
         data = super().clean()
+        data["backbone"] = data.get("backbone") or "minilm"
+        if data.get("backbone") == "mpnet" and self.task.cfg.target_field["type"] == "context_span":
+            self.add_error("backbone", "Extractive QA targets train on the MiniLM backbone only.")
+        if data.get("backbone") == "mpnet" and len(self.task.cfg.model_input_fields) > 1:
+            self.add_error(
+                "backbone", "MPNet takes single texts only; a task with text pairs trains on MiniLM."
+            )
+        if not data.get("natural_dataset"):
+            data["natural_share"] = 0.0
+        elif data.get("natural_share") in (None, 0.0):
+            self.add_error(
+                "natural_share", "Give the share of natural texts (above 0) or choose no natural data."
+            )
         if "name" in data and data.get("rounds") and data.get("recipe"):
-            name = data["name"] or default_model_name(data["rounds"], data["recipe"])
+            name = data["name"] or default_model_name(
+                data["rounds"],
+                data["recipe"],
+                data.get("backbone") or "minilm",
+                data.get("natural_share") or 0.0,
+            )
             try:
                 check_training_name(self.task, name)
             except TargetTrainingError as exc:
@@ -309,6 +366,9 @@ def train_next_round_target(modeladmin, request, queryset):
                         recipe=data["recipe"],
                         name=data["name"],
                         target_round=target_round,
+                        backbone=data["backbone"],
+                        natural_dataset=data["natural_dataset"],
+                        natural_share=data["natural_share"] or 0.0,
                         requested_by=request.user,
                     )
             except TargetTrainingError as exc:

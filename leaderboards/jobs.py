@@ -74,7 +74,10 @@ def run_training_job(job_id: int) -> str:
             target_round=job.target_round,
             seed=job.seed,
             epochs=job.epochs,
+            backbone=job.backbone,
             backbone_path=job.backbone_path or None,
+            natural=job.natural_dataset,
+            natural_share=job.natural_share,
             owner=job.requested_by,
             progress=lambda message: _record_progress(job_id, message),
         )

@@ -139,8 +139,19 @@ class TrainingJob(models.Model):
     )
     seed = models.IntegerField(default=0)
     epochs = models.PositiveSmallIntegerField(default=3)
+    backbone = models.CharField(
+        max_length=20,
+        default="minilm",
+        help_text="The encoder: minilm (all-MiniLM-L6-v2) or mpnet (all-mpnet-base-v2, opt-in: make mpnet).",
+    )
     backbone_path = models.CharField(
-        max_length=1000, blank=True, help_text="Encoder directory; blank: the offline all-MiniLM-L6-v2."
+        max_length=1000, blank=True, help_text="Encoder directory; blank: the backbone's installed one."
+    )
+    natural_dataset = models.CharField(
+        max_length=100, blank=True, help_text="Slug of a natural dataset of the task to mix in; blank: none."
+    )
+    natural_share = models.FloatField(
+        default=0.0, help_text="Share of the training set made of natural texts, 0 to 0.9."
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
     progress = models.CharField(max_length=500, blank=True, help_text="The last progress message.")

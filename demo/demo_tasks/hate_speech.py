@@ -17,8 +17,10 @@ from demo.demo_tasks.base import DemoTask
 
 
 def import_data(log: Callable[[str], None]) -> None:
-    """HatemojiBuild, HateCheck and HatemojiCheck (``import_hate_data``; idempotent)."""
+    """HatemojiBuild, HateCheck and HatemojiCheck (``import_hate_data``), and HatemojiBuild's originals as
+    the natural set an owner can mix into a target's training set (``import_natural_data``); idempotent."""
     call_command("import_hate_data")
+    call_command("import_natural_data", task="hate-speech")
 
 
 DEMO_TASK = DemoTask(

@@ -18,8 +18,10 @@ from tasks.models import Task
 
 
 def import_data(log: Log) -> None:
-    """DynaSent rounds 1-2 (``import_sentiment_data``; idempotent)."""
+    """DynaSent rounds 1-2 (``import_sentiment_data``) and the natural SST-3 sentences an owner can mix
+    into a target's training set (``import_natural_data``); both idempotent."""
     call_command("import_sentiment_data", verbosity=0)
+    call_command("import_natural_data", task="sentiment", verbosity=0)
 
 
 def prepare_open_round(task: Task, log: Log) -> None:

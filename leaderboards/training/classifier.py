@@ -18,12 +18,19 @@ from tasks.models import Task
 from ..selectors import DEFAULT_EVAL_DATASETS
 from ..services import build_round_datasets
 from .examples import card_test_datasets, model_rows, split_examples, texts_of, training_examples
+from .natural import mix_natural
 from .placement import register_trained_target, train_into_place
 from .planning import Progress, TargetTrainingError, plan_training, say
 
 
 def card_description(
-    *, backbone: str, pooling: str, recipe: str, task_name: str, rounds: Sequence[int]
+    *,
+    backbone: str,
+    pooling: str,
+    recipe: str,
+    task_name: str,
+    rounds: Sequence[int],
+    natural: dict | None = None,
 ) -> str:
     """The model card's one-line description of a classifier this project trained.
 
@@ -34,6 +41,8 @@ def card_description(
             ``models_registry.runtime.modeling``, after Conneau et al. 2017 and Reimers & Gurevych 2019).
         recipe: the training recipe ("quick" or "finetune").
         task_name / rounds: what it was trained on.
+        natural: the card's ``training.natural`` (``natural.NaturalMix.as_card``), when natural data
+            was mixed in.
 
     Raises:
         ValueError: an unknown pooling (so a card never describes a head the model does not have).
@@ -47,7 +56,13 @@ def card_description(
         head = "a mean-pooling classification head"
     else:
         raise ValueError(f"unknown pooling {pooling!r}; expected 'mean' or 'pair'")
-    return f"{backbone} with {head}, {recipe} recipe, trained on {task_name} round(s) {', '.join(map(str, rounds))}."
+    text = f"{backbone} with {head}, {recipe} recipe, trained on {task_name} round(s) {', '.join(map(str, rounds))}"
+    if natural and natural.get("n"):
+        text += (
+            f" with natural data: {natural['n']:,} texts of {natural['name']} "
+            f"({100 * natural['share']:.0f}% of the training set)"
+        )
+    return text + "."
 
 
 def train_classifier_target(
@@ -59,7 +74,10 @@ def train_classifier_target(
     target_round: int | None = None,
     seed: int = 0,
     epochs: int = 3,
+    backbone: str = "minilm",
     backbone_path: str | Path | None = None,
+    natural: str = "",
+    natural_share: float = 0.0,
     eval_datasets: Sequence[str] = DEFAULT_EVAL_DATASETS,
     owner=None,
     progress: Progress | None = None,
@@ -90,7 +108,13 @@ def train_classifier_target(
         recipe: "quick" or "finetune" (see ``models_registry.training.classifier``).
         name: registered model name; default ``default_model_name(rounds, recipe)``. It must match
             ``MODEL_NAME_RE`` (it is also the directory name).
-        backbone_path: encoder directory; default the offline all-MiniLM-L6-v2.
+        backbone: ``"minilm"`` (all-MiniLM-L6-v2, default) or ``"mpnet"`` (all-mpnet-base-v2, opt-in,
+            single-text tasks; ``models_registry.runtime.backbones``). Recorded on the card.
+        backbone_path: encoder directory used instead of ``backbone``'s (tests pass a tiny one).
+        natural / natural_share: a natural dataset of the task (``natural.natural_datasets``) and the
+            share of the training set its texts make up (``natural.mix_natural``, drawn with ``seed``);
+            the card's ``training.natural`` and description say what was mixed in. Dev and test data
+            stay the rounds' own.
         progress: called with one line before each long step and after each result.
         replace: re-train a model whose name is taken, replacing its directory and updating its
             registry row (the demo re-training a model whose directory was deleted). Other processes
@@ -101,12 +125,23 @@ def train_classifier_target(
 
     Raises:
         TargetTrainingError: an invalid name, a name already taken (without ``replace``), a round that
-            does not exist, no training examples, a single class, or a training failure.
+            does not exist, no training examples, a single class, a backbone that is unknown, not
+            installed or fails its checksum, a natural dataset that is unknown or not natural, a share
+            outside [0, 0.9], or a training failure.
     """
     # Imported here, not at the top: it loads torch, which the admin and the web pages never need.
     from models_registry.training.classifier import train_classifier
 
-    plan = plan_training(task, rounds, recipe=recipe, name=name, target_round=target_round, replace=replace)
+    plan = plan_training(
+        task,
+        rounds,
+        recipe=recipe,
+        name=name,
+        target_round=target_round,
+        replace=replace,
+        backbone=backbone,
+        natural_share=natural_share if natural else 0.0,
+    )
     numbers, name, round_objs = plan.numbers, plan.name, plan.rounds
     labels = task.cfg.labels
     if not labels:
@@ -121,6 +156,10 @@ def train_classifier_target(
             f"no validated training examples in round(s) {numbers} of {task.slug} "
             "(import them with: python manage.py import_hate_data, import_sentiment_data or import_nli_data)"
         )
+    mixed = None
+    if natural:
+        train, mixed = mix_natural(task, train, dataset=natural, share=natural_share, seed=seed)
+        say(progress, f"natural data: {mixed.n} texts of {mixed.name} ({100 * mixed.share:.0f}% of training)")
     per_round = {
         str(r.number): {
             "train": training_examples(task, [r]).count(),
@@ -144,6 +183,7 @@ def train_classifier_target(
             recipe=recipe,
             seed=seed,
             epochs=epochs,
+            backbone=backbone,
             backbone_path=backbone_path,
             progress=progress,
         ),
@@ -161,6 +201,7 @@ def train_classifier_target(
             recipe=recipe,
             task_name=task.name,
             rounds=numbers,
+            natural=mixed.as_card() if mixed else None,
         ),
         "backbone": result.details["backbone"],
         "preprocessing": result.details["preprocessing"],
@@ -173,6 +214,7 @@ def train_classifier_target(
             "n_dev": result.n_dev,
             "skipped": train.skipped + dev.skipped,
             "per_round": per_round,
+            "natural": mixed.as_card() if mixed else None,
             "seconds": result.seconds,
             **{k: v for k, v in result.details.items() if k not in ("backbone", "preprocessing", "seed")},
         },

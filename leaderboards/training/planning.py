@@ -15,11 +15,14 @@ from typing import TypeVar
 from django.conf import settings
 
 from models_registry.models import RegisteredModel
+from models_registry.runtime.backbones import BACKBONES
 from tasks.models import Round, Task
 
 #: The training recipes of ``models_registry.training.classifier`` (repeated here so that importing this module,
 #: or the command, loads no torch; a test checks that both agree).
 RECIPES = ("quick", "finetune")
+#: The backbones a classifier can start from (``models_registry.runtime.backbones``, which loads no torch).
+BACKBONE_CHOICES = tuple(BACKBONES)
 
 
 #: Called with one line before each long step and after each result.
@@ -37,9 +40,13 @@ def say(progress: Progress | None, message: str) -> None:
         progress(message)
 
 
-def default_model_name(rounds: Sequence[int], recipe: str) -> str:
-    """E.g. ``minilm-quick-r1-2-3``."""
-    return f"minilm-{recipe}-r{'-'.join(str(n) for n in sorted(rounds))}"
+def default_model_name(
+    rounds: Sequence[int], recipe: str, backbone: str = "minilm", natural_share: float = 0.0
+) -> str:
+    """E.g. ``minilm-quick-r1-2-3``; ``mpnet-finetune-r1-2-nat30`` for the mpnet backbone with a 30%
+    natural-data share."""
+    name = f"{backbone}-{recipe}-r{'-'.join(str(n) for n in sorted(rounds))}"
+    return name + (f"-nat{round(100 * natural_share)}" if natural_share > 0 else "")
 
 
 #: A registered model name that is also a safe directory name: no path separator, no leading dot or dash.
@@ -107,10 +114,12 @@ def plan_training(
     name: str | None,
     target_round: int | None,
     replace: bool,
+    backbone: str = "minilm",
+    natural_share: float = 0.0,
 ) -> TrainingPlan:
     """Check a training request before anything is read or trained, for classifiers and span models.
 
-    The name comes first (default ``default_model_name(rounds, recipe)``): a refused name reads,
+    The name comes first (default ``default_model_name(rounds, recipe, backbone, natural_share)``): a refused name reads,
     trains and creates nothing. With ``replace`` its syntax is checked, else also that it is free
     (``check_model_name_free``). Then every round of ``rounds`` and ``target_round`` must exist.
 
@@ -121,7 +130,7 @@ def plan_training(
     if not rounds:
         raise TargetTrainingError("give at least one round to train on")
     numbers = sorted(set(rounds))
-    name = name or default_model_name(numbers, recipe)
+    name = name or default_model_name(numbers, recipe, backbone, natural_share)
     if replace:
         check_model_name_syntax(name)
     else:

