@@ -264,13 +264,7 @@ def _card(model: RegisteredModel, identity: bool) -> dict:
     card = model.card or {}
     paper = next((card.get(k) for k in ("paper_url", "paper_link", "paper") if card.get(k)), "")
     paper = paper if isinstance(paper, str) and paper.startswith(("https://", "http://")) else ""
-    training = card.get("training_data") or ""
-    if not training and isinstance(card.get("training"), dict) and card["training"].get("rounds"):
-        rounds = ", ".join(str(r) for r in card["training"]["rounds"])
-        training = f"{model.task.name} round(s) {rounds}"
-        n_train = card["training"].get("n_train")
-        if isinstance(n_train, int) and not isinstance(n_train, bool) and n_train > 0:
-            training += f"; {n_train:,} training examples"
+    training = registry_selectors.card_training_text(model)
     figures = []
     for key, value in card.items():
         if key in CARD_FACTS_NOT_FIGURES:

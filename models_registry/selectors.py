@@ -89,3 +89,32 @@ def anonymous_numbers(task: Task) -> dict[int, int]:
         .values_list("pk", flat=True)
     )
     return {pk: n for n, pk in enumerate(ids, start=1)}
+
+
+def card_training_text(model: RegisteredModel, *, with_count: bool = True) -> str:
+    """What a model was trained on, in words, from its card: its own ``training_data`` text, else, for
+    a target trained here (``card["training"]``), "<task> round(s) 1, 2", its number of training
+    examples (with ``with_count``) and the natural data mixed in ("plus 312 natural texts of SST-3
+    sentences, 25% of the training set"); "" when the card says nothing.
+    """
+    card = model.card or {}
+    text = card.get("training_data")
+    if isinstance(text, str) and text:
+        return text
+    training = card.get("training")
+    if (
+        not isinstance(training, dict)
+        or not isinstance(training.get("rounds"), list)
+        or not training["rounds"]
+    ):
+        return ""
+    text = f"{model.task.name} round(s) {', '.join(str(r) for r in training['rounds'])}"
+    n_train = training.get("n_train")
+    if with_count and isinstance(n_train, int) and not isinstance(n_train, bool) and n_train > 0:
+        text += f"; {n_train:,} training examples"
+    natural = training.get("natural")
+    if isinstance(natural, dict) and isinstance(natural.get("n"), int) and natural["n"] > 0:
+        share = natural.get("share")
+        share_text = f", {100 * share:.0f}% of the training set" if isinstance(share, int | float) else ""
+        text += f"; plus {natural['n']:,} natural texts of {natural.get('name') or natural.get('dataset')}{share_text}"
+    return text

@@ -16,7 +16,7 @@ from core.text_rules import model_text_problem, normalise_newlines
 from models_registry.explain.attributions import MAX_EXPLAIN_INPUTS
 from models_registry.models import RegisteredModel
 from models_registry.names import model_name_problem
-from models_registry.selectors import anonymous_numbers, sees_real_identity
+from models_registry.selectors import anonymous_numbers, card_training_text, sees_real_identity
 from tasks.models import Task
 
 #: How many input objects one predict call may carry (a bound on the server's work per request).
@@ -150,12 +150,7 @@ class ModelCardSerializer(serializers.ModelSerializer):
         return self._card_text(model, "licence")
 
     def get_training_data(self, model: RegisteredModel) -> str:
-        text = self._card_text(model, "training_data")
-        training = (model.card or {}).get("training")
-        if not text and isinstance(training, dict) and isinstance(training.get("rounds"), list):
-            rounds = ", ".join(str(r) for r in training["rounds"])
-            text = f"{model.task.name} round(s) {rounds}" if rounds else ""
-        return text
+        return card_training_text(model, with_count=False)
 
     def get_paper(self, model: RegisteredModel) -> str:
         if not self._viewer().sees_identity(model):

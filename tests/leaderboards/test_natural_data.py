@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 from django.db import transaction
+from django.test import Client
+from django.urls import reverse
 
 from annotation.models import Example
 from leaderboards.admin import TrainNextTargetForm
@@ -19,6 +21,7 @@ from leaderboards.training.planning import TargetTrainingError, default_model_na
 from leaderboards.training.requests import request_training
 from leaderboards.training.targets import train_target_for_rounds
 from models_registry.models import RegisteredModel
+from models_registry.selectors import card_training_text
 from models_registry.runtime.classifier import clear_cache
 from tests.helpers.toy_data import LABELS, TEXTS
 
@@ -155,6 +158,11 @@ def test_a_target_trained_with_natural_data_says_so_on_its_card(hate_task, hate_
     assert card["training"]["n_train"] == 24
     assert card["training"]["per_round"]["1"]["train"] == 20
     assert "with natural data: 4 texts of Natural set (17% of the training set)" in card["description"]
+    training = "Hate speech round(s) 1; 24 training examples; plus 4 natural texts of Natural set, 17% of the training set"
+    assert card_training_text(model) == training
+    page = Client().get(reverse("leaderboards:model", args=[model.pk])).content.decode()
+    assert training in page
+    assert "with natural data: 4 texts of Natural set" in page
 
 
 def test_a_target_without_natural_data_records_none(hate_task, hate_rounds, tiny_backbone_dir):
