@@ -17,7 +17,6 @@ No Django model is read here; the folder comes from settings.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import io
 import json
@@ -29,6 +28,8 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from models_registry.runtime.model_files import digest_problem
 
 #: Upstream's revision of sentence-transformers/all-mpnet-base-v2 whose weights the packages carry.
 MPNET_REVISION = "e8c3b32edf5434bc2275fc9bab85f82640a19130"
@@ -251,22 +252,11 @@ def _check_weights(path: Path) -> None:
 
 
 def check_digest(path: Path, size: int, sha256: str) -> None:
-    """Refuse ``path`` unless it has ``size`` bytes and the ``sha256`` (hex) digest.
+    """Refuse ``path`` unless it has ``size`` bytes and the ``sha256`` (hex) digest (upstream's).
 
     Raises:
-        BackboneError: another size or digest (the message names the file and what was expected).
+        BackboneError: missing, or another size or digest (``model_files.digest_problem`` says which).
     """
-    actual = path.stat().st_size
-    if actual != size:
-        raise BackboneError(
-            f"{path.name} is {actual:,} bytes, not upstream's {size:,} (revision {MPNET_REVISION[:12]}); "
-            "refusing it"
-        )
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != sha256:
-        raise BackboneError(
-            f"{path.name} does not have upstream's sha256 (revision {MPNET_REVISION[:12]}); refusing it"
-        )
+    problem = digest_problem(path, size, sha256)
+    if problem:
+        raise BackboneError(f"{problem} (upstream's, revision {MPNET_REVISION[:12]}); refusing it")

@@ -18,7 +18,6 @@ Django model (the benchmarks use it without a database); torch and transformers 
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import logging
 import os
@@ -30,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from models_registry.runtime.model_files import InferenceError, without_server_paths
+from models_registry.runtime.model_files import InferenceError, digest_problem, without_server_paths
 from models_registry.runtime.slots import GENERATION_SLOTS, SlotTimeout
 
 logger = logging.getLogger(__name__)
@@ -167,16 +166,9 @@ def check_file(path: Path, size: int, sha256: str) -> None:
     Raises:
         InferenceError: missing, or another size or digest.
     """
-    if not path.is_file():
-        raise InferenceError(f"{path.name} is missing")
-    if path.stat().st_size != size:
-        raise InferenceError(f"{path.name} is {path.stat().st_size:,} bytes, not the expected {size:,}")
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != sha256:
-        raise InferenceError(f"{path.name} does not have the expected sha256; refusing to load it")
+    problem = digest_problem(path, size, sha256)
+    if problem:
+        raise InferenceError(problem if problem.endswith("missing") else f"{problem}; refusing to load it")
 
 
 def convert_gguf(gguf_path: str | Path, out_dir: str | Path) -> Path:

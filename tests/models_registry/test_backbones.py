@@ -88,7 +88,7 @@ def test_weights_with_another_digest_are_refused_and_nothing_is_left(tmp_path, m
     monkeypatch.setattr(backbones, "mpnet_parts", lambda: parts)
     monkeypatch.setattr(backbones, "MPNET_WEIGHTS_BYTES", len(WEIGHTS))
     monkeypatch.setattr(backbones, "MPNET_WEIGHTS_SHA256", hashlib.sha256(WEIGHTS).hexdigest())
-    with pytest.raises(BackboneError, match="does not have upstream's sha256"):
+    with pytest.raises(BackboneError, match="does not have the expected sha256"):
         backbone_path("mpnet", cache_dir=tmp_path / "cache")
     assert list((tmp_path / "cache").iterdir()) == []
 
@@ -98,7 +98,7 @@ def test_weights_of_another_size_are_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(backbones, "mpnet_parts", lambda: parts)
     monkeypatch.setattr(backbones, "MPNET_WEIGHTS_BYTES", len(WEIGHTS))
     with pytest.raises(
-        BackboneError, match=f"is {len(WEIGHTS) + 1:,} bytes, not upstream's {len(WEIGHTS):,}"
+        BackboneError, match=f"is {len(WEIGHTS) + 1:,} bytes, not the expected {len(WEIGHTS):,}"
     ):
         backbone_path("mpnet", cache_dir=tmp_path / "cache")
 
