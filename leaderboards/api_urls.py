@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from . import annotators_api, api, releases_api
+from . import annotators_api, api, cycle_api, releases_api
+from .probes import api as probes_api
 
 urlpatterns = [
     path("tasks/<slug:slug>/leaderboard/", api.LeaderboardView.as_view(), name="api-leaderboard"),
@@ -28,10 +29,16 @@ urlpatterns = [
         name="api-release-file",
     ),
     path(
+        "tasks/<str:slug>/rounds/<str:number>/probes/",
+        probes_api.RoundProbesView.as_view(),
+        name="api-round-probes",
+    ),
+    path(
         "tasks/<str:slug>/annotators/",
         annotators_api.AnnotatorLeaderboard.as_view(),
         name="api-annotator-leaderboard",
     ),
+    path("tasks/<slug:slug>/cycle/", cycle_api.CycleMatrixView.as_view(), name="api-cycle"),
     path("datasets/", api.DatasetListView.as_view(), name="api-datasets"),
     path("datasets/<int:pk>/", api.DatasetDetailView.as_view(), name="api-dataset"),
 ]

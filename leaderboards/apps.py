@@ -20,6 +20,24 @@ class LeaderboardsConfig(AppConfig):
         )
         post_save.connect(signals.dataset_saved, sender=Dataset, dispatch_uid="leaderboards.dataset_saved")
 
+        # A round that stops collecting gets its artefact probes measured (leaderboards.probes).
+        from tasks.models import Round
+        from tasks.signals import round_ended
+
+        from .probes import handlers as probe_handlers
+
+        round_ended.connect(probe_handlers.on_round_ended, dispatch_uid="leaderboards.probes.round_ended")
+        post_save.connect(
+            probe_handlers.on_round_saved, sender=Round, dispatch_uid="leaderboards.probes.round_saved"
+        )
+
+        # The task page (tasks, below) shows the cycle matrix through its section registry.
+        from tasks import page_sections
+
+        from .cycle import task_page_section
+
+        page_sections.register(task_page_section)
+
         # The audit log (core/audit.py): who released which round version (a release never changes).
         audit.register(
             Release,

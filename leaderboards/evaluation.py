@@ -10,6 +10,9 @@ How each figure is measured:
 * **perf**: the task's perf metric (``core.metrics``) of the predictions against the items'
   targets; ``accuracy`` and ``macro_f1`` are both kept for classification.
 * **per_tag**: accuracy per item tag (``metrics.per_tag_breakdown``): ``{tag: {n, correct, accuracy}}``.
+* **fooled**: the items the model gets wrong under the task's model-wrong rule (a label that differs;
+  for QA a best F1 below the ``string_f1`` threshold), with ``n`` the cycle matrix's fooling rate
+  (``leaderboards.cycle``).
 * **span (QA) tasks**: the model's answer text stands for the label; ``metrics`` keeps SQuAD ``f1`` and
   ``exact_match`` (max over each item's reference answers, ``metrics.squad_f1``) instead of accuracy and
   macro-F1, the perf is the task's (``squad_f1`` or ``exact_match``), and per-tag "correct" means an
@@ -89,6 +92,7 @@ from models_registry.models import RegisteredModel
 from models_registry.runtime import onnx_graph, vector_cache
 from models_registry.runtime.classifier import InferenceError, get_classifier, texts_for_inputs
 
+from .cycle import count_fooled
 from .generative_eval import NotMultipleChoice, evaluate_generative_on_dataset
 from .models import Dataset
 from .perturbations import KINDS
@@ -388,7 +392,8 @@ def evaluate_model_on_dataset(
         ``Evaluation(perf, metrics, per_tag)`` where ``metrics`` has ``accuracy``, ``macro_f1``
         (fractions in [0, 1]), ``throughput`` (items/s, the median of the timed passes), ``memory``
         (GiB), ``fairness`` and ``robustness`` (consistencies in [0, 1] or ``None``), ``n`` (items),
-        plus ``perf_metric``, ``seconds`` (the prediction pass), ``throughput_full_pass`` (items/s of
+        ``fooled`` (items wrong under the task's model-wrong rule, ``cycle.count_fooled``) and
+        ``fooled_rule`` (that rule in words), plus ``perf_metric``, ``seconds`` (the prediction pass), ``throughput_full_pass`` (items/s of
         it), ``throughput_passes``, ``throughput_spread``, ``throughput_sample``,
         ``throughput_extra_seconds``, ``batch_size``, ``memory_method``, ``working_memory`` (GiB),
         ``peak_rss`` (GiB), ``peak_rss_method``, ``fairness_n``, ``robustness_n``.
@@ -475,6 +480,8 @@ def evaluate_model_on_dataset(
             else {"accuracy": accuracy(gold, predicted), "macro_f1": macro_f1(gold, predicted, cfg.labels)}
         ),
         "n": len(items),
+        # The items the model gets wrong under the task's model-wrong rule: the cycle matrix's count.
+        **dict(zip(("fooled", "fooled_rule"), count_fooled(cfg, gold, predicted), strict=True)),
         "seconds": round(seconds, 4),
         "throughput_full_pass": len(items) / seconds if seconds > 0 else None,
         **throughput,

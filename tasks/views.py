@@ -4,6 +4,7 @@ from django.shortcuts import render
 
 from . import selectors
 from .charts import Series, amount_chart, rate_chart
+from .page_sections import sections_for
 from .red_team_stats import red_team_stats
 from .round_stats import round_counts_for_task
 from .task_cards import task_cards
@@ -20,6 +21,7 @@ def task_detail(request, slug: str):
 
     A red-teaming task's page replaces MER and vMER by the attack success rate: per round, per failure
     category and per number of turns, with the model cost (``tasks.red_team_stats``), and its plot.
+    The sections the apps above register (``tasks.page_sections``) follow, such as the cycle matrix.
     """
     task = selectors.task_or_404(slug)
     counts = round_counts_for_task(task)
@@ -37,6 +39,8 @@ def task_detail(request, slug: str):
             "cost_chart": cost_chart(counts),
             "collecting": task.open_round is not None,
             "red_team_stats": red_team,
+            # What the apps above add (tasks.page_sections): the cycle matrix of leaderboards.
+            "page_sections": sections_for(request, task),
         },
     )
 

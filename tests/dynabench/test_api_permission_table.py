@@ -315,6 +315,9 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     *_each(ROLES, "GET", "/api/tasks/retired/leaderboard/", None, 404),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/annotators/", None, 200),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/annotators/?round=7", None, 400),
+    # the cycle matrix: public reads of an active task
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/cycle/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/retired/cycle/", None, 404),
     *_each(ROLES, "GET", "/api/datasets/", None, 200),
     *_each(ROLES, "GET", "/api/datasets/{scoring_dataset}/", None, 200),
     *_split("GET", "/api/datasets/{hidden_dataset}/", None, owner=200, superuser=200, default=404),
