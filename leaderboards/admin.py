@@ -37,6 +37,7 @@ from tasks.models import Round, Task
 
 from .models import Dataset, DatasetItem, Release, Score, TrainingJob
 from .owner_forms import candidate_facts, training_data_by_round, waiting_for_validation
+from .probes.admin import run_artefact_probes
 from .releases import ReleaseError, create_release, release_dir
 from .selectors import auto_eval_datasets, card_eval_datasets
 
@@ -510,4 +511,4 @@ def release_rounds(modeladmin, request, queryset):
         )
 
 
-extend_admin(Round, actions=[release_rounds])
+extend_admin(Round, actions=[release_rounds, run_artefact_probes])

@@ -298,3 +298,58 @@ class Release(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValueError("A release is never deleted: its files may have been downloaded and cited.")
+
+
+class ArtefactProbe(models.Model):
+    """One artefact probe of a closed round (``leaderboards.probes``; docs/datasets.md, "Artefact probes").
+
+    A bag-of-words logistic regression trained, by stratified k-fold cross-validation, on the round's
+    settled validated-correct examples: ``input_only`` predicts the label from what the annotator wrote
+    alone (NLI: the hypothesis, without the premise; a single-text task: the statement), ``author``
+    predicts who wrote the example. ``accuracy`` is the pooled out-of-fold accuracy in [0, 1] over ``n``
+    examples of ``n_classes`` labels (or authors) with ``folds`` folds; ``chance`` the majority class's
+    share. ``status`` says whether it was measured; ``error`` says why not (in words, for the page).
+    ``details`` holds the rest: ``fields``, ``features``, ``min_per_class``, ``fold_accuracies``,
+    ``interval`` ([low, high], Wilson 95%), ``left_out`` (counts by reason), ``pending`` and, for the
+    input-only probe, ``top_features`` (label -> the words that most predict it). Authors are never
+    named. One row per (round, kind): a new run replaces the round's rows.
+    """
+
+    class Kind(models.TextChoices):
+        INPUT_ONLY = "input_only", "Input-only baseline"
+        AUTHOR = "author", "Annotator-identity probe"
+
+    class Status(models.TextChoices):
+        DONE = "done", "Measured"
+        NOT_MEASURABLE = "not_measurable", "Not measurable"
+        NOT_APPLICABLE = "not_applicable", "Not applicable"
+        FAILED = "failed", "Failed"
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="artefact_probes")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=20, choices=Status.choices)
+    accuracy = models.FloatField(null=True, blank=True, help_text="Cross-validated accuracy, in [0, 1].")
+    chance = models.FloatField(null=True, blank=True, help_text="The majority class's share, in [0, 1].")
+    n = models.PositiveIntegerField(default=0, help_text="Examples the probe was trained and tested on.")
+    n_classes = models.PositiveIntegerField(default=0, help_text="Labels, or authors, among them.")
+    folds = models.PositiveSmallIntegerField(default=0, help_text="Cross-validation folds (k).")
+    details = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True, help_text="Why the probe was not measured.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["round", "kind"]
+        constraints = [
+            models.UniqueConstraint(fields=["round", "kind"], name="artefact_probe_one_per_round_and_kind"),
+            models.CheckConstraint(
+                condition=Q(accuracy__isnull=True) | (Q(accuracy__gte=0) & Q(accuracy__lte=1)),
+                name="artefact_probe_accuracy_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(chance__isnull=True) | (Q(chance__gte=0) & Q(chance__lte=1)),
+                name="artefact_probe_chance_in_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of {self.round_id}"

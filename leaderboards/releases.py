@@ -14,7 +14,9 @@
 * ``README.md``: a dataset card whose YAML header the Hugging Face hub reads (``license``,
   ``pretty_name``, ``task_categories``, ``size_categories``, ``configs`` with one data file per split).
   A red-teaming task's card starts with its content warning and gives the goal, the rubric, the kinds
-  of failure and each target model with its decoding settings (``generative_targets``).
+  of failure and each target model with its decoding settings (``generative_targets``). Every card
+  has a section "Artefact probes": the round's probes as stored when the version was made
+  (``leaderboards.probes``; not applicable to a red-teaming task).
 
 What goes in: the round's examples written on the platform (``source`` created) and settled
 ``validated_correct``, as Dynabench's own releases did. Out: pending, ``validated_incorrect`` and
@@ -54,6 +56,7 @@ from models_registry.models import RegisteredModel
 from tasks.models import Round
 
 from .models import Release, TrainingJob
+from .probes.selectors import release_card_probes
 from .services import SPLITS, split_of
 
 #: The layout of ``release.json`` and of the rows (a new key bumps the minor number; a removed, renamed
@@ -302,6 +305,8 @@ def dataset_card(release_info: dict[str, Any], task) -> str:
             "non_commercial": task.cfg.is_non_commercial,
             "data_files": json.dumps(data_files),
             "generative_targets": generative_targets(release_info) if task.cfg.is_red_team else [],
+            # The round's artefact probes as measured when this version was made (leaderboards.probes).
+            "probes": [] if task.cfg.is_red_team else release_card_probes(task, release_info["round"]),
         },
     )
     return "\n".join(lines) + "\n\n" + body

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import annotators_views, dashboard_views, generative_views, views
+from . import annotators_views, dashboard_views, generative_views, round_views, views
 
 app_name = "leaderboards"
 
@@ -18,4 +18,5 @@ urlpatterns = [
     path("models/<int:pk>/", views.model_detail, name="model"),
     path("tasks/<slug:slug>/annotators/", annotators_views.annotator_leaderboard, name="annotators"),
     path("tasks/<slug:slug>/dashboard/", dashboard_views.owner_dashboard, name="dashboard"),
+    path("tasks/<slug:slug>/rounds/<str:number>/", round_views.round_detail, name="round"),
 ]

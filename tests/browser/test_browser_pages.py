@@ -2,7 +2,8 @@
 
 The flows (sign-up, create, validate, QA, leaderboard, admin) check their own pages; this one visits
 the rest with a little data in place: a task page, the model page's "Try it" box (a real tiny
-classifier answers, with its attributions), the annotator leaderboard, the profile and statistics
+classifier answers, with its attributions), the annotator leaderboard, a round's page with its
+artefact probes, the profile and statistics
 pages, the owner's review, quality and dashboard pages, the log-in page and a 404.
 """
 
@@ -13,6 +14,8 @@ from playwright.sync_api import expect
 from rest_framework.authtoken.models import Token
 
 from annotation.services import create_example
+from leaderboards.probes.services import run_round_probes
+from tests.factories.annotation import make_example
 from tests.factories.validation import submit_served
 
 
@@ -34,6 +37,13 @@ def test_the_other_pages_pass_axe(
     }
     tiny_registered_model.save(update_fields=["card"])
     Token.objects.get_or_create(user=annotator)
+    # The round page's artefact probes, measured: ten validated examples per label, two writers.
+    for i in range(20):
+        label = "hateful" if i % 2 else "not-hateful"
+        text = f"{'🐍 they' if i % 2 else 'a lovely day'} {i}"
+        make_example(hate_round, (annotator, validator)[i % 2], label=label, status="validated_correct",
+                     inputs={"statement": text})  # fmt: skip
+    run_round_probes(round_=hate_round)
 
     page = run.page_for(annotator)
     page.goto(reverse("tasks:detail", args=[hate_task.slug]))
@@ -47,6 +57,7 @@ def test_the_other_pages_pass_axe(
     run.check(page, "model-try-it")
     for step, url in (
         ("annotators", reverse("leaderboards:annotators", args=[hate_task.slug])),
+        ("round", reverse("leaderboards:round", args=[hate_task.slug, hate_round.number])),
         ("profile", reverse("accounts:me")),
         ("my-statistics", reverse("validation:me", args=[hate_task.slug])),
         ("outcome", reverse("annotation:outcome", args=[examples[0].pk])),

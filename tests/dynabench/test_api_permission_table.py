@@ -348,6 +348,10 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     ),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/1/releases/1/", None, 404),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/1/releases/1/files/train.jsonl", None, 404),
+    # a round's artefact probes: public reads of an active task's round
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/1/probes/", None, 200),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/9/probes/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/retired/rounds/1/probes/", None, 404),
 ]
 
 
