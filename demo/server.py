@@ -85,5 +85,7 @@ class QueueingWSGIServer(WSGIServer):
 
     def server_close(self):
         super().server_close()
-        for _ in self._pool:
+        # A bind that failed (port taken) closes the server before __init__ made the pool: let the
+        # "Address already in use" error through instead of hiding it under an AttributeError.
+        for _ in getattr(self, "_pool", ()):
             self._waiting.put(None)
