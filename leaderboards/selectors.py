@@ -32,6 +32,7 @@ from .dynascore import (
     compute_dynascore,
     measured_spreads,
 )
+from .fairness_flags import cell_flags, ranks_without_flagged, round_agreement
 from .models import Dataset, LeaderboardFork, LeaderboardSnapshot, Score
 
 BASE_METRICS = ("perf", "throughput", "memory")
@@ -168,7 +169,10 @@ def build_leaderboard(
     normalised weight), ``rows`` (one per visible ready model, sorted as asked: name, model_id, url,
     dynascore, rank, complete, missing, per-metric aggregated value in the metric's unit ``metrics``,
     x' ``x``, per-dataset perf ``datasets``, Score status ``statuses``, ``not_measurable`` (metric ->
-    reason, ``NOT_MEASURABLE``) and ``notes`` (sentences shown under the model's name)), ``amrs``, ``left_out``,
+    reason, ``NOT_MEASURABLE``), ``notes`` (sentences shown under the model's name), ``flags`` (dataset
+    id -> ``fairness_flags`` kinds) and ``rank_without_flagged``), ``flagged`` (any cell flagged),
+    ``unflagged_datasets`` (the ids that rank is computed on), ``kendall_tau`` (per pair of rounds:
+    ``rounds``, ``tau``, ``n``), ``amrs``, ``left_out``,
     ``metric_weights`` (as given and normalised), ``sort``, ``dir``, ``round``, ``memory_ceiling``.
     A model with no score at all is still a row (incomplete, no Dynascore). With no scoring dataset
     the rows carry no figures and ``error`` says why.
@@ -241,6 +245,25 @@ def build_leaderboard(
     ]
 
     by_key = result.by_key() if result else {}
+    # Cells built against a model, its rank without them, and how far rounds agree (fairness_flags).
+    flags = cell_flags(models, datasets)
+    fair_ranks, fair_datasets = (
+        ranks_without_flagged(
+            values,
+            datasets,
+            flags,
+            dataset_weights=weights,
+            metric_weights=table["metric_weights"],
+            memory_ceiling=ceiling,
+            metrics=metrics,
+            spreads=spreads,
+        )
+        if datasets
+        else ({}, [])
+    )
+    table["flagged"] = bool(flags)
+    table["unflagged_datasets"] = fair_datasets
+    table["kendall_tau"] = [a.as_dict() for a in round_agreement(values, datasets)]
     rows = []
     for m in models:
         r = by_key.get(m.pk)
@@ -278,6 +301,8 @@ def build_leaderboard(
                 "x": r.x if r else {j: None for j in metrics},
                 "datasets": per_dataset,
                 "statuses": statuses[m.pk],
+                "flags": {str(d): kinds for d, kinds in flags.get(m.pk, {}).items()},
+                "rank_without_flagged": fair_ranks.get(m.pk),
             }
         )
     table["rows"] = sort_rows(rows, params.sort, params.direction)

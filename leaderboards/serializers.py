@@ -175,6 +175,24 @@ class LeaderboardRowSerializer(serializers.Serializer):
         child=serializers.FloatField(allow_null=True), help_text="Perf per dataset id."
     )
     statuses = serializers.DictField(child=serializers.CharField(), help_text="Score status per dataset id.")
+    flags = serializers.DictField(
+        child=serializers.ListField(child=serializers.ChoiceField(choices=["target", "trained"])),
+        help_text="Per round dataset id built against this model (Phang et al. 2022): 'target' (the model was "
+        "a target of that round), 'trained' (it was trained on that round's examples). Absent: not flagged.",
+    )
+    rank_without_flagged = serializers.IntegerField(
+        allow_null=True,
+        help_text="The Dynascore rank over the scoring datasets no model is flagged on (unflagged_datasets); "
+        "null when nothing is flagged or no dataset is left.",
+    )
+
+
+class RoundOrderAgreementSerializer(serializers.Serializer):
+    rounds = serializers.ListField(child=serializers.IntegerField(), help_text="The two round numbers.")
+    tau = serializers.FloatField(
+        allow_null=True, help_text="Kendall's tau-b of the models' perf orders; null when undefined."
+    )
+    n = serializers.IntegerField(help_text="Models scored on both rounds.")
 
 
 class LeaderboardSerializer(serializers.Serializer):
@@ -202,6 +220,13 @@ class LeaderboardSerializer(serializers.Serializer):
     sort = serializers.CharField()
     dir = serializers.CharField()
     error = serializers.CharField(help_text="Why there are no figures (no scoring dataset), else empty.")
+    flagged = serializers.BooleanField(help_text="Whether any cell is built against its row's model.")
+    unflagged_datasets = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Scoring dataset ids no model is flagged on."
+    )
+    kendall_tau = RoundOrderAgreementSerializer(
+        many=True, help_text="Per pair of rounds, how far their model orders agree (Kendall 1938)."
+    )
     rows = LeaderboardRowSerializer(many=True)
 
 

@@ -9,7 +9,13 @@ from __future__ import annotations
 import math
 from urllib.parse import urlencode
 
+from .fairness_flags import FLAG_TEXT, TARGET, TRAINED
+
 PERCENT_METRICS = {"perf", "fairness", "robustness"}
+
+
+#: The mark a flagged cell shows (``fairness_flags``): T for a target of the round, D for trained on its data.
+FLAG_MARK = {TARGET: "T", TRAINED: "D"}
 
 
 def format_metric(metric: str, value) -> str:
@@ -110,8 +116,19 @@ def present(table: dict, base_url: str | None = None) -> dict:
                 text, css = format_metric("perf", value), "num"
             else:
                 text, css = (status if status and status != "done" else "no score"), "num missing"
-            cells.append({"text": text, "css": css})
-        rows.append({**row, "cells": cells})
+            cell = {"text": text, "css": css}
+            kinds = (row.get("flags") or {}).get(str(d["id"]))
+            if kinds:
+                # A mark, its meaning in words for screen readers, and the same in the title.
+                cell.update(
+                    css=f"{css} flagged",
+                    flag=" ".join(FLAG_MARK[k] for k in kinds),
+                    flag_text="; ".join(FLAG_TEXT[k] for k in kinds),
+                    title="Built against this model: " + "; ".join(FLAG_TEXT[k] for k in kinds),
+                )
+            cells.append(cell)
+        fair_rank = row.get("rank_without_flagged")
+        rows.append({**row, "cells": cells, "fair_rank_text": "–" if fair_rank is None else str(fair_rank)})
     amrs = [
         {
             "metric": m["name"],
@@ -126,7 +143,22 @@ def present(table: dict, base_url: str | None = None) -> dict:
         for m in table["metrics"]
     ]
     dataset_inputs = [{**d, "weight_text": weight_text(d["weight"])} for d in table["datasets"]]
-    return {"header": header, "rows": rows, "amrs": amrs, "query": query, "datasets": dataset_inputs}
+    names = {d["id"]: d["name"] for d in table["datasets"]}
+    return {
+        "header": header,
+        "rows": rows,
+        "amrs": amrs,
+        "query": query,
+        "datasets": dataset_inputs,
+        # Snapshots frozen before the fairness flags existed have none of these keys.
+        "flagged": table.get("flagged", False),
+        "unflagged_names": [names[i] for i in table.get("unflagged_datasets", []) if i in names],
+        "kendall_tau": [
+            {**a, "tau_text": "undefined" if a["tau"] is None else f"{a['tau']:.2f}"}
+            for a in table.get("kendall_tau", [])
+        ],
+        "flag_legend": [(FLAG_MARK[k], FLAG_TEXT[k]) for k in FLAG_TEXT],
+    }
 
 
 def _default_dir(key: str) -> str:

@@ -21,8 +21,8 @@ from leaderboards.training.planning import TargetTrainingError, default_model_na
 from leaderboards.training.requests import request_training
 from leaderboards.training.targets import train_target_for_rounds
 from models_registry.models import RegisteredModel
-from models_registry.selectors import card_training_text
 from models_registry.runtime.classifier import clear_cache
+from models_registry.selectors import card_training_text
 from tests.helpers.toy_data import LABELS, TEXTS
 
 NATURAL = [
