@@ -49,7 +49,7 @@ NAME_HELP = (
 BACKBONE_LABELS = {
     "minilm": "MiniLM-L6 (all-MiniLM-L6-v2, 384 dimensions, 22.7M parameters): the default",
     "mpnet": "MPNet-base (all-mpnet-base-v2, 768 dimensions, 109M parameters): stronger, about five times "
-    "slower; needs `make mpnet` on the workers; single-text tasks only",
+    "slower; needs 'make mpnet' on the workers; single-text tasks only",
 }
 
 
@@ -278,9 +278,9 @@ class TrainNextTargetForm(forms.Form):
         required=False,
         min_value=0.0,
         max_value=MAX_NATURAL_SHARE,
-        initial=0.25,
         label="Natural share",
-        help_text=f"The share of the training set made of natural texts, 0 to {MAX_NATURAL_SHARE}.",
+        help_text=f"With a natural dataset: the share of the training set made of its texts, above 0 and at "
+        f"most {MAX_NATURAL_SHARE} (e.g. 0.25). Leave it blank without one.",
     )
     name = forms.CharField(required=False, max_length=200, help_text=NAME_HELP)
     promote = forms.ChoiceField(widget=forms.RadioSelect, initial=PROMOTE_NONE, label="When trained")
@@ -327,9 +327,15 @@ class TrainNextTargetForm(forms.Form):
             self.add_error(
                 "backbone", "MPNet takes single texts only; a task with text pairs trains on MiniLM."
             )
+        # A share that failed its own checks (not a number, out of range) has said so already.
+        share_ok = "natural_share" not in self.errors
         if not data.get("natural_dataset"):
+            if share_ok and data.get("natural_share"):
+                self.add_error(
+                    "natural_share", "Choose the natural dataset this share is of, or leave the share blank."
+                )
             data["natural_share"] = 0.0
-        elif data.get("natural_share") in (None, 0.0):
+        elif share_ok and data.get("natural_share") in (None, 0.0):
             self.add_error(
                 "natural_share", "Give the share of natural texts (above 0) or choose no natural data."
             )

@@ -94,8 +94,9 @@ def anonymous_numbers(task: Task) -> dict[int, int]:
 def card_training_text(model: RegisteredModel, *, with_count: bool = True) -> str:
     """What a model was trained on, in words, from its card: its own ``training_data`` text, else, for
     a target trained here (``card["training"]``), "<task> round(s) 1, 2", its number of training
-    examples (with ``with_count``) and the natural data mixed in ("plus 312 natural texts of SST-3
-    sentences, 25% of the training set"); "" when the card says nothing.
+    examples (with ``with_count``) and the natural data mixed in, which those examples include ("of
+    which 928 natural texts of SST-3 sentences (20% of the training set; 25% asked, 928 available);
+    source ..., licence ..."); "" when the card says nothing.
     """
     card = model.card or {}
     text = card.get("training_data")
@@ -114,7 +115,16 @@ def card_training_text(model: RegisteredModel, *, with_count: bool = True) -> st
         text += f"; {n_train:,} training examples"
     natural = training.get("natural")
     if isinstance(natural, dict) and isinstance(natural.get("n"), int) and natural["n"] > 0:
-        share = natural.get("share")
-        share_text = f", {100 * share:.0f}% of the training set" if isinstance(share, int | float) else ""
-        text += f"; plus {natural['n']:,} natural texts of {natural.get('name') or natural.get('dataset')}{share_text}"
+        # n_train counts the natural texts too: "of which", not "plus".
+        text += (
+            f", of which {natural['n']:,} natural texts of {natural.get('name') or natural.get('dataset')}"
+        )
+        share, asked = natural.get("share"), natural.get("share_requested")
+        if isinstance(share, int | float):
+            text += f" ({100 * share:.0f}% of the training set"
+            if isinstance(asked, int | float) and round(100 * asked) != round(100 * share):
+                text += f"; {100 * asked:.0f}% asked, {natural.get('available', natural['n']):,} available"
+            text += ")"
+        if natural.get("source") or natural.get("licence"):
+            text += f"; source {natural.get('source') or '–'}, licence {natural.get('licence') or '–'}"
     return text

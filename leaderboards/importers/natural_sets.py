@@ -46,7 +46,7 @@ class NaturalSet:
 
 SST3 = NaturalSet(
     slug="sst-3-validated",
-    name="SST-3 sentences (natural)",
+    name="SST-3 sentences",
     path="dynasent/sst-dev-validated.jsonl.gz",
     description=(
         "Stanford Sentiment Treebank dev sentences re-validated by DynaSent's authors (Potts et al. 2021), "
@@ -57,7 +57,7 @@ SST3 = NaturalSet(
 )
 HATEMOJI_ORIGINALS = NaturalSet(
     slug="hatemoji-build-originals",
-    name="HatemojiBuild originals (train split)",
+    name="HatemojiBuild originals, train split",
     path="hatemoji_build/train.csv",
     description=(
         "HatemojiBuild's original entries of its train split, without their perturbations (Kirk et al. "

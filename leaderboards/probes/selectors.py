@@ -118,7 +118,8 @@ def verdict(probe: ArtefactProbe | None) -> str:
     if probe.status != Status.DONE:
         reason = probe.error or probe.get_status_display()
         return reason[0].upper() + reason[1:] + ("" if reason.endswith(".") else ".")
-    points = (probe.accuracy - probe.chance) * 100
+    # The difference of the two figures as shown (one decimal each), so that the sentence adds up.
+    points = round(probe.accuracy * 100, 1) - round(probe.chance * 100, 1)
     low, high = (probe.details or {}).get("interval") or (probe.accuracy, probe.accuracy)
     if low > probe.chance:
         where = "the 95% interval of the accuracy lies above chance: the data carries a cue"

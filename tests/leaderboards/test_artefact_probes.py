@@ -424,3 +424,17 @@ def test_the_release_card_has_an_artefact_probes_section(settings, tmp_path, two
     assert "* **Statement only (input-only baseline)**: " in section
     assert "By round (accuracy, chance, n): 1: 100.0%, 50.0%, 40; 2: " in section
     assert "n = 20, 2 labels, 5 folds" in section
+
+
+def test_the_verdict_gives_the_difference_of_the_figures_it_shows():
+    from leaderboards.models import ArtefactProbe
+    from leaderboards.probes.selectors import verdict
+
+    # 0.61976 and 0.33334 show as 62.0% and 33.3%; their difference unrounded is 28.64 points.
+    probe = ArtefactProbe(
+        status=ArtefactProbe.Status.DONE,
+        accuracy=0.61976,
+        chance=0.33334,
+        details={"interval": [0.608, 0.631]},
+    )
+    assert verdict(probe).startswith("62.0% against 33.3% by chance (28.7 points above)")

@@ -158,7 +158,10 @@ def test_a_target_trained_with_natural_data_says_so_on_its_card(hate_task, hate_
     assert card["training"]["n_train"] == 24
     assert card["training"]["per_round"]["1"]["train"] == 20
     assert "with natural data: 4 texts of Natural set (17% of the training set)" in card["description"]
-    training = "Hate speech round(s) 1; 24 training examples; plus 4 natural texts of Natural set, 17% of the training set"
+    training = (
+        "Hate speech round(s) 1; 24 training examples, of which 4 natural texts of Natural set (17% of the "
+        "training set; 20% asked, 4 available); source example.org/natural@abc, licence CC BY 4.0"
+    )
     assert card_training_text(model) == training
     page = Client().get(reverse("leaderboards:model", args=[model.pk])).content.decode()
     assert training in page
@@ -216,6 +219,17 @@ def test_the_admin_form_offers_backbones_and_the_tasks_natural_sets(hate_task, h
     assert "Give the share of natural texts" in str(form.errors["natural_share"])
     form = TrainNextTargetForm(hate_task, {**data, "natural_share": "0.25", "promote": "none"})
     assert form.is_valid(), form.errors
+    # A share out of range gets its own error only; a share without a dataset is refused, not ignored.
+    form = TrainNextTargetForm(hate_task, {**data, "natural_share": "5", "promote": "none"})
+    assert form.errors["natural_share"] == ["Ensure this value is less than or equal to 0.9."]
+    no_dataset = {**data, "natural_dataset": "", "natural_share": "0.5", "promote": "none"}
+    form = TrainNextTargetForm(hate_task, no_dataset)
+    assert form.errors["natural_share"] == [
+        "Choose the natural dataset this share is of, or leave the share blank."
+    ]
+    form = TrainNextTargetForm(hate_task, {**no_dataset, "natural_share": ""})
+    assert form.is_valid(), form.errors
+    assert form.cleaned_data["natural_share"] == 0.0
     from tasks.services import ensure_round
 
     ensure_round(task=nli_task, number=1)
