@@ -10,9 +10,10 @@ each round's scoring dataset:
 * ``trained``: the model was trained on that round's own examples (its card's ``training.rounds``): the
   test split is separate, but written the same way against the same target.
 
-The rank without flagged rounds recomputes the Dynascore, with the viewer's weights, over the scoring
-datasets no row is flagged on (every row must be compared on the same columns, or the ranking would
-compare different tests); static sets (HateCheck) are never flagged. Kendall's tau between the orders
+A flagged model's rank without its flagged rounds recomputes the Dynascore of every model, with the
+viewer's weights, on the scoring datasets that model is not flagged on (all models on the same columns,
+so the ranking compares the same tests), and gives that model's place; static sets (HateCheck) are never
+flagged. Kendall's tau between the orders
 that each pair of rounds gives (``core.rank_correlation.kendall_tau``) says how far the rounds agree.
 """
 
@@ -128,29 +129,40 @@ def ranks_without_flagged(
     memory_ceiling: float,
     metrics: Sequence[str],
     spreads=None,
-) -> tuple[dict[int, int | None], list[int]]:
-    """Each model's rank by Dynascore over the scoring datasets that no model is flagged on.
+) -> dict[int, int | None]:
+    """Each flagged model's rank with its own flagged rounds left out.
+
+    For a model flagged on some datasets, every model is ranked by Dynascore (``compute_dynascore``,
+    the same weights) on the scoring datasets that model is *not* flagged on, so the models it is
+    compared with are measured on the same columns, and its rank there is returned. One computation per
+    distinct set of flagged datasets.
 
     Returns:
-        ``({model id: rank or None}, kept dataset ids)``: ranks as ``compute_dynascore`` gives them (ties
-        share a rank); all None when every dataset is flagged for some model or nothing is left to rank.
+        ``{model id: rank}`` for the flagged models (ties share a rank); None when no dataset is left
+        or the model has no Dynascore there. Models with no flag are absent (their rank is the board's).
     """
-    flagged = {d for per_model in flags.values() for d in per_model}
-    kept = [d.pk for d in datasets if d.pk not in flagged]
-    if not kept or not flagged:
-        # Nothing flagged: the rank without flagged rounds is the rank itself (the caller shows it).
-        return ({m: None for m in values}, kept)
-    result = compute_dynascore(
-        {m: {d: v for d, v in by_dataset.items() if d in kept} for m, by_dataset in values.items()},
-        dataset_weights={d: dataset_weights.get(d, 1.0) for d in kept},
-        metric_weights=metric_weights,
-        memory_ceiling=memory_ceiling,
-        metrics=metrics,
-        spreads=(
-            {m: {d: s for d, s in by_dataset.items() if d in kept} for m, by_dataset in spreads.items()}
-            if spreads
-            else None
-        ),
-    )
-    by_key = result.by_key()
-    return ({m: (by_key[m].rank if m in by_key else None) for m in values}, kept)
+    by_left_out: dict[frozenset[int], list[int]] = {}
+    for model_id, per_dataset in flags.items():
+        if model_id in values:
+            by_left_out.setdefault(frozenset(per_dataset), []).append(model_id)
+    ranks: dict[int, int | None] = {}
+    for left_out, model_ids in by_left_out.items():
+        kept = [d.pk for d in datasets if d.pk not in left_out]
+        if not kept:
+            ranks.update({m: None for m in model_ids})
+            continue
+        result = compute_dynascore(
+            {m: {d: v for d, v in by_dataset.items() if d in kept} for m, by_dataset in values.items()},
+            dataset_weights={d: dataset_weights.get(d, 1.0) for d in kept},
+            metric_weights=metric_weights,
+            memory_ceiling=memory_ceiling,
+            metrics=metrics,
+            spreads=(
+                {m: {d: s for d, s in by_dataset.items() if d in kept} for m, by_dataset in spreads.items()}
+                if spreads
+                else None
+            ),
+        )
+        by_key = result.by_key()
+        ranks.update({m: (by_key[m].rank if m in by_key else None) for m in model_ids})
+    return ranks

@@ -171,7 +171,7 @@ def build_leaderboard(
     x' ``x``, per-dataset perf ``datasets``, Score status ``statuses``, ``not_measurable`` (metric ->
     reason, ``NOT_MEASURABLE``), ``notes`` (sentences shown under the model's name), ``flags`` (dataset
     id -> ``fairness_flags`` kinds) and ``rank_without_flagged``), ``flagged`` (any cell flagged),
-    ``unflagged_datasets`` (the ids that rank is computed on), ``kendall_tau`` (per pair of rounds:
+    ``kendall_tau`` (per pair of rounds:
     ``rounds``, ``tau``, ``n``), ``amrs``, ``left_out``,
     ``metric_weights`` (as given and normalised), ``sort``, ``dir``, ``round``, ``memory_ceiling``.
     A model with no score at all is still a row (incomplete, no Dynascore). With no scoring dataset
@@ -247,7 +247,7 @@ def build_leaderboard(
     by_key = result.by_key() if result else {}
     # Cells built against a model, its rank without them, and how far rounds agree (fairness_flags).
     flags = cell_flags(models, datasets)
-    fair_ranks, fair_datasets = (
+    fair_ranks = (
         ranks_without_flagged(
             values,
             datasets,
@@ -259,10 +259,9 @@ def build_leaderboard(
             spreads=spreads,
         )
         if datasets
-        else ({}, [])
+        else {}
     )
     table["flagged"] = bool(flags)
-    table["unflagged_datasets"] = fair_datasets
     table["kendall_tau"] = [a.as_dict() for a in round_agreement(values, datasets)]
     rows = []
     for m in models:
@@ -302,7 +301,10 @@ def build_leaderboard(
                 "datasets": per_dataset,
                 "statuses": statuses[m.pk],
                 "flags": {str(d): kinds for d, kinds in flags.get(m.pk, {}).items()},
-                "rank_without_flagged": fair_ranks.get(m.pk),
+                # A model with no flag keeps its rank; a flagged one its rank without its flagged rounds.
+                "rank_without_flagged": fair_ranks.get(m.pk)
+                if m.pk in fair_ranks
+                else (r.rank if r else None),
             }
         )
     table["rows"] = sort_rows(rows, params.sort, params.direction)

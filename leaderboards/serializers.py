@@ -182,8 +182,8 @@ class LeaderboardRowSerializer(serializers.Serializer):
     )
     rank_without_flagged = serializers.IntegerField(
         allow_null=True,
-        help_text="The Dynascore rank over the scoring datasets no model is flagged on (unflagged_datasets); "
-        "null when nothing is flagged or no dataset is left.",
+        help_text="The model's rank when every model is ranked on the scoring datasets this model is not "
+        "flagged on (its rank, for a model with no flag); null when no dataset is left.",
     )
 
 
@@ -221,9 +221,6 @@ class LeaderboardSerializer(serializers.Serializer):
     dir = serializers.CharField()
     error = serializers.CharField(help_text="Why there are no figures (no scoring dataset), else empty.")
     flagged = serializers.BooleanField(help_text="Whether any cell is built against its row's model.")
-    unflagged_datasets = serializers.ListField(
-        child=serializers.IntegerField(), help_text="Scoring dataset ids no model is flagged on."
-    )
     kendall_tau = RoundOrderAgreementSerializer(
         many=True, help_text="Per pair of rounds, how far their model orders agree (Kendall 1938)."
     )

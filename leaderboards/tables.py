@@ -143,7 +143,6 @@ def present(table: dict, base_url: str | None = None) -> dict:
         for m in table["metrics"]
     ]
     dataset_inputs = [{**d, "weight_text": weight_text(d["weight"])} for d in table["datasets"]]
-    names = {d["id"]: d["name"] for d in table["datasets"]}
     return {
         "header": header,
         "rows": rows,
@@ -152,7 +151,6 @@ def present(table: dict, base_url: str | None = None) -> dict:
         "datasets": dataset_inputs,
         # Snapshots frozen before the fairness flags existed have none of these keys.
         "flagged": table.get("flagged", False),
-        "unflagged_names": [names[i] for i in table.get("unflagged_datasets", []) if i in names],
         "kendall_tau": [
             {**a, "tau_text": "undefined" if a["tau"] is None else f"{a['tau']:.2f}"}
             for a in table.get("kendall_tau", [])
