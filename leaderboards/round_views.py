@@ -8,7 +8,7 @@ from django.shortcuts import render
 
 from core.text_rules import ascii_id
 from tasks.models import Round
-from tasks.selectors import task_or_404
+from tasks.selectors import contexts_without_room, task_or_404
 
 from .probes.selectors import last_run, round_probe_views
 
@@ -34,5 +34,7 @@ def round_detail(request, slug: str, number: str):
             "probes_run_at": last_run(probes),
             "pending": pending,
             "is_red_team": task.cfg.is_red_team,
+            "contexts": round_.contexts.count(),
+            "contexts_without_room": contexts_without_room(round_),
         },
     )

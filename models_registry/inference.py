@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING
 from django.conf import settings
 
 from models_registry.endpoints.calls import call_endpoint
-from models_registry.runtime.classifier import predict_local, texts_for_inputs, unread_token_count
+from models_registry.runtime.classifier import (
+    predict_local,
+    texts_for_inputs,
+    token_counts,
+    unread_token_count,
+)
 from models_registry.runtime.model_files import InferenceError, without_server_paths
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -28,7 +33,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ENDPOINT_BATCH_SIZE", "InferenceError", "predict", "unread_tokens"]
+__all__ = ["ENDPOINT_BATCH_SIZE", "InferenceError", "input_token_counts", "predict", "unread_tokens"]
 
 
 def unread_tokens(
@@ -46,6 +51,22 @@ def unread_tokens(
     except Exception:  # noqa: BLE001 - the prediction that follows reports a broken model
         logger.warning("could not count the tokens of an input for model %s", model.pk, exc_info=True)
         return None
+
+
+def input_token_counts(
+    model: RegisteredModel, model_inputs: list[dict], model_input_fields: list[str]
+) -> tuple[list[int], int] | None:
+    """``(tokens, limit)``: the word pieces each of ``model_inputs`` (task field name -> text) makes for
+    the local classifier ``model``, special tokens included, in order, and the ``limit`` it reads of one
+    input; None for a remote endpoint or a span (QA) model (it reads a long passage in windows).
+
+    Raises:
+        InferenceError: the model does not load, or an input lacks a field.
+    """
+    if model.source == model.Source.ENDPOINT or not model.path:
+        return None
+    texts = texts_for_inputs(model_input_fields, model_inputs)
+    return token_counts(model.path, model.allow_pickle, model.runtime, texts)
 
 
 ENDPOINT_BATCH_SIZE = 32

@@ -12,8 +12,10 @@ from django.utils import timezone
 
 from models_registry import generative, services
 from models_registry.check_sweep import sweep_model_checks
+from models_registry.context_room import check_context_room
 from models_registry.models import RegisteredModel
 from models_registry.runtime.model_files import without_server_paths
+from tasks.models import Round
 
 logger = logging.getLogger(__name__)
 
@@ -66,3 +68,19 @@ def sweep_model_checks_job() -> dict[str, int]:
     """Mend the model checks no worker will finish (``check_sweep.sweep_model_checks``; on the
     ``CHECK_SWEEP_SCHEDULE``, every 5 minutes)."""
     return sweep_model_checks()
+
+
+def check_context_room_job(round_id: int) -> str:
+    """Mark the contexts of round ``round_id`` that leave its targets no room for the input
+    (``context_room.check_context_room``; idempotent, so a job delivered twice does no harm).
+
+    Returns:
+        What was found, in words ("missing" for no such round).
+    """
+    round_ = Round.objects.select_related("task").filter(pk=round_id).first()
+    if round_ is None:
+        return "missing"
+    report = check_context_room(round_)
+    if report.left_out:
+        logger.info("round %s: %s", round_id, report)
+    return str(report)

@@ -12,6 +12,7 @@ from typing import IO
 
 from django.db import transaction
 
+from core.job_queue import enqueue
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.services import ModelRegistryError
 from tasks.context_files import format_from_name
@@ -29,6 +30,9 @@ from tasks.services import (
 @transaction.atomic
 def set_round_targets(*, round: Round, models: Sequence[RegisteredModel]) -> list[RoundTarget]:
     """Make ``models`` the round's target models, in this order (position 0, 1, ...), replacing the old set.
+
+    Once committed, a job checks which of the round's contexts leave the new targets room for the input
+    (``context_room.check_context_room``).
 
     Raises:
         ModelRegistryError: a model of another task, a model that is not ready, or the same model twice.
@@ -52,6 +56,14 @@ def set_round_targets(*, round: Round, models: Sequence[RegisteredModel]) -> lis
             round=round, model=model, defaults={"position": position}
         )
         targets.append(target)
+    # The new targets may read less (or more) of a context with its input: check which contexts leave them
+    # room, once the round and its contexts are committed (with start_next_round, after its contexts load).
+    round_id = round.pk
+    transaction.on_commit(
+        lambda: enqueue(
+            "models_registry.jobs.check_context_room_job", round_id, task_name=f"context-room-{round_id}"
+        )
+    )
     return targets
 
 

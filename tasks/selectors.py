@@ -48,6 +48,17 @@ def context_of_round(round_: Round, pk) -> Context | None:
     return Context.objects.filter(round=round_, pk=pk).first()
 
 
+#: The key of a context's ``metadata`` that marks it as leaving the round's target no room for the input
+#: (``models_registry.context_room``): such a context is not served.
+NO_ROOM = "no_room_for_input"
+
+
+def contexts_without_room(round_: Round) -> int:
+    """How many contexts of ``round_`` are not served because they leave its target no room for the
+    input (marked ``NO_ROOM``)."""
+    return Context.objects.filter(round=round_, metadata__has_key=NO_ROOM).count()
+
+
 def next_context(
     *,
     round_: Round,
@@ -79,6 +90,8 @@ def next_context(
         rng: an optional ``random.Random`` for the random choices.
         exclude: a context id not to serve ("Skip this context"); ignored when it is the only match.
 
+    A context marked ``NO_ROOM`` (too long to leave the target room for the input) is never served.
+
     Returns:
         A ``Context``, or None when the round has no (matching) context.
 
@@ -87,7 +100,7 @@ def next_context(
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown context strategy {strategy!r}; use one of {', '.join(STRATEGIES)}")
-    qs = Context.objects.filter(round=round_)
+    qs = Context.objects.filter(round=round_).exclude(metadata__has_key=NO_ROOM)
     if tag:
         qs = qs.filter(tag=tag)
     if tags:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from leaderboards.training.targets import train_target_for_rounds
+from models_registry.context_room import check_context_room
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets
 from tasks.models import Context, Task
@@ -128,6 +129,9 @@ def lay_out_task(spec: DemoTask, *, recipe: str, log: Log) -> tuple[Task, TaskRe
     open_round = ensure_round(task=task, number=spec.open_round)
     if spec.prepare_open_round is not None:
         spec.prepare_open_round(task, log)
+    room = check_context_room(open_round)
+    if room.left_out:
+        log(f"[{task.slug}] Round {spec.open_round}: {room}")
     if first_run:
         set_current_round(task=task, round_=open_round)
     return task, report

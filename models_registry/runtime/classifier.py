@@ -439,18 +439,33 @@ def predict_local(path: str, allow_pickle: bool, runtime: str, texts: list[Text]
         raise InferenceError(f"no answer within {timeout:g} s (the inference timeout)") from None
 
 
-def unread_token_count(path: str, allow_pickle: bool, runtime: str, text: Text) -> tuple[int, int] | None:
-    """``(tokens, limit)`` when the classifier in ``path`` would read only the first ``limit`` of the
-    ``tokens`` that ``text`` makes; None when it reads it all or is a span (QA) model, which reads a long
-    passage in windows.
+def token_counts(
+    path: str, allow_pickle: bool, runtime: str, texts: list[Text]
+) -> tuple[list[int], int] | None:
+    """``(tokens, limit)``: the word pieces (special tokens included, untruncated) that each of ``texts``
+    makes for the classifier in ``path``, in order, and the ``limit`` it reads of one; None for a span
+    (QA) model, which reads a long passage in windows.
 
     Raises:
-        InferenceError: the model does not load.
+        InferenceError: the model does not load, or preprocessing fails.
     """
     predictor = served_classifier(path, allow_pickle, runtime)
     if not isinstance(predictor, Classifier):
         return None
-    tokens, limit = predictor.token_count(text), predictor.max_length
+    return [predictor.token_count(text) for text in texts], predictor.max_length
+
+
+def unread_token_count(path: str, allow_pickle: bool, runtime: str, text: Text) -> tuple[int, int] | None:
+    """``(tokens, limit)`` when the classifier in ``path`` would read only the first ``limit`` of the
+    ``tokens`` that ``text`` makes; None when it reads it all or is a span (QA) model (``token_counts``).
+
+    Raises:
+        InferenceError: the model does not load.
+    """
+    counted = token_counts(path, allow_pickle, runtime, [text])
+    if counted is None:
+        return None
+    (tokens,), limit = counted
     return (tokens, limit) if tokens > limit else None
 
 
