@@ -19,6 +19,7 @@ model's interval (coverage; the intervals are 95% ones).
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from core.pairwise import DEFAULT_PRIOR, Vote, next_pair, rank  # noqa: E402
+from core.pairwise import DEFAULT_PRIOR, Vote, draw_pair, rank  # noqa: E402
 
 
 def simulate(n_models: int, n_votes: int, spread: float, tie_rate: float, seed: int):
@@ -75,7 +76,7 @@ def main(argv=None) -> int:
     ranking = rank(votes, models=range(args.models), samples=args.samples, seed=args.seed, prior=args.prior)
     seconds = time.perf_counter() - start
     start = time.perf_counter()
-    pair = next_pair(ranking, range(args.models))
+    pair = draw_pair(ranking, range(args.models), rng=random.Random(args.seed))
     pair_ms = (time.perf_counter() - start) * 1000
 
     fitted = np.array([ranking.scores[m] for m in range(args.models)])
@@ -87,7 +88,7 @@ def main(argv=None) -> int:
         f"({len(ranking.votes_per_pair):,} pairs, tie rate {args.tie_rate:g}), "
         f"{ranking.samples} bootstrap samples, prior {ranking.prior:g} pseudo-tie per pair:"
     )
-    print(f"  {seconds:.2f} s (aim: under 10 s), next_pair {pair_ms:.1f} ms -> {pair}")
+    print(f"  {seconds:.2f} s (aim: under 10 s), draw_pair {pair_ms:.1f} ms -> {pair}")
     print(
         f"  against the true scores (sd {args.spread:g}): Spearman {spearman(fitted, true):.4f}, "
         f"Kendall {kendall(fitted, true):.4f}, mean |error| {np.mean(np.abs(fitted - true)):.1f} points"

@@ -51,14 +51,22 @@ happens to miss keeps its pseudo-ties), so the comparison graph is the same in e
 interval is widened to include the estimate if it would not (the fit's tolerance or a very skewed
 bootstrap distribution); that only makes it more cautious.
 
-Serving (``next_pair``): to narrow the widest interval, the model with the widest interval (models without
-any vote first) is paired with the opponent it has played least, the nearest in score among those.
+Serving (``draw_pair``): the next pair is drawn at random, never chosen, so that nobody can work it out
+from the public ranking: P(pair i, j) = (w_i + w_j) / (1 + n_ij) / Z, with w a model's interval width in
+score points (at least ``MIN_WIDTH``; a model without votes counts ``UNVOTED_WIDTH_FACTOR`` times the
+widest interval; with no interval at all every w is 1), n_ij the votes between i and j, and Z the sum
+over all pairs. Wide intervals and rarely played pairs come up more often, as in Chatbot Arena's active
+sampling (Chiang et al. 2024, section 5: a pair is sampled in proportion to how much one more vote
+would narrow its interval, which falls as the pair's votes grow), and every pair keeps a chance, as in
+FastChat's weighted draw of both models (``gradio_block_arena_anony.get_battle_pair``). In production the
+draw uses the operating system's cryptographic source (``secrets.SystemRandom``).
 """
 
 from __future__ import annotations
 
 import math
 import random
+import secrets
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -70,7 +78,9 @@ __all__ = [
     "Ranking",
     "Vote",
     "fit_bradley_terry",
-    "next_pair",
+    "draw_pair",
+    "pair_probabilities",
+    "pair_weights",
     "rank",
 ]
 
@@ -99,6 +109,11 @@ _NEWTON_MAX_MODELS = 400
 #: Bootstrap samples drawn and fitted at once are capped so that their (samples x pairs x 3) counts stay
 #: under 32 MB (all 200 samples of 100 models playing every pair at once).
 _CHUNK_CELLS = 4_000_000
+
+#: Serving: the least width a model counts with, in score points, so that a zero-width interval still draws.
+MIN_WIDTH = 1.0
+#: Serving: a model without votes counts this many times the widest interval of the others.
+UNVOTED_WIDTH_FACTOR = 2.0
 
 _OUTCOME_CODE = {"a": 0, "b": 1, "tie": 2, "both_bad": 2}
 
@@ -506,21 +521,14 @@ def rank(
     )
 
 
-def next_pair(
-    ranking: Ranking,
-    models: Sequence[Hashable],
-    *,
-    rng: random.Random | np.random.Generator | int | None = None,
-) -> tuple[Hashable, Hashable]:
-    """The pair of ``models`` to serve next, to narrow the widest interval: (first, opponent).
+def pair_weights(ranking: Ranking, models: Sequence[Hashable]) -> dict[tuple[Hashable, Hashable], float]:
+    """The draw weight of every pair of ``models`` (module docstring, "Serving"), unnormalised:
+    ``{(i, j): (w_i + w_j) / (1 + n_ij)}`` with i before j in the order of ``models`` (repeats dropped).
 
-    ``first``: the model with no vote in ``ranking`` if any, else the one with the widest interval
-    (``Ranking.width``; a model unknown to ``ranking`` counts as without votes). ``opponent``: among
-    the other models, the ones ``first`` has the fewest votes with, and among those the nearest in
-    score (1000 for a model without votes). Equal candidates are ordered by ``rng`` (a
-    ``random.Random``, a numpy ``Generator`` or an int seed: the same rng state gives the same pair),
-    or by ``str(key)`` when ``rng`` is None. ``models`` may repeat a key; a model is never paired with
-    itself. The caller shuffles which of the two is shown as A.
+    w is a model's interval width in score points (``Ranking.width``), at least ``MIN_WIDTH``; a model
+    without an interval (no votes, or unknown to ``ranking``) counts ``UNVOTED_WIDTH_FACTOR`` times the
+    widest interval of the others; when no model has an interval every w is 1 (a uniform draw).
+    n_ij is the votes between i and j (``Ranking.votes_per_pair``).
 
     Raises:
         ValueError: if ``models`` holds fewer than two different models.
@@ -528,18 +536,56 @@ def next_pair(
     candidates = list(dict.fromkeys(models))
     if len(candidates) < 2:
         raise ValueError("the arena needs at least two different models")
-    if isinstance(rng, int):
-        rng = np.random.default_rng(rng)
-    tiebreak = {key: (rng.random() if rng is not None else 0.0, str(key)) for key in candidates}
-    voted = {key for pair in ranking.votes_per_pair for key in pair}
-    first = min(candidates, key=lambda k: (k in voted, -ranking.width(k), tiebreak[k]))
-    score = ranking.scores.get(first, BASE_SCORE)
-    opponent = min(
-        (k for k in candidates if k != first),
-        key=lambda k: (
-            ranking.votes_per_pair.get(frozenset((first, k)), 0),
-            abs(ranking.scores.get(k, BASE_SCORE) - score),
-            tiebreak[k],
-        ),
-    )
-    return first, opponent
+    widths = {key: ranking.width(key) for key in candidates}
+    finite = [width for width in widths.values() if math.isfinite(width)]
+    if finite:
+        unvoted = UNVOTED_WIDTH_FACTOR * max(max(finite), MIN_WIDTH)
+        w = {key: max(width, MIN_WIDTH) if math.isfinite(width) else unvoted for key, width in widths.items()}
+    else:
+        w = dict.fromkeys(candidates, 1.0)
+    weights = {}
+    for x, i in enumerate(candidates):
+        for j in candidates[x + 1 :]:
+            n = ranking.votes_per_pair.get(frozenset((i, j)), 0)
+            weights[(i, j)] = (w[i] + w[j]) / (1 + n)
+    return weights
+
+
+def pair_probabilities(
+    ranking: Ranking, models: Sequence[Hashable]
+) -> dict[tuple[Hashable, Hashable], float]:
+    """``pair_weights`` divided by their sum: the probability ``draw_pair`` serves each pair.
+
+    Raises:
+        ValueError: as ``pair_weights``.
+    """
+    weights = pair_weights(ranking, models)
+    total = math.fsum(weights.values())
+    return {pair: weight / total for pair, weight in weights.items()}
+
+
+def draw_pair(
+    ranking: Ranking, models: Sequence[Hashable], *, rng: random.Random | None = None
+) -> tuple[Hashable, Hashable]:
+    """A pair of different ``models`` drawn at random with the probabilities of ``pair_probabilities``
+    (module docstring, "Serving"): wide intervals and rarely played pairs are served more often, and
+    every pair can be served.
+
+    ``rng``: a ``random.Random``; by default ``secrets.SystemRandom()`` (the operating system's
+    cryptographic source), so that the next pair cannot be worked out from the public ranking or from
+    earlier battles. Tests pass a seeded ``random.Random``: the same seed, the same pairs. The pair comes
+    in the order of ``models``; the caller draws which one is shown as A.
+
+    Raises:
+        ValueError: if ``models`` holds fewer than two different models.
+    """
+    weights = pair_weights(ranking, models)
+    rng = rng if rng is not None else secrets.SystemRandom()
+    pairs = list(weights)
+    point = rng.random() * math.fsum(weights.values())
+    running = 0.0
+    for pair in pairs:
+        running += weights[pair]
+        if point < running:
+            return pair
+    return pairs[-1]  # float rounding left point at the very top of the sum

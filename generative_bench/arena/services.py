@@ -10,9 +10,13 @@ The page and the API go through these two functions alike, so the rules are the 
 * **Who.** A signed-in person who may contribute to the task (``core.api.permissions.can_contribute``,
   then ``tasks.qualification.check_can_contribute`` with the ``validate`` action: a vote is a judgement
   of model outputs, as a verdict is, and writes no example).
-* **Which pair.** ``core.pairwise.next_pair`` over the task's ready generative models and the current
-  ranking (``selectors.arena_ranking``): the pair that narrows the widest interval, never a model against
-  itself. Which one is shown as A is drawn at random, so a position bias of voters cancels out.
+* **Which pair.** Drawn at random (``core.pairwise.draw_pair``) among the task's ready generative models
+  with the current ranking (``selectors.arena_ranking``): P(pair i, j) proportional to
+  (w_i + w_j) / (1 + n_ij), w the interval widths and n_ij the pair's votes, so wide intervals and rarely
+  played pairs come up more often, never a model against itself. The draw comes from the operating
+  system's cryptographic source (``secrets.SystemRandom``), so the next pair cannot be worked out from the
+  public ranking page. Which one is shown as A is drawn at random too, so a position bias of voters
+  cancels out.
 * **Stored once.** A prompt resent with the same ``client_token`` (a double click, a retried request)
   returns the battle already stored; a vote is recorded by a conditional ``UPDATE ... WHERE status =
   'ready'``, which succeeds for one request only, so a second tab is told its vote was already recorded.
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import random
+import secrets
 import uuid
 from datetime import timedelta
 
@@ -31,7 +36,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.api.permissions import can_contribute
-from core.pairwise import next_pair
+from core.pairwise import draw_pair
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from models_registry.generative import chat_stream, decoding_of
 from models_registry.models import RegisteredModel
@@ -166,8 +171,9 @@ def start_battle(
     """Start a battle in ``task``'s arena on one prompt, given as ``prompt`` (the voter's text),
     ``messages`` (a whole conversation in the chat format) or ``source_example`` (a settled conversation
     of the task: its passage as the system message and its first user message, ``selectors.prompt_messages``),
-    exactly one of them. Two models are picked (``core.pairwise.next_pair`` over ``selectors.arena_ranking``),
-    their sides drawn at random (``rng``), and both answer in turn
+    exactly one of them. Two models are drawn (``core.pairwise.draw_pair`` over ``selectors.arena_ranking``)
+    and their sides drawn too, with ``rng``: by default ``secrets.SystemRandom()``, unpredictable; a test
+    passes a seeded ``random.Random``. Both answer in turn
     (``models_registry.generative.chat_stream(...).drain()``); the battle is stored ``ready`` with both
     answers, or ``failed`` with why when a model failed (no vote is taken on it).
 
@@ -207,9 +213,10 @@ def start_battle(
             f"The arena needs two ready generative models; this task has {len(models)}.",
             code="not_enough_models",
         )
-    rng = rng or random.Random()
-    first, second = next_pair(selectors.arena_ranking(task), sorted(models), rng=rng)
-    if first == second:  # next_pair's promise; the table's constraint would refuse it anyway
+    # Unpredictable in production: a seeded generator's next pair could be worked out from earlier ones.
+    rng = rng if rng is not None else secrets.SystemRandom()
+    first, second = draw_pair(selectors.arena_ranking(task), sorted(models), rng=rng)
+    if first == second:  # draw_pair's promise; the table's constraint would refuse it anyway
         raise ArenaError("The arena picked one model twice; try again.", code="not_enough_models")
     model_a, model_b = (
         (models[first], models[second]) if rng.random() < 0.5 else (models[second], models[first])

@@ -1,5 +1,5 @@
 """Bradley-Terry ranking of core.pairwise against values derived by hand, with a direct maximisation of
-the log-likelihood by scipy as a cross-check (test only), and the pair-serving rule."""
+the log-likelihood by scipy as a cross-check (test only), and the arena's pair draw against its rule."""
 
 from __future__ import annotations
 
@@ -10,7 +10,16 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from core.pairwise import OUTCOMES, Ranking, Vote, fit_bradley_terry, next_pair, rank
+from core.pairwise import (
+    OUTCOMES,
+    Ranking,
+    Vote,
+    draw_pair,
+    fit_bradley_terry,
+    pair_probabilities,
+    pair_weights,
+    rank,
+)
 
 POINTS = 400 / math.log(10)  # score points per unit of natural-log strength
 
@@ -256,38 +265,93 @@ def test_bad_input():
 
 
 def _ranking(scores, intervals, votes_per_pair):
-    """A ranking built by hand, for next_pair."""
+    """A ranking built by hand, for the pair draw."""
     return Ranking(scores=scores, intervals=intervals, votes_per_pair=votes_per_pair, n_votes=1, samples=10)
 
 
-def test_next_pair_serves_the_widest_interval_against_the_least_played_nearest_opponent():
+def _frequencies(ranking, models, draws, seed):
+    rng = random.Random(seed)
+    counts = dict.fromkeys(pair_weights(ranking, models), 0)
+    for _ in range(draws):
+        counts[draw_pair(ranking, models, rng=rng)] += 1
+    return counts
+
+
+def _within_binomial(count, draws, p, z=4.0):
+    """|count - n p| within z binomial standard deviations (z = 4: a two-sided 6e-5 chance per pair of a
+    false alarm for a fair draw; the seeds are fixed anyway)."""
+    return abs(count - draws * p) <= z * math.sqrt(draws * p * (1 - p))
+
+
+def test_the_pair_draw_follows_the_rule_wide_intervals_and_rarely_played_pairs():
+    # Widths: A 40, B 200, C 40, D 40 points. Votes: AB 5, AC 9, AD 0, BC 5, BD 1, CD 9.
+    # Rule: weight (w_i + w_j) / (1 + n_ij):
+    #   AB 240 / 6 = 40, AC 80 / 10 = 8, AD 80 / 1 = 80, BC 240 / 6 = 40, BD 240 / 2 = 120, CD 80 / 10 = 8
+    #   sum 296 -> P = 40/296, 8/296, 80/296, 40/296, 120/296, 8/296.
     ranking = _ranking(
         {"A": 1100.0, "B": 1000.0, "C": 990.0, "D": 900.0},
         {"A": (1080.0, 1120.0), "B": (900.0, 1100.0), "C": (970.0, 1010.0), "D": (880.0, 920.0)},
         {frozenset("AB"): 5, frozenset("BC"): 5, frozenset("BD"): 1, frozenset("CD"): 9, frozenset("AC"): 9},
     )
-    # B has the widest interval (200). Its fewest votes: 1 with D (A 5, C 5) -> D, although C is nearer.
-    assert next_pair(ranking, ["A", "B", "C", "D"]) == ("B", "D")
-    # Once B and D played as often as the others, the nearest in score among the least played: C (10 away).
-    ranking = _ranking(ranking.scores, ranking.intervals, {**ranking.votes_per_pair, frozenset("BD"): 5})
-    assert next_pair(ranking, ["A", "B", "C", "D"]) == ("B", "C")
-    # Only the models offered are served: without B, A's and C's intervals (40 wide) tie with D's; by str.
-    assert next_pair(ranking, ["D", "C", "A"]) == ("A", "D")
+    expected = {
+        ("A", "B"): 40 / 296,
+        ("A", "C"): 8 / 296,
+        ("A", "D"): 80 / 296,
+        ("B", "C"): 40 / 296,
+        ("B", "D"): 120 / 296,
+        ("C", "D"): 8 / 296,
+    }
+    assert pair_probabilities(ranking, ["A", "B", "C", "D"]) == pytest.approx(expected)
+    draws = 20_000
+    counts = _frequencies(ranking, ["A", "B", "C", "D"], draws, seed=1)
+    for pair, p in expected.items():
+        assert _within_binomial(counts[pair], draws, p), (pair, counts[pair], draws * p)
+    # The band is narrow enough to tell this rule from its neighbours: a uniform draw, one on widths
+    # alone, one on votes alone and the former rule (always B against D) each expect some pair's count
+    # outside it, so a draw by any of them would fail the loop above.
+    alternatives = {
+        "uniform": dict.fromkeys(expected, 1.0),
+        "widths only": {pair: (240 if "B" in pair else 80) for pair in expected},
+        "votes only": {pair: 1 / (1 + n) for pair, n in zip(expected, (5, 9, 0, 5, 1, 9), strict=True)},
+        "widest against least played": {**dict.fromkeys(expected, 0.0), ("B", "D"): 1.0},
+    }
+    for name, weights in alternatives.items():
+        total = sum(weights.values())
+        assert any(
+            not _within_binomial(draws * weights[pair] / total, draws, p) for pair, p in expected.items()
+        ), name
 
 
-def test_next_pair_serves_models_without_votes_first():
+def test_a_model_without_votes_counts_twice_the_widest_interval_and_no_interval_at_all_is_uniform():
     ranking = _ranking(
         {"A": 1100.0, "B": 900.0, "N": 1000.0},
-        {"A": (1000.0, 1200.0), "B": (800.0, 1000.0), "N": None},
+        {"A": (1000.0, 1200.0), "B": (850.0, 950.0), "N": None},
         {frozenset("AB"): 3},
     )
-    # N has no vote: served first, against the nearest (both 100 away, none played: str order -> A).
-    assert next_pair(ranking, ["A", "B", "N"]) == ("N", "A")
-    # A model the ranking has never seen counts as without votes, at 1000.
-    assert next_pair(ranking, ["A", "B", "new"]) == ("new", "A")
+    # w: A 200, B 100, N (no votes) 2 * 200 = 400; AB 300 / 4 = 75, AN 600 / 1, BN 500 / 1; sum 1175.
+    expected = {("A", "B"): 75 / 1175, ("A", "N"): 600 / 1175, ("B", "N"): 500 / 1175}
+    assert pair_probabilities(ranking, ["A", "B", "N"]) == pytest.approx(expected)
+    draws = 10_000
+    counts = _frequencies(ranking, ["A", "B", "N"], draws, seed=2)
+    for pair, p in expected.items():
+        assert _within_binomial(counts[pair], draws, p), (pair, counts[pair], draws * p)
+    # A model the ranking has never seen is one without votes, too.
+    assert pair_probabilities(ranking, ["A", "B", "new"]) == pytest.approx(
+        {("A", "B"): 75 / 1175, ("A", "new"): 600 / 1175, ("B", "new"): 500 / 1175}
+    )
+    # No vote anywhere: every pair alike, 1/6 each of four models.
+    blank = rank([], models=range(4))
+    assert pair_probabilities(blank, range(4)) == pytest.approx(
+        dict.fromkeys(pair_weights(blank, range(4)), 1 / 6)
+    )
+    counts = _frequencies(blank, range(4), 6_000, seed=3)
+    assert all(_within_binomial(n, 6_000, 1 / 6) for n in counts.values()), counts
+    # A zero-width interval still weighs MIN_WIDTH (1 point): every pair keeps a chance.
+    narrow = _ranking({"A": 1000.0, "B": 1000.0}, {"A": (1000.0, 1000.0), "B": (1000.0, 1000.0)}, {})
+    assert pair_weights(narrow, ["A", "B"]) == {("A", "B"): 2.0}
 
 
-def test_next_pair_never_self_pairs_and_is_deterministic_given_rng():
+def test_the_draw_never_self_pairs_and_repeats_with_a_seed():
     rng = random.Random(2)
     for trial in range(200):
         n = rng.randint(2, 6)
@@ -295,25 +359,20 @@ def test_next_pair_never_self_pairs_and_is_deterministic_given_rng():
         vote_list = [Vote(*rng.sample(models, 2), rng.choice(OUTCOMES)) for _ in range(rng.randint(0, 8))]
         ranking = rank(vote_list, models=models, samples=5, seed=trial)
         offered = models + [rng.choice(models)]  # a repeated key
-        first, second = next_pair(ranking, offered, rng=np.random.default_rng(trial))
+        first, second = draw_pair(ranking, offered, rng=random.Random(trial))
         assert first != second and {first, second} <= set(models)
-        assert (first, second) == next_pair(ranking, offered, rng=np.random.default_rng(trial))
-        assert (first, second) == next_pair(ranking, offered, rng=trial)
-    # With no votes at all every model ties: the rng picks, the same seed the same pair.
+        assert (first, second) == draw_pair(ranking, offered, rng=random.Random(trial))
+        assert math.fsum(pair_probabilities(ranking, offered).values()) == pytest.approx(1.0)
+    # Without an rng the operating system's source draws: not one fixed pair.
     blank = rank([], models=range(10))
-    pairs = {next_pair(blank, range(10), rng=seed) for seed in range(20)}
-    assert len(pairs) > 1
-    assert next_pair(blank, range(10), rng=random.Random(5)) == next_pair(
-        blank, range(10), rng=random.Random(5)
-    )
-    assert next_pair(blank, range(10)) == (0, 1)  # without rng: by str(key)
+    assert len({draw_pair(blank, range(10)) for _ in range(200)}) > 1
 
 
-def test_next_pair_needs_two_models():
+def test_the_draw_needs_two_models():
     ranking = rank([])
     with pytest.raises(ValueError, match="two different models"):
-        next_pair(ranking, ["A"])
+        draw_pair(ranking, ["A"])
     with pytest.raises(ValueError, match="two different models"):
-        next_pair(ranking, ["A", "A"])
+        draw_pair(ranking, ["A", "A"])
     with pytest.raises(ValueError):
-        next_pair(ranking, [])
+        pair_probabilities(ranking, [])

@@ -1,7 +1,7 @@
 """The arena's ranking (docs/benchmarking.md, "Arena"): Bradley-Terry over the votes that count, checked
 against ``core.pairwise.rank`` on the same votes; held and blocked voters left out and counted; the fit
-cached until a vote, hold or model changes it; the pairs served by ``next_pair``, never a model against
-itself; the public ranking page and its API.
+cached until a vote, hold or model changes it; the pairs drawn by ``draw_pair`` (from the operating
+system's source unless a test seeds it), never a model against itself; the public ranking page and its API.
 
 Nothing is generated here: the models' answers are stored (``stored_battle``), or the chat call is
 replaced by a canned answer (``canned``), so the flows run in a second."""
@@ -9,6 +9,7 @@ replaced by a canned answer (``canned``), so the flows run in a second."""
 from __future__ import annotations
 
 import random
+import secrets
 import uuid
 
 import pytest
@@ -74,7 +75,7 @@ def _vote(task, voter, a, b, outcome) -> Battle:
 
 
 def test_three_people_vote_on_30_pairs_and_the_ranking_is_bradley_terry_with_intervals(task, canned):
-    """Three voters, ten battles each, through ``start_battle`` (pairs by ``next_pair``) and ``vote``.
+    """Three voters, ten battles each, through ``start_battle`` (pairs by ``draw_pair``) and ``vote``.
     Each voter prefers the model whose name comes first in the alphabet ("alpha" > "bravo" > "charlie"),
     except that anything against "target" is a tie for the first voter and "both bad" for the others."""
     target = RegisteredModel.objects.get(task=task, name="target")
@@ -105,7 +106,8 @@ def test_three_people_vote_on_30_pairs_and_the_ranking_is_bradley_terry_with_int
     assert ranking.scores == pytest.approx(expected.scores)
     assert ranking.intervals == expected.intervals
     assert ranking.votes_per_pair == expected.votes_per_pair
-    # next_pair served every pair of the four models (6 pairs), and no pair hogged the votes.
+    # The draw served every pair of the four models (6 pairs), and no pair hogged the votes (a pair's
+    # chance falls as 1 / (1 + its votes)).
     assert len(ranking.votes_per_pair) == 6 and sum(ranking.votes_per_pair.values()) == 30
     assert max(ranking.votes_per_pair.values()) - min(ranking.votes_per_pair.values()) <= 2
     by_name = {m.pk: m.name for m in models}
@@ -136,6 +138,31 @@ def test_never_a_model_against_itself(task, canned):
         sides.append(battle.model_a == target)
         services.vote(battle=battle, voter=voter, vote="tie")
     assert any(sides) and not all(sides)  # each model was shown as A sometimes: the sides are drawn
+
+
+def test_the_pair_is_drawn_from_the_operating_systems_source_unless_a_test_seeds_it(
+    task, canned, monkeypatch
+):
+    target = RegisteredModel.objects.get(task=task, name="target")
+    target.source = RegisteredModel.Source.CHAT_ENDPOINT
+    target.save(update_fields=["source"])
+    for name in ("alpha", "bravo"):
+        _remote(task, name)
+    used = []
+    real = services.draw_pair
+
+    def spy(ranking, models, *, rng):
+        used.append(rng)
+        return real(ranking, models, rng=rng)
+
+    monkeypatch.setattr(services, "draw_pair", spy)
+    voter = UserFactory()
+    services.start_battle(task=task, voter=voter, prompt="unseeded")
+    assert isinstance(used[-1], secrets.SystemRandom)  # not a seeded generator anyone could replay
+    # A seeded generator gives the same pair and sides again.
+    first = services.start_battle(task=task, voter=voter, prompt="seeded", rng=random.Random(11))
+    again = services.start_battle(task=task, voter=voter, prompt="seeded again", rng=random.Random(11))
+    assert (first.model_a, first.model_b) == (again.model_a, again.model_b)
 
 
 def test_held_and_blocked_voters_are_left_out_and_counted(task):
