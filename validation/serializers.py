@@ -14,13 +14,41 @@ from .models import Validation
 from .services import is_rubric_example
 
 
+def validator_fields(example: Example) -> dict:
+    """What a validator may read of the author's judgement of ``example``: decided here only, for every
+    route that serves an example to a validator (the validate page and the owners' review page through
+    ``views._shown``; ``GET /api/tasks/{slug}/validations/next/`` through ``ServedExampleSerializer``).
+
+    Returns ``{"unanchored": bool, "target": ..., "explanation": str | None, "model_wrong": bool | None}``.
+
+    * **Unanchored** validation (``services.is_rubric_example``: a red-teaming conversation, or a replayed
+      answer opened for rating): the validator answers the rubric as they judge it themselves
+      (docs/generative.md, "Validation by rubric"), so every field of the author's judgement is None:
+      their rubric answers (``target``), their verdict (``model_wrong``) and their ``explanation``.
+    * **Anchored** validation (a labelled example, a multiple-choice item): the validator judges the
+      author's target, so it is served with the author's explanation of it, and ``model_wrong`` (whether
+      the model's answer differs from it; the model's answer may still be withheld until asked).
+
+    The author's categories (``tags``) and ``metadata`` (a conversation's ``failed_questions``, the model
+    asked, costs) are never among them, whatever the kind; nor is the author.
+    """
+    if is_rubric_example(example):
+        return {"unanchored": True, "target": None, "explanation": None, "model_wrong": None}
+    return {
+        "unanchored": False,
+        "target": example.target,
+        "explanation": example.explanation,
+        "model_wrong": example.model_wrong,
+    }
+
+
 class ServedExampleSerializer(serializers.ModelSerializer):
-    """What a validator sees of an example: context, inputs, the author's intended target and the model
-    outputs. Never the author. With ``hide_model_answer`` true in the serializer's context,
-    ``model_outputs`` and ``model_wrong`` (which tells the model's answer apart from the intended one)
-    are null: the model's answer is withheld until asked, as on the validate page. A red-teaming
-    conversation (``services.is_rubric_example``) has ``target`` and ``model_wrong`` null always: its
-    validators answer the rubric without seeing the author's answers, judgement or categories."""
+    """What a validator sees of an example: context, inputs, and of the author's judgement only what
+    ``validator_fields`` gives (null for a red-teaming conversation, validated unanchored: ``target``,
+    ``explanation`` and ``model_wrong``); the model outputs. Never the author, the categories (tags) or
+    the metadata. With ``hide_model_answer`` true in the serializer's context, ``model_outputs`` and
+    ``model_wrong`` (which tells the model's answer apart from the intended one) are null: the model's
+    answer is withheld until asked, as on the validate page."""
 
     round = serializers.IntegerField(source="round.number", read_only=True)
     context = serializers.SerializerMethodField(help_text="The context's id and data, or null.")
@@ -28,6 +56,10 @@ class ServedExampleSerializer(serializers.ModelSerializer):
     target = serializers.SerializerMethodField(
         help_text="The author's intended target; null for a red-teaming conversation, whose validators "
         "answer the rubric without seeing the author's answers (unanchored)."
+    )
+    explanation = serializers.SerializerMethodField(
+        help_text='The author\'s explanation of their target ("" when they wrote none); null for a '
+        "red-teaming conversation (unanchored)."
     )
     model_wrong = serializers.SerializerMethodField(
         help_text="Whether the model's answer differs from the intended one; null while the model's "
@@ -61,18 +93,18 @@ class ServedExampleSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"nullable": True})
     def get_target(self, example: Example):
-        return None if is_rubric_example(example) else example.target
+        return validator_fields(example)["target"]
+
+    @extend_schema_field({"type": "string", "nullable": True})
+    def get_explanation(self, example: Example) -> str | None:
+        return validator_fields(example)["explanation"]
 
     def _hidden(self) -> bool:
         return bool(self.context.get("hide_model_answer"))
 
     @extend_schema_field({"type": "boolean", "nullable": True})
     def get_model_wrong(self, example: Example) -> bool | None:
-        # A red-teaming conversation's model_wrong is its author's rubric judgement, and its target their
-        # answers: neither is shown to validators, who answer the rubric unanchored (tags are never served).
-        if self._hidden() or is_rubric_example(example):
-            return None
-        return example.model_wrong
+        return None if self._hidden() else validator_fields(example)["model_wrong"]
 
     @extend_schema_field({"type": "array", "items": MODEL_OUTPUT_SCHEMA, "nullable": True})
     def get_model_outputs(self, example: Example) -> list[dict] | None:

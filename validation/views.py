@@ -23,6 +23,7 @@ from tasks.models import Task
 from . import selectors, services, verdict_undo
 from .forms import VerdictForm
 from .models import Validation
+from .serializers import validator_fields
 
 REVIEW_PAGE_SIZE = 50
 
@@ -63,15 +64,20 @@ def authors_label(label: str) -> str:
 
 def _shown(example, task: Task) -> dict:
     """What a validator sees of an example: context, inputs (labelled as the author's, ``authors_label``),
-    intended target, model predictions."""
+    the model predictions, and of the author's judgement only what ``serializers.validator_fields`` gives,
+    as the API serves it: for a red-teaming conversation (unanchored) the rubric's questions and none of
+    the author's answers, categories or explanation; otherwise the intended target and the explanation."""
     cfg = task.cfg
+    fields = validator_fields(example)
     context = example.context.data if example.context_id else {}
     if cfg.is_red_team and red_team_presenting.mode_of(example):
-        # Unanchored: validators never see the author's rubric answers or categories.
+        # Never the author's judgement or categories: a multiple-choice item shows its marked answer
+        # (the target, anchored), a conversation only the rubric's questions (unanchored).
         shown = red_team_presenting.shown_example(example, cfg, with_judgement=False)
-        if shown["red_team_mode"] == "conversation":
+        if fields["unanchored"]:
             shown["rubric"] = red_team_presenting.rubric_questions(cfg)
-        return {"example": example, **shown}
+        return {"example": example, "explanation": fields["explanation"], **shown}
+    target = fields["target"]
     return {
         "example": example,
         "context_fields": [
@@ -82,9 +88,8 @@ def _shown(example, task: Task) -> dict:
             for spec in cfg.input_fields
         ],
         "target_name": cfg.target_field["name"],
-        "target": example.target.get("answer", example.target)
-        if isinstance(example.target, dict)
-        else example.target,
+        "target": target.get("answer", target) if isinstance(target, dict) else target,
+        "explanation": fields["explanation"],
         "predictions": predictions_of(example),
     }
 
