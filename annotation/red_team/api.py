@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 
 from annotation.models import Conversation, Turn
 from annotation.serializers import ExampleSerializer, TextField
-from core.api.bodies import RejectUnknownFieldsMixin
+from core.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
 from core.api.lookups import positive_int_or_404
 from core.api.permissions import IsContributor
 from core.api.throttling import ExampleCreateThrottle
@@ -90,11 +90,12 @@ class Refused(exceptions.APIException):
     code not listed): the body is ``{"detail": message, "code": code}``, so a tool tells a full
     conversation (``max_turns``) from a busy one (``busy``), both 409."""
 
-    def __init__(self, error: ConversationError):
+    def __init__(self, error: ConversationError, fields: dict | None = None):
         self.status_code = STATUS_OF_CODE.get(error.code, 409)
         super().__init__(detail=str(error), code=error.code)
-        # Set after __init__, as tasks.api.NotQualifiedError does: the code travels in the body.
-        self.detail = {"detail": self.detail, "code": error.code}
+        # Set after __init__, as tasks.api.NotQualifiedError does: the code travels in the body, beside
+        # the body's field messages (``fields``, {name: [message]}) when a field decided the refusal.
+        self.detail = {"detail": self.detail, "code": error.code, **(fields or {})}
 
 
 def _run(call):
@@ -145,8 +146,12 @@ class ConversationSerializer(serializers.ModelSerializer):
 
 
 class StartSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    context = serializers.IntegerField(
-        required=False, allow_null=True, min_value=1, help_text="A context of the current round (its id)."
+    context = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="A context of the current round (its id, a JSON integer); required where the task has "
+        "context fields that are not optional.",
     )
 
 
@@ -163,7 +168,9 @@ class JudgementSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 class ChoiceItemSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    context = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    context = StrictIntegerField(
+        required=False, allow_null=True, min_value=1, help_text="As for a conversation (StartSerializer)."
+    )
     question = TextField()
     answer = TextField(help_text="The correct answer.")
     negatives = serializers.ListField(
@@ -188,6 +195,20 @@ def _red_team_round(slug: str):
     if task.open_round is None:
         raise Refused(ConversationError("This task is not collecting examples right now.", "round_closed"))
     return task.current_round
+
+
+def _body(serializer_class, request) -> dict:
+    """The request's body validated by ``serializer_class``. A bad ``context`` (not a JSON integer: "287"
+    is refused, not read as 287) is the services' refusal ``bad_context`` (400), with every field's
+    messages beside it; other bad fields are DRF's 400 ``{field: [messages]}``."""
+    body = serializer_class(data=request.data)
+    if body.is_valid():
+        return body.validated_data
+    errors = {name: [str(m) for m in messages] for name, messages in body.errors.items()}
+    if "context" in errors:
+        message = f"context: {' '.join(errors['context'])}"
+        raise Refused(ConversationError(message, "bad_context"), fields=errors)
+    raise exceptions.ValidationError(body.errors)
 
 
 def _context(round_, context_id):
@@ -220,17 +241,16 @@ def _own(request, pk) -> Conversation:
 @extend_schema(parameters=[SLUG])
 class ConversationStart(APIView):
     """Start a conversation with the current round's target, on ``context`` where the task has contexts
-    (the caller's other open conversation in the round is abandoned). 404 for a task that is not a
-    red-teaming task; 409 when the round is closed or has no ready target."""
+    (the caller's other open conversation in the round is abandoned). 400 ``bad_context`` for a context
+    left out where the task needs one, not a JSON integer, or not of the current round; 404 for a task
+    that is not a red-teaming task; 409 when the round is closed or has no ready target."""
 
     permission_classes = [IsContributor]
 
     @extend_schema(request=StartSerializer, responses={201: ConversationSerializer})
     def post(self, request, slug):
         round_ = _red_team_round(slug)
-        body = StartSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        context = _context(round_, body.validated_data.get("context"))
+        context = _context(round_, _body(StartSerializer, request).get("context"))
         conversation = _run(
             lambda: start_conversation(round_=round_, annotator=request.user, context=context)
         )
@@ -340,9 +360,7 @@ class ChoiceItemCreate(APIView):
     )
     def post(self, request, slug):
         round_ = _red_team_round(slug)
-        body = ChoiceItemSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        data = body.validated_data
+        data = _body(ChoiceItemSerializer, request)
         context = _context(round_, data.get("context"))
         example, created = _run(
             lambda: write_choice_item(

@@ -32,7 +32,7 @@ from models_registry.runtime.model_files import InferenceError
 from tasks import qualification
 from tasks.models import Context, Round
 
-from .conversations import ConversationError, round_target
+from .conversations import ConversationError, check_context, round_target
 
 #: The longest question and option, in characters.
 MAX_QUESTION = 2000
@@ -113,9 +113,10 @@ def write_choice_item(
     Raises:
         ConversationError: a user who may not contribute (``blocked``), not a red-teaming task or one
             without multiple choice (``not_red_team``), a round that is not open (``round_closed``), a
-            context of another round or none where the task needs one (``bad_context``), bad texts
-            (``invalid``, see ``clean_item``), no ready target (``no_target``), a prompt over the
-            target's context (``too_long``, with the counts) or the target failing (``model_error``).
+            context of another round or none where the task needs one (``bad_context``,
+            ``conversations.check_context``), bad texts (``invalid``, see ``clean_item``), no ready
+            target (``no_target``), a prompt over the target's context (``too_long``, with the counts)
+            or the target failing (``model_error``).
             Nothing is stored on any of these.
         tasks.qualification.NotQualified: the task's rules refuse the annotator.
     """
@@ -130,10 +131,7 @@ def write_choice_item(
             return stored, False
     if not round_.is_open:
         raise ConversationError("This round is closed; nothing was stored.", code="round_closed")
-    if context is not None and context.round_id != round_.pk:
-        raise ConversationError("That passage is not one of this round's.", code="bad_context")
-    if context is None and any(not f.get("optional", False) for f in cfg.context_fields):
-        raise ConversationError("A multiple-choice item is written on a passage.", code="bad_context")
+    check_context(round_, context, what="A multiple-choice item")
     qualification.check_can_contribute(round_.task, annotator, qualification.WRITE, lock=False)
     question, answer, negatives = clean_item(cfg, question, answer, negatives)
     options = [answer, *negatives]

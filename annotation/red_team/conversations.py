@@ -44,6 +44,8 @@ from models_registry.runtime.model_files import InferenceError
 from tasks import qualification
 from tasks.models import Context, Round
 
+from .selectors import needs_context
+
 #: How long a turn waits for the previous answer of its conversation before it is refused, in seconds.
 WAIT_SECONDS = 120.0
 #: An answer still ``answering`` this long after its turn was stored is taken as lost (its process died).
@@ -75,6 +77,22 @@ def round_target(round_: Round) -> RegisteredModel:
     return target.model
 
 
+def check_context(round_: Round, context: Context | None, *, what: str) -> None:
+    """Refuse writing ``what`` (e.g. "A conversation") in ``round_`` on ``context``: a context of another
+    round, or none where the task needs one (``selectors.needs_context``). The one check of
+    conversations and multiple-choice items alike, so neither can be stored without its passage.
+
+    Raises:
+        ConversationError: ``bad_context``, saying which.
+    """
+    if context is not None and context.round_id != round_.pk:
+        raise ConversationError("That passage is not one of this round's.", code="bad_context")
+    if context is None and needs_context(round_.task.cfg):
+        raise ConversationError(
+            f"{what} needs one of this round's passages (its context); none was given.", code="bad_context"
+        )
+
+
 def start_conversation(*, round_: Round, annotator, context: Context | None = None) -> Conversation:
     """Open a conversation of ``annotator`` with the first ready target of ``round_`` (on ``context``
     when the task has contexts); their other open conversations in the round without a message are
@@ -84,7 +102,8 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
     Raises:
         ConversationError: a user who may not contribute (``blocked``), not a red-teaming task
             (``not_red_team``), a round that is not open (``round_closed``), a context of another round
-            (``bad_context``), no ready target (``no_target``), or an open conversation with messages
+            or none where the task needs one (``bad_context``, ``check_context``), no ready target
+            (``no_target``), or an open conversation with messages
             (``open_conversation``, naming it).
         tasks.qualification.NotQualified: the task's rules refuse the annotator (tutorial, quiz, cap...).
     """
@@ -95,8 +114,7 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
         raise ConversationError("This task is not a red-teaming task.", code="not_red_team")
     if not round_.is_open:
         raise ConversationError("This round is closed; no new conversations.", code="round_closed")
-    if context is not None and context.round_id != round_.pk:
-        raise ConversationError("That passage is not one of this round's.", code="bad_context")
+    check_context(round_, context, what="A conversation")
     qualification.check_can_contribute(task, annotator, qualification.WRITE, lock=False)
     model = round_target(round_)
     with transaction.atomic():
@@ -296,7 +314,9 @@ def submit_conversation(*, conversation: Conversation, annotator, rubric_answers
     Raises:
         ConversationError: another user's conversation (``not_found``), one abandoned (``not_open``),
             with no answered turn or an answer still coming (``not_ready``), bad rubric answers or
-            categories (``invalid``, each problem named), or a round closed meanwhile (``round_closed``).
+            categories (``invalid``, each problem named), a round closed meanwhile (``round_closed``),
+            or no passage where the task needs one (``bad_context``: a conversation stored before that
+            was refused at its start).
     """
     if conversation.annotator_id != getattr(annotator, "pk", None):
         raise ConversationError("No such conversation.", code="not_found")
@@ -326,6 +346,8 @@ def submit_conversation(*, conversation: Conversation, annotator, rubric_answers
             raise ConversationError("This conversation is over; start a new one.", code="not_open")
         if not locked.round.is_open:
             raise ConversationError("This round is closed; nothing was stored.", code="round_closed")
+        # One opened before start_conversation refused a missing passage never becomes an example.
+        check_context(locked.round, locked.context, what="A conversation")
         turns = list(locked.turns.all())
         if any(t.status == Turn.Status.ANSWERING for t in turns):
             raise ConversationError("Wait for the model's answer before judging it.", code="not_ready")

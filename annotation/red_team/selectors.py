@@ -1,9 +1,21 @@
-"""Reads for the red-teaming pages: a user's own conversations and items, never another's."""
+"""Reads for the red-teaming pages: a user's own conversations and items, never another's; and, for the
+data check ``check_red_team_contexts``, the rows stored without the context their task needs."""
 
 from __future__ import annotations
 
+from django.db.models import QuerySet
+
 from annotation.models import Conversation, Example
-from tasks.models import Round
+from tasks.models import Round, Task
+
+#: ``Example.metadata["mode"]`` of the examples written by red-teaming (conversations, choice items).
+RED_TEAM_MODES = ("conversation", "multiple_choice")
+
+
+def needs_context(cfg) -> bool:
+    """True when what is written in a task of config ``cfg`` is written on a context: the task has a
+    context field not marked ``optional`` (a title alone may be optional; a passage is not)."""
+    return any(not spec.get("optional", False) for spec in cfg.context_fields)
 
 
 def open_conversation(user, round_: Round | None) -> Conversation | None:
@@ -34,3 +46,29 @@ def own_choice_item(user, pk: int | None) -> Example | None:
     if pk is None:
         return None
     return Example.objects.filter(pk=pk, annotator=user, metadata__mode="multiple_choice").first()
+
+
+def stored_without_context(task: Task | None = None) -> tuple[QuerySet[Conversation], QuerySet[Example]]:
+    """``(conversations, examples)`` stored without a context in a red-teaming task that needs one
+    (``needs_context``), of every such task or of ``task`` only, oldest first: conversations with no
+    context (in any status), and red-teaming examples (``RED_TEAM_MODES``) written on the platform with
+    none. Only rows stored before ``conversations.check_context`` refused them can be found here."""
+    tasks = [t.pk for t in Task.objects.all() if t.cfg.is_red_team and needs_context(t.cfg)]
+    if task is not None:
+        tasks = [pk for pk in tasks if pk == task.pk]
+    conversations = (
+        Conversation.objects.filter(round__task__in=tasks, context__isnull=True)
+        .select_related("round__task", "annotator")
+        .order_by("created_at", "id")
+    )
+    examples = (
+        Example.objects.filter(
+            round__task__in=tasks,
+            context__isnull=True,
+            source=Example.Source.CREATED,
+            metadata__mode__in=RED_TEAM_MODES,
+        )
+        .select_related("round__task", "annotator")
+        .order_by("created_at", "id")
+    )
+    return conversations, examples

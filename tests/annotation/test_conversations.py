@@ -74,8 +74,8 @@ def test_the_passage_comes_first_as_a_system_message(red_round, context, annotat
     ]
 
 
-def test_a_resent_turn_is_stored_once(red_round, annotator):
-    conversation = start_conversation(round_=red_round, annotator=annotator)
+def test_a_resent_turn_is_stored_once(red_round, context, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
     token = uuid.uuid4()
     first, text = _say(conversation, annotator, "Hello there", client_token=token)
     again, replay = _say(conversation, annotator, "Hello there", client_token=token)
@@ -93,30 +93,30 @@ def test_a_resent_turn_is_stored_once(red_round, annotator):
         (None, "invalid"),
     ],
 )
-def test_refused_texts_store_nothing(red_round, annotator, prompt, code):
-    conversation = start_conversation(round_=red_round, annotator=annotator)
+def test_refused_texts_store_nothing(red_round, context, annotator, prompt, code):
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
     with pytest.raises(ConversationError) as refused:
         _say(conversation, annotator, prompt)
     assert refused.value.code == code
     assert not Turn.objects.exists()
 
 
-def test_unusual_text_is_kept_as_written(red_round, annotator):
-    conversation = start_conversation(round_=red_round, annotator=annotator)
+def test_unusual_text_is_kept_as_written(red_round, context, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
     turn, _ = _say(conversation, annotator, "שלום 👨🏿\u200d❤️\u200d👨🏻\r\nmerci")
     assert Turn.objects.get(pk=turn.pk).prompt == "שלום 👨🏿\u200d❤️\u200d👨🏻\nmerci"  # CRLF made LF
 
 
 def test_a_conversation_over_the_targets_context_is_refused_with_the_counts(
-    red_round, annotator, smollm2, settings
+    red_round, context, annotator, smollm2, settings
 ):
     red_round.task.config["limits"] = {"max_input_length": 100_000}
     red_round.task.config["input_fields"][0]["max_length"] = 100_000
     red_round.task.save(update_fields=["config"])
-    conversation = start_conversation(round_=red_round, annotator=annotator)
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
     conversation.round.task.refresh_from_db()
     prompt = "word " * 9000
-    tokens = smollm2.count_tokens([{"role": "user", "content": prompt}])
+    tokens = smollm2.count_tokens(messages_of(conversation, [], prompt))  # the passage, then the message
     with pytest.raises(ConversationError) as refused:
         _say(conversation, annotator, prompt)
     assert refused.value.code == "too_long"
@@ -126,16 +126,16 @@ def test_a_conversation_over_the_targets_context_is_refused_with_the_counts(
     assert not Turn.objects.exists()
 
 
-def test_another_users_conversation_is_not_found(red_round, annotator, outsider):
-    conversation = start_conversation(round_=red_round, annotator=annotator)
+def test_another_users_conversation_is_not_found(red_round, context, annotator, outsider):
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
     with pytest.raises(ConversationError) as refused:
         _say(conversation, outsider, "Hi")
     assert (refused.value.code, str(refused.value)) == ("not_found", "No such conversation.")
 
 
-def test_starting_again_abandons_the_open_conversation(red_round, annotator):
-    first = start_conversation(round_=red_round, annotator=annotator)
-    start_conversation(round_=red_round, annotator=annotator)
+def test_starting_again_abandons_the_open_conversation(red_round, context, annotator):
+    first = start_conversation(round_=red_round, annotator=annotator, context=context)
+    start_conversation(round_=red_round, annotator=annotator, context=context)
     first.refresh_from_db()
     assert first.status == Conversation.Status.ABANDONED
     with pytest.raises(ConversationError) as refused:
@@ -143,8 +143,8 @@ def test_starting_again_abandons_the_open_conversation(red_round, annotator):
     assert refused.value.code == "not_open"
 
 
-def test_leaving_the_answer_early_keeps_what_came_marked(red_round, annotator):
-    conversation = start_conversation(round_=red_round, annotator=annotator)
+def test_leaving_the_answer_early_keeps_what_came_marked(red_round, context, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
     stream = send_turn(conversation=conversation, annotator=annotator, prompt="Tell me about rivers.")
     came = next(stream)
     stream.close()
@@ -153,7 +153,7 @@ def test_leaving_the_answer_early_keeps_what_came_marked(red_round, annotator):
     assert turn.generation["extra"] == {"cut_short": True}
 
 
-def test_a_target_that_fails_leaves_the_turn_failed_with_why(red_round, annotator, smollm2):
+def test_a_target_that_fails_leaves_the_turn_failed_with_why(red_round, context, annotator, smollm2):
     with ChatServer(smollm2) as server:
         model = RegisteredModel.objects.create(
             task=red_round.task,
@@ -165,7 +165,7 @@ def test_a_target_that_fails_leaves_the_turn_failed_with_why(red_round, annotato
             generation={"max_new_tokens": 12},
         )
         RoundTarget.objects.filter(round=red_round).update(model=model)
-        conversation = start_conversation(round_=red_round, annotator=annotator)
+        conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
         stream = send_turn(conversation=conversation, annotator=annotator, prompt="Hi")
         assert list(stream) == []
     turn = Turn.objects.get(pk=stream.turn.pk)
@@ -173,9 +173,9 @@ def test_a_target_that_fails_leaves_the_turn_failed_with_why(red_round, annotato
 
 
 @pytest.mark.django_db(transaction=True)
-def test_two_tabs_sending_at_once_are_both_kept_in_order(red_round, annotator):
+def test_two_tabs_sending_at_once_are_both_kept_in_order(red_round, context, annotator):
     """The second tab's turn waits for the first answer, then reads it: nothing lost, nothing reordered."""
-    conversation = start_conversation(round_=red_round, annotator=annotator)
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
     results, errors = {}, []
     barrier = threading.Barrier(2)
 
@@ -293,8 +293,8 @@ def test_bad_judgements_are_refused_and_the_conversation_stays_open(
     assert conversation.status == "open" and not Example.objects.exists()
 
 
-def test_a_conversation_without_an_answer_cannot_be_judged(red_round, annotator):
-    conversation = start_conversation(round_=red_round, annotator=annotator)
+def test_a_conversation_without_an_answer_cannot_be_judged(red_round, context, annotator):
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
     with pytest.raises(ConversationError) as refused:
         submit_conversation(
             conversation=conversation,
@@ -334,3 +334,43 @@ def test_a_conversation_with_messages_is_never_dropped_by_starting_another(red_r
     )
     second.refresh_from_db()
     assert second.status == "open" and Conversation.objects.count() == 2
+
+
+# --- the passage: a conversation is held on one where the task needs it ------------------------------------
+
+
+def test_a_conversation_without_the_passage_the_task_needs_is_refused_and_nothing_stored(
+    red_round, annotator
+):
+    with pytest.raises(ConversationError) as refused:
+        start_conversation(round_=red_round, annotator=annotator)
+    assert (refused.value.code, str(refused.value)) == (
+        "bad_context",
+        "A conversation needs one of this round's passages (its context); none was given.",
+    )
+    assert not Conversation.objects.exists()
+
+
+def test_a_task_whose_context_fields_are_all_optional_takes_a_conversation_without_one(red_round, annotator):
+    red_round.task.config["context_fields"][1]["optional"] = True  # the passage (the title already is)
+    red_round.task.save(update_fields=["config"])
+    conversation = start_conversation(round_=red_round, annotator=annotator)
+    assert conversation.context_id is None
+
+
+def test_a_conversation_stored_without_its_passage_before_the_check_cannot_be_judged(red_round, annotator):
+    # As the API stored them before start_conversation refused a missing passage.
+    conversation = Conversation.objects.create(
+        round=red_round, annotator=annotator, model=red_round.targets.get().model
+    )
+    Turn.objects.create(conversation=conversation, index=0, prompt="Hi", answer="Hello.", status="answered")
+    with pytest.raises(ConversationError) as refused:
+        submit_conversation(
+            conversation=conversation,
+            annotator=annotator,
+            rubric_answers={"supported": "no", "helpful": "2"},
+            categories=["fabrication"],
+        )
+    assert refused.value.code == "bad_context"
+    conversation.refresh_from_db()
+    assert conversation.status == "open" and not Example.objects.exists()

@@ -129,10 +129,13 @@ def test_the_query_asks_for_the_stream_as_the_accept_header_does(api, red_round,
 
 
 def test_a_conversation_over_the_models_context_is_refused_with_the_counts(api, red_round):
-    # No passage: the target reads the template and the one message. Each 🌊 (U+1F30A, 4 UTF-8 bytes)
-    # is 3 of SmolLM2's byte-level tokens, and the chat template (its default system prompt and the
-    # role markers) adds 30: 4,000 × 3 + 30 = 12,030 tokens, over the 8,192 of the context, though
-    # 4,000 characters is within the message's length limit.
+    # No passage (the task's passage made optional, so none is needed): the target reads the template
+    # and the one message. Each 🌊 (U+1F30A, 4 UTF-8 bytes) is 3 of SmolLM2's byte-level tokens, and
+    # the chat template (its default system prompt and the role markers) adds 30: 4,000 × 3 + 30 =
+    # 12,030 tokens, over the 8,192 of the context, though 4,000 characters is within the message's
+    # length limit.
+    red_round.task.config["context_fields"][1]["optional"] = True
+    red_round.task.save(update_fields=["config"])
     response = api.post("/api/tasks/red-team/conversations/", {}, format="json")
     assert (response.status_code, response.json()["context"]) == (201, None)
     refused = api.post(
@@ -149,14 +152,15 @@ def test_a_conversation_over_the_models_context_is_refused_with_the_counts(api, 
 
 def test_a_round_closed_or_without_a_ready_target_is_a_409(api, red_round):
     RegisteredModel.objects.filter(task=red_round.task).update(status="failed")
-    no_target = api.post("/api/tasks/red-team/conversations/", {}, format="json")
+    context = make_passage(red_round)
+    no_target = api.post("/api/tasks/red-team/conversations/", {"context": context.pk}, format="json")
     assert (no_target.status_code, no_target.json()) == (
         409,
         {"detail": "This round has no ready target model to talk to yet.", "code": "no_target"},
     )
     red_round.is_closed = True
     red_round.save(update_fields=["is_closed"])
-    closed = api.post("/api/tasks/red-team/conversations/", {}, format="json")
+    closed = api.post("/api/tasks/red-team/conversations/", {"context": context.pk}, format="json")
     assert (closed.status_code, closed.json()) == (
         409,
         {"detail": "This task is not collecting examples right now.", "code": "round_closed"},
@@ -275,3 +279,53 @@ def test_a_prompt_that_is_not_text_is_refused(api, red_round):
     refused = api.post(f"/api/conversations/{started['id']}/turns/", {"prompt": 5}, format="json")
     assert (refused.status_code, refused.json()) == (400, {"prompt": ["Must be text (a JSON string)."]})
     assert not Turn.objects.exists()
+
+
+NEEDS_PASSAGE = "A conversation needs one of this round's passages (its context); none was given."
+NOT_AN_INTEGER = "Must be a JSON integer (e.g. 12), not a string."
+
+
+@pytest.mark.parametrize("body", [{}, {"context": None}])
+def test_a_conversation_without_a_passage_is_refused_and_nothing_stored(api, red_round, body):
+    make_passage(red_round)
+    refused = api.post("/api/tasks/red-team/conversations/", body, format="json")
+    assert (refused.status_code, refused.json()) == (400, {"detail": NEEDS_PASSAGE, "code": "bad_context"})
+    assert not Conversation.objects.exists()
+
+
+@pytest.mark.parametrize("kind, as_sent", [("a string", str), ("true or false", lambda pk: True)])
+def test_a_passage_id_that_is_not_a_json_integer_is_refused_and_nothing_stored(api, red_round, kind, as_sent):
+    context = make_passage(red_round)  # a real passage of the round: "287" is its id, as text
+    refused = api.post("/api/tasks/red-team/conversations/", {"context": as_sent(context.pk)}, format="json")
+    message = f"Must be a JSON integer (e.g. 12), not {kind}."
+    assert (refused.status_code, refused.json()) == (
+        400,
+        {"detail": f"context: {message}", "code": "bad_context", "context": [message]},
+    )
+    assert not Conversation.objects.exists()
+
+
+def test_a_choice_item_with_its_passage_id_as_a_string_is_refused_and_nothing_stored(api, red_round):
+    context = make_passage(red_round)
+    body = {
+        "question": "How long is the Amazon?",
+        "answer": "About 6,400 km",
+        "negatives": ["7,000", "4,000"],
+    }
+    as_text = api.post(
+        "/api/tasks/red-team/choice-items/", {**body, "context": str(context.pk)}, format="json"
+    )
+    assert (as_text.status_code, as_text.json()["code"], as_text.json()["detail"]) == (
+        400,
+        "bad_context",
+        f"context: {NOT_AN_INTEGER}",
+    )
+    left_out = api.post("/api/tasks/red-team/choice-items/", body, format="json")
+    assert (left_out.status_code, left_out.json()) == (
+        400,
+        {
+            "detail": "A multiple-choice item needs one of this round's passages (its context); none was given.",
+            "code": "bad_context",
+        },
+    )
+    assert not Example.objects.exists()
