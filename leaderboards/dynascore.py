@@ -12,21 +12,36 @@ The five steps, exactly as docs/domain.md, "Dynascore":
    the other lower-is-better metrics named in ``ceilings`` (an attack success rate, a cost): C_j - x_mj.
 3. Sort the models by x'_perf; over each pair of neighbours (a, b) in that order with
    |perf_b - perf_a| > 1e-4 * max perf, take |x'_bj - x'_aj| / |perf_b - perf_a|.
-   AMRS_j is the mean of those ratios; AMRS_perf = 1.
+   AMRS_j is the mean of those ratios; AMRS_perf = 1. (perf is the reference metric r; where perf
+   cannot serve, another weighted metric does: "Reference metric" below.)
 4. ω̃_j = ω_j / Σ_k ω_k.
 5. Dynascore_m = Σ_j ω̃_j x'_mj / AMRS_j.
 
 Decisions (where those steps leave a choice):
 
-* **Missing scores.** A dataset with weight 0 is ignored. If a model lacks metric j on some
-  positive-weight dataset, its x_mj is the weighted mean over the datasets it has, with their weights
+* **Reference metric.** Dynaboard measures every metric against perf (step 3). perf stays the
+  reference r whenever it can serve: when it counts (ω_perf > 0) and some model has it; or, weighted
+  0, when every metric that counts has an AMRS against it and one of them is not zero. Otherwise (a
+  board whose models have no perf yet, perf weighted 0 with the other metrics not measurable against
+  it) r is the counted metric with the largest weight (the first in ``metrics`` on a tie) that some
+  model has: AMRS_r = 1, and step 3 runs with r in place of perf (neighbours sorted by x'_r, pairs
+  closer than 1e-4 * max |x'_r| or than r's measurement resolution skipped). So a ranking exists on
+  whatever metrics are weighted: with r the only metric weighted, Dynascore_m = x'_mr (the metric
+  itself, flipped if lower is better), as Dynascore_m = perf_m when perf alone is weighted. Without
+  this, a metric whose AMRS against perf is undefined is left out, and with nothing left every model
+  scored 0 and shared rank 1 whatever its figures. r is ``DynascoreResult.reference``.
+* **Missing scores.** A dataset with weight 0 is ignored, and so is a metric with weight 0: a model
+  lacking it is not incomplete (AMRS estimation still needs r from it). If a model lacks a counted
+  metric j on some positive-weight dataset, its x_mj is the weighted mean over the datasets it has, with their weights
   renormalised to sum 1 (so x stays on the metric's scale), and the model is flagged **incomplete**
   (``complete=False``, ``missing`` lists the (dataset, metric) pairs). It stays in the result with its
   Dynascore: never silently dropped. If it has metric j on no positive-weight dataset, x_mj is None;
   when such a metric counts in the sum (ω_j > 0 and AMRS_j defined), the model's Dynascore is None
-  (unknown, ranked last) rather than a sum with a term quietly treated as 0.
-* **AMRS estimation uses complete values only.** AMRS_j is estimated over the models whose perf and
-  metric j were both computed from every positive-weight dataset (a value averaged over fewer
+  (unknown, ranked last) rather than a sum with a term quietly treated as 0. A counted metric that no
+  model has is left out (``left_out``: "no model has a value"); when no counted metric is left in
+  the sum, every Dynascore is None: nothing to rank on.
+* **AMRS estimation uses complete values only.** AMRS_j is estimated over the models whose r (perf)
+  and metric j were both computed from every positive-weight dataset (a value averaged over fewer
   datasets is not comparable with the others). A model incomplete for fairness still counts for
   throughput if it has throughput and perf everywhere.
 * **Ties in perf** are kept in input order (a stable sort on perf rounded to 9 decimals, so that
@@ -65,7 +80,7 @@ Decisions (where those steps leave a choice):
   range can be small by chance, and the load can change between two evaluations (minutes apart) in
   a way that no single model's passes see.
 * **Metrics left out.** A metric whose AMRS is undefined (fewer than two eligible models with
-  distinct perf) or zero (all eligible models have the same value, up to its resolution) is left out
+  distinct r) or zero (all eligible models have the same value, up to its resolution) is left out
   of the sum and reported in ``left_out`` with the reason. The remaining weights are not renormalised: ω̃ is
   normalised over all metrics in step 4, and a left-out term is simply absent (the ranking is the same
   either way; the numbers stay comparable between views that differ only in which metrics are left out).
@@ -203,6 +218,8 @@ class DynascoreResult:
         metric_weights: ω̃_j (normalised, step 4).
         dataset_weights: w̃_d (normalised, step 1).
         pairs_used: per metric, how many neighbour pairs the AMRS averaged.
+        reference: the metric the AMRS are measured against (module docstring, "Reference metric"):
+            perf, or the weighted metric that stands in for it.
     """
 
     models: list[ModelResult]
@@ -211,6 +228,7 @@ class DynascoreResult:
     metric_weights: dict[str, float]
     dataset_weights: dict[Hashable, float]
     pairs_used: dict[str, int] = field(default_factory=dict)
+    reference: str = PERF
 
     def by_key(self) -> dict[Hashable, ModelResult]:
         """The model results keyed by model key."""
@@ -244,6 +262,7 @@ def compute_dynascore(
     resolutions: Mapping[str, Resolution] | None = None,
     spreads: Spreads | None = None,
     ceilings: Mapping[str, float] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> DynascoreResult:
     """Compute x, x', AMRS and the Dynascore of every model (module docstring: formula and decisions).
 
@@ -265,6 +284,7 @@ def compute_dynascore(
             the first token, a cost): step 2 flips them as memory is flipped, x'_mj = C_j - x_mj. Memory's
             ceiling is ``memory_ceiling``. Only differences of x' enter the AMRS, so C_j shifts every
             model's Dynascore by the same ω̃_j C_j / AMRS_j and leaves the ranking unchanged.
+        labels: ``{metric: label}`` the ``left_out`` reasons name metrics by (default: their names).
 
     Returns:
         A ``DynascoreResult``.
@@ -304,7 +324,7 @@ def compute_dynascore(
             for d in datasets:
                 value = (per_dataset.get(d) or {}).get(j)
                 if value is None:
-                    if j == PERF or j in counted:
+                    if j in counted:  # a metric weighted 0 is not missed
                         missing_m.append((d, j))
                     continue
                 total += w[d] * value
@@ -326,29 +346,44 @@ def compute_dynascore(
             j: (None if v is None else (flips[j] - v if j in flips else v)) for j, v in raw_m.items()
         }
 
-    # Step 3: AMRS per metric over the models complete for perf and that metric.
-    amrs: dict[str, float | None] = {PERF: 1.0}
-    left_out: dict[str, str] = {}
-    pairs_used: dict[str, int] = {}
-    for j in metrics:
-        if j == PERF:
-            continue
-        eligible = [m for m in flipped if full[m][PERF] and full[m][j]]
-        # Stable sort on perf rounded to SORT_DECIMALS: exact ties keep input order even when the
-        # weighted means differ in the last bit (0.75 computed as 0.7500000000000001 and 0.7499999999999999).
-        eligible.sort(key=lambda m: round(flipped[m][PERF], SORT_DECIMALS))
-        if len(eligible) < 2:
-            amrs[j] = None
-            left_out[j] = f"AMRS undefined: {len(eligible)} model(s) with complete {PERF} and {j} values"
-            pairs_used[j] = 0
-            continue
-        threshold = TIE_TOLERANCE * max(abs(flipped[m][PERF]) for m in eligible)
-        resolution = resolutions.get(j)
-        ratios = []
-        below_resolution = 0
-        for a, b in zip(eligible, eligible[1:], strict=False):
-            d_perf = abs(flipped[b][PERF] - flipped[a][PERF])
-            if d_perf > threshold:
+    # Step 3: AMRS per metric against the reference metric (perf when it can serve; module docstring,
+    # "Reference metric"), over the models complete for the reference and that metric.
+    name = (lambda j: labels.get(j, j)) if labels else (lambda j: j)
+
+    def amrs_against(ref: str) -> tuple[dict[str, float | None], dict[str, str], dict[str, int]]:
+        amrs: dict[str, float | None] = {ref: 1.0}
+        left_out: dict[str, str] = {}
+        pairs_used: dict[str, int] = {}
+        ref_resolution = resolutions.get(ref)
+        for j in metrics:
+            if j == ref:
+                continue
+            eligible = [m for m in flipped if full[m][ref] and full[m][j]]
+            # Stable sort on the reference rounded to SORT_DECIMALS: exact ties keep input order even when
+            # the weighted means differ in the last bit (0.75 as 0.7500000000000001 and 0.7499999999999999).
+            eligible.sort(key=lambda m: round(flipped[m][ref], SORT_DECIMALS))
+            if len(eligible) < 2:
+                amrs[j] = None
+                left_out[j] = (
+                    f"AMRS undefined: {len(eligible)} model(s) with complete {name(ref)} and {name(j)} values"
+                )
+                pairs_used[j] = 0
+                continue
+            threshold = TIE_TOLERANCE * max(abs(flipped[m][ref]) for m in eligible)
+            resolution = resolutions.get(j)
+            ratios = []
+            below_resolution = 0
+            for a, b in zip(eligible, eligible[1:], strict=False):
+                d_ref = abs(flipped[b][ref] - flipped[a][ref])
+                if d_ref <= threshold or (
+                    ref_resolution is not None
+                    and d_ref
+                    < ref_resolution.threshold(
+                        raw[a][ref], raw[b][ref], spread[a].get(ref) or 0.0, spread[b].get(ref) or 0.0
+                    )
+                    * (1 - RESOLUTION_SLACK)
+                ):
+                    continue  # neighbours the reference cannot tell apart: no rate of substitution
                 d_j = abs(flipped[b][j] - flipped[a][j])
                 u_a, u_b = spread[a].get(j) or 0.0, spread[b].get(j) or 0.0
                 if resolution is not None and 0 < d_j < resolution.threshold(
@@ -356,27 +391,46 @@ def compute_dynascore(
                 ) * (1 - RESOLUTION_SLACK):
                     d_j = 0.0  # noise: below what the measurement can tell apart
                     below_resolution += 1
-                ratios.append(d_j / d_perf)
-        pairs_used[j] = len(ratios)
-        if not ratios:
-            amrs[j] = None
-            left_out[j] = f"AMRS undefined: fewer than two models with distinct {PERF}"
-        else:
-            amrs[j] = sum(ratios) / len(ratios)
-            if amrs[j] == 0 and below_resolution:
-                left_out[j] = (
-                    f"AMRS is zero: every difference in {j} between neighbours is below its "
-                    f"measurement resolution ({resolution.describe(j)})"
-                )
-            elif amrs[j] == 0:
-                left_out[j] = f"AMRS is zero: every model has the same {j}"
+                ratios.append(d_j / d_ref)
+            pairs_used[j] = len(ratios)
+            if not ratios:
+                amrs[j] = None
+                left_out[j] = f"AMRS undefined: fewer than two models with distinct {name(ref)}"
+            else:
+                amrs[j] = sum(ratios) / len(ratios)
+                if amrs[j] == 0 and below_resolution:
+                    left_out[j] = (
+                        f"AMRS is zero: every difference in {name(j)} between neighbours is below its "
+                        f"measurement resolution ({resolution.describe(j)})"
+                    )
+                elif amrs[j] == 0:
+                    left_out[j] = f"AMRS is zero: every model has the same {name(j)}"
+        return amrs, left_out, pairs_used
 
-    # Step 5: Dynascore; steps 4 (ω̃) done above.
+    present = {j for j in metrics if any(raw[m][j] is not None for m in raw)}
+    reference = PERF
+    amrs, left_out, pairs_used = amrs_against(PERF)
+    perf_serves = (
+        PERF in present
+        if PERF in counted
+        else (all(amrs.get(j) is not None for j in counted) and any(j not in left_out for j in counted))
+    )
+    candidates = sorted((j for j in counted if j in present), key=lambda j: (-omega[j], metrics.index(j)))
+    if not perf_serves and candidates:
+        reference = candidates[0]
+        amrs, left_out, pairs_used = amrs_against(reference)
+    for j in counted:
+        if j not in present:
+            amrs[j] = None
+            left_out[j] = "no model has a value"
+
+    # Step 5: Dynascore; steps 4 (ω̃) done above. With no weighted metric left in the sum there is
+    # nothing to rank on: every Dynascore is unknown (None), never a shared 0.
     in_sum = [j for j in counted if j not in left_out]
     results = []
     for m in flipped:
         x = flipped[m]
-        if any(x[j] is None for j in in_sum):
+        if not in_sum or any(x[j] is None for j in in_sum):
             score = None
         else:
             score = sum(omega[j] * x[j] / amrs[j] for j in in_sum)
@@ -408,6 +462,7 @@ def compute_dynascore(
         metric_weights=omega,
         dataset_weights=w,
         pairs_used=pairs_used,
+        reference=reference,
     )
 
 

@@ -23,8 +23,15 @@ Where each figure comes from, per model m and round r (a round is the Dynascore'
 
 Lower is better for the attack success rates, the time to the first token, the cost and memory:
 ``compute_dynascore`` flips them against a ceiling (``ceilings``): 1 for a rate, the largest value on
-the board for seconds and cost, the task's memory ceiling for memory. A model missing a figure that
-counts is marked incomplete, never dropped (``dynascore``'s rules).
+the board for seconds and cost, the task's memory ceiling for memory.
+
+Only the metrics the viewer weighs count (``dynascore``'s rules, which this board reuses as the
+classifier leaderboard does): a metric weighted 0 neither enters the Dynascore nor makes a row
+incomplete. Until a round's multiple-choice items are validated no model has an MC accuracy, so the
+AMRS are measured against the weighted metric that stands in for it (``dynascore``, "Reference
+metric"), and the board still ranks on what is weighted. A model missing a figure that counts is kept,
+marked incomplete, and its row says which figure and what that does to its rank (``notes``), never
+ranked as if the figure were 0.
 """
 
 from __future__ import annotations
@@ -36,13 +43,13 @@ from dataclasses import dataclass
 from generative_bench.arena.selectors import arena_ranking
 from generative_bench.judges.selectors import judge_rates
 from generative_bench.replay.selectors import people_rates, replay_figures
-from models_registry.models import RegisteredModel
+from models_registry.runtime_facts import is_remote
 from models_registry.selectors import anonymous_numbers, models_visible_to
 from tasks.models import Task
 
 from .dynascore import PERF, compute_dynascore
 from .models import Dataset, Score
-from .selectors import display_name, memory_ceiling, ranked_models
+from .selectors import display_name, memory_ceiling, not_measurable, ranked_models
 
 #: The figures of every generative board, in the column order; judges' columns come after asr_people.
 BASE_METRICS = ("perf", "asr_people", "bt", "tokens_per_second", "first_token", "memory", "cost")
@@ -69,6 +76,14 @@ DEFAULT_WEIGHTS = {
 JUDGE_WEIGHT = 1.0
 LOWER_IS_BETTER = ("asr_people", "first_token", "cost", "memory")
 MAX_WEIGHT = 100.0
+#: Why a model has no value of a task-level figure, for its row's note (a per-round figure is measured
+#: per round and needs no more than the rounds it lacks).
+WHY_NONE = {
+    "bt": "no arena votes counted",
+    "tokens_per_second": "no replay measured it",
+    "first_token": "no replay measured it",
+    "cost": "no price, or no replay measured it",
+}
 
 
 class BoardError(ValueError):
@@ -122,10 +137,14 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
     Returns a JSON-ready dict: ``metrics`` (``name``, ``label``, ``lower_is_better``, ``weight``,
     ``trusted`` for a judge's column), ``rounds`` (number, weight), ``judges`` (name, trusted, kappa,
     interval, n), ``rows`` best Dynascore first (``model_id``, ``name``, ``rank``, ``dynascore``,
-    ``complete``, ``missing`` (metric names), ``values`` {metric: aggregated value in its unit},
-    ``per_round`` {round number: {metric: value}}, ``bt_interval`` [low, high] or None,
-    ``bt_votes``), ``amrs`` and ``left_out`` (``compute_dynascore``'s), ``votes`` (the arena's counted
-    votes). A task that is not red-teaming has no rows and ``error`` says so.
+    ``complete``, ``missing`` (names of the weighted metrics it lacks somewhere), ``notes`` (one
+    sentence per such metric, naming it by its label and saying what it does to the row), ``remote``,
+    ``values`` {metric: aggregated value in its unit}, ``per_round`` {round number: {metric: value}},
+    ``bt_interval`` [low, high] or None, ``bt_votes``), ``amrs`` (``compute_dynascore``'s),
+    ``left_out`` ({name of a weighted metric left out of the sum: reason, naming metrics by label}),
+    ``reference`` (the metric
+    the AMRS are measured against: ``perf`` unless it cannot serve) and ``reference_label``, ``votes``
+    (the arena's counted votes). A task that is not red-teaming has no rows and ``error`` says so.
     """
     params = params or BoardParams({}, {})
     board: dict = {"task": task.slug, "rows": [], "metrics": [], "rounds": [], "judges": [], "error": ""}
@@ -199,6 +218,7 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
     for j in ("first_token", "cost"):
         seen = [v[j] for pr in per_model.values() for v in pr.values() if v.get(j) is not None]
         ceilings[j] = max(seen) if seen else 0.0
+    labels = {j: LABELS.get(j) or f"Attack success rate ({_judge_name(columns, j)})" for j in metrics}
     result = None
     if rounds and models:
         result = compute_dynascore(
@@ -208,13 +228,14 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
             memory_ceiling=memory_ceiling(task),
             metrics=metrics,
             ceilings=ceilings,
+            labels=labels,
         )
     by_key = result.by_key() if result else {}
 
     board["metrics"] = [
         {
             "name": j,
-            "label": LABELS.get(j) or f"Attack success rate ({_judge_name(columns, j)})",
+            "label": labels[j],
             "lower_is_better": j in LOWER_IS_BETTER or j in judge_metrics,
             "weight": weights[j],
             "trusted": trusted.get(j, True),
@@ -236,7 +257,10 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
         for c in columns
     ]
     board["amrs"] = result.amrs if result else {}
-    board["left_out"] = result.left_out if result else {}
+    # Only a weighted metric can be left out of the sum; one weighted 0 is not in it to begin with.
+    board["left_out"] = {j: why for j, why in (result.left_out if result else {}).items() if weights[j] > 0}
+    board["reference"] = result.reference if result else PERF
+    board["reference_label"] = labels[board["reference"]]
     board["votes"] = ranking.n_votes
     rows = []
     for m in models:
@@ -246,11 +270,12 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
             {
                 "model_id": m.pk,
                 "name": display_name(user, m, numbers, owns_task),
-                "remote": m.source == RegisteredModel.Source.CHAT_ENDPOINT,
+                "remote": is_remote(m),
                 "rank": r.rank if r else None,
                 "dynascore": r.dynascore if r else None,
                 "complete": bool(r and r.complete),
-                "missing": sorted({j for _, j in r.missing}) if r else list(metrics),
+                "missing": [j for j in metrics if any(k == j for _, k in r.missing)] if r else [],
+                "notes": _row_notes(r, labels, board["left_out"], not_measurable(m)) if r else [],
                 "values": dict(r.raw) if r else {j: None for j in metrics},
                 "per_round": per_model[m.pk],
                 "bt_interval": list(interval) if interval and votes[m.pk] else None,
@@ -271,6 +296,29 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
     if not rounds:
         board["error"] = "This task has no rounds yet."
     return board
+
+
+def _row_notes(result, labels: Mapping[str, str], left_out: Mapping[str, str], unmeasurable) -> list[str]:
+    """One sentence per weighted metric ``result`` (a ``dynascore.ModelResult``) lacks on some round,
+    in column order, naming the metric by its label and saying what follows: left out for every model,
+    no rank while it counts, or a mean over the rounds it has."""
+    lacking: dict[str, list] = defaultdict(list)
+    for round_number, metric in result.missing:
+        lacking[metric].append(round_number)
+    notes = []
+    for metric in (j for j in labels if j in lacking):
+        label = labels[metric]
+        if result.raw.get(metric) is not None:
+            rounds = ", ".join(str(n) for n in lacking[metric])
+            notes.append(f"{label}: none on round {rounds}; its value is the mean over the other rounds.")
+            continue
+        why = unmeasurable.get(metric) or WHY_NONE.get(metric)
+        none = f"{label}: none ({why})" if why else f"{label}: none"
+        if metric in left_out:
+            notes.append(f"{none}; left out of this Dynascore for every model ({left_out[metric]}).")
+        else:
+            notes.append(f"{none}; not ranked while {label} counts: set its weight to 0 to rank this model.")
+    return notes
 
 
 def _judge_name(columns, metric: str) -> str:

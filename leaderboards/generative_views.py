@@ -28,7 +28,10 @@ def _text(metric: str, value) -> str:
 
 def present(board: dict) -> dict:
     """``board`` with each row's ``cells``: per metric, ``text``, ``detail`` (per-round values, or the
-    Bradley-Terry interval and votes) and ``untrusted`` (a judge below its floor: greyed)."""
+    Bradley-Terry interval and votes) and ``untrusted`` (a judge below its floor: greyed); and
+    ``left_out_rows``: ``[(label, reason)]`` of the metrics left out of the Dynascore, named by label."""
+    labels = {m["name"]: m["label"] for m in board["metrics"]}
+    board["left_out_rows"] = [(labels.get(j, j), why) for j, why in board.get("left_out", {}).items()]
     per_round_metrics = {"perf", "asr_people"} | {m["name"] for m in board["metrics"] if m["judge"]}
     for row in board["rows"]:
         cells = []

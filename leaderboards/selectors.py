@@ -20,8 +20,7 @@ from django.db.models import Q, QuerySet
 from django.urls import reverse
 
 from models_registry.models import RegisteredModel
-from models_registry.runtime import runtimes
-from models_registry.runtime_facts import served_runtime_text
+from models_registry.runtime_facts import runtime_key, runtime_label, served_runtime_text
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
 from tasks.models import Task
 
@@ -53,6 +52,7 @@ METRIC_LABELS = {
 #: 0 it has one.
 NOT_MEASURABLE = {
     RegisteredModel.Source.ENDPOINT: {"memory": "memory not measurable for remote endpoints"},
+    RegisteredModel.Source.CHAT_ENDPOINT: {"memory": "memory not measurable for remote chat servers"},
 }
 
 
@@ -172,7 +172,8 @@ def build_leaderboard(
     reason, ``NOT_MEASURABLE``), ``notes`` (sentences shown under the model's name), ``flags`` (dataset
     id -> ``fairness_flags`` kinds) and ``rank_without_flagged``), ``flagged`` (any cell flagged),
     ``kendall_tau`` (per pair of rounds:
-    ``rounds``, ``tau``, ``n``), ``amrs``, ``left_out``,
+    ``rounds``, ``tau``, ``n``), ``amrs``, ``reference`` (the metric the AMRS are measured against,
+    ``dynascore``'s "Reference metric"), ``left_out``,
     ``metric_weights`` (as given and normalised), ``sort``, ``dir``, ``round``, ``memory_ceiling``.
     A model with no score at all is still a row (incomplete, no Dynascore). With no scoring dataset
     the rows carry no figures and ``error`` says why.
@@ -206,6 +207,7 @@ def build_leaderboard(
         "sort": params.sort,
         "dir": params.direction,
         "amrs": {},
+        "reference": PERF,
         "left_out": {},
         "pairs_used": {},
         "error": "",
@@ -221,6 +223,7 @@ def build_leaderboard(
             spreads=spreads,
         )
         table["amrs"] = result.amrs
+        table["reference"] = result.reference
         table["left_out"] = result.left_out
         table["pairs_used"] = result.pairs_used
         table["normalised_metric_weights"] = result.metric_weights
@@ -279,12 +282,8 @@ def build_leaderboard(
                 "masked": not sees_real_identity(user, m, owns_task),
                 "published": m.is_published,
                 # A runtime is part of the submitted system, like its size (docs/onnx.md).
-                "runtime": "endpoint" if m.source == RegisteredModel.Source.ENDPOINT else m.runtime,
-                "runtime_label": (
-                    "remote endpoint"
-                    if m.source == RegisteredModel.Source.ENDPOINT
-                    else runtimes.short_label(m.runtime)
-                ),
+                "runtime": runtime_key(m),
+                "runtime_label": runtime_label(m, short=True),
                 "runtime_text": served_runtime_text(m),
                 "url": reverse("leaderboards:model", args=[m.pk]),
                 "dynascore": r.dynascore if r else None,

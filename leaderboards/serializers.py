@@ -209,7 +209,15 @@ class LeaderboardSerializer(serializers.Serializer):
     datasets = LeaderboardDatasetSerializer(many=True)
     amrs = serializers.DictField(
         child=serializers.FloatField(allow_null=True),
-        help_text="AMRS_j per metric (perf: 1); null: undefined.",
+        help_text="AMRS_j per metric (the reference metric: 1); null: undefined.",
+    )
+    reference = serializers.CharField(
+        default="perf",
+        help_text=(
+            "The metric the AMRS are measured against: perf, unless it cannot serve (no model has it, or it "
+            "weighs 0 and a weighted metric cannot be measured against it); then the weighted metric with "
+            "the largest weight."
+        ),
     )
     left_out = serializers.DictField(
         child=serializers.CharField(), help_text="Metrics left out of the Dynascore, with the reason."

@@ -8,6 +8,34 @@ from models_registry.runtime.int8_plans import BY_NAME as INT8_PLANS
 from models_registry.runtime.int8_plans import drop_points
 from models_registry.runtime.onnx_export import max_accuracy_drop
 
+#: What serves a model whose weights run on another machine, by ``RegisteredModel.source``: no runtime
+#: of ours (``RegisteredModel.runtime`` keeps its default, "torch", which says nothing about it).
+REMOTE_LABELS = {
+    RegisteredModel.Source.ENDPOINT: "remote endpoint",
+    RegisteredModel.Source.CHAT_ENDPOINT: "remote chat server",
+}
+
+
+def is_remote(model: RegisteredModel) -> bool:
+    """True for a model served by another machine (an inference endpoint or an OpenAI-compatible chat
+    server): its memory and runtime are not ours to measure or name."""
+    return model.source in REMOTE_LABELS
+
+
+def runtime_key(model: RegisteredModel) -> str:
+    """What serves ``model``, as a key: its source for a remote model (``endpoint``, ``chat_endpoint``),
+    else its runtime (``torch``, ``onnx-fp32``, ``onnx-int8``)."""
+    return str(model.source) if is_remote(model) else model.runtime
+
+
+def runtime_label(model: RegisteredModel, *, short: bool = False) -> str:
+    """What serves ``model``, in words: "remote endpoint" or "remote chat server" for a remote model,
+    else its runtime's label (``runtimes.label``, or ``runtimes.short_label`` with ``short``: "PyTorch",
+    "ONNX int8"). The one place the leaderboard's badge and the model card's runtime are chosen."""
+    if is_remote(model):
+        return REMOTE_LABELS[model.source]
+    return runtimes.short_label(model.runtime) if short else runtimes.label(model.runtime)
+
 
 def runtime_facts(model: RegisteredModel) -> dict:
     """The runtime block of a model card, ready to show.
@@ -54,12 +82,12 @@ def runtime_facts(model: RegisteredModel) -> dict:
                 "tried": [_tried_text(t) for t in check.get("plans_tried") or [] if isinstance(t, dict)],
             }
         )
-    label = "remote endpoint" if model.source == model.Source.ENDPOINT else runtimes.label(model.runtime)
+    label = runtime_label(model)
     message = str(block.get("message") or "")
     # Shown beside the label, a pin's message need not name the runtime again.
     message = message.replace(f"pinned to {label} by a task owner", "pinned by a task owner", 1)
     return {
-        "runtime": model.runtime,
+        "runtime": runtime_key(model),
         "label": label,
         "message": message,
         "checks": checks,
@@ -70,7 +98,8 @@ def runtime_facts(model: RegisteredModel) -> dict:
 
 def served_runtime_text(model: RegisteredModel) -> str:
     """The runtime ``model`` serves with, in full, with the int8 plan when it serves int8 (e.g. "ONNX
-    Runtime, int8 weights (feed-forward output MatMuls in fp32)"); "remote endpoint" for an endpoint."""
+    Runtime, int8 weights (feed-forward output MatMuls in fp32)"); "remote endpoint" or "remote chat
+    server" for a remote model (``runtime_label``)."""
     facts = runtime_facts(model)
     plan = next((c["plan"] for c in facts["checks"] if c["runtime"] == model.runtime and c["plan"]), "")
     return f"{facts['label']} ({plan})" if plan else facts["label"]

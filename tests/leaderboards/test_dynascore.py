@@ -142,7 +142,7 @@ def test_metric_left_out_when_amrs_zero_and_when_nobody_has_it():
     )
     assert result.amrs["throughput"] == 0
     assert "zero" in result.left_out["throughput"]
-    assert result.amrs["fairness"] is None and "0 model" in result.left_out["fairness"]
+    assert result.amrs["fairness"] is None and result.left_out["fairness"] == "no model has a value"
     # Every model lacks fairness (weight > 0): incomplete, but fairness is left out of the sum, so the
     # Dynascore is ω̃_perf * perf = perf / 3.
     assert result.by_key()["B"].dynascore == pytest.approx(0.7 / 3)
@@ -251,3 +251,85 @@ def test_a_lower_is_better_metric_is_flipped_against_its_ceiling():
         scores, dataset_weights={"d": 1}, metric_weights={"perf": 1, "asr": 1}, metrics=["perf", "asr"]
     )
     assert plain.by_key()["A"].x["asr"] == pytest.approx(0.4)
+
+
+def _one_dataset(rows):
+    return {m: {"d": values} for m, values in rows.items()}
+
+
+def test_only_one_metric_weighted_and_no_perf_ranks_on_that_metric():
+    # No model has perf (a board before any item is scored); only "bt" weighs. perf cannot be the
+    # yardstick, so bt is (AMRS 1) and, ω̃_bt = 1, each Dynascore is the model's bt: 1069, 970, 961.
+    # (Before: bt's AMRS against perf was undefined, bt left out, every Dynascore 0 and every rank 1.)
+    scores = _one_dataset({"A": {"bt": 1069.0}, "B": {"bt": 970.0}, "C": {"bt": 961.0}})
+    result = compute_dynascore(
+        scores, dataset_weights={"d": 1}, metric_weights={"perf": 0, "bt": 5}, metrics=["perf", "bt"]
+    )
+    by = result.by_key()
+    assert result.reference == "bt" and result.amrs["bt"] == 1.0
+    assert [by[m].dynascore for m in "ABC"] == [1069.0, 970.0, 961.0]
+    assert [by[m].rank for m in "ABC"] == [1, 2, 3]
+    # perf weighs 0: no model is incomplete for lacking it, and it is not "left out" of a sum it is not in.
+    assert all(by[m].complete and by[m].missing == () for m in "ABC")
+    assert result.left_out == {"perf": "AMRS undefined: 0 model(s) with complete bt and perf values"}
+
+
+def test_two_metrics_weighted_without_perf_are_measured_against_the_heavier_one():
+    # perf weighs 0 and no model has it; "asr" (lower is better, ceiling 1) weighs 2 and "tps" 1: asr is
+    # the yardstick. x'_asr = 1 - asr: C 0.5, A 0.7, B 0.9 (sorted), neighbours 0.2 apart.
+    # AMRS_tps = mean(|20 - 30| / 0.2, |40 - 20| / 0.2) = mean(50, 100) = 75; ω̃ = 2/3, 1/3.
+    # A = 2/3 * 0.7 + 1/3 * 20 / 75 = 0.55556; B = 2/3 * 0.9 + 1/3 * 40 / 75 = 0.77778;
+    # C = 2/3 * 0.5 + 1/3 * 30 / 75 = 0.46667.
+    scores = _one_dataset(
+        {"A": {"asr": 0.3, "tps": 20.0}, "B": {"asr": 0.1, "tps": 40.0}, "C": {"asr": 0.5, "tps": 30.0}}
+    )
+    result = compute_dynascore(
+        scores,
+        dataset_weights={"d": 1},
+        metric_weights={"perf": 0, "asr": 2, "tps": 1},
+        metrics=["perf", "asr", "tps"],
+        ceilings={"asr": 1.0},
+    )
+    by = result.by_key()
+    assert result.reference == "asr" and result.amrs["tps"] == pytest.approx(75)
+    assert by["A"].dynascore == pytest.approx(0.7 * 2 / 3 + 20 / 75 / 3)
+    assert by["B"].dynascore == pytest.approx(0.9 * 2 / 3 + 40 / 75 / 3)
+    assert by["C"].dynascore == pytest.approx(0.5 * 2 / 3 + 30 / 75 / 3)
+    assert [r.key for r in result.models] == ["B", "A", "C"]
+
+
+def test_perf_weighted_but_missing_everywhere_is_left_out_and_the_rest_still_rank():
+    # perf weighs 1 but no model has it: left out ("no model has a value"), every model incomplete
+    # for it, and the only other weighted metric, tps (weight 1), is the yardstick: ω̃ = 1/2 each,
+    # Dynascore = tps / 2.
+    scores = _one_dataset({"A": {"perf": None, "tps": 20.0}, "B": {"tps": 40.0}})
+    result = compute_dynascore(
+        scores, dataset_weights={"d": 1}, metric_weights={"perf": 1, "tps": 1}, metrics=["perf", "tps"]
+    )
+    by = result.by_key()
+    assert result.left_out == {"perf": "no model has a value"} and result.reference == "tps"
+    assert (by["A"].dynascore, by["B"].dynascore) == (10.0, 20.0)
+    assert (by["B"].rank, by["A"].rank) == (1, 2)
+    assert not by["A"].complete and by["A"].missing == (("d", "perf"),)
+
+
+def test_nothing_to_rank_on_gives_no_dynascore_rather_than_a_shared_zero():
+    # The only weighted metric is one no model has: no Dynascore, no rank, for anyone.
+    scores = _one_dataset({"A": {"perf": 0.5}, "B": {"perf": 0.7}})
+    result = compute_dynascore(
+        scores, dataset_weights={"d": 1}, metric_weights={"perf": 0, "bt": 1}, metrics=["perf", "bt"]
+    )
+    assert result.left_out["bt"] == "no model has a value"
+    assert all(r.dynascore is None and r.rank is None for r in result.models)
+
+
+def test_perf_weighted_zero_stays_the_yardstick_when_it_measures_every_weighted_metric():
+    # perf weighs 0 but every model has a distinct perf: Dynaboard's AMRS against perf, unchanged.
+    # Sorted by perf A 0.5, B 0.7: AMRS_tps = |40 - 20| / 0.2 = 100; Dynascore = tps / 100.
+    scores = _one_dataset({"A": {"perf": 0.5, "tps": 20.0}, "B": {"perf": 0.7, "tps": 40.0}})
+    result = compute_dynascore(
+        scores, dataset_weights={"d": 1}, metric_weights={"perf": 0, "tps": 1}, metrics=["perf", "tps"]
+    )
+    by = result.by_key()
+    assert result.reference == "perf" and result.amrs["tps"] == pytest.approx(100)
+    assert (by["A"].dynascore, by["B"].dynascore) == (pytest.approx(0.2), pytest.approx(0.4))

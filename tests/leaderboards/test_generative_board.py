@@ -165,3 +165,158 @@ def test_the_page_and_the_api(world, client, outsider, api):
 def test_a_task_that_is_not_red_teaming_has_no_generative_leaderboard(hate_task, client, api, outsider):
     assert client.get(f"/tasks/{hate_task.slug}/leaderboard/generative/").status_code == 404
     assert api(outsider).get(f"/api/tasks/{hate_task.slug}/leaderboard/generative/").status_code == 404
+
+
+@pytest.fixture
+def unvalidated(db, monkeypatch):
+    """A red-teaming task whose multiple-choice items are not validated yet (no MC accuracy anywhere, as
+    on the demo): local A and D, remote B (a chat server), local C; no judge. Figures:
+
+        model  people's ASR  Bradley-Terry (votes)  tokens/s  cost per 1,000 prompts
+        A      0.3           1069 (20)              20        none
+        B      0.1            970 (10)              40        1.5
+        C      0.5            961 (10)              30        none
+        D      none          none (no votes)        10        none
+    """
+    task = Task.objects.create(slug="rt2", name="Red-team 2", config=copy.deepcopy(RED_TEAM_CONFIG))
+    r1 = ensure_round(task=task, number=1)
+    a = RegisteredModel.objects.create(
+        task=task, name="A", path="/nowhere", status="ready", is_published=True
+    )
+    b = RegisteredModel.objects.create(
+        task=task, name="B", source="chat_endpoint", status="ready", is_published=True
+    )
+    c = RegisteredModel.objects.create(
+        task=task, name="C", path="/nowhere", status="ready", is_published=True
+    )
+    d = RegisteredModel.objects.create(
+        task=task, name="D", path="/nowhere", status="ready", is_published=True
+    )
+    people = {
+        (a.pk, r1.pk): PeopleRate(failed=3, judged=10),
+        (b.pk, r1.pk): PeopleRate(failed=1, judged=10),
+        (c.pk, r1.pk): PeopleRate(failed=5, judged=10),
+    }
+    figures = {
+        m.pk: ReplayFigures(
+            model_id=m.pk,
+            answers=10,
+            tokens_per_second=tps,
+            cost_per_thousand=Decimal("1.5") if m == b else None,
+        )
+        for m, tps in ((a, 20.0), (b, 40.0), (c, 30.0), (d, 10.0))
+    }
+    ranking = Ranking(
+        scores={a.pk: 1069.0, b.pk: 970.0, c.pk: 961.0, d.pk: 1000.0},
+        intervals={a.pk: (1000.0, 1140.0), b.pk: (900.0, 1040.0), c.pk: (890.0, 1030.0), d.pk: None},
+        votes_per_pair={frozenset({a.pk, b.pk}): 10, frozenset({a.pk, c.pk}): 10},
+        n_votes=20,
+        samples=200,
+    )
+    monkeypatch.setattr(generative_board, "judge_rates", lambda task: [])
+    monkeypatch.setattr(generative_board, "people_rates", lambda task: people)
+    monkeypatch.setattr(generative_board, "replay_figures", lambda task: figures)
+    monkeypatch.setattr(generative_board, "arena_ranking", lambda task: ranking)
+    return {"task": task, "a": a, "b": b, "c": c, "d": d}
+
+
+BT_ONLY = {"w_perf": "0", "w_asr_people": "0", "w_tokens_per_second": "0", "w_bt": "5"}
+
+
+def test_with_only_bradley_terry_weighted_the_board_ranks_on_it(unvalidated, owner):
+    # The issue's query. perf weighs 0 and no model has it, so it cannot be the AMRS's yardstick: the
+    # only weighted metric, Bradley-Terry, is (AMRS 1), and with ω̃ = 1 each Dynascore is the score:
+    # A 1069 (rank 1), B 970 (2), C 961 (3). (Was: every row rank 1 with Dynascore 0.)
+    board = board_of(unvalidated["task"], owner, params_from(BT_ONLY))
+    rows = {row["name"]: row for row in board["rows"]}
+    assert [row["name"] for row in board["rows"]] == ["A", "B", "C", "D"]
+    assert [rows[n]["rank"] for n in "ABC"] == [1, 2, 3]
+    assert [rows[n]["dynascore"] for n in "ABC"] == [
+        pytest.approx(1069),
+        pytest.approx(970),
+        pytest.approx(961),
+    ]
+    assert board["reference"] == "bt" and board["reference_label"] == "Bradley-Terry"
+    # A metric weighted 0 neither counts nor makes a row incomplete: no MC accuracy anywhere, yet A, B
+    # and C are complete; nothing weighted is left out.
+    assert all(rows[n]["complete"] and rows[n]["missing"] == [] and rows[n]["notes"] == [] for n in "ABC")
+    assert board["left_out"] == {}
+    # D has no vote: not ranked, and its row says why in a sentence naming the metric.
+    assert rows["D"]["rank"] is None and rows["D"]["dynascore"] is None and not rows["D"]["complete"]
+    assert rows["D"]["missing"] == ["bt"]
+    assert rows["D"]["notes"] == [
+        "Bradley-Terry: none (no arena votes counted); not ranked while Bradley-Terry counts: set its "
+        "weight to 0 to rank this model."
+    ]
+
+
+def test_default_weights_rank_before_any_multiple_choice_item_is_validated(unvalidated, owner):
+    # Weights: perf 4, people's ASR 2, Bradley-Terry 2, tokens/s 1 (9 in all; the rest 0). No model has
+    # an MC accuracy: perf is left out ("no model has a value") and the yardstick is the weighted metric
+    # of largest weight, people's ASR (2, tied with Bradley-Terry and first in column order).
+    # x' = 1 - ASR: C 0.5, A 0.7, B 0.9 (sorted), neighbours 0.2 apart:
+    #   AMRS bt  = mean(|1069 - 961| / 0.2, |970 - 1069| / 0.2) = mean(540, 495) = 517.5
+    #   AMRS tps = mean(|20 - 30| / 0.2, |40 - 20| / 0.2) = mean(50, 100) = 75
+    # A = (2 * 0.7 + 2 * 1069 / 517.5 + 20 / 75) / 9 = 5.7980676 / 9 = 0.6442297
+    # B = (2 * 0.9 + 2 * 970 / 517.5 + 40 / 75) / 9 = 6.0821256 / 9 = 0.6757917
+    # C = (2 * 0.5 + 2 * 961 / 517.5 + 30 / 75) / 9 = 5.1140097 / 9 = 0.5682233
+    board = board_of(unvalidated["task"], owner)
+    rows = {row["name"]: row for row in board["rows"]}
+    assert board["reference"] == "asr_people"
+    assert board["amrs"]["bt"] == pytest.approx(517.5) and board["amrs"][
+        "tokens_per_second"
+    ] == pytest.approx(75)
+    assert rows["A"]["dynascore"] == pytest.approx(0.6442297, abs=1e-7)
+    assert rows["B"]["dynascore"] == pytest.approx(0.6757917, abs=1e-7)
+    assert rows["C"]["dynascore"] == pytest.approx(0.5682233, abs=1e-7)
+    assert [row["name"] for row in board["rows"]] == ["B", "A", "C", "D"]
+    assert [rows[n]["rank"] for n in "BAC"] == [1, 2, 3]
+    assert board["left_out"] == {"perf": "no model has a value"}
+    perf_note = "MC accuracy: none; left out of this Dynascore for every model (no model has a value)."
+    assert rows["A"]["notes"] == [perf_note] and rows["A"]["missing"] == ["perf"]
+    # D lacks people's ASR and Bradley-Terry, which count: no rank, one sentence per metric.
+    assert rows["D"]["rank"] is None
+    assert rows["D"]["notes"] == [
+        perf_note,
+        "Attack success rate (people): none; not ranked while Attack success rate (people) counts: set its "
+        "weight to 0 to rank this model.",
+        "Bradley-Terry: none (no arena votes counted); not ranked while Bradley-Terry counts: set its weight "
+        "to 0 to rank this model.",
+    ]
+
+
+def test_left_out_metrics_and_their_reasons_are_named_by_label_on_the_page(unvalidated, client):
+    # Cost weighted, and only B has one: its AMRS against people's ASR is undefined, so it is left out,
+    # and the page names it and the yardstick by their labels, not their keys.
+    html = client.get("/tasks/rt2/leaderboard/generative/", {"w_cost": "1"}).content.decode()
+    left_out = html.split("Left out of the Dynascore", 1)[1]
+    assert "<li>MC accuracy: no model has a value</li>" in left_out
+    assert (
+        "<li>Cost per 1,000 prompts: AMRS undefined: 1 model(s) with complete Attack success rate (people) "
+        "and Cost per 1,000 prompts values</li>" in left_out
+    )
+    for key in ("asr_people", "tokens_per_second", ">bt", "perf:", " cost"):
+        assert key not in left_out
+    assert "the AMRS are measured against Attack success rate (people)" in html
+    # The issue's query on the page: ranks 1, 2, 3 and the scores, no shared rank 1 at 0.00.
+    html = client.get("/tasks/rt2/leaderboard/generative/", BT_ONLY).content.decode()
+    assert all(f"<td>{score}</td>" in html for score in ("1069.00", "970.00", "961.00"))
+    assert "<td>0.00</td>" not in html
+    assert "Bradley-Terry: none (no arena votes counted); not ranked while Bradley-Terry counts" in html
+    assert "(remote chat server)" in html
+
+
+def test_a_remote_chat_model_is_not_labelled_pytorch(world, client, owner):
+    # B is served by an OpenAI-compatible chat server: the task's leaderboard badge and its model page
+    # say so, and its memory is not measurable (not a missing score).
+    from models_registry.runtime_facts import runtime_facts
+
+    client.force_login(owner)
+    rows = {r["name"]: r for r in client.get("/tasks/rt/leaderboard/").context["table"]["rows"]}
+    assert (rows["B"]["runtime"], rows["B"]["runtime_label"]) == ("chat_endpoint", "remote chat server")
+    assert rows["B"]["runtime_text"] == "remote chat server"
+    assert rows["B"]["not_measurable"] == {"memory": "memory not measurable for remote chat servers"}
+    assert rows["A"]["runtime_label"] == "PyTorch"
+    assert runtime_facts(world["b"])["label"] == "remote chat server"
+    page = client.get(f"/models/{world['b'].pk}/")
+    assert page.status_code == 200 and "remote chat server" in page.content.decode()

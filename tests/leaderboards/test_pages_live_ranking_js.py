@@ -151,6 +151,21 @@ def test_js_agrees_with_the_server_weight_by_weight(client, hand_table):
             "memory",
             "asc",
         ),
+        # perf weighs 0 and measures no weighted metric (robustness is 0.9 for all: AMRS 0): robustness
+        # becomes the yardstick (dynascore.py, "Reference metric"), every model 0.9, all rank 1.
+        (
+            {"perf": 0, "throughput": 0, "memory": 0, "fairness": 0, "robustness": 2},
+            {r1: 1, hc: 1},
+            "dynascore",
+            "desc",
+        ),
+        # perf weighs 0 but measures memory: it stays the yardstick; robustness left out (AMRS 0).
+        (
+            {"perf": 0, "throughput": 0, "memory": 1, "fairness": 0, "robustness": 1},
+            {r1: 1, hc: 1},
+            "dynascore",
+            "desc",
+        ),
     ]
     data = _data_block(client.get(hand_table["url"]))
     js = _run(data, [[mw, dw, sort, direction] for mw, dw, sort, direction in cases])

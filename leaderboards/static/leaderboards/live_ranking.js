@@ -3,7 +3,7 @@
  *
  * computeDynascore is leaderboards/dynascore.py's compute_dynascore, step for step and in the same
  * order of floating-point operations (so both give the same numbers, not merely close ones): x and x'
- * (steps 1-2), AMRS over neighbours sorted by perf with the noise guard (step 3: the fixed resolutions
+ * (steps 1-2), AMRS over neighbours sorted by perf (or the reference metric standing in for it) with the noise guard (step 3: the fixed resolutions
  * and the models' measured spreads, from each model's "spreads" in the data block), normalised metric
  * weights (step 4), the weighted sum (step 5), ranks with shared ties. leaderboardRows adds what
  * selectors.build_leaderboard adds (an unmeasurable metric is no missing score) and sortRows is
@@ -130,7 +130,7 @@
    *   datasetWeights: [[datasetKey, w_d]] in order; metricWeights: {metric: ω_j};
    *   opts: {memoryCeiling, metrics, resolutions, tieTolerance, sortDecimals, resolutionSlack}.
    * Returns {models: [{key, x, raw, dynascore, complete, missing, rank, spread}] best first, amrs, leftOut,
-   * metricWeights (normalised), datasetWeights (normalised), pairsUsed}. */
+   * metricWeights (normalised), datasetWeights (normalised), pairsUsed, reference}. */
   function computeDynascore(models, datasetWeights, metricWeights, opts) {
     var metrics = opts.metrics.slice();
     if (metrics.indexOf(PERF) < 0) throw new Error("metrics: perf is required (models are sorted by it)");
@@ -170,7 +170,7 @@
         datasets.forEach(function (d) {
           var value = get(m, d, j);
           if (value === null) {
-            if (j === PERF || counted.indexOf(j) >= 0) missingM.push([d, j]);
+            if (counted.indexOf(j) >= 0) missingM.push([d, j]);
             return;
           }
           total += w[d] * value;
@@ -194,52 +194,82 @@
       flipped[i] = f;
     });
 
-    var amrs = { perf: 1.0 }, leftOut = {}, pairsUsed = {};
-    metrics.forEach(function (j) {
-      if (j === PERF) return;
-      var eligible = [];
-      models.forEach(function (m, i) { if (full[i][PERF] && full[i][j]) eligible.push(i); });
-      var keyOf = {};
-      eligible.forEach(function (i) { keyOf[i] = pyRound(flipped[i][PERF], opts.sortDecimals); });
-      eligible.sort(function (a, b) { return keyOf[a] - keyOf[b]; });
-      if (eligible.length < 2) {
-        amrs[j] = null;
-        leftOut[j] = "AMRS undefined: " + eligible.length + " model(s) with complete " + PERF + " and " + j + " values";
-        pairsUsed[j] = 0;
-        return;
-      }
-      var maxPerf = -Infinity;
-      eligible.forEach(function (i) { maxPerf = Math.max(maxPerf, Math.abs(flipped[i][PERF])); });
-      var threshold = opts.tieTolerance * maxPerf;
-      var res = resolutions[j];
-      var ratios = [], belowResolution = 0;
-      for (var k = 0; k + 1 < eligible.length; k++) {
-        var a = eligible[k], b = eligible[k + 1];
-        var dPerf = Math.abs(flipped[b][PERF] - flipped[a][PERF]);
-        if (dPerf > threshold) {
+    /* Step 3 against the reference metric ref (dynascore.py, "Reference metric"). */
+    function amrsAgainst(ref) {
+      var amrs = {}, leftOut = {}, pairsUsed = {};
+      amrs[ref] = 1.0;
+      var refRes = resolutions[ref];
+      metrics.forEach(function (j) {
+        if (j === ref) return;
+        var eligible = [];
+        models.forEach(function (m, i) { if (full[i][ref] && full[i][j]) eligible.push(i); });
+        var keyOf = {};
+        eligible.forEach(function (i) { keyOf[i] = pyRound(flipped[i][ref], opts.sortDecimals); });
+        eligible.sort(function (a, b) { return keyOf[a] - keyOf[b]; });
+        if (eligible.length < 2) {
+          amrs[j] = null;
+          leftOut[j] = "AMRS undefined: " + eligible.length + " model(s) with complete " + ref + " and " + j + " values";
+          pairsUsed[j] = 0;
+          return;
+        }
+        var maxRef = -Infinity;
+        eligible.forEach(function (i) { maxRef = Math.max(maxRef, Math.abs(flipped[i][ref])); });
+        var threshold = opts.tieTolerance * maxRef;
+        var res = resolutions[j];
+        var ratios = [], belowResolution = 0;
+        for (var k = 0; k + 1 < eligible.length; k++) {
+          var a = eligible[k], b = eligible[k + 1];
+          var dRef = Math.abs(flipped[b][ref] - flipped[a][ref]);
+          if (dRef <= threshold || (refRes && dRef < resolutionThreshold(refRes, raw[a][ref], raw[b][ref],
+              spread[a][ref] || 0.0, spread[b][ref] || 0.0) * (1 - opts.resolutionSlack))) {
+            continue;
+          }
           var dJ = Math.abs(flipped[b][j] - flipped[a][j]);
           var uA = spread[a][j] || 0.0, uB = spread[b][j] || 0.0;
           if (res && 0 < dJ && dJ < resolutionThreshold(res, raw[a][j], raw[b][j], uA, uB) * (1 - opts.resolutionSlack)) {
             dJ = 0.0;
             belowResolution += 1;
           }
-          ratios.push(dJ / dPerf);
+          ratios.push(dJ / dRef);
         }
-      }
-      pairsUsed[j] = ratios.length;
-      if (!ratios.length) {
+        pairsUsed[j] = ratios.length;
+        if (!ratios.length) {
+          amrs[j] = null;
+          leftOut[j] = "AMRS undefined: fewer than two models with distinct " + ref;
+        } else {
+          var sum = 0;
+          ratios.forEach(function (r) { sum += r; });
+          amrs[j] = sum / ratios.length;
+          if (amrs[j] === 0 && belowResolution) {
+            leftOut[j] = "AMRS is zero: every difference in " + j + " between neighbours is below its " +
+              "measurement resolution (" + describeResolution(res, j) + ")";
+          } else if (amrs[j] === 0) {
+            leftOut[j] = "AMRS is zero: every model has the same " + j;
+          }
+        }
+      });
+      return { amrs: amrs, leftOut: leftOut, pairsUsed: pairsUsed };
+    }
+
+    var present = {};
+    metrics.forEach(function (j) { present[j] = raw.some(function (r) { return r[j] !== null; }); });
+    var reference = PERF;
+    var step3 = amrsAgainst(PERF);
+    var perfServes = counted.indexOf(PERF) >= 0
+      ? present[PERF]
+      : counted.every(function (j) { return step3.amrs[j] !== null && step3.amrs[j] !== undefined; }) &&
+        counted.some(function (j) { return !(j in step3.leftOut); });
+    var candidates = counted.filter(function (j) { return present[j]; });
+    candidates.sort(function (a, b) { return (omega[b] - omega[a]) || (metrics.indexOf(a) - metrics.indexOf(b)); });
+    if (!perfServes && candidates.length) {
+      reference = candidates[0];
+      step3 = amrsAgainst(reference);
+    }
+    var amrs = step3.amrs, leftOut = step3.leftOut, pairsUsed = step3.pairsUsed;
+    counted.forEach(function (j) {
+      if (!present[j]) {
         amrs[j] = null;
-        leftOut[j] = "AMRS undefined: fewer than two models with distinct " + PERF;
-      } else {
-        var sum = 0;
-        ratios.forEach(function (r) { sum += r; });
-        amrs[j] = sum / ratios.length;
-        if (amrs[j] === 0 && belowResolution) {
-          leftOut[j] = "AMRS is zero: every difference in " + j + " between neighbours is below its " +
-            "measurement resolution (" + describeResolution(res, j) + ")";
-        } else if (amrs[j] === 0) {
-          leftOut[j] = "AMRS is zero: every model has the same " + j;
-        }
+        leftOut[j] = "no model has a value";
       }
     });
 
@@ -247,7 +277,7 @@
     var results = models.map(function (m, i) {
       var x = flipped[i];
       var score = null;
-      if (!inSum.some(function (j) { return x[j] === null; })) {
+      if (inSum.length && !inSum.some(function (j) { return x[j] === null; })) {
         score = 0;
         inSum.forEach(function (j) { score += omega[j] * x[j] / amrs[j]; });
       }
@@ -265,7 +295,7 @@
       r.rank = rank;
     });
     var final = ranked.concat(results.filter(function (r) { return r.dynascore === null; }));
-    return { models: final, amrs: amrs, leftOut: leftOut, metricWeights: omega, datasetWeights: w, pairsUsed: pairsUsed };
+    return { models: final, amrs: amrs, leftOut: leftOut, metricWeights: omega, datasetWeights: w, pairsUsed: pairsUsed, reference: reference };
   }
 
   /* math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12) */
