@@ -18,7 +18,7 @@ from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
-from . import selectors, services, verdict
+from . import selectors, services, session_examples, verdict
 from .ask_user import awaits_user_verdict, record_user_verdict
 from .forms import SPAN_START_FIELD, UNSTAMPED, ExampleForm, ExplanationForm, FlagForm, signed_start
 from .red_team import presenting as red_team_presenting
@@ -101,41 +101,18 @@ def _unsaved_rows(cfg, data, written_for) -> list[tuple[str, str]]:
     return rows
 
 
-# The ids of the examples written through this browser session's create page, per task slug (a list,
-# oldest first, at most SESSION_EXAMPLES_KEPT per task): the session tally counts these only, not the
-# same user's API submissions or examples written in another browser.
-SESSION_EXAMPLES_KEY = "annotation.session_examples"
-SESSION_EXAMPLES_KEPT = 500
-
-
-def _remember_example(request, task: Task, example_id: int) -> None:
-    """Add ``example_id`` to the session's examples of ``task`` (once; the oldest dropped past
-    ``SESSION_EXAMPLES_KEPT``)."""
-    kept = dict(request.session.get(SESSION_EXAMPLES_KEY) or {})
-    ids = [i for i in kept.get(task.slug, []) if i != example_id]
-    ids.append(example_id)
-    kept[task.slug] = ids[-SESSION_EXAMPLES_KEPT:]
-    request.session[SESSION_EXAMPLES_KEY] = kept
-
-
-def _session_example_ids(request, task: Task) -> list[int]:
-    """The ids ``_remember_example`` kept for ``task`` (ints only: a tampered session adds nothing)."""
-    ids = (request.session.get(SESSION_EXAMPLES_KEY) or {}).get(task.slug) or []
-    return [i for i in ids if isinstance(i, int) and not isinstance(i, bool)]
-
-
 NO_SESSION_EXAMPLES = "No examples written in this session yet."
 
 
 def _tally(request, task: Task) -> dict | None:
     """``{"fooled": n, "written": m, "text": "n of m fooled the model in this session", "empty_text": the
     text once the tally is reset (the page's script shows it)}``: of the
-    examples written through this browser session's create page (``_remember_example``), those still in
+    examples written through this browser session's pages (``session_examples``), those still in
     the current round and not retracted; None when the task has no current round."""
     if task.current_round_id is None:
         return None
     fooled, written = selectors.session_tally(
-        request.user, task.current_round, _session_example_ids(request, task)
+        request.user, task.current_round, session_examples.session_example_ids(request, task)
     )
     text = f"{fooled} of {written} fooled the model in this session." if written else NO_SESSION_EXAMPLES
     return {"fooled": fooled, "written": written, "text": text, "empty_text": NO_SESSION_EXAMPLES}
@@ -199,7 +176,8 @@ def create(request, slug: str):
     then gets a fresh token).
 
     The session tally ("2 of 3 fooled the model in this session") counts the examples written through
-    this page in this browser session (their ids are kept in the session, ``_remember_example``) that are
+    this page and the red-teaming pages in this browser session (their ids are kept in the session,
+    ``session_examples.remember_example``) that are
     still in the current round and not retracted (``reset_tally`` empties it). The page's script keeps the
     text when the session has run out (it checks the answer against ``login_url``; the next send reads
     the CSRF cookie ``csrf_cookie_name``, which signing in renews) and counts characters
@@ -285,7 +263,7 @@ def create(request, slug: str):
             except services.ExampleError as exc:
                 form.add_service_errors(exc)
             else:
-                _remember_example(request, task, example.pk)
+                session_examples.remember_example(request, task, example.pk)
                 if fetch:
                     return _create_result(request, task, example)
                 return redirect("annotation:outcome", pk=example.pk)
@@ -393,9 +371,7 @@ def reset_tally(request, slug: str):
     """Empty the requester's session tally on ``slug`` (forget the examples kept for it), then back to
     the create page."""
     task = task_selectors.task_or_404(slug)
-    kept = dict(request.session.get(SESSION_EXAMPLES_KEY) or {})
-    kept.pop(task.slug, None)
-    request.session[SESSION_EXAMPLES_KEY] = kept
+    session_examples.forget_examples(request, task)
     messages.success(request, "Session tally reset.")
     return redirect("annotation:create", slug=task.slug)
 

@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from annotation.models import Turn
+from annotation.session_examples import remember_example
 from core.text_rules import ascii_id
 from tasks import qualification
 from tasks import selectors as task_selectors
@@ -228,6 +229,7 @@ def judge(request, slug: str):
         )
     except ConversationError as exc:
         return _page(request, task, error=str(exc), chosen=answers, status=STATUS_OF_CODE.get(exc.code, 409))
+    remember_example(request, task, example.pk)  # the session tally counts it, as the create page's
     verdict = "a failure of the model" if example.model_wrong else "a good answer"
     messages.success(
         request,
@@ -292,6 +294,7 @@ def choice(request, slug: str):
         except qualification.NotQualified as exc:
             messages.error(request, exc.message)
         else:
+            remember_example(request, task, example.pk)  # the session tally counts it
             outcome = (
                 "picked a wrong option: you fooled it" if example.model_wrong else "picked the right option"
             )

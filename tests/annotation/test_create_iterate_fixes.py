@@ -19,7 +19,7 @@ from django.shortcuts import resolve_url
 from django.test import Client
 from django.urls import reverse
 
-from annotation import views
+from annotation import session_examples
 from annotation.models import Example
 from annotation.services import create_example, retract_example
 from annotation.verdict import authors_wording, validation_state
@@ -238,13 +238,13 @@ def test_the_session_keeps_the_last_500_ids(rf, hate_task):
     request = rf.get("/")
     request.session = SessionStore()
     for pk in range(1, 503):
-        views._remember_example(request, hate_task, pk)
-    views._remember_example(request, hate_task, 300)  # again: moved to the end, not twice
-    kept = request.session[views.SESSION_EXAMPLES_KEY]["hate-speech"]
-    assert len(kept) == views.SESSION_EXAMPLES_KEPT == 500
+        session_examples.remember_example(request, hate_task, pk)
+    session_examples.remember_example(request, hate_task, 300)  # again: moved to the end, not twice
+    kept = request.session[session_examples.SESSION_EXAMPLES_KEY]["hate-speech"]
+    assert len(kept) == session_examples.SESSION_EXAMPLES_KEPT == 500
     assert kept[0] == 3 and kept[-2:] == [502, 300] and kept.count(300) == 1
-    request.session[views.SESSION_EXAMPLES_KEY]["hate-speech"] = [1, "2", True, 3.5, 7]  # tampered
-    assert views._session_example_ids(request, hate_task) == [1, 7]
+    request.session[session_examples.SESSION_EXAMPLES_KEY]["hate-speech"] = [1, "2", True, 3.5, 7]  # tampered
+    assert session_examples.session_example_ids(request, hate_task) == [1, 7]
 
 
 # --- 5. label definitions in the built-in configs ----------------------------------------------------

@@ -185,3 +185,34 @@ def test_a_multiple_choice_item_is_decided_on_the_server_and_shown(page, smollm2
     html = bad.content.decode()
     assert bad.status_code == 200 and "Write at least 2 wrong answers" in html and 'value="Only one"' in html
     assert Example.objects.count() == 1
+
+
+def test_judged_conversations_and_choice_items_count_in_the_session_tally(page):
+    _send(page, "How long is the Amazon?")
+    conversation = Conversation.objects.get()
+    page.post(
+        URL + "judge/",
+        {
+            "conversation": conversation.pk,
+            "rubric-supported": "no",
+            "rubric-helpful": "3",
+            "category": ["fabrication"],
+        },
+    )
+    judged = Example.objects.get()
+    outcome = page.get(f"/examples/{judged.pk}/")
+    assert outcome.context["tally"]["text"] == "1 of 1 fooled the model in this session."
+    page.post(
+        URL + "choice/",
+        {
+            "client_token": str(uuid.uuid4()),
+            "context": _context_id(),
+            "question": "How long is the Amazon?",
+            "answer": "About 6,400 km",
+            "negative": ["About 7,000 km", "About 4,000 miles"],
+        },
+    )
+    item = Example.objects.exclude(pk=judged.pk).get()
+    fooled = 1 + int(item.model_wrong)  # the judged failure, and the item if the target picked wrong
+    tally = page.get(f"/examples/{item.pk}/").context["tally"]
+    assert (tally["written"], tally["text"]) == (2, f"{fooled} of 2 fooled the model in this session.")
