@@ -14,9 +14,10 @@ judge labelled k and the people labelled l, r_k = sum_l c_kl and s_l = sum_k c_k
 * kappa = (p_o - p_e) / (1 - p_e), in [-1, 1]: 1 is perfect agreement, 0 is chance level.
 
 When p_e = 1 the ratio is 0/0: both sides gave every item the same single label, so p_o = 1 as well.
-We return **kappa = 1.0** then (scikit-learn's ``cohen_kappa_score`` returns nan): the two agree on
-every item, and a figure the leaderboard can show and compare with a judge's floor is more useful than
-an undefined one; the item count ``n`` beside it tells how much that is worth.
+Kappa is then **undefined** (None, with ``Agreement.kappa_undefined`` = ``ONE_LABEL``), as scikit-learn's
+``cohen_kappa_score`` says with nan: agreement on items that all carry one label cannot be told from
+chance (a judge that says "failed" to everything agrees with people who saw only failures), so it is
+never shown as agreement nor compared with a judge's floor. Raw agreement stays defined (1.0).
 
 Interval: the paired bootstrap over items (Efron & Tibshirani 1993, "An Introduction to the Bootstrap",
 ch. 13, percentile interval): items are resampled with replacement, keeping each item's (judge, people)
@@ -24,7 +25,9 @@ pair together, kappa and p_o are recomputed on each resample, and the interval i
 ((1 - confidence) / 2, (1 + confidence) / 2) quantiles of the resampled values. Resampling n items
 with replacement draws the K x K table's cell counts from a multinomial(n, c_kl / n), so the resamples
 are drawn that way (one ``Generator.multinomial`` call, no per-item work): the same distribution as
-resampling item indices, at a cost independent of n.
+resampling item indices, at a cost independent of n. A resample with one label on both sides has no
+kappa and is left out of the kappa interval's quantiles (the interval is over the resamples where kappa
+is defined; None when there is none, i.e. when the items themselves have one label on both sides).
 """
 
 from __future__ import annotations
@@ -34,7 +37,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Agreement", "agreement", "cohen_kappa"]
+__all__ = ["NO_ITEMS", "ONE_LABEL", "Agreement", "agreement", "cohen_kappa"]
+
+#: Why kappa is None (``Agreement.kappa_undefined``): no item to compare, or one label on both sides
+#: (p_e = 1, kappa 0/0).
+NO_ITEMS = "no items"
+ONE_LABEL = "one label on both sides"
 
 
 @dataclass(frozen=True)
@@ -42,8 +50,10 @@ class Agreement:
     """A judge's agreement with people over ``n`` items.
 
     ``kappa`` (Cohen's kappa) and ``raw`` (the fraction of items with the same label) are None when
-    ``n == 0``; their intervals are the bootstrap percentile intervals at the requested confidence,
-    None when ``n == 0`` or no bootstrap sample was asked for (``samples=0``).
+    ``n == 0``; ``kappa`` is None as well when both sides gave every item one and the same label
+    (0/0, module docstring). ``kappa_undefined`` says why kappa is None (``NO_ITEMS``, ``ONE_LABEL``),
+    else None. The intervals are the bootstrap percentile intervals at the requested confidence, None
+    when the figure is None or no bootstrap sample was asked for (``samples=0``).
     """
 
     n: int
@@ -51,6 +61,7 @@ class Agreement:
     kappa_interval: tuple[float, float] | None
     raw: float | None
     raw_interval: tuple[float, float] | None
+    kappa_undefined: str | None = None
 
 
 def _check(a: Sequence, b: Sequence) -> int:
@@ -75,7 +86,7 @@ def _kappa_and_raw(tables: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
 
     Kappa is computed on counts: (n * sum_k c_kk - sum_k r_k s_k) / (n^2 - sum_k r_k s_k), which is
     (p_o - p_e) / (1 - p_e) multiplied through by n^2; the denominator is 0 exactly when p_e = 1
-    (the counts are integers, exact in float64 up to n of about 9e7), and kappa is then 1.0.
+    (the counts are integers, exact in float64 up to n of about 9e7), and kappa is then nan (undefined).
     """
     tables = tables.astype(np.float64)
     agree = np.trace(tables, axis1=1, axis2=2)
@@ -83,15 +94,16 @@ def _kappa_and_raw(tables: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     numerator = n * agree - chance
     denominator = float(n) * n - chance
     undefined = denominator == 0
-    kappa = np.divide(numerator, denominator, out=np.ones_like(numerator), where=~undefined)
+    kappa = np.divide(numerator, denominator, out=np.full_like(numerator, np.nan), where=~undefined)
     return kappa, agree / n
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
-    """Cohen's kappa (Cohen 1960) between two parallel label sequences; ``None`` when they are empty.
+    """Cohen's kappa (Cohen 1960) between two parallel label sequences; ``None`` when they are empty or
+    kappa is undefined.
 
-    kappa = (p_o - p_e) / (1 - p_e) (module docstring); 1.0 when p_e = 1, i.e. both sides gave
-    every item the same single label (then p_o = 1 too; scikit-learn returns nan there).
+    kappa = (p_o - p_e) / (1 - p_e) (module docstring); undefined (None) when p_e = 1, i.e. both sides
+    gave every item the same single label (0/0; scikit-learn returns nan there).
 
     Raises:
         ValueError: if the sequences differ in length.
@@ -100,7 +112,7 @@ def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
     if n == 0:
         return None
     kappa, _ = _kappa_and_raw(_table(a, b)[None], n)
-    return float(kappa[0])
+    return None if np.isnan(kappa[0]) else float(kappa[0])
 
 
 def agreement(
@@ -127,9 +139,12 @@ def agreement(
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be strictly between 0 and 1, not {confidence}")
     if n == 0:
-        return Agreement(n=0, kappa=None, kappa_interval=None, raw=None, raw_interval=None)
+        return Agreement(
+            n=0, kappa=None, kappa_interval=None, raw=None, raw_interval=None, kappa_undefined=NO_ITEMS
+        )
     table = _table(judge, people)
     kappa, raw = _kappa_and_raw(table[None], n)
+    defined = not np.isnan(kappa[0])
     kappa_interval = raw_interval = None
     if samples:
         rng = np.random.default_rng(seed)
@@ -137,14 +152,18 @@ def agreement(
         resampled = rng.multinomial(n, table.ravel() / n, size=samples).reshape(samples, k, k)
         boot_kappa, boot_raw = _kappa_and_raw(resampled, n)
         tail = (1 - confidence) / 2
-        lo, hi = np.quantile(boot_kappa, [tail, 1 - tail])
-        kappa_interval = (float(lo), float(hi))
+        # Resamples with one label on both sides have no kappa: the interval is over the others.
+        boot_kappa = boot_kappa[~np.isnan(boot_kappa)]
+        if defined and boot_kappa.size:
+            lo, hi = np.quantile(boot_kappa, [tail, 1 - tail])
+            kappa_interval = (float(lo), float(hi))
         lo, hi = np.quantile(boot_raw, [tail, 1 - tail])
         raw_interval = (float(lo), float(hi))
     return Agreement(
         n=n,
-        kappa=float(kappa[0]),
+        kappa=float(kappa[0]) if defined else None,
         kappa_interval=kappa_interval,
         raw=float(raw[0]),
         raw_interval=raw_interval,
+        kappa_undefined=None if defined else ONE_LABEL,
     )

@@ -31,9 +31,21 @@ JUDGE_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, descr
 
 class AgreementSerializer(serializers.Serializer):
     n = serializers.IntegerField(help_text="Outputs people settled with a readable verdict of the judge.")
-    kappa = serializers.FloatField(allow_null=True, help_text="Cohen's kappa in [-1, 1]; null when n is 0.")
+    kappa = serializers.FloatField(
+        allow_null=True,
+        help_text="Cohen's kappa in [-1, 1]; null when undefined, kappa_undefined saying why.",
+    )
+    kappa_undefined = serializers.CharField(
+        allow_null=True,
+        help_text="Why kappa is null: 'no items' (n is 0) or 'one label on both sides' (the judge and "
+        "people gave every item the same label: kappa is 0/0, and the judge is never trusted); null "
+        "when kappa is a number.",
+    )
     kappa_interval = serializers.ListField(
-        child=serializers.FloatField(), allow_null=True, help_text="95% bootstrap interval [low, high]."
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="95% bootstrap interval [low, high] over the resamples where kappa is defined; null "
+        "when kappa is.",
     )
     raw = serializers.FloatField(allow_null=True, help_text="Share of outputs where both agree, in [0, 1].")
     raw_interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
@@ -90,6 +102,12 @@ class JudgeFiguresSerializer(serializers.Serializer):
 class TaskJudgesSerializer(serializers.Serializer):
     task = serializers.CharField()
     min_items = serializers.IntegerField(help_text="The fewest outputs compared for a judge to be trusted.")
+    failures_only = serializers.BooleanField(
+        help_text="True when the task validates only conversations their authors judged failed "
+        "(validate_non_fooling off): of people's conversations the comparison holds only claimed "
+        "failures, so kappa compares the judge with people on failures only (beside replayed answers "
+        "people rated)."
+    )
     judges = JudgeFiguresSerializer(many=True)
 
 

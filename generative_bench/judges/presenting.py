@@ -17,6 +17,7 @@ def _agreement(a: selectors.JudgeAgreement) -> dict:
     return {
         "n": a.n,
         "kappa": a.kappa,
+        "kappa_undefined": a.kappa_undefined,
         "kappa_interval": list(a.kappa_interval) if a.kappa_interval else None,
         "raw": a.raw,
         "raw_interval": list(a.raw_interval) if a.raw_interval else None,
@@ -31,14 +32,18 @@ def _rate(rate: selectors.Rate) -> dict:
 def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
     """The figures of ``task``'s active judges as ``user`` may see them:
 
-    ``{"task": slug, "min_items": selectors.MIN_TRUSTED_ITEMS, "judges": [{"id", "name", "model",
-    "agreement_floor", "trusted", "status", "progress", "agreement": {n, kappa, kappa_interval [low,
-    high], raw, raw_interval, left_out}, "rounds": [{"round" (number), "agreement": {...}, "judge":
+    ``{"task": slug, "min_items": selectors.MIN_TRUSTED_ITEMS, "failures_only": bool, "judges": [{"id",
+    "name", "model", "agreement_floor", "trusted", "status", "progress", "agreement": {n, kappa,
+    kappa_undefined, kappa_interval [low, high], raw, raw_interval, left_out}, "rounds": [{"round" (number), "agreement": {...}, "judge":
     {judged, failed, rate}, "people": {attempts, verified, attack_success_rate}}], "models": [{"round",
     "model", "is_target", "judged", "failed", "rate", "people": {judged, failed, rate} or None}]}]}``
     (``people``: people's failure rate on the same model and round, ``ModelRow.people``).
 
-    Rates are fractions in [0, 1] (None with nothing judged); kappa in [-1, 1]. A model is named as on
+    Rates are fractions in [0, 1] (None with nothing judged); kappa in [-1, 1], or None with
+    ``kappa_undefined`` saying why (``core.agreement.NO_ITEMS``, ``ONE_LABEL``). ``failures_only``: the
+    task validates only conversations claimed failed (``validate_non_fooling`` off), so people's
+    verdicts on conversations, and the agreement with them, hold only claimed failures (replayed answers
+    people rated are served whatever the setting). A model is named as on
     the leaderboard ("Anonymous model N" for an anonymous one the viewer may not identify); a model the
     viewer may not see is left out of ``models`` and named ``HIDDEN_MODEL`` as a judge.
     """
@@ -98,4 +103,11 @@ def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
                 ],
             }
         )
-    return {"task": task.slug, "min_items": selectors.MIN_TRUSTED_ITEMS, "judges": judges}
+    return {
+        "task": task.slug,
+        "min_items": selectors.MIN_TRUSTED_ITEMS,
+        # The validation queue's rule (validation.selectors): without validate_non_fooling, conversations
+        # their authors judged good are never served to validators, so never settled.
+        "failures_only": not task.cfg.validate_non_fooling,
+        "judges": judges,
+    }

@@ -160,7 +160,9 @@ def _agreements_by_round(pairs: list[_Pair], *, samples: int) -> dict[int, Judge
 def is_trusted(judge: Judge, pooled: Agreement | None = None) -> bool:
     """True when the judge's pooled agreement with people (``judge_agreement(judge)``, or ``pooled`` when
     given) has a kappa at or above ``judge.agreement_floor`` over at least ``MIN_TRUSTED_ITEMS`` items;
-    with fewer items (none: kappa None) it is not trusted, whatever its kappa."""
+    with fewer items it is not trusted, whatever its kappa, nor with no kappa: none with no item, and none
+    when the judge and people gave every item one and the same label (kappa 0/0, ``core.agreement``: a
+    judge that says "failed" to every confirmed failure agrees on each, and that tells nothing)."""
     pooled = judge_agreement(judge) if pooled is None else pooled
     return (
         pooled.kappa is not None and pooled.n >= MIN_TRUSTED_ITEMS and pooled.kappa >= judge.agreement_floor

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import template
 
+from core.agreement import ONE_LABEL
+
 register = template.Library()
 
 
@@ -21,6 +23,18 @@ def kappa(value) -> str:
     if value is None:
         return "–"
     return f"{float(value):.2f}".replace("-", "−")
+
+
+@register.filter
+def agreement_kappa(agreement: dict, missing: str = "–") -> str:
+    """The kappa of an agreement dict (``judges.presenting``) as the page writes it: ``kappa``'s text
+    ("0.62"); "undefined (one label on both sides)" when both sides gave every item one label (kappa
+    0/0, ``core.agreement.ONE_LABEL``); ``missing`` when there is no item."""
+    if agreement.get("kappa") is not None:
+        return kappa(agreement["kappa"])
+    if agreement.get("kappa_undefined") == ONE_LABEL:
+        return f"undefined ({ONE_LABEL})"
+    return missing
 
 
 @register.filter

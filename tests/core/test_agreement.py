@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import cohen_kappa_score
 
-from core.agreement import Agreement, agreement, cohen_kappa
+from core.agreement import NO_ITEMS, ONE_LABEL, Agreement, agreement, cohen_kappa
 
 U, S = "unsafe", "safe"
 
@@ -56,13 +57,36 @@ def test_edge_tables_by_hand():
     assert cohen_kappa(["x"] * 3, ["y"] * 3) == pytest.approx(0.0)
 
 
-def test_both_constant_and_equal_is_one_by_choice():
-    # p_e = 1 and p_o = 1: 0/0. Documented choice: 1.0 (scikit-learn gives nan).
-    assert cohen_kappa(["safe"] * 5, ["safe"] * 5) == 1.0
-    result = agreement(["safe"] * 5, ["safe"] * 5, samples=100)
-    assert result.kappa == 1.0
-    assert result.kappa_interval == (1.0, 1.0)
-    assert result.raw_interval == (1.0, 1.0)
+def test_both_constant_and_equal_is_undefined():
+    # Five items, "failed" on both sides:
+    #                 people F   judge's total
+    #   judge F          5            5
+    # p_o = 5/5 = 1, p_e = (5/5)(5/5) = 1 -> kappa = (1 - 1) / (1 - 1) = 0/0: undefined. A judge that says
+    # "failed" to everything agrees with people who happened to see only failures, and kappa cannot tell
+    # that from chance; scikit-learn's cohen_kappa_score says "undefined" and gives nan as well.
+    with pytest.warns(UserWarning) as caught:  # scikit-learn also warns of the single label it found
+        assert np.isnan(cohen_kappa_score(["failed"] * 5, ["failed"] * 5))
+    assert any(isinstance(w.message, UndefinedMetricWarning) for w in caught)
+    assert cohen_kappa(["failed"] * 5, ["failed"] * 5) is None
+    result = agreement(["failed"] * 5, ["failed"] * 5, samples=100)
+    assert (result.n, result.kappa, result.kappa_interval) == (5, None, None)
+    assert result.kappa_undefined == ONE_LABEL == "one label on both sides"
+    # Raw agreement is defined: every item agrees.
+    assert (result.raw, result.raw_interval) == (1.0, (1.0, 1.0))
+
+
+def test_resamples_with_one_label_on_both_sides_are_left_out_of_the_interval():
+    # A judge that says "failed" to all 10 items; people settled 9 failed and 1 good:
+    #                 people F   people G   judge's total
+    #   judge F          9          1           10
+    # p_o = 9/10, p_e = (10/10)(9/10) + (0/10)(1/10) = 9/10 -> kappa = 0 (a constant judge is chance).
+    # Every resample holding the good item has the judge constant too: p_o = p_e, kappa exactly 0. A
+    # resample without it (probability 0.9^10 = 0.35) has one label on both sides: undefined, left out
+    # of the interval (it counted as 1.0 before, which put the interval's top at 1.0).
+    judge, people = ["failed"] * 10, ["failed"] * 9 + ["good"]
+    assert cohen_kappa(judge, people) == 0.0 == cohen_kappa_score(judge, people)
+    result = agreement(judge, people, samples=1000, seed=4)
+    assert (result.kappa, result.kappa_interval, result.kappa_undefined) == (0.0, (0.0, 0.0), None)
 
 
 def test_labels_are_compared_by_equality_whatever_their_type():
@@ -75,7 +99,9 @@ def test_labels_are_compared_by_equality_whatever_their_type():
 
 def test_empty_and_unequal_inputs():
     assert cohen_kappa([], []) is None
-    assert agreement([], []) == Agreement(n=0, kappa=None, kappa_interval=None, raw=None, raw_interval=None)
+    assert agreement([], []) == Agreement(
+        n=0, kappa=None, kappa_interval=None, raw=None, raw_interval=None, kappa_undefined=NO_ITEMS
+    )
     with pytest.raises(ValueError, match="2 judge labels but 3"):
         cohen_kappa(["a", "b"], ["a", "b", "c"])
     with pytest.raises(ValueError):

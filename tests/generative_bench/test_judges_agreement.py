@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annotation.models import Example
-from core.agreement import agreement
+from core.agreement import ONE_LABEL, agreement
 from generative_bench.judges import selectors
 from generative_bench.judges.selectors import (
     Rate,
@@ -28,6 +28,7 @@ from tests.generative_bench.judge_world import (
     red_team_task,
     replay_of,
     replayed,
+    verdict,
 )
 
 pytestmark = pytest.mark.django_db
@@ -163,3 +164,19 @@ def test_the_page_panels_put_the_judge_beside_people_per_round(world):
         (2, "model-b", False, Rate(3, 1), (0, 2)),
     ]
     assert not panel.trusted
+
+
+def test_a_judge_that_says_failed_to_every_confirmed_failure_has_no_kappa_and_is_never_trusted(annotator):
+    # 20 conversations claimed failed and confirmed (validated_correct: people say failed); the judge
+    # says failed to each. One label on both sides: p_o = 1, p_e = (20/20)(20/20) = 1, kappa = 0/0,
+    # undefined (it was 1.0, at or above any floor, so the judge was trusted at 20 items).
+    task = red_team_task()
+    r1 = task.rounds.get(number=1)
+    target = chat_model(task, "target", URL)
+    judge = judge_of(task, chat_model(task, "judge-model", URL), floor=-1.0)
+    for _ in range(20):
+        verdict(judge, conversation(r1, annotator, target, failed=True, status=VC), True)
+    pooled = judge_agreement(judge)
+    assert (pooled.n, pooled.raw, pooled.raw_interval) == (20, 1.0, (1.0, 1.0))
+    assert (pooled.kappa, pooled.kappa_interval, pooled.kappa_undefined) == (None, None, ONE_LABEL)
+    assert not is_trusted(judge)  # whatever its floor (here the lowest kappa there is)

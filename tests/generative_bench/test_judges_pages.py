@@ -221,3 +221,86 @@ def test_an_outsider_sees_no_judge_in_the_admin(client, world):
 def test_the_task_page_links_to_the_judges_page(client, world, hate_task):
     assert 'href="/tasks/red-team/judges/">Judges</a>' in client.get("/tasks/red-team/").content.decode()
     assert "/judges/" not in client.get("/tasks/hate-speech/").content.decode()
+
+
+# --- one label on both sides; a task that validates only claimed failures ---------------------------------
+
+
+@pytest.fixture
+def yes_judge(annotator):
+    """A judge that said "failed" to 20 conversations claimed failed that people confirmed."""
+    from annotation.models import Example
+    from tests.generative_bench.judge_world import URL, conversation, verdict
+
+    task = red_team_task()
+    r1 = task.rounds.get(number=1)
+    target = chat_model(task, "target", URL)
+    judge = judge_of(task, chat_model(task, "judge-model", URL), floor=0.0)
+    for _ in range(20):
+        example = conversation(r1, annotator, target, failed=True, status=Example.Status.VALIDATED_CORRECT)
+        verdict(judge, example, True)
+    return judge
+
+
+def test_kappa_with_one_label_on_both_sides_is_undefined_on_the_page_and_the_judge_not_trusted(
+    client, yes_judge
+):
+    html = client.get("/tasks/red-team/judges/").content.decode()
+    assert "Cohen's kappa <strong>undefined (one label on both sides)</strong>, raw agreement 100%" in html
+    assert "1.00" not in html
+    assert '<span dir="auto">Judge</span> <span class="badge">not trusted</span>' in html
+    assert (
+        "<strong>Not trusted:</strong> kappa is undefined: the judge and people gave every output the same "
+        "label, so their agreement cannot be told from chance." in html
+    )
+    # Round 1's row says so too.
+    assert (
+        '<th scope="row">1</th>\n      <td>20</td>\n      <td>undefined (one label on both sides)</td>'
+        in html
+    )
+
+
+def test_the_api_gives_null_kappa_with_its_reason(yes_judge):
+    [judge] = client_for(None).get("/api/tasks/red-team/judges/").json()["judges"]
+    assert judge["trusted"] is False
+    pooled = judge["agreement"]
+    assert (pooled["n"], pooled["kappa"], pooled["kappa_interval"], pooled["kappa_undefined"]) == (
+        20,
+        None,
+        None,
+        "one label on both sides",
+    )
+    assert (pooled["raw"], pooled["raw_interval"]) == (1.0, [1.0, 1.0])
+    assert judge["rounds"][0]["agreement"]["kappa_undefined"] == "one label on both sides"
+
+
+def test_a_task_that_validates_only_claimed_failures_says_the_comparison_holds_only_failures(client, world):
+    # RED_TEAM_CONFIG leaves validate_non_fooling off: conversations claimed good are never validated.
+    note = "The comparison holds only failures"
+    html = client.get("/tasks/red-team/judges/").content.decode()
+    assert note in html
+    assert client_for(None).get("/api/tasks/red-team/judges/").json()["failures_only"] is True
+    task = world["task"]
+    task.config = {**task.config, "validate_non_fooling": True}
+    task.save()
+    assert note not in client.get("/tasks/red-team/judges/").content.decode()
+    assert client_for(None).get("/api/tasks/red-team/judges/").json()["failures_only"] is False
+
+
+def test_no_items_gives_no_reason_to_read_as_one_label(annotator):
+    task = red_team_task()
+    judge_of(task, chat_model(task, "judge-model", "http://127.0.0.1:9/v1"))
+    [judge] = client_for(None).get("/api/tasks/red-team/judges/").json()["judges"]
+    assert (judge["agreement"]["n"], judge["agreement"]["kappa"], judge["agreement"]["kappa_undefined"]) == (
+        0,
+        None,
+        "no items",
+    )
+
+
+def test_the_generative_leaderboard_says_the_kappa_is_undefined(client, yes_judge):
+    html = client.get("/tasks/red-team/leaderboard/generative/").content.decode()
+    assert (
+        "Judge: Cohen's kappa undefined (one label on both sides) on 20 items settled by people; floor "
+        "0.00: not trusted." in html
+    )
