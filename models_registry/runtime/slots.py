@@ -13,21 +13,67 @@ first served, and their readers are told how many are ahead of them.
 A stream waits in steps instead (``join``, ``wait``, ``ahead_of``, ``leave``) and tells its reader where
 it stands between them (``runtime.generative.Waiting``).
 
+**The line is bounded in a web process.** A request waiting in line holds one of the server's request
+threads (8 in the demo's server, ``DYNABENCH_WEB_THREADS`` per gunicorn worker) for as long as it
+waits; with 20 answers in line every thread waited, and ``/health/`` and the sign-in page took 12 to
+59 s on the demo. So the web server sets ``max_waiting`` when it starts
+(``waiting_bound``, from its thread count; ``DYNABENCH_GENERATION_QUEUE`` overrides it): a request that
+would wait beyond it is refused at once with ``QueueFull`` (503 with ``Retry-After``), and the other
+threads stay free for ordinary pages. Processes that serve no requests (the job cluster's replays and
+judges) leave it unbounded. A request that stores something before it generates (a red-teaming turn)
+``admit``s first, before it stores: its thread is promised a place in line, counted from then on, so
+that a burst of requests cannot all pass the check before any has joined.
+
 Imports no Django model; the count is read from the environment when the module loads.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+from models_registry.runtime.model_files import InferenceError
+
+#: Seconds a place promised by ``admit`` is kept for its thread's ``join``; a request refused for
+#: another reason after its admission (a text too long, say) gives its place back after this long.
+PROMISE_SECONDS = 30.0
+#: ``Retry-After`` (seconds) before any generation of this process has ended: about one answer of a
+#: small local model on 2 cores (SmolLM2, 256 tokens at 25 tokens/s).
+DEFAULT_HOLD_SECONDS = 10.0
+#: Holds whose mean estimates the time one generation takes (``retry_after``).
+HOLDS_REMEMBERED = 20
 
 
 class SlotTimeout(Exception):
     """No slot came free within the wait allowed."""
+
+
+class QueueFull(InferenceError):
+    """The line for a generation slot is as long as this process allows (``GenerationSlots.max_waiting``):
+    the request is refused at once instead of holding a server thread while it waits (answered 503 with
+    ``Retry-After``; nothing of the request is stored).
+
+    Attributes:
+        waiting: requests waiting in line in this process now (those holding a slot not counted).
+        retry_after: whole seconds, at least 1, until a place is likely to free up
+            (``GenerationSlots.retry_after``).
+    """
+
+    code = "queue_full"
+
+    def __init__(self, waiting: int, retry_after: int):
+        self.waiting, self.retry_after = waiting, retry_after
+        if waiting:
+            answers = "1 answer is" if waiting == 1 else f"{waiting} answers are"
+            busy = f"{answers} waiting for it on this server already"
+        else:  # a bound of 0: nothing may wait
+            busy = "it is answering others and this server lets no request wait"
+        super().__init__(f"The model is busy: {busy}; try again in about {retry_after} s.")
 
 
 class GenerationSlots:
@@ -37,27 +83,100 @@ class GenerationSlots:
     tell its reader where it stands between steps), and ``leave``s when done or given up. ``slot()``
     does the three for a ``with`` block.
 
+    With ``max_waiting`` set, ``join`` and ``admit`` refuse (``QueueFull``) a newcomer that would make
+    more than ``max_waiting`` wait: with ``ahead`` before it (those in line plus the places promised to
+    other threads by ``admit``) and ``free`` slots not held, it would wait when ``ahead >= free``, and the
+    waiters would then number ``ahead + 1 - free``. With one slot held and ``max_waiting`` 3, three may
+    wait and the fourth is refused.
+
     Args:
         size: how many holders at once (at least 1).
+        max_waiting: the most waiters (at least 0), or None for no bound; may be set later.
+        clock: seconds, monotonic (a test's hand-moved clock).
 
     Raises:
         ValueError: ``size`` below 1.
     """
 
-    def __init__(self, size: int):
+    def __init__(
+        self, size: int, max_waiting: int | None = None, clock: Callable[[], float] = time.monotonic
+    ):
         if size < 1:
             raise ValueError(f"generation slots must be at least 1, not {size}")
         self.size = size
+        self.max_waiting = max_waiting
+        self._clock = clock
         self._lock = threading.Condition()
-        self._holding: set[object] = set()
+        self._holding: dict[object, float] = {}  # ticket: when it took its slot
         self._line: deque[object] = deque()
+        self._promised: dict[int, float] = {}  # thread id: when ``admit`` promised it a place
+        self._holds: deque[float] = deque(maxlen=HOLDS_REMEMBERED)
+
+    def waiting(self) -> int:
+        """Requests waiting in line now, and places promised by ``admit`` not yet taken."""
+        with self._lock:
+            return self._waiting(threading.get_ident())
+
+    def retry_after(self) -> int:
+        """Whole seconds (at least 1) until a place in line is likely to free up: the mean time the last
+        ``HOLDS_REMEMBERED`` generations held their slot (one generation ending lets the line move by
+        one), ``DEFAULT_HOLD_SECONDS`` before any has ended."""
+        with self._lock:
+            return self._retry_after()
+
+    def admit(self) -> None:
+        """Promise the calling thread a place in line, before its request stores anything; its next
+        ``join`` takes it. Counts as waiting until then, or for ``PROMISE_SECONDS`` at most; a second
+        ``admit`` of the thread replaces the first.
+
+        Raises:
+            QueueFull: the line is full (see the class).
+        """
+        me = threading.get_ident()
+        with self._lock:
+            self._promised.pop(me, None)
+            self._refuse_if_full(me)
+            self._promised[me] = self._clock()
 
     def join(self) -> object:
-        """Join the end of the line; returns the ticket to ``wait`` and ``leave`` with."""
+        """Join the end of the line; returns the ticket to ``wait`` and ``leave`` with. A thread that was
+        promised a place (``admit``) takes it without a second check.
+
+        Raises:
+            QueueFull: the line is full (see the class) and no place was promised to this thread.
+        """
         ticket = object()
+        me = threading.get_ident()
         with self._lock:
+            self._forget_old_promises()
+            if self._promised.pop(me, None) is None:
+                self._refuse_if_full(me)
             self._line.append(ticket)
         return ticket
+
+    def _forget_old_promises(self) -> None:
+        oldest = self._clock() - PROMISE_SECONDS
+        for thread, promised in list(self._promised.items()):
+            if promised < oldest:
+                del self._promised[thread]
+
+    def _waiting(self, me: int) -> int:
+        self._forget_old_promises()
+        ahead = len(self._line) + sum(1 for thread in self._promised if thread != me)
+        return max(0, ahead - (self.size - len(self._holding)))
+
+    def _refuse_if_full(self, me: int) -> None:
+        if self.max_waiting is None:
+            return
+        self._forget_old_promises()
+        ahead = len(self._line) + sum(1 for thread in self._promised if thread != me)
+        free = self.size - len(self._holding)
+        if ahead >= free and ahead + 1 - free > self.max_waiting:
+            raise QueueFull(self._waiting(me), self._retry_after())
+
+    def _retry_after(self) -> int:
+        mean = sum(self._holds) / len(self._holds) if self._holds else DEFAULT_HOLD_SECONDS
+        return max(1, math.ceil(mean))
 
     def wait(self, ticket: object, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for ``ticket``'s turn; True once it holds a slot (then at once
@@ -67,7 +186,7 @@ class GenerationSlots:
             while ticket not in self._holding:
                 if len(self._holding) < self.size and self._line and self._line[0] is ticket:
                     self._line.popleft()
-                    self._holding.add(ticket)
+                    self._holding[ticket] = self._clock()
                     break
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -83,7 +202,9 @@ class GenerationSlots:
     def leave(self, ticket: object) -> None:
         """Give up ``ticket``'s place in line, or its slot; the next in line may go."""
         with self._lock:
-            self._holding.discard(ticket)
+            took = self._holding.pop(ticket, None)
+            if took is not None:
+                self._holds.append(self._clock() - took)
             if ticket in self._line:
                 self._line.remove(ticket)
             self._lock.notify_all()
@@ -94,6 +215,7 @@ class GenerationSlots:
 
         Raises:
             SlotTimeout: no slot within ``timeout`` seconds (None: wait for ever).
+            QueueFull: as ``join``.
         """
         started = time.monotonic()
         ticket = self.join()
@@ -103,6 +225,28 @@ class GenerationSlots:
             yield time.monotonic() - started
         finally:
             self.leave(ticket)
+
+
+def waiting_bound(threads: int, slots: int, configured: int | None = None) -> int:
+    """The most requests a web process with ``threads`` request threads and ``slots`` generation slots
+    lets wait in line (``GenerationSlots.max_waiting``): ``configured`` (``DYNABENCH_GENERATION_QUEUE``)
+    when given, else ``threads - slots - ceil(threads / 2)``, at least 0.
+
+    Why: the requests holding a slot and those waiting each hold a thread; half the threads (rounded
+    up) are kept for everything else. The demo's 8 threads and 1 slot: 3 wait (4 threads for pages);
+    a gunicorn worker's 4 threads: 1 waits (2 for pages). With as many slots as threads or more,
+    nothing waits: a request that finds every slot held is refused.
+
+    Raises:
+        ValueError: ``threads`` below 1 or ``configured`` below 0.
+    """
+    if threads < 1:
+        raise ValueError(f"a web process has at least 1 request thread, not {threads}")
+    if configured is not None:
+        if configured < 0:
+            raise ValueError(f"DYNABENCH_GENERATION_QUEUE must be at least 0, not {configured}")
+        return configured
+    return max(0, threads - slots - math.ceil(threads / 2))
 
 
 def _configured_size() -> int:

@@ -9,7 +9,14 @@ import time
 import pytest
 
 from models_registry.runtime.generative import Decoding, Waiting
-from models_registry.runtime.slots import GENERATION_SLOTS, GenerationSlots, SlotTimeout
+from models_registry.runtime.slots import (
+    GENERATION_SLOTS,
+    PROMISE_SECONDS,
+    GenerationSlots,
+    QueueFull,
+    SlotTimeout,
+    waiting_bound,
+)
 
 
 def test_the_line_is_first_come_first_served_and_says_who_is_ahead():
@@ -72,3 +79,145 @@ def test_a_second_answer_waits_for_the_first_and_says_so(smollm2):
     assert second.generation.extra["queued_ms"] >= 1000 and "queued_ms" not in first.generation.extra
     # The second answer's first piece came only once the first answer had ended and left its slot.
     assert first_piece_at[0] >= first_ended
+
+
+# --- The bound on the line (a web process: runtime/slots.py, "The line is bounded") -------------------
+
+
+class Clock:
+    """A clock moved by hand, in seconds."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class OnThread:
+    """Calls made on one thread of its own that lives as long as the test (a request thread of a server:
+    a promise of ``admit`` belongs to the thread that made it)."""
+
+    def __init__(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self._pool = ThreadPoolExecutor(max_workers=1)
+
+    def __call__(self, function, *args):
+        return self._pool.submit(function, *args).result()
+
+
+def test_beyond_the_bound_a_newcomer_is_refused_with_the_lines_length_and_nothing_joins():
+    slots = GenerationSlots(1, max_waiting=2)
+    holder = slots.join()
+    assert slots.wait(holder, 0)
+    waiters = [slots.join(), slots.join()]  # 2 wait: the bound
+    assert slots.waiting() == 2
+    with pytest.raises(QueueFull) as refused:
+        slots.join()
+    assert (refused.value.waiting, refused.value.retry_after) == (2, 10)  # no hold ended yet: 10 s
+    assert str(refused.value) == (
+        "The model is busy: 2 answers are waiting for it on this server already; try again in about 10 s."
+    )
+    assert len(slots._line) == 2  # the refused one left no ticket behind
+    slots.leave(holder)  # the first waiter takes the slot: one place in line frees up
+    assert slots.wait(waiters[0], 0) and slots.waiting() == 1
+    assert slots.wait(slots.join(), 0.01) is False  # admitted, waiting behind waiters[1]
+
+
+def test_free_slots_are_taken_without_waiting_whatever_the_bound():
+    slots = GenerationSlots(2, max_waiting=0)
+    a, b = slots.join(), slots.join()  # two free slots: neither would wait
+    assert slots.wait(a, 0) and slots.wait(b, 0) and slots.waiting() == 0
+    with pytest.raises(QueueFull) as refused:
+        slots.join()
+    assert refused.value.waiting == 0
+    assert str(refused.value) == (
+        "The model is busy: it is answering others and this server lets no request wait; try again in "
+        "about 10 s."
+    )
+
+
+def test_no_bound_by_default_as_in_a_process_that_serves_no_requests():
+    slots = GenerationSlots(1)
+    tickets = [slots.join() for _ in range(50)]
+    assert slots.max_waiting is None and slots.waiting() == 49 and len(tickets) == 50
+
+
+def test_a_place_promised_by_admit_counts_until_its_thread_joins_then_is_taken_without_a_second_check():
+    clock = Clock()
+    slots = GenerationSlots(1, max_waiting=1, clock=clock)
+    holder = slots.join()
+    slots.wait(holder, 0)
+    first, second = OnThread(), OnThread()
+    first(slots.admit)  # the line is empty: one place promised
+    assert slots.waiting() == 1
+    with pytest.raises(QueueFull):  # the promise fills the line, before the first request joined
+        second(slots.admit)
+    with pytest.raises(QueueFull):
+        slots.join()
+    ticket = first(slots.join)  # takes its promised place, no second check
+    assert slots.ahead_of(ticket) == 0 and len(slots._line) == 1 and slots.waiting() == 1
+    with pytest.raises(QueueFull):  # the promise is used up: a second join of the thread is checked
+        first(slots.join)
+
+
+def test_admit_again_replaces_the_threads_promise_and_a_promise_lapses_after_its_seconds():
+    clock = Clock()
+    slots = GenerationSlots(1, max_waiting=1, clock=clock)
+    holder = slots.join()
+    slots.wait(holder, 0)
+    first, second = OnThread(), OnThread()
+    first(slots.admit)
+    first(slots.admit)  # the same request thread again (two models of one battle): still one place
+    assert slots.waiting() == 1
+    clock.now = PROMISE_SECONDS - 0.5
+    with pytest.raises(QueueFull):
+        second(slots.admit)
+    clock.now = PROMISE_SECONDS + 0.5  # the first request never joined (refused for another reason)
+    second(slots.admit)
+    assert slots.waiting() == 1
+
+
+def test_retry_after_is_the_mean_time_a_slot_was_held_rounded_up():
+    clock = Clock()
+    slots = GenerationSlots(1, clock=clock)
+    assert slots.retry_after() == 10  # nothing measured yet: DEFAULT_HOLD_SECONDS
+    for held in (4.0, 5.5):  # two answers of 4 and 5.5 s: mean 4.75 s, said as 5 s
+        ticket = slots.join()
+        slots.wait(ticket, 0)
+        clock.now += held
+        slots.leave(ticket)
+    waiter = slots.join()
+    clock.now += 100  # the time spent waiting in line is not a hold
+    slots.leave(waiter)
+    assert slots.retry_after() == 5
+    slots.max_waiting = 0
+    held = slots.join()
+    slots.wait(held, 0)
+    with pytest.raises(QueueFull) as refused:
+        slots.join()
+    assert refused.value.retry_after == 5
+
+
+@pytest.mark.parametrize(
+    ("threads", "slots", "configured", "bound"),
+    [
+        (8, 1, None, 3),  # the demo's server: 8 - 1 - 4 kept for pages
+        (4, 1, None, 1),  # a gunicorn worker of 4 threads: 4 - 1 - 2
+        (5, 1, None, 1),  # 5 - 1 - 3 (half of 5, rounded up)
+        (1, 1, None, 0),
+        (8, 8, None, 0),  # every thread may hold a slot: nothing waits
+        (8, 1, 6, 6),  # DYNABENCH_GENERATION_QUEUE wins
+        (8, 1, 0, 0),
+    ],
+)
+def test_the_bound_of_a_web_process_keeps_half_its_threads_for_pages(threads, slots, configured, bound):
+    assert waiting_bound(threads, slots, configured) == bound
+
+
+def test_a_bound_below_zero_or_a_server_without_threads_is_refused():
+    with pytest.raises(ValueError, match="DYNABENCH_GENERATION_QUEUE must be at least 0, not -1"):
+        waiting_bound(8, 1, -1)
+    with pytest.raises(ValueError, match="at least 1 request thread"):
+        waiting_bound(0, 1)
