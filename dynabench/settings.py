@@ -137,6 +137,12 @@ Models (models_registry/runtime/classifier.py):
     DYNABENCH_GENERATION_SLOTS int >= 1, default 1. Local generative answers (and multiple-choice
                        scorings) one process runs at once; the others wait in line and their readers are
                        told how many are ahead (``models_registry/runtime/slots.py``, docs/generative.md).
+    DYNABENCH_GENERATION_QUEUE int >= 0, default empty: the most requests one web process lets wait for
+                       a generation slot; one more is refused at once, 503 with Retry-After and how
+                       many wait, so that waiting requests never hold the threads ordinary pages need.
+                       Empty: the process's request threads - DYNABENCH_GENERATION_SLOTS - half the
+                       threads (rounded up), at least 0: 3 in the demo's server (8 threads), 1 in a
+                       gunicorn worker of 4 threads (``slots.waiting_bound``, docs/serving.md).
 
 Background jobs (django-q2):
     DYNABENCH_JOB_WORKERS int, default 1. Worker processes of ``manage.py qcluster``.
@@ -478,6 +484,12 @@ DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
 # Read again from the environment by models_registry/runtime/slots.py (which imports no settings); read
 # here so that a value that does not parse stops the start with its name.
 DYNABENCH_GENERATION_SLOTS = env.int("DYNABENCH_GENERATION_SLOTS", default=1, minimum=1)
+# None: derived from the web server's threads when a web process starts (models_registry.warmup).
+DYNABENCH_GENERATION_QUEUE = (
+    env.int("DYNABENCH_GENERATION_QUEUE", minimum=0)
+    if env.str("DYNABENCH_GENERATION_QUEUE", default="").strip()
+    else None
+)
 DYNABENCH_EVALUATION_STALE_SECONDS = env.float("DYNABENCH_EVALUATION_STALE_SECONDS", default=120.0, minimum=1)
 DYNABENCH_REQUEUE_PENDING_SECONDS = env.float("DYNABENCH_REQUEUE_PENDING_SECONDS", default=600.0, minimum=1)
 

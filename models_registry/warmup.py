@@ -18,6 +18,7 @@ from models_registry.models import RegisteredModel
 from models_registry.runtime.classifier import get_classifier
 from models_registry.runtime.generative import get_chat_model
 from models_registry.runtime.model_files import InferenceError
+from models_registry.runtime.slots import GENERATION_SLOTS, waiting_bound
 from models_registry.selectors import open_round_targets
 
 logger = logging.getLogger(__name__)
@@ -83,8 +84,10 @@ def preload_open_round_targets() -> list[str]:
     return loaded
 
 
-def prepare_web_worker(*, processes: int) -> threading.Thread | None:
-    """Set torch's threads for a web worker (one of ``processes`` on this machine) and, unless
+def prepare_web_worker(*, processes: int, threads: int) -> threading.Thread | None:
+    """Set torch's threads for a web worker (one of ``processes`` on this machine, serving with
+    ``threads`` request threads), bound its line for a generation slot by its threads
+    (``runtime.slots.waiting_bound``, ``DYNABENCH_GENERATION_QUEUE``) and, unless
     ``DYNABENCH_PRELOAD_TARGETS`` is off, start ``preload_open_round_targets`` on a daemon thread
     (returned; None when not started), and ``freeze_loaded_objects`` before and after the load. The
     worker serves meanwhile: a request for a model still loading waits for that one load
@@ -92,6 +95,15 @@ def prepare_web_worker(*, processes: int) -> threading.Thread | None:
     import torch  # deferred: only web workers pay for importing torch at start
 
     torch.set_num_threads(torch_threads_per_process(processes))
+    GENERATION_SLOTS.max_waiting = waiting_bound(
+        threads, GENERATION_SLOTS.size, settings.DYNABENCH_GENERATION_QUEUE
+    )
+    logger.info(
+        "generation slots: %s at once, at most %s waiting (%s request threads)",
+        GENERATION_SLOTS.size,
+        GENERATION_SLOTS.max_waiting,
+        threads,
+    )
     close_old_connections()
     freeze_loaded_objects()
     if not settings.DYNABENCH_PRELOAD_TARGETS:

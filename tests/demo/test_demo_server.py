@@ -13,13 +13,16 @@ from demo.server import QueueingWSGIServer
 def test_it_starts_the_preload_before_serving(monkeypatch):
     calls = []
     monkeypatch.setattr(
-        demo_server, "prepare_web_worker", lambda processes: calls.append(("preload", processes))
+        demo_server,
+        "prepare_web_worker",
+        lambda processes, threads: calls.append(("preload", processes, threads)),
     )
     monkeypatch.setattr(
         RunserverCommand, "inner_run", lambda self, *a, **o: calls.append(("serve", o["addrport"]))
     )
     demo_server.Command().inner_run(addrport="127.0.0.1:8011")
-    assert calls == [("preload", 1), ("serve", "127.0.0.1:8011")]
+    # One process; its 8 request threads bound the line for a generation slot (runtime/slots.py).
+    assert calls == [("preload", 1, 8), ("serve", "127.0.0.1:8011")]
 
 
 def serving_options(monkeypatch, *argv: str) -> tuple[type, dict]:
@@ -29,7 +32,7 @@ def serving_options(monkeypatch, *argv: str) -> tuple[type, dict]:
     def inner_run(self, *args, **options):
         seen.update(server_cls=self.server_cls, options=options)
 
-    monkeypatch.setattr(demo_server, "prepare_web_worker", lambda processes: None)
+    monkeypatch.setattr(demo_server, "prepare_web_worker", lambda processes, threads: None)
     monkeypatch.setattr(RunserverCommand, "inner_run", inner_run)
     command = demo_server.Command()
     options = vars(command.create_parser("manage.py", "demo_server").parse_args(list(argv)))

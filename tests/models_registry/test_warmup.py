@@ -8,6 +8,7 @@ import gc
 import pytest
 
 from models_registry.runtime.classifier import cached_paths
+from models_registry.runtime.slots import GENERATION_SLOTS
 from models_registry.warmup import preload_open_round_targets, prepare_web_worker, torch_threads_per_process
 
 
@@ -36,30 +37,53 @@ def tiny_model_path(model):
     return Path(model.path).resolve()
 
 
+@pytest.fixture
+def unbounded_line_after():
+    """The process's line for a generation slot unbounded again after the test (as in any process that
+    is not a web server)."""
+    yield
+    GENERATION_SLOTS.max_waiting = None
+
+
 @pytest.mark.django_db(transaction=True)
-def test_prepare_web_worker_sets_torch_threads_and_preloads(settings, tiny_registered_model):
+def test_prepare_web_worker_sets_torch_threads_and_preloads(
+    settings, tiny_registered_model, unbounded_line_after
+):
     import torch
 
     before = torch.get_num_threads()
     try:
-        thread = prepare_web_worker(processes=64)
+        thread = prepare_web_worker(processes=64, threads=4)
         assert torch.get_num_threads() == 1
         thread.join(timeout=60)
         assert len(cached_paths()) == 1
         settings.DYNABENCH_PRELOAD_TARGETS = False
-        assert prepare_web_worker(processes=1) is None
+        assert prepare_web_worker(processes=1, threads=4) is None
     finally:
         torch.set_num_threads(before)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_prepare_web_worker_freezes_what_was_loaded(tiny_registered_model):
+def test_prepare_web_worker_bounds_the_line_for_a_generation_slot(settings, unbounded_line_after):
+    settings.DYNABENCH_PRELOAD_TARGETS = False
+    assert GENERATION_SLOTS.size == 1 and GENERATION_SLOTS.max_waiting is None
+    prepare_web_worker(processes=1, threads=8)  # the demo's server: 8 - 1 slot - 4 kept for pages
+    assert GENERATION_SLOTS.max_waiting == 3
+    prepare_web_worker(processes=4, threads=4)  # a gunicorn worker: 4 - 1 - 2
+    assert GENERATION_SLOTS.max_waiting == 1
+    settings.DYNABENCH_GENERATION_QUEUE = 6
+    prepare_web_worker(processes=1, threads=8)
+    assert GENERATION_SLOTS.max_waiting == 6
+
+
+@pytest.mark.django_db(transaction=True)
+def test_prepare_web_worker_freezes_what_was_loaded(tiny_registered_model, unbounded_line_after):
     """What the worker holds when it has started, its loaded target included, is out of the cyclic
     collector's sight: a full collection no longer walks it (and stops every request thread meanwhile)."""
     gc.unfreeze()
     tracked_at_start = len(gc.get_objects())
     try:
-        thread = prepare_web_worker(processes=1)
+        thread = prepare_web_worker(processes=1, threads=8)
         thread.join(timeout=60)
         assert len(cached_paths()) == 1
         # Everything tracked before the load, and what the load made, is frozen; only objects made after

@@ -47,7 +47,8 @@ class Command(RunserverCommand):
         if workers < 1:
             raise CommandError(f"--workers must be at least 1, not {workers}.")
         self.server_cls = QueueingWSGIServer.with_workers(workers)
-        prepare_web_worker(processes=1)  # one server process: torch gets every core
+        # One server process: torch gets every core; the line for a generation slot is bounded by the pool.
+        prepare_web_worker(processes=1, threads=workers)
         # The server runs its own pool; Django's threading would put a ThreadingMixIn (one thread per
         # connection) in front of it.
         super().inner_run(*args, **{**options, "use_threading": False})
