@@ -294,6 +294,8 @@ MIDDLEWARE = [
     # After the clickjacking and CSP middlewares: an MTurk worker's pages may be framed by MTurk only.
     "crowd.framing.MTurkFramingMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    # A request refused because the line for a local model is full: 503 with Retry-After on every route.
+    "models_registry.queue_full.QueueFullMiddleware",
 ]
 
 ROOT_URLCONF = "dynabench.urls"

@@ -42,6 +42,7 @@ from models_registry.runtime.generative import (
     get_chat_model,
 )
 from models_registry.runtime.model_files import InferenceError, without_server_paths
+from models_registry.runtime.slots import GENERATION_SLOTS
 from models_registry.services import (
     MAX_ERROR,
     ModelRegistryError,
@@ -170,6 +171,19 @@ def chat_stream(
     messages = with_system_prompt(model, messages)
     chat = get_chat_model(model.path, name=model.name)
     return chat.stream(messages, decoding, timeout=_timeout_of(model))
+
+
+def admit(*models: RegisteredModel) -> None:
+    """Refuse now, before the caller stores anything, a request whose answer from one of ``models``
+    would wait for a generation slot in a full line (``runtime.slots``): when one of them is local, the
+    calling thread is promised its place in line (``GenerationSlots.admit``), taken by its next
+    generation. A remote model's server keeps its own line.
+
+    Raises:
+        QueueFull: the line of this process is full (answered 503 by ``models_registry.queue_full``).
+    """
+    if any(model.source != RegisteredModel.Source.CHAT_ENDPOINT for model in models):
+        GENERATION_SLOTS.admit()
 
 
 def _local_cost(model: RegisteredModel, generation: Generation) -> float | None:

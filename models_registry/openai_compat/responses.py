@@ -25,6 +25,7 @@ from collections.abc import Iterable, Iterator
 
 from models_registry.runtime.generative import AnswerStream, Generation, PromptTooLong, Waiting
 from models_registry.runtime.model_files import InferenceError
+from models_registry.runtime.slots import QueueFull
 
 from .errors import SERVER_ERROR, OpenAIError, model_failed
 
@@ -54,11 +55,14 @@ def start(stream: AnswerStream) -> list[str]:
     Raises:
         OpenAIError: 400 ``context_length_exceeded`` (``PromptTooLong``); 500 ``model_error`` for a
             model that fails (logged; the caller reads no detail of the server).
+        QueueFull: the line for a generation slot is full (503, ``models_registry.queue_full``).
     """
     try:
         return [next(stream)]
     except StopIteration:
         return []
+    except QueueFull:
+        raise
     except PromptTooLong as exc:
         raise OpenAIError(
             400,

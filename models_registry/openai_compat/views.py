@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from core.api.parsers import JSONParser
 from models_registry.generative import chat_stream, decoding_of
 from models_registry.runtime.model_files import InferenceError
+from models_registry.runtime.slots import QueueFull
 
 from . import responses
 from .auth import BearerTokenAuthentication
@@ -47,6 +48,8 @@ class OpenAIView(APIView):
     schema = None
 
     def handle_exception(self, exc):
+        if isinstance(exc, QueueFull):  # 503 with Retry-After, as on every route (models_registry.queue_full)
+            raise exc
         return error_response(exc)
 
 
