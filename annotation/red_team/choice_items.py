@@ -29,6 +29,7 @@ from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from models_registry.generative import choose
 from models_registry.runtime.model_files import InferenceError
+from models_registry.runtime.slots import QueueFull
 from tasks import qualification
 from tasks.models import Context, Round
 
@@ -118,6 +119,7 @@ def write_choice_item(
             target (``no_target``), a prompt over the target's context (``too_long``, with the counts)
             or the target failing (``model_error``).
             Nothing is stored on any of these.
+        QueueFull: the line for the local target's generation slot is full; nothing is stored.
         tasks.qualification.NotQualified: the task's rules refuse the annotator.
     """
     if not can_contribute(annotator):
@@ -141,6 +143,8 @@ def write_choice_item(
     messages = choice_messages(context, question, round_)
     try:
         scores = choose(model, messages, options)
+    except QueueFull:  # the line for the target is full: 503 with Retry-After, nothing stored
+        raise
     except InferenceError as exc:
         code = "too_long" if type(exc).__name__ == "PromptTooLong" else "model_error"
         raise ConversationError(f"The model could not score the options: {exc}", code=code) from None

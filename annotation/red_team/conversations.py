@@ -14,7 +14,8 @@ Every turn enters here, from the page and the API alike. The rules:
 * **Stored once.** A turn resent with the same ``client_token`` (a double click, a retried request)
   returns the stored turn instead of a new one.
 * **Refused before anything is stored:** a text the task's rules refuse, a conversation over the task's
-  ``max_turns``, or one whose prompt no longer fits the local target's context (with the counts).
+  ``max_turns``, one whose prompt no longer fits the local target's context (with the counts), or a
+  local target whose line is full (``QueueFull``: 503, docs/serving.md).
 * **An answer that breaks keeps what came.** A target that fails, stops or times out mid-answer leaves
   its partial answer stored with the finish reason; the reader leaving early stores it marked
   ``cut_short``.
@@ -37,7 +38,7 @@ from annotation.chat_format import context_message
 from annotation.models import Conversation, Example, Turn
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
-from models_registry.generative import chat_stream, decoding_of
+from models_registry.generative import admit, chat_stream, decoding_of
 from models_registry.models import RegisteredModel
 from models_registry.runtime.generative import AnswerStream, PromptTooLong, get_chat_model
 from models_registry.runtime.model_files import InferenceError
@@ -210,6 +211,8 @@ def send_turn(
             text (``invalid``), ``max_turns`` reached
             (``max_turns``), a conversation the target cannot read (``too_long``), or the previous answer
             still being generated after ``wait_seconds`` (``busy``).
+        QueueFull: a local target's line for a generation slot is full (``generative.admit``); nothing
+            is stored.
     """
     if conversation.annotator_id != getattr(annotator, "pk", None):
         raise ConversationError("No such conversation.", code="not_found")
@@ -244,6 +247,7 @@ def send_turn(
                     )
                 messages = messages_of(locked, turns, prompt)
                 _check_fits(locked, messages)
+                admit(locked.model)  # last: a full line refuses before the turn is stored
                 turn = Turn.objects.create(
                     conversation=locked, index=len(turns), prompt=prompt, client_token=client_token
                 )

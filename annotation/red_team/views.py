@@ -10,6 +10,7 @@ same either way, because both go through ``conversations.send_turn``.
 from __future__ import annotations
 
 import uuid
+from functools import partial
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -21,6 +22,9 @@ from django.views.decorators.http import require_POST
 from annotation.models import Turn
 from annotation.session_examples import remember_example
 from core.text_rules import ascii_id
+from models_registry.generative import admit
+from models_registry.queue_full import queue_full_response
+from models_registry.runtime.slots import QueueFull
 from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
@@ -31,6 +35,7 @@ from .choice_items import write_choice_item
 from .conversations import (
     ConversationError,
     abandon_conversation,
+    round_target,
     send_turn,
     start_conversation,
     submit_conversation,
@@ -122,6 +127,7 @@ def _page(request, task: Task, *, prompt: str = "", error: str = "", chosen: dic
             "turns": turns,
             "can_send": refusal is None and not context_missing and len(turns) < cfg.max_turns,
             "can_judge": bool(answered) and not any(t.status == Turn.Status.ANSWERING for t in turns),
+            "answered_turns": len(answered),
             "rubric": _rubric_rows(cfg, chosen),
             "categories": cfg.failure_categories,
             "client_token": uuid.uuid4(),
@@ -182,6 +188,8 @@ def send(request, slug: str):
                     raise ConversationError(
                         "That passage is no longer open; here is another one.", code="bad_context"
                     )
+            # A full line for the target refuses before the conversation is stored (QueueFull below).
+            admit(round_target(task.current_round))
             conversation = start_conversation(
                 round_=task.current_round, annotator=request.user, context=context
             )
@@ -195,6 +203,9 @@ def send(request, slug: str):
         return _page(request, task, prompt=prompt, error=str(exc), status=status)
     except qualification.NotQualified as exc:
         return _error(request, task, exc.message, status=403)
+    except QueueFull as exc:  # 503 with Retry-After; the page keeps the message in the box
+        page = partial(_page, request, task, prompt=prompt, error=str(exc), status=503)
+        return queue_full_response(request, exc, page=page)
     if _wants_stream(request):
         return sse_response(stream)
     turn = stream.drain()
@@ -212,9 +223,11 @@ def send(request, slug: str):
 @require_POST
 def judge(request, slug: str):
     """Answer the rubric for the conversation (``conversation``): every question's answer
-    (``rubric-<name>``) and, for a failure, its categories (``category``, several). The conversation
-    becomes an example; the page then serves a new passage. A refusal shows the page again with the
-    answers chosen."""
+    (``rubric-<name>``) and, for a failure, its categories (``category``, several), with the number of
+    answered turns the page showed (``answered_turns``). The conversation becomes an example; the page
+    then serves a new passage. A refusal shows the page again with the answers chosen: also a
+    conversation already judged otherwise (with the stored judgement), or one that has answers the
+    page did not show (another tab went on with it)."""
     task = _red_team_task(slug)
     conversation = selectors.own_conversation(request.user, ascii_id(request.POST.get("conversation")))
     if conversation is None:
@@ -226,6 +239,8 @@ def judge(request, slug: str):
             annotator=request.user,
             rubric_answers=answers,
             categories=request.POST.getlist("category"),
+            # What the page showed (its hidden field): a stale tab cannot judge answers it never showed.
+            answered_turns=ascii_id(request.POST.get("answered_turns")),
         )
     except ConversationError as exc:
         return _page(request, task, error=str(exc), chosen=answers, status=STATUS_OF_CODE.get(exc.code, 409))
@@ -264,6 +279,7 @@ def choice(request, slug: str):
         return refusal
     values = {"question": "", "answer": "", "negatives": [""] * (cfg.max_options - 1)}
     context = None
+    busy: QueueFull | None = None
     if request.method == "POST" and refusal is None:
         values["question"] = request.POST.get("question", "")
         values["answer"] = request.POST.get("answer", "")
@@ -293,6 +309,9 @@ def choice(request, slug: str):
             messages.error(request, str(exc))
         except qualification.NotQualified as exc:
             messages.error(request, exc.message)
+        except QueueFull as exc:  # 503 with Retry-After, the item shown again as typed
+            busy = exc
+            messages.error(request, str(exc))
         else:
             remember_example(request, task, example.pk)  # the session tally counts it
             outcome = (
@@ -305,7 +324,7 @@ def choice(request, slug: str):
             round_=task.current_round, exclude=ascii_id(request.GET.get("skip"))
         )
     last = selectors.own_choice_item(request.user, ascii_id(request.GET.get("last")))
-    return render(
+    response = render(
         request,
         "annotation/red_team_choice.html",
         {
@@ -326,3 +345,4 @@ def choice(request, slug: str):
             else [],
         },
     )
+    return response if busy is None else queue_full_response(request, busy, page=lambda: response)

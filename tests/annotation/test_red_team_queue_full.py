@@ -1,0 +1,131 @@
+"""A request that would wait for the target beyond the process's bound (models_registry/runtime/slots.py,
+"The line is bounded") is refused at once, 503 with ``Retry-After`` and how many wait, before anything
+is stored: on the red-teaming API, the page (with and without its script) and multiple-choice items."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from annotation.models import Conversation, Example, Turn
+from models_registry.runtime.slots import GENERATION_SLOTS
+from tests.factories.red_team import make_passage, make_red_team_round
+from tests.helpers.api import client_for
+
+URL = "/tasks/red-team/red-team/"
+BUSY = "The model is busy: 2 answers are waiting for it on this server already; try again in about {} s."
+
+
+@pytest.fixture
+def red_round(db, smollm2_dir):
+    return make_red_team_round(smollm2_dir)
+
+
+@pytest.fixture
+def full_line():
+    """The process's line bounded at 2 waiters and full: one generation holds the slot, two wait. Yields
+    the message a refusal says (its seconds: the mean hold of the generations this process ran so far)."""
+    tickets = [GENERATION_SLOTS.join() for _ in range(3)]
+    assert GENERATION_SLOTS.wait(tickets[0], 0)
+    GENERATION_SLOTS.max_waiting = 2
+    try:
+        yield BUSY.format(GENERATION_SLOTS.retry_after())
+    finally:
+        GENERATION_SLOTS.max_waiting = None
+        for ticket in tickets:
+            GENERATION_SLOTS.leave(ticket)
+
+
+def _refused_with_retry_after(response) -> None:
+    assert response.status_code == 503
+    assert response["Retry-After"] == str(GENERATION_SLOTS.retry_after())
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_api_answers_503_with_the_lines_length_and_stores_no_turn(
+    red_round, annotator, full_line, stream
+):
+    api = client_for(annotator)
+    started = api.post(
+        "/api/tasks/red-team/conversations/", {"context": make_passage(red_round).pk}, format="json"
+    )
+    assert started.status_code == 201  # starting a conversation generates nothing
+    headers = {"HTTP_ACCEPT": "text/event-stream"} if stream else {}
+    refused = api.post(
+        f"/api/conversations/{started.json()['id']}/turns/",
+        {"prompt": "How long is the Amazon?", "client_token": str(uuid.uuid4())},
+        format="json",
+        **headers,
+    )
+    _refused_with_retry_after(refused)
+    assert refused["Content-Type"] == "application/json"  # no stream began
+    assert refused.json() == {"detail": full_line, "code": "queue_full", "waiting": 2}
+    assert not Turn.objects.exists()
+    assert len(GENERATION_SLOTS._line) == 2  # the refused request left nothing in line
+
+
+def test_the_page_without_its_script_says_why_keeps_the_message_and_stores_nothing(
+    client, annotator, red_round, full_line
+):
+    client.force_login(annotator)
+    context = make_passage(red_round)
+    data = {"prompt": "How long is the Amazon?", "client_token": str(uuid.uuid4()), "context": context.pk}
+    refused = client.post(URL + "send/", data)
+    _refused_with_retry_after(refused)
+    html = refused.content.decode()
+    assert full_line in html
+    assert "How long is the Amazon?</textarea>" in html  # the message stays in the box
+    assert not Conversation.objects.exists() and not Turn.objects.exists()
+
+
+def test_the_pages_script_gets_the_reason_as_text(client, annotator, red_round, full_line):
+    client.force_login(annotator)
+    context = make_passage(red_round)
+    data = {"prompt": "How long is the Amazon?", "client_token": str(uuid.uuid4()), "context": context.pk}
+    refused = client.post(URL + "send/", data, HTTP_ACCEPT="text/event-stream")
+    _refused_with_retry_after(refused)
+    assert refused["Content-Type"] == "text/plain; charset=utf-8"
+    assert refused.content.decode() == full_line
+    assert not Conversation.objects.exists() and not Turn.objects.exists()
+
+
+def test_a_second_message_of_an_open_conversation_is_refused_the_same_way(
+    client, annotator, red_round, full_line
+):
+    client.force_login(annotator)
+    conversation = Conversation.objects.create(
+        round=red_round,
+        annotator=annotator,
+        model=red_round.targets.get().model,
+        context=make_passage(red_round),
+    )
+    data = {"prompt": "How long?", "client_token": str(uuid.uuid4()), "conversation": conversation.pk}
+    refused = client.post(URL + "send/", data)
+    _refused_with_retry_after(refused)
+    assert full_line in refused.content.decode() and not Turn.objects.exists()
+
+
+def test_a_multiple_choice_item_is_refused_with_what_was_typed_and_not_stored(
+    client, annotator, red_round, full_line
+):
+    context = make_passage(red_round)
+    body = {
+        "context": context.pk,
+        "question": "How long is the Amazon?",
+        "answer": "About 6,400 km",
+        "negatives": ["About 7,000 km", "About 4,000 miles"],
+        "client_token": str(uuid.uuid4()),
+    }
+    refused = client_for(annotator).post("/api/tasks/red-team/choice-items/", body, format="json")
+    _refused_with_retry_after(refused)
+    assert refused.json() == {"detail": full_line, "code": "queue_full", "waiting": 2}
+    client.force_login(annotator)
+    page = client.post(
+        URL + "choice/",
+        {**body, "negative": body["negatives"], "client_token": str(uuid.uuid4())},
+    )
+    _refused_with_retry_after(page)
+    html = page.content.decode()
+    assert full_line in html and 'value="About 7,000 km"' in html
+    assert not Example.objects.exists()
