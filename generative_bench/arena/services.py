@@ -38,7 +38,7 @@ from django.utils import timezone
 from core.api.permissions import can_contribute
 from core.pairwise import draw_pair
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
-from models_registry.generative import chat_stream, decoding_of
+from models_registry.generative import admit, chat_stream, decoding_of
 from models_registry.models import RegisteredModel
 from models_registry.runtime.generative import PromptTooLong, check_messages, get_chat_model
 from models_registry.runtime.model_files import InferenceError
@@ -184,6 +184,9 @@ def start_battle(
         ArenaError: see ``check_may_battle``; ``invalid`` (no prompt or more than one, a refused text, an
             example that is not a settled conversation of the task), ``too_long`` (over a local model's
             context, with the counts), ``not_enough_models`` (fewer than two ready generative models).
+        QueueFull: the line for a local model's generation slot is full (``generative.admit``); nothing
+            is stored. The second answer joins the line again once the first has ended: should the line
+            be full then, the battle fails with that message.
         tasks.qualification.NotQualified: the task's rules refuse the voter.
     """
     check_may_battle(task, voter)
@@ -223,6 +226,7 @@ def start_battle(
     )
     for model in (model_a, model_b):
         _check_fits(model, messages)
+    admit(model_a, model_b)  # a full line for a local model refuses before the battle is stored
     fail_stale_battles(voter=voter)
     try:
         with transaction.atomic():

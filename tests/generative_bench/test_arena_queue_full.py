@@ -1,0 +1,50 @@
+"""A battle beyond the process's bound on the line for a generation slot (models_registry/runtime/slots.py,
+"The line is bounded"): refused at once, 503 with ``Retry-After`` and how many wait, before the battle is
+stored."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from generative_bench.models import Battle
+from models_registry.runtime.slots import GENERATION_SLOTS
+from tests.factories.arena import make_arena
+from tests.helpers.api import client_for
+
+
+@pytest.fixture
+def arena(db, smollm2_dir):
+    return make_arena(smollm2_dir)
+
+
+@pytest.fixture
+def full_line():
+    """The line bounded at 1 waiter and full: one generation holds the slot, one waits."""
+    tickets = [GENERATION_SLOTS.join() for _ in range(2)]
+    assert GENERATION_SLOTS.wait(tickets[0], 0)
+    GENERATION_SLOTS.max_waiting = 1
+    try:
+        yield
+    finally:
+        GENERATION_SLOTS.max_waiting = None
+        for ticket in tickets:
+            GENERATION_SLOTS.leave(ticket)
+
+
+def test_a_battle_beyond_the_bound_is_a_503_and_nothing_is_stored(arena, annotator, full_line):
+    refused = client_for(annotator).post(
+        "/api/tasks/red-team/battles/",
+        {"prompt": "Name a river.", "client_token": str(uuid.uuid4())},
+        format="json",
+    )
+    seconds = GENERATION_SLOTS.retry_after()
+    assert (refused.status_code, refused["Retry-After"]) == (503, str(seconds))
+    assert refused.json() == {
+        "detail": f"The model is busy: 1 answer is waiting for it on this server already; try again in "
+        f"about {seconds} s.",
+        "code": "queue_full",
+        "waiting": 1,
+    }
+    assert not Battle.objects.exists()
