@@ -40,6 +40,7 @@ from models_registry.runtime.generative import (
     check_messages,
 )
 from models_registry.runtime.model_files import InferenceError
+from models_registry.runtime.whole_characters import TextTail
 
 logger = logging.getLogger(__name__)
 
@@ -184,7 +185,9 @@ class RemoteChatStream(AnswerStream):
 
     A stream that breaks after some text (garbage, a dropped connection, the timeout) ends without
     raising: the partial answer is kept with finish reason ``error`` or ``timeout`` and ``error`` says
-    what happened. An error before any text raises ``InferenceError``.
+    what happened. An error before any text raises ``InferenceError``. A trailing U+FFFD (a character the
+    server cut and decoded) is held back until text follows it, and left out if none does
+    (``runtime.whole_characters.TextTail``).
     """
 
     def __init__(self, remote: RemoteChat, messages: list[dict]):
@@ -215,6 +218,8 @@ class RemoteChatStream(AnswerStream):
         deadline = started + remote.timeout
         text, first_token_ms, finish, error = "", None, None, ""
         usage = None
+        # A server that decoded a character cut in two sends U+FFFD for it: held back, dropped at the end.
+        tail = TextTail()
         client = _client(remote)
         try:
             try:
@@ -233,8 +238,10 @@ class RemoteChatStream(AnswerStream):
                         if piece:
                             if first_token_ms is None:
                                 first_token_ms = (time.perf_counter() - started) * 1000
-                            text += piece
-                            yield piece
+                            whole = tail.feed(piece)
+                            text = tail.text
+                            if whole:
+                                yield whole
                     if time.perf_counter() > deadline or len(text) > MAX_ANSWER_CHARS:
                         finish, error = "timeout", "the answer did not end within the time limit"
                         break

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from models_registry.runtime.model_files import InferenceError, digest_problem, without_server_paths
 from models_registry.runtime.slots import GENERATION_SLOTS, SlotTimeout
+from models_registry.runtime.whole_characters import WholeCharacters
 
 logger = logging.getLogger(__name__)
 
@@ -330,7 +331,10 @@ class ChatStream(AnswerStream):
                 self._nothing_generated("stop", started, prompt_tokens, waited_ms, cut_short=True)
                 raise
         queued_ms = (time.perf_counter() - joined) * 1000 if waited else 0.0
-        streamer = TextIteratorStreamer(model.tokenizer, skip_prompt=True, skip_special_tokens=True)
+        # Decoded through WholeCharacters: no piece, and not the final flush, ends inside a character.
+        streamer = TextIteratorStreamer(
+            WholeCharacters(model.tokenizer), skip_prompt=True, skip_special_tokens=True
+        )
         cancelled = threading.Event()
         counted: list[int] = []
 
@@ -759,10 +763,11 @@ def _run_batch(
         ]
     finished = time.perf_counter()
     steps = int(output.shape[1]) - width
+    whole = WholeCharacters(tokenizer)  # a row cut inside a character ends before it
     generations = []
     for row, prompt in enumerate(prompts):
         tokens = ended_step[row] if ended_step[row] is not None else steps
-        text = tokenizer.decode(output[row, width : width + tokens].tolist(), skip_special_tokens=True)
+        text = whole.decode(output[row, width : width + tokens].tolist(), skip_special_tokens=True)
         for stop in decoding.stop:  # the answer ends before a stop string, as ChatStream cuts it
             if stop in text:
                 text = text[: text.index(stop)]

@@ -52,6 +52,17 @@ def test_a_streamed_remote_answer_is_the_models_own_with_usage_and_cost(server, 
     assert request["stream_options"] == {"include_usage": True}
 
 
+def test_a_character_the_server_cut_in_two_is_not_passed_on(server):
+    # A server that cut an answer inside a character sends U+FFFD for its first bytes: held back, dropped.
+    server.reply = lambda request: "Hi 🌈\ufffd"  # streamed as "Hi" and " 🌈\ufffd"
+    stream = stream_remote(remote(server), CAPITAL)
+    assert (list(stream), stream.generation.text) == (["Hi", " 🌈"], "Hi 🌈")
+    # A U+FFFD with text after it is the model's own: it stays.
+    server.reply = lambda request: "a\ufffd b"  # streamed as "a\ufffd" and " b"
+    stream = stream_remote(remote(server), CAPITAL)
+    assert (list(stream), stream.generation.text) == (["a", "\ufffd b"], "a\ufffd b")
+
+
 def test_the_system_prompt_is_sent_first(server):
     generate_remote(remote(server, system_prompt="Answer in one word."), CAPITAL)
     assert server.requests[0]["messages"] == [{"role": "system", "content": "Answer in one word."}, *CAPITAL]

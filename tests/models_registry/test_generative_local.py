@@ -101,6 +101,37 @@ def test_leaving_the_stream_early_stops_the_model_and_keeps_what_came(smollm2):
     assert generation.extra == {"cut_short": True} and generation.output_tokens < 200
 
 
+# Greedy SmolLM2 answers these in emoji (three tokens each) or Arabic (two bytes a letter, often one byte a
+# token): the budget of tokens ends inside a character, which the tokenizer alone decodes as U+FFFD.
+EMOJI = [{"role": "user", "content": "Reply with three emoji only: 😀🎉🌊"}]
+ARABIC = [{"role": "user", "content": "ما هي عاصمة فرنسا؟ أجب بالعربية"}]
+
+
+@pytest.mark.parametrize(
+    "messages, budget, whole",
+    [(EMOJI, 5, "🌈"), (ARABIC, 8, "ما هي عا")],
+    ids=["emoji", "arabic"],
+)
+def test_an_answer_cut_inside_a_character_ends_before_it_streamed_batched_or_not(
+    smollm2, messages, budget, whole
+):
+    decoding = Decoding(max_new_tokens=budget)
+    inputs = smollm2.encode(messages)
+    ids = smollm2.model.generate(
+        **inputs, max_new_tokens=budget, do_sample=False, temperature=None, top_p=None, top_k=None
+    )
+    # The case: the budget's last token holds the first bytes of a character.
+    assert smollm2.tokenizer.decode(ids[0, inputs["input_ids"].shape[1] :]) == whole + "\ufffd"
+    stream = smollm2.stream(messages, decoding)
+    pieces = list(stream)
+    streamed = stream.generation
+    [batched, _] = smollm2.generate_batch([messages, CAPITAL], decoding)
+    for generation in (streamed, smollm2.generate(messages, decoding), batched):
+        assert (generation.text, generation.finish_reason) == (whole, "length")
+        assert generation.output_tokens == budget  # the held-back token was generated: it is counted
+    assert "".join(pieces) == whole and not any("\ufffd" in piece for piece in pieces)
+
+
 def test_a_conversation_over_the_context_is_refused_with_the_counts(smollm2):
     long = [{"role": "user", "content": "word " * 9000}]
     tokens = smollm2.count_tokens(long)

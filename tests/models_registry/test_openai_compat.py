@@ -137,6 +137,41 @@ def test_the_openai_client_gets_what_chat_stream_gives_streamed_and_not(
 
 
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "content, max_tokens, whole",
+    # With the stored system prompt, greedy SmolLM2 answers the first in emoji (three tokens each) and the
+    # second in Arabic; the budget's last token holds the first bytes of a character (U+FFFD if decoded).
+    [
+        ("Reply with three emoji only: 😀🎉🌊", 5, "🌈"),
+        ("ما هي عاصمة فرنسا؟ أجب بالعربية", 11, "بريبراياc ال"),
+    ],
+    ids=["emoji", "arabic"],
+)
+def test_an_answer_cut_inside_a_character_ends_before_it_streamed_and_not(
+    openai_client, smollm2_model, owner, content, max_tokens, whole
+):
+    messages = [{"role": "user", "content": content}]
+    client = openai_client(owner)
+    answer = client.chat.completions.create(model=MODEL, messages=messages, max_tokens=max_tokens)
+    [choice] = answer.choices
+    assert (choice.message.content, choice.finish_reason) == (whole, "length")
+    assert answer.usage.completion_tokens == max_tokens  # the token held back was generated: counted
+    chunks = list(
+        client.chat.completions.create(
+            model=MODEL,
+            messages=messages,
+            max_tokens=max_tokens,
+            stream=True,
+            stream_options={"include_usage": True},
+        )
+    )
+    pieces = [c.choices[0].delta.content or "" for c in chunks if c.choices]
+    assert "".join(pieces) == whole and not any("\ufffd" in piece for piece in pieces)
+    assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "length"
+    assert chunks[-1].usage.completion_tokens == max_tokens
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_stop_sequence_is_never_streamed(openai_client, smollm2_model, owner):
     model = smollm2_model
     free = chat_stream(model, AMAZON, Decoding(max_new_tokens=8)).drain().text
