@@ -6,7 +6,8 @@ pages, so the rules (order, stored once, limits, the context check) are the same
 * ``GET /api/conversations/{id}/``: one of the caller's conversations, with its turns;
 * ``POST /api/conversations/{id}/turns/``: send a message; the answer as JSON, or streamed as
   server-sent events with ``Accept: text/event-stream`` (``sse``);
-* ``POST /api/conversations/{id}/judgement/``: answer the rubric; the conversation becomes an example;
+* ``POST /api/conversations/{id}/judgement/``: answer the rubric; the conversation becomes an example
+  (once: other answers sent later are refused);
 * ``POST /api/tasks/{slug}/choice-items/``: write a multiple-choice item, scored by the target.
 """
 
@@ -69,6 +70,8 @@ STATUS_OF_CODE = {
     "not_ready": 409,
     "model_error": 502,
     "open_conversation": 409,
+    "already_judged": 409,
+    "stale_judgement": 409,
 }
 
 
@@ -165,6 +168,13 @@ class TurnBodySerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 class JudgementSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     rubric = serializers.DictField(child=TextField(), help_text="{question name: answer}")
     categories = serializers.ListField(child=TextField(), required=False, default=list)
+    answered_turns = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        min_value=0,
+        help_text="How many answered turns the judge read; when the conversation has another number "
+        "(another client went on with it), the judgement is refused (409 stale_judgement).",
+    )
 
 
 class ChoiceItemSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
@@ -318,7 +328,10 @@ class TurnCreate(APIView):
 
 class Judgement(APIView):
     """Answer the task's rubric for the conversation's answers and tag the failure's categories; the
-    conversation becomes an example of its round (201). Sent again, the same example (200)."""
+    conversation becomes an example of its round (201). Sent again with the same answers, the same
+    example (200); with other answers or categories, 409 ``already_judged`` naming the stored
+    judgement. With ``answered_turns`` other than the conversation's answered turns, 409
+    ``stale_judgement``; nothing is stored."""
 
     permission_classes = [IsContributor]
 
@@ -338,6 +351,7 @@ class Judgement(APIView):
                 annotator=request.user,
                 rubric_answers=body.validated_data["rubric"],
                 categories=body.validated_data["categories"],
+                answered_turns=body.validated_data.get("answered_turns"),
             )
         )
         code = status.HTTP_200_OK if before == example.pk else status.HTTP_201_CREATED

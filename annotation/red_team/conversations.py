@@ -304,27 +304,14 @@ class TurnStream(AnswerStream):
             turn.save(update_fields=["answer", "generation", "status", "error", "updated_at"])
 
 
-def submit_conversation(*, conversation: Conversation, annotator, rubric_answers, categories=()) -> Example:
-    """The author's judgement of the answers they got: the task's rubric answered, and the failure
-    categories tagged; the conversation becomes an example of its round.
-
-    The rubric decides ``model_wrong`` (``tasks.rubric.Rubric.failed``: any failure answer). A failure
-    needs at least one of the task's categories; an answer judged good takes none. The example stores
-    the conversation in the chat ``messages`` format (``inputs["messages"]``, the context as the
-    example's context), the rubric answers as its target, the categories as its tags, and in
-    ``metadata`` each answer's generation record, the total cost and the questions that failed. Sent
-    twice (a double click, two tabs), the example stored first is returned.
+def _clean_judgement(cfg, rubric_answers, categories) -> tuple[dict, list[str], bool]:
+    """``(answers, categories, failed)``: the rubric's answers cleaned (``Rubric.clean``), the categories
+    without repeats, and whether the answers judge a failure (``Rubric.failed``).
 
     Raises:
-        ConversationError: another user's conversation (``not_found``), one abandoned (``not_open``),
-            with no answered turn or an answer still coming (``not_ready``), bad rubric answers or
-            categories (``invalid``, each problem named), a round closed meanwhile (``round_closed``),
-            or no passage where the task needs one (``bad_context``: a conversation stored before that
-            was refused at its start).
+        ConversationError: ``invalid``, the problem named (a bad answer, an unknown category, a failure
+            without a category or a good answer with one).
     """
-    if conversation.annotator_id != getattr(annotator, "pk", None):
-        raise ConversationError("No such conversation.", code="not_found")
-    cfg = conversation.round.task.cfg
     rubric = cfg.rubric
     try:
         answers = rubric.clean(rubric_answers)
@@ -340,12 +327,74 @@ def submit_conversation(*, conversation: Conversation, annotator, rubric_answers
         raise ConversationError("Tag the failure with at least one category.", code="invalid")
     if not failed and categories:
         raise ConversationError("An answer you judged good takes no failure category.", code="invalid")
+    return answers, categories, failed
+
+
+def judged_as(example: Example, rubric) -> str:
+    """The stored judgement of a conversation's example, said in a few words, its answers in the order
+    of ``rubric``'s questions: "example 12: a failure of the model (supported: no, helpful: 2;
+    categories: fabrication)"."""
+    verdict = "a failure of the model" if example.model_wrong else "a good answer"
+    target = example.target or {}
+    answers = ", ".join(f"{q.name}: {target[q.name]}" for q in rubric.questions if q.name in target)
+    tags = f"; categories: {', '.join(example.tags)}" if example.tags else ""
+    return f"example {example.pk}: {verdict} ({answers}{tags})"
+
+
+def submit_conversation(
+    *, conversation: Conversation, annotator, rubric_answers, categories=(), answered_turns: int | None = None
+) -> Example:
+    """The author's judgement of the answers they got: the task's rubric answered, and the failure
+    categories tagged; the conversation becomes an example of its round.
+
+    The rubric decides ``model_wrong`` (``tasks.rubric.Rubric.failed``: any failure answer). A failure
+    needs at least one of the task's categories; an answer judged good takes none. The example stores
+    the conversation in the chat ``messages`` format (``inputs["messages"]``, the context as the
+    example's context), the rubric answers as its target, the categories as its tags, and in
+    ``metadata`` each answer's generation record, the total cost and the questions that failed.
+
+    A conversation is judged once. Sent again with the same answers and categories (a double click), the
+    example stored first is returned; with others (a second tab, a changed mind), it is refused
+    (``already_judged``, naming the stored judgement), never silently dropped.
+
+    ``answered_turns``: how many answered turns the judge was shown (the page's judge form sends it; the
+    API may). When the conversation has another number of answered turns (a stale tab: another tab sent
+    a message meanwhile), the judgement is refused (``stale_judgement``), since it would cover answers
+    its judge never read. None: not checked.
+
+    Raises:
+        ConversationError: another user's conversation (``not_found``), one abandoned (``not_open``),
+            one already judged with other answers or categories (``already_judged``), with no answered
+            turn or an answer still coming (``not_ready``), answered turns other than the judge saw
+            (``stale_judgement``), bad rubric answers or categories (``invalid``, each problem named),
+            a round closed meanwhile (``round_closed``), or no passage where the task needs one
+            (``bad_context``: a conversation stored before that was refused at its start). Nothing is
+            stored on any of these.
+    """
+    if conversation.annotator_id != getattr(annotator, "pk", None):
+        raise ConversationError("No such conversation.", code="not_found")
+    cfg = conversation.round.task.cfg
+    rubric = cfg.rubric
+    try:
+        answers, categories, failed = _clean_judgement(cfg, rubric_answers, categories)
+        problem = None
+    except ConversationError as exc:  # said after the check below: a judged conversation says so first
+        problem = exc
     with transaction.atomic():
         locked = (
             Conversation.objects.select_for_update().select_related("round__task").get(pk=conversation.pk)
         )
         if locked.status == Conversation.Status.SUBMITTED and locked.example_id:
-            return locked.example
+            stored = locked.example
+            if problem is None and stored.target == answers and sorted(stored.tags) == sorted(categories):
+                return stored  # the same judgement sent again: stored once
+            raise ConversationError(
+                f"This conversation was already judged ({judged_as(stored, rubric)}). Your new answers were not "
+                "stored.",
+                code="already_judged",
+            )
+        if problem is not None:
+            raise problem
         if locked.status != Conversation.Status.OPEN:
             raise ConversationError("This conversation is over; start a new one.", code="not_open")
         if not locked.round.is_open:
@@ -358,6 +407,13 @@ def submit_conversation(*, conversation: Conversation, annotator, rubric_answers
         answered = [t for t in turns if t.status == Turn.Status.ANSWERED]
         if not answered:
             raise ConversationError("The model has not answered yet; send a message first.", code="not_ready")
+        if answered_turns is not None and answered_turns != len(answered):
+            raise ConversationError(
+                f"The conversation has {len(answered)} answered message(s), but the page you judged from "
+                f"showed {answered_turns}: another tab went on with it. Read the answers as they are now "
+                "(reload the page), then judge them; nothing was stored.",
+                code="stale_judgement",
+            )
         messages = [m for m in messages_of(locked, answered) if m["role"] != "system"]
         costs = [t.generation.get("cost") for t in answered]
         example = Example.objects.create(

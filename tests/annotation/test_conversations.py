@@ -374,3 +374,78 @@ def test_a_conversation_stored_without_its_passage_before_the_check_cannot_be_ju
     assert refused.value.code == "bad_context"
     conversation.refresh_from_db()
     assert conversation.status == "open" and not Example.objects.exists()
+
+
+# --- judged once: other answers later are refused, and a judge must have seen every answer ----------------
+
+
+def _answered(red_round, context, annotator, n=1):
+    """An open conversation with ``n`` answered turns, stored as ``send_turn`` stores them."""
+    conversation = start_conversation(round_=red_round, annotator=annotator, context=context)
+    for i in range(n):
+        Turn.objects.create(
+            conversation=conversation, index=i, prompt=f"Q{i}", answer=f"A{i}", status="answered"
+        )
+    return conversation
+
+
+FAILURE = {"rubric_answers": {"supported": "no", "helpful": "2"}, "categories": ["fabrication"]}
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        {"rubric_answers": {"supported": "yes", "helpful": "5"}, "categories": []},  # judged good now
+        {"rubric_answers": {"supported": "no", "helpful": "3"}, "categories": ["fabrication"]},
+        {"rubric_answers": {"supported": "no", "helpful": "2"}, "categories": ["contradiction"]},
+        {"rubric_answers": {"supported": "no", "helpful": "2"}, "categories": []},  # invalid as well
+    ],
+)
+def test_a_second_judgement_with_other_answers_is_refused_naming_the_stored_one(
+    red_round, context, annotator, second
+):
+    conversation = _answered(red_round, context, annotator)
+    example = submit_conversation(conversation=conversation, annotator=annotator, **FAILURE)
+    with pytest.raises(ConversationError) as refused:
+        submit_conversation(conversation=conversation, annotator=annotator, **second)
+    assert (refused.value.code, str(refused.value)) == (
+        "already_judged",
+        f"This conversation was already judged (example {example.pk}: a failure of the model (supported: "
+        "no, helpful: 2; categories: fabrication)). Your new answers were not stored.",
+    )
+    example.refresh_from_db()
+    assert (example.target, example.tags, Example.objects.count()) == (
+        {"supported": "no", "helpful": "2"},
+        ["fabrication"],
+        1,
+    )
+
+
+def test_the_same_judgement_sent_again_returns_the_stored_example(red_round, context, annotator):
+    conversation = _answered(red_round, context, annotator)
+    example = submit_conversation(conversation=conversation, annotator=annotator, **FAILURE)
+    again = submit_conversation(
+        conversation=conversation,
+        annotator=annotator,
+        rubric_answers={"helpful": "2", "supported": "no"},
+        categories=["fabrication", "fabrication"],
+        answered_turns=1,
+    )
+    assert again.pk == example.pk and Example.objects.count() == 1
+
+
+def test_a_judgement_from_a_page_that_did_not_show_every_answer_is_refused(red_round, context, annotator):
+    # The stale tab showed one answer; another tab sent a second message, answered since.
+    conversation = _answered(red_round, context, annotator, n=2)
+    with pytest.raises(ConversationError) as refused:
+        submit_conversation(conversation=conversation, annotator=annotator, answered_turns=1, **FAILURE)
+    assert (refused.value.code, str(refused.value)) == (
+        "stale_judgement",
+        "The conversation has 2 answered message(s), but the page you judged from showed 1: another tab "
+        "went on with it. Read the answers as they are now (reload the page), then judge them; nothing "
+        "was stored.",
+    )
+    conversation.refresh_from_db()
+    assert conversation.status == "open" and not Example.objects.exists()
+    example = submit_conversation(conversation=conversation, annotator=annotator, answered_turns=2, **FAILURE)
+    assert example.metadata["turns"] == 2

@@ -329,3 +329,46 @@ def test_a_choice_item_with_its_passage_id_as_a_string_is_refused_and_nothing_st
         },
     )
     assert not Example.objects.exists()
+
+
+def _with_answers(api, red_round, n):
+    """A conversation started through the API with ``n`` answered turns, stored as ``send_turn`` does."""
+    started = _start(api, red_round)
+    for i in range(n):
+        Turn.objects.create(
+            conversation_id=started["id"], index=i, prompt=f"Q{i}", answer=f"A{i}", status="answered"
+        )
+    return f"/api/conversations/{started['id']}/judgement/"
+
+
+def test_a_second_judgement_with_other_answers_is_a_409_and_the_same_one_a_200(api, red_round):
+    url = _with_answers(api, red_round, 1)
+    body = {"rubric": {"supported": "no", "helpful": "2"}, "categories": ["fabrication"], "answered_turns": 1}
+    assert api.post(url, body, format="json").status_code == 201
+    example = Example.objects.get()
+    assert api.post(url, body, format="json").status_code == 200
+    other = api.post(url, {"rubric": {"supported": "yes", "helpful": "5"}}, format="json")
+    assert (other.status_code, other.json()) == (
+        409,
+        {
+            "detail": f"This conversation was already judged (example {example.pk}: a failure of the model "
+            "(supported: no, helpful: 2; categories: fabrication)). Your new answers were not stored.",
+            "code": "already_judged",
+        },
+    )
+    example.refresh_from_db()
+    assert (example.model_wrong, Example.objects.count()) == (True, 1)
+
+
+def test_a_judgement_of_fewer_answers_than_the_conversation_has_is_a_409(api, red_round):
+    url = _with_answers(api, red_round, 2)
+    body = {"rubric": {"supported": "no", "helpful": "2"}, "categories": ["fabrication"]}
+    stale = api.post(url, {**body, "answered_turns": 1}, format="json")
+    assert (stale.status_code, stale.json()["code"]) == (409, "stale_judgement")
+    as_text = api.post(url, {**body, "answered_turns": "2"}, format="json")
+    assert (as_text.status_code, as_text.json()) == (
+        400,
+        {"answered_turns": ["Must be a JSON integer (e.g. 12), not a string."]},
+    )
+    assert not Example.objects.exists()
+    assert api.post(url, {**body, "answered_turns": 2}, format="json").status_code == 201

@@ -216,3 +216,40 @@ def test_judged_conversations_and_choice_items_count_in_the_session_tally(page):
     fooled = 1 + int(item.model_wrong)  # the judged failure, and the item if the target picked wrong
     tally = page.get(f"/examples/{item.pk}/").context["tally"]
     assert (tally["written"], tally["text"]) == (2, f"{fooled} of 2 fooled the model in this session.")
+
+
+def test_the_judge_form_carries_the_answers_shown_and_a_stale_or_second_judgement_is_refused(page):
+    assert 'name="answered_turns" value="0"' in page.get(URL).content.decode()
+    _send(page, "How long is the Amazon?")
+    conversation = Conversation.objects.get()
+    assert 'name="answered_turns" value="1"' in page.get(URL).content.decode()
+    # Another tab went on with the conversation: its second answer is stored, this page showed one.
+    Turn.objects.create(conversation=conversation, index=1, prompt="Sure?", answer="Yes.", status="answered")
+    form = {
+        "conversation": conversation.pk,
+        "rubric-supported": "no",
+        "rubric-helpful": "3",
+        "category": ["fabrication"],
+        "answered_turns": "1",
+    }
+    stale = page.post(URL + "judge/", form)
+    html = stale.content.decode()
+    assert stale.status_code == 409 and not Example.objects.exists()
+    assert "The conversation has 2 answered message(s), but the page you judged from showed 1" in html
+    assert "Yes." in html and 'name="answered_turns" value="2"' in html  # now shown, to judge
+    assert page.post(URL + "judge/", {**form, "answered_turns": "2"}).status_code == 302
+    example = Example.objects.get()
+    assert f"Stored as example {example.pk}" in page.get(URL).content.decode()  # the redirect's page
+    # A second judgement with other answers (a second tab, a changed mind): refused, saying the stored one.
+    second = page.post(
+        URL + "judge/", {**form, "answered_turns": "2", "rubric-supported": "yes", "category": []}
+    )
+    html = second.content.decode()
+    assert second.status_code == 409
+    assert (
+        f"This conversation was already judged (example {example.pk}: a failure of the model (supported: "
+        "no, helpful: 3; categories: fabrication)). Your new answers were not stored."
+    ) in html
+    assert "Stored as example" not in html
+    example.refresh_from_db()
+    assert (example.target, Example.objects.count()) == ({"supported": "no", "helpful": "3"}, 1)

@@ -10,6 +10,9 @@
  * shown and the form gets a fresh client token and the conversation's id. The message box is emptied as
  * soon as the server takes the message, so what is typed meanwhile is kept for the next turn.
  *
+ * Each turn's item carries its status (data-status); the judge form's "answered_turns" is the number of
+ * answered turns on the page, so the server can refuse a judgement of answers this page never showed.
+ *
  * A refusal (4xx, plain text: a message over the model's context, the round closed) is shown under the
  * box and the text stays in it. A network failure or a sign-in page falls back to the plain POST, which
  * keeps the rules on the server. The button is disabled while sending, so a double click sends once; the
@@ -152,6 +155,7 @@
       }
     }
     if (done) {
+      item.dataset.status = done.status;
       answer.textContent = done.answer; // the stored answer is the record
       if (done.status === "failed" || done.finish_reason === "error" || done.finish_reason === "timeout") {
         const warn = document.createElement("p");
@@ -167,6 +171,11 @@
     status.textContent = done ? "" : "The connection ended early; reload the page to see what was stored.";
     const rubric = document.getElementById("rubric");
     if (rubric && done && done.status === "answered") rubric.hidden = false;
+    // The judgement covers the answers shown: the server refuses one from a page that shows fewer.
+    const judgeForm = document.getElementById("judge-form");
+    if (judgeForm) {
+      hiddenField(judgeForm, "answered_turns", String(turns.querySelectorAll('li.turn[data-status="answered"]').length));
+    }
     const label = form.querySelector("label[for=id_prompt] .muted");
     if (count >= Number(form.dataset.maxTurns)) {
       form.hidden = true;
