@@ -18,8 +18,9 @@ SCRIPT = Path(__file__).resolve().parents[2] / "annotation" / "static" / "annota
 # the script uses (tag, .class, #id, [attr] and [attr=value], and descendants). The script is loaded
 # with it, so it finds the form and listens to its submit; each send of argv[2] then submits the form
 # with the box holding argv[3] and awaits what the listener returned. ``fetch`` answers each send with
-# the events of its scenario: "whole" (turn, two tokens, done) or "broken" (turn, a token, then the
-# connection fails). Prints the page's state after the sends.
+# the events of its scenario: "whole" (turn, two tokens, done), "broken" (turn, a token, then the
+# connection fails) or "broken-typed" (the same, with another message typed in the box meanwhile).
+# Prints the page's state after the sends.
 RUNNER = r"""
 const path = process.argv[1];
 const sends = JSON.parse(process.argv[2]);
@@ -133,8 +134,11 @@ global.fetch = async () => {
   const stream = new ReadableStream({
     pull(controller) {
       if (chunks.length) controller.enqueue(chunks.shift());
-      else if (scenario === "broken") controller.error(new TypeError("network error"));
-      else controller.close();
+      else if (scenario === "whole") controller.close();
+      else {
+        if (scenario === "broken-typed") box.value = "And how wide is it?"; // typed while it answered
+        controller.error(new TypeError("network error"));
+      }
     },
   });
   return new Response(stream, { status: 200, headers: { "Content-Type": "text/event-stream; charset=utf-8" } });
@@ -202,3 +206,49 @@ def test_a_whole_answer_is_shown_and_the_judge_form_counts_it():
     assert page["conversation"] == "5"
     # The judge form says how many answered turns the page shows: the server refuses a judgement of more.
     assert page["answeredTurns"] == "1"
+
+
+TOKEN = "11111111-1111-4111-8111-111111111111"  # the form's client token as the page served it
+
+
+def test_a_connection_broken_mid_answer_gives_the_form_back_and_says_so():
+    page = _run(["broken"])
+    # The script neither hangs nor fails: the button works again, the message is back in the box.
+    assert page["errors"] == [] and page["submitted"] == []
+    assert (page["disabled"], page["box"], page["statusWarning"]) == (False, PROMPT, True)
+    assert page["status"] == (
+        "The connection to the server broke (network error) before the answer was complete. Your message "
+        "is back in the box: send it again to get what was stored (it is not stored twice), or reload "
+        "the page."
+    )
+    # The same client token: sent again, the server answers with the turn it stored, not a second one.
+    assert (page["clientToken"], page["conversation"]) == (TOKEN, "5")
+    assert page["turns"] == [
+        {
+            "id": "turn-0",
+            "status": "broken",
+            "answer": "The Amazon",
+            "warnings": ["The connection broke before this answer was complete; what came is shown."],
+        }
+    ]
+    assert (page["answeredTurns"], page["rubricHidden"]) == ("0", True)
+
+
+def test_the_message_sent_again_after_a_break_replaces_the_broken_turn():
+    page = _run(["broken", "whole"])
+    assert page["errors"] == []
+    assert page["turns"] == [
+        {"id": "turn-0", "status": "answered", "answer": "The Amazon is 6,400 km long.", "warnings": []}
+    ]
+    assert (page["disabled"], page["box"], page["status"], page["answeredTurns"]) == (False, "", "", "1")
+
+
+def test_a_message_typed_meanwhile_stays_in_the_box_as_a_new_message():
+    page = _run(["broken-typed"])
+    assert page["errors"] == []
+    assert (page["disabled"], page["box"], page["statusWarning"]) == (False, "And how wide is it?", True)
+    assert page["status"] == (
+        "The connection to the server broke (network error) before the answer was complete. Reload the "
+        "page to see what was stored."
+    )
+    assert page["clientToken"] != TOKEN  # what the box holds is a new turn

@@ -14,9 +14,11 @@
  * answered turns on the page, so the server can refuse a judgement of answers this page never showed.
  *
  * A refusal (4xx, plain text: a message over the model's context, the round closed) is shown under the
- * box and the text stays in it. A network failure or a sign-in page falls back to the plain POST, which
- * keeps the rules on the server. The button is disabled while sending, so a double click sends once; the
- * client token makes a resent form a no-op anyway.
+ * box and the text stays in it. A network failure before the answer starts, or a sign-in page, falls
+ * back to the plain POST, which keeps the rules on the server. A network failure mid-answer (or a stream
+ * that ends without "done") gives the form back: the message in the box with its client token, the
+ * button enabled, and what happened said under the box (``giveBack``). The button is disabled while
+ * sending, so a double click sends once; the client token makes a resent form a no-op anyway.
  */
 (function () {
   "use strict";
@@ -77,6 +79,78 @@
     return input;
   }
 
+  /*
+   * Read the answer's events from ``response`` into the page: the turn's id (and the conversation's, on
+   * both forms), the queue's place, each piece of the answer appended to ``answer``. Returns the "done"
+   * event's data (the stored turn), or null when the stream ended without it; rejects when the network
+   * fails mid-stream (reader.read() rejects), for ``send`` to give the form back.
+   */
+  async function readStream(response, form, item, answer, status) {
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    let done = null;
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      const parsed = parseEvents(buffer);
+      buffer = parsed[1];
+      for (const ev of parsed[0]) {
+        if (ev.name === "turn") {
+          // The same turn shown before (its answer broke off, then the message was sent again with its
+          // client token, which brings back the stored turn): the new item replaces the old one.
+          const before = document.getElementById("turn-" + ev.data.turn);
+          if (before && before !== item) before.remove();
+          item.id = "turn-" + ev.data.turn;
+          hiddenField(form, "conversation", ev.data.conversation);
+          const judge = document.getElementById("judge-form");
+          if (judge) hiddenField(judge, "conversation", ev.data.conversation);
+        } else if (ev.name === "queued") {
+          status.textContent =
+            ev.data.ahead > 0
+              ? "The model is answering others first: " + ev.data.ahead + " ahead of you…"
+              : "Your answer is next…";
+        } else if (ev.name === "token") {
+          if (answer.textContent === "") status.textContent = "The model is answering…";
+          answer.textContent += ev.data.text;
+        } else if (ev.name === "done") {
+          done = ev.data;
+        }
+      }
+    }
+    return done;
+  }
+
+  /*
+   * The answer's stream broke (a network error, or it ended without "done"): what came stays on the page,
+   * marked; the message goes back in the box (unless another one was typed meanwhile) with the same
+   * client token, so sending it again brings back what the server stored instead of a second turn; the
+   * button is enabled again and the status says what happened.
+   */
+  function giveBack(form, parts, prompt, error) {
+    const { button, status, box, item, modelBox } = parts;
+    item.dataset.status = "broken";
+    const warn = document.createElement("p");
+    warn.className = "warning";
+    warn.textContent = "The connection broke before this answer was complete; what came is shown.";
+    modelBox.append(warn);
+    const reason = error && error.message ? " (" + error.message + ")" : "";
+    const why = "The connection to the server broke" + reason;
+    if (!box.value.trim() || box.value === prompt) {
+      box.value = prompt;
+      status.textContent =
+        why + " before the answer was complete. Your message is back in the box: send it again to get " +
+        "what was stored (it is not stored twice), or reload the page.";
+    } else {
+      hiddenField(form, "client_token", newToken()); // the box holds a new message: a new turn
+      status.textContent = why + " before the answer was complete. Reload the page to see what was stored.";
+    }
+    status.classList.add("warning");
+    button.disabled = false;
+    box.focus();
+  }
+
   async function send(form, event) {
     event.preventDefault();
     const button = form.querySelector("button[type=submit]");
@@ -125,56 +199,40 @@
     const [modelBox, answer] = message("assistant", "");
     item.append(userBox, modelBox);
     turns.append(item);
-    const reader = response.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
     let done = null;
-    for (;;) {
-      const chunk = await reader.read();
-      if (chunk.done) break;
-      buffer += decoder.decode(chunk.value, { stream: true });
-      const parsed = parseEvents(buffer);
-      buffer = parsed[1];
-      for (const ev of parsed[0]) {
-        if (ev.name === "turn") {
-          item.id = "turn-" + ev.data.turn;
-          hiddenField(form, "conversation", ev.data.conversation);
-          const judge = document.getElementById("judge-form");
-          if (judge) hiddenField(judge, "conversation", ev.data.conversation);
-        } else if (ev.name === "queued") {
-          status.textContent =
-            ev.data.ahead > 0
-              ? "The model is answering others first: " + ev.data.ahead + " ahead of you…"
-              : "Your answer is next…";
-        } else if (ev.name === "token") {
-          if (answer.textContent === "") status.textContent = "The model is answering…";
-          answer.textContent += ev.data.text;
-        } else if (ev.name === "done") {
-          done = ev.data;
-        }
-      }
+    let broken = null;
+    try {
+      done = await readStream(response, form, item, answer, status);
+    } catch (e) {
+      broken = e; // the network failed mid-answer: read on below, the form is given back
     }
-    if (done) {
-      item.dataset.status = done.status;
-      answer.textContent = done.answer; // the stored answer is the record
-      if (done.status === "failed" || done.finish_reason === "error" || done.finish_reason === "timeout") {
-        const warn = document.createElement("p");
-        warn.className = "warning";
-        warn.textContent =
-          "The answer broke off" + (done.error ? ": " + done.error : "") + ". What came is kept.";
-        modelBox.append(warn);
-      }
+    // The page now holds a conversation: skipping its passage would abandon it, so the link goes.
+    const skip = document.querySelector(".skip-context");
+    if (skip) skip.remove();
+    if (!done) {
+      giveBack(form, { button, status, box, item, modelBox }, prompt, broken);
+      return;
+    }
+    answer.textContent = done.answer; // the stored answer is the record
+    item.dataset.status = done.status;
+    if (done.status === "failed" || done.finish_reason === "error" || done.finish_reason === "timeout") {
+      const warn = document.createElement("p");
+      warn.className = "warning";
+      warn.textContent =
+        "The answer broke off" + (done.error ? ": " + done.error : "") + ". What came is kept.";
+      modelBox.append(warn);
     }
     const count = Number(form.dataset.turns) + 1;
     form.dataset.turns = String(count);
     hiddenField(form, "client_token", newToken());
-    status.textContent = done ? "" : "The connection ended early; reload the page to see what was stored.";
+    status.textContent = "";
     const rubric = document.getElementById("rubric");
-    if (rubric && done && done.status === "answered") rubric.hidden = false;
+    if (rubric && done.status === "answered") rubric.hidden = false;
     // The judgement covers the answers shown: the server refuses one from a page that shows fewer.
     const judgeForm = document.getElementById("judge-form");
     if (judgeForm) {
-      hiddenField(judgeForm, "answered_turns", String(turns.querySelectorAll('li.turn[data-status="answered"]').length));
+      const shown = turns.querySelectorAll('li.turn[data-status="answered"]').length;
+      hiddenField(judgeForm, "answered_turns", String(shown));
     }
     const label = form.querySelector("label[for=id_prompt] .muted");
     if (count >= Number(form.dataset.maxTurns)) {
@@ -188,9 +246,6 @@
       button.disabled = false;
       box.focus();
     }
-    // The page now holds a conversation: skipping its passage would abandon it, so the link goes.
-    const skip = document.querySelector(".skip-context");
-    if (skip) skip.remove();
   }
 
   if (typeof document !== "undefined") {
