@@ -17,8 +17,8 @@ Every turn enters here, from the page and the API alike. The rules:
   ``max_turns``, one whose prompt no longer fits the local target's context (with the counts), or a
   local target whose line is full (``QueueFull``: 503, docs/serving.md).
 * **An answer that breaks keeps what came.** A target that fails, stops or times out mid-answer leaves
-  its partial answer stored with the finish reason; the reader leaving early stores it marked
-  ``cut_short``.
+  its partial answer stored with the finish reason; the reader leaving early stores it with finish
+  reason ``cut_short``.
 
 ``submit_conversation`` then turns the conversation into an example of its round, judged by its author
 with the task's rubric.

@@ -11,7 +11,7 @@ The stream (``text/event-stream``, https://html.spec.whatwg.org/multipage/server
   finish reason, error and generation record. A broken or timed-out answer still ends with ``done``.
 
 A client that leaves early closes the generator; ``TurnStream`` then stops the model and stores what came,
-marked ``cut_short``.
+with finish reason ``cut_short``.
 """
 
 from __future__ import annotations

@@ -52,8 +52,11 @@ logger = logging.getLogger(__name__)
 
 #: A battle still ``answering`` this long after it was stored lost its answers (its process died).
 STALE_SECONDS = 900.0
-#: Finish reasons of an answer that did not end as the model meant it to: the battle fails.
-FAILED_FINISHES = ("error", "timeout")
+#: Finish reasons of an answer that did not end as the model meant it to: the battle fails (a voter would
+#: compare a whole answer with a piece of one).
+FAILED_FINISHES = ("error", "timeout", "cut_short")
+#: Why the battle failed, said to the voter, when the answer's record names no error.
+FAILED_BECAUSE = {"timeout": "it took too long", "cut_short": "it was cut short", "error": "it stopped"}
 
 
 class ArenaError(Exception):
@@ -141,7 +144,7 @@ def _check_fits(model: RegisteredModel, messages: list[dict]) -> None:
 
 def _answer(model: RegisteredModel, messages: list[dict]) -> tuple[str, dict, str]:
     """``(text, generation record, error)`` of ``model``'s whole answer to ``messages``; ``error`` is empty
-    unless the answer failed (an exception, finish reason ``error`` or ``timeout``)."""
+    unless the answer failed (an exception, or a finish reason of ``FAILED_FINISHES``)."""
     try:
         generation = chat_stream(model, messages).drain()
     except InferenceError as exc:
@@ -151,9 +154,7 @@ def _answer(model: RegisteredModel, messages: list[dict]) -> tuple[str, dict, st
         return "", {}, f"{type(exc).__name__}: the model crashed"
     record = generation.as_dict()
     if generation.finish_reason in FAILED_FINISHES:
-        why = generation.error or (
-            "it took too long" if generation.finish_reason == "timeout" else "it stopped"
-        )
+        why = generation.error or FAILED_BECAUSE[generation.finish_reason]
         return generation.text, record, why
     return generation.text, record, ""
 

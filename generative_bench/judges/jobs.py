@@ -212,7 +212,7 @@ def _verdict_of(generation: Generation, rubric: Rubric) -> dict:
             "raw": generation.text,
             "generation": record,
         }
-    if generation.finish_reason in ("error", "timeout"):
+    if generation.finish_reason in ("error", "timeout", "cut_short"):  # not the judge's whole answer
         why = generation.error or f"the judge's answer ended with {generation.finish_reason}"
         return {
             "status": JudgeVerdict.Status.FAILED,

@@ -131,13 +131,15 @@ def _stored_turns(example: Example) -> list[tuple[str, str]]:
 
 
 def _failure(generation: Generation) -> str | None:
-    """Why ``generation`` is no answer (None when it is one): it ended in an error, or a timeout with
-    no text. A partial answer (cut at the token budget or by the timeout) is an answer, as a
-    red-teaming turn's is."""
+    """Why ``generation`` is no answer (None when it is one): it ended in an error, or a timeout or a
+    cut (finish reason ``cut_short``) with no text. A partial answer (cut at the token budget, by the
+    timeout or cut short) is an answer, as a red-teaming turn's is."""
     if generation.finish_reason == "error":
         return generation.error or "the model failed while answering"
     if not generation.text and generation.finish_reason == "timeout":
         return generation.error or "the model gave no answer in time"
+    if not generation.text and generation.finish_reason == "cut_short":
+        return "the answer was cut short before any text"
     return None
 
 

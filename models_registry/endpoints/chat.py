@@ -245,8 +245,8 @@ class RemoteChatStream(AnswerStream):
                     if time.perf_counter() > deadline or len(text) > MAX_ANSWER_CHARS:
                         finish, error = "timeout", "the answer did not end within the time limit"
                         break
-            except GeneratorExit:
-                finish = finish or "stop"
+            except GeneratorExit:  # the reader left: unless the server had ended the answer, it is cut short
+                finish = finish or "cut_short"
                 raise
             except Exception as exc:  # noqa: BLE001 - a stream that breaks keeps what came
                 if not text:

@@ -11,7 +11,9 @@ comments, and the write notices a client that left. A model that breaks mid-answ
 with ``data: {"error": {...}}`` (the ``openai`` client raises ``APIError`` with it) and no ``[DONE]``.
 
 Finish reasons are OpenAI's: ``stop`` (end of turn or a stop sequence) and ``length`` (``max_tokens``,
-or the model's stored ``timeout`` for a whole answer, which cuts it short the same way).
+or the model's stored ``timeout`` for a whole answer, which cuts it short the same way). A runner's
+``cut_short`` (the reader left before the end) maps to ``length`` too, an answer that did not end as the
+model meant it to; a client sees it only if it reads on after leaving, which none does.
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ from .errors import SERVER_ERROR, OpenAIError, model_failed
 
 logger = logging.getLogger(__name__)
 
-FINISH_REASONS = {"stop": "stop", "length": "length", "timeout": "length"}
+#: The runner's finish reasons (``runtime.generative.FINISH_REASONS``) as OpenAI names them; ``error`` ends
+#: the answer with an error instead.
+FINISH_REASONS = {"stop": "stop", "length": "length", "timeout": "length", "cut_short": "length"}
 BUSY = "The model is busy answering others; try again in a while."
 
 

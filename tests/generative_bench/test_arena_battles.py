@@ -19,6 +19,7 @@ from generative_bench.arena import services
 from generative_bench.models import Battle
 from models_registry.generative import chat_stream
 from models_registry.models import RegisteredModel
+from models_registry.runtime.generative import Generation
 from tasks import qualification
 from tests.factories.arena import NAME_A, NAME_B, PIRATE, make_arena, settled_conversation
 from tests.helpers.chat_server import ChatServer
@@ -209,6 +210,27 @@ def test_a_crashed_remote_model_fails_the_battle_and_takes_no_vote(
     client.force_login(annotator)
     page = client.get(f"{ARENA}battles/{battle.pk}/").content.decode()
     assert "failed: the chat server answered 401" in page and "A is better" not in page
+
+
+def test_an_answer_cut_short_fails_the_battle(arena, annotator, monkeypatch):
+    # A voter would compare a whole answer with a piece of one: no vote is taken.
+    task, quokka, wombat = arena
+
+    class CutShort:
+        def __init__(self, model, messages):
+            self.model = model
+
+        def drain(self):
+            finish = "cut_short" if self.model == wombat else "stop"
+            return Generation(text="Half an", finish_reason=finish, model=self.model.name, decoding={})
+
+    monkeypatch.setattr(services, "chat_stream", CutShort)
+    battle = services.start_battle(task=task, voter=annotator, prompt="Hello?", client_token=uuid.uuid4())
+    side = "A" if battle.model_a == wombat else "B"
+    assert battle.status == "failed"
+    assert battle.error == (
+        f"Answer {side} failed: it was cut short. No vote is taken on this battle; start another."
+    )
 
 
 def test_one_local_and_one_remote_model_answer_alike(db, smollm2_dir, smollm2, annotator):

@@ -63,6 +63,13 @@ def test_a_character_the_server_cut_in_two_is_not_passed_on(server):
     assert (list(stream), stream.generation.text) == (["a", "\ufffd b"], "a\ufffd b")
 
 
+def test_a_reader_leaving_a_remote_answer_cuts_it_short(server):
+    stream = stream_remote(remote(server, model="fault-endless"), CAPITAL)
+    assert next(stream) == "la "
+    stream.close()  # the reader left before the server ended the answer
+    assert (stream.generation.text, stream.generation.finish_reason) == ("la ", "cut_short")
+
+
 def test_the_system_prompt_is_sent_first(server):
     generate_remote(remote(server, system_prompt="Answer in one word."), CAPITAL)
     assert server.requests[0]["messages"] == [{"role": "system", "content": "Answer in one word."}, *CAPITAL]

@@ -17,8 +17,8 @@ from rest_framework.test import APIClient
 from models_registry.generative import chat_stream
 from models_registry.models import RegisteredModel
 from models_registry.openai_compat import views as openai_views
-from models_registry.openai_compat.responses import StopTrimmer
-from models_registry.runtime.generative import Decoding, get_chat_model
+from models_registry.openai_compat.responses import StopTrimmer, completion, events
+from models_registry.runtime.generative import AnswerStream, Decoding, Generation, get_chat_model
 from tests.factories.accounts import UserFactory
 from tests.factories.red_team import make_red_team_round
 
@@ -210,7 +210,7 @@ def test_a_client_that_leaves_stops_the_generation(openai_client, red_round, own
         time.sleep(0.1)
     generation = started[0].generation
     # Cut short by the client's leaving, far before its 400 tokens (a whole count would take minutes).
-    assert generation is not None and generation.extra.get("cut_short") is True
+    assert generation is not None and generation.finish_reason == "cut_short"
     assert 0 < generation.output_tokens < 100
 
 
@@ -541,6 +541,32 @@ def test_an_unexpected_error_is_a_500_without_detail(red_round, owner, monkeypat
 
 
 # --- pieces -------------------------------------------------------------------------------------------
+
+
+class _Answered(AnswerStream):
+    """An answer of one piece that ends with ``finish``, as a runner records it."""
+
+    def __init__(self, finish: str):
+        self.finish = finish
+        super().__init__()
+
+    def _run(self):
+        yield "Half an"
+        self.generation = Generation(
+            text="Half an", finish_reason=self.finish, model="m", decoding={}, input_tokens=3, output_tokens=2
+        )
+
+
+@pytest.mark.parametrize(
+    "finish, openai_finish",
+    [("stop", "stop"), ("length", "length"), ("timeout", "length"), ("cut_short", "length")],
+)
+def test_every_finish_reason_is_one_of_openais(finish, openai_finish):
+    # A runner's cut_short (the reader left) is no "stop": the model did not end its turn.
+    whole = completion(_Answered(finish), [], model_id="m")
+    assert whole["choices"][0]["finish_reason"] == openai_finish
+    chunks = [e for e in events(_Answered(finish), [], model_id="m") if e != "data: [DONE]\n\n"]
+    assert json.loads(chunks[-1][len("data: ") :])["choices"][0]["finish_reason"] == openai_finish
 
 
 def test_the_stop_trimmer_holds_back_what_may_begin_a_stop_sequence():
