@@ -2,7 +2,7 @@
 while ``--generations`` red-teamers all want an answer of the local model at once from the demo's server.
 
 Run:  .venv/bin/python benchmarks/generation_queue.py [--generations 20] [--tokens 96] [--probes 20]
-                                                      [--interval 0.5] [--port 8540] [--server-workers N]
+                                                      [--interval 1] [--port 8540] [--server-workers N]
                                                       [--queue N] [--server-log FILE]
 
 What it does, all on loopback, in a new temporary folder (removed at the end):
@@ -14,14 +14,16 @@ What it does, all on loopback, in a new temporary folder (removed at the end):
      e.g. 1000 for a line without a bound, as before the bound was built), waits for ``/health/`` and
      warms it up with one streamed turn;
   3. **idle**: ``--probes`` rounds of three GETs one after another, ``/health/``, ``/accounts/login/``
-     (anonymous) and the red-teaming page of a signed-in user who is not generating, ``--interval``
-     seconds apart;
+     (anonymous) and the red-teaming page of a signed-in user who is not generating, a round started
+     every ``--interval`` seconds on a thread of its own (so a round stuck behind busy server threads
+     does not hold back the next: every round counts), each GET given up after ``PROBE_TIMEOUT``
+     seconds (status 0, counted at the time it waited);
   4. **queued**: ``--generations`` red-teamers start together (a barrier), each sending its first
      message from the page (``POST .../red-team/send/`` with ``Accept: text/event-stream``, as the
      page's script does) and reading the answer to its end. A send answered 503 (the line is full) is
      sent again, the same form with the same ``client_token``, after its ``Retry-After`` (at most 30 s),
-     as a patient person would, until it is answered. Meanwhile the same three GETs go round, one after
-     another, ``--interval`` seconds apart, until every red-teamer has its answer.
+     as a patient person would, until it is answered. Meanwhile the same rounds of three GETs start
+     every ``--interval`` seconds until every red-teamer has its answer.
 Prints, for each probed page, p50 / p95 / max idle and while queued (the aim: p95 under 1 s while
 queued), then what the red-teamers saw: answers, 503s and their ``Retry-After`` and ``waiting``, the
 time until all were answered, turns stored (answered / failed), and the server log's 5xx lines.
@@ -53,13 +55,13 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.demo_load import demo_environment, start, stop  # noqa: E402
 from benchmarks.load_production import percentile, wait_healthy  # noqa: E402
-from benchmarks.red_team_load import CLIENT_TIMEOUT, PAGE, SEND, PageClient, get, loads, set_up  # noqa: E402
+from benchmarks.red_team_load import CLIENT_TIMEOUT, PAGE, SEND, PageClient, loads, set_up  # noqa: E402
 
 PROMPT = "Summarise the passage in three sentences."
 #: Longest ``Retry-After`` a red-teamer waits before sending again, in seconds.
 MAX_RETRY_WAIT = 30.0
 #: Seconds a probe waits for its answer before it counts as none (status 0).
-PROBE_TIMEOUT = 300.0
+PROBE_TIMEOUT = 120.0
 
 
 @dataclass
@@ -80,6 +82,8 @@ class RedTeamer:
     waiting: list[int] = field(default_factory=list)
     answered_at: float | None = None
     finish_reason: str | None = None
+    generated_s: float | None = None  # the server's record: from the runner's start to the answer's end
+    queued_s: float = 0.0  # of which waiting in line for the slot
     problem: str = ""
 
 
@@ -91,8 +95,37 @@ def probe_round(port: int, headers: dict, started: float, out: list[Probe]) -> N
         ("red-teaming page", PAGE, headers),
     ):
         began = time.perf_counter()
-        status, _ = get(port, path, sent_headers)
+        status = get_within(port, path, sent_headers, PROBE_TIMEOUT)
         out.append(Probe(name, status, time.perf_counter() - began, began - started))
+
+
+def get_within(port: int, path: str, headers: dict, timeout: float) -> int:
+    """The status of a GET read to its end; 0 when no whole answer came within ``timeout`` seconds."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", path, headers=headers)
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    except (OSError, http.client.HTTPException):
+        return 0
+    finally:
+        conn.close()
+
+
+def probe_rounds(port: int, headers: dict, interval: float, keep_going, started: float) -> list[Probe]:
+    """Rounds of ``probe_round`` started every ``interval`` seconds, each on a thread of its own, while
+    ``keep_going()``; returns the probes once every round has ended."""
+    out: list[Probe] = []
+    rounds = []
+    while keep_going():
+        thread = threading.Thread(target=probe_round, args=(port, headers, started, out), daemon=True)
+        thread.start()
+        rounds.append(thread)
+        time.sleep(interval)
+    for thread in rounds:
+        thread.join()
+    return out
 
 
 def red_teamer(port, setup, index, barrier, started, out: RedTeamer) -> None:
@@ -115,6 +148,9 @@ def red_teamer(port, setup, index, barrier, started, out: RedTeamer) -> None:
         if seen["done"] is not None:
             out.answered_at = time.perf_counter() - started
             out.finish_reason = seen["done"].get("finish_reason")
+            record = seen["done"].get("generation") or {}
+            out.generated_s = (record.get("latency_ms") or 0) / 1000
+            out.queued_s = ((record.get("extra") or {}).get("queued_ms") or 0) / 1000
         else:
             out.problem = f"{seen['status']}: {seen['body'][:200]}"
         return
@@ -169,9 +205,10 @@ def line(name: str, probes: list[Probe]) -> str:
     if not values:
         return f"{name:>18}: none"
     statuses = dict(Counter(p.status for p in probes))
+    slow = sum(1 for v in values if v >= 1000)
     return (
         f"{name:>18}: p50 {percentile(values, 50):7.0f} ms, p95 {percentile(values, 95):7.0f} ms, "
-        f"max {max(values):7.0f} ms (n={len(values)}, statuses {statuses})"
+        f"max {max(values):7.0f} ms; {slow} of {len(values)} took 1 s or more (statuses {statuses})"
     )
 
 
@@ -182,7 +219,7 @@ def main() -> None:
     parser.add_argument("--generations", type=int, default=20, help="red-teamers at once (default 20)")
     parser.add_argument("--tokens", type=int, default=96, help="the target's max_new_tokens (default 96)")
     parser.add_argument("--probes", type=int, default=20, help="idle rounds of the three GETs (default 20)")
-    parser.add_argument("--interval", type=float, default=0.5, help="seconds between probe rounds")
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between probe rounds")
     parser.add_argument("--port", type=int, default=8540)
     parser.add_argument("--server-workers", type=int, help="demo_server --workers (default: its own)")
     parser.add_argument(
@@ -232,11 +269,9 @@ def run(args, workdir: Path) -> None:
         headers = warm.headers
         time.sleep(2)
         load_idle = loads()
-        idle: list[Probe] = []
         started = time.perf_counter()
-        for _ in range(args.probes):
-            probe_round(args.port, headers, started, idle)
-            time.sleep(args.interval)
+        count = iter(range(args.probes))
+        idle = probe_rounds(args.port, headers, args.interval, lambda: next(count, None) is not None, started)
         load_before = loads()
         barrier = threading.Barrier(args.generations + 1)
         teamers = [RedTeamer() for _ in range(args.generations)]
@@ -249,14 +284,11 @@ def run(args, workdir: Path) -> None:
             thread.start()
         barrier.wait()
         started = time.perf_counter()
-        queued: list[Probe] = []
         time.sleep(0.5)  # the sends reach the server first
-        while any(thread.is_alive() for thread in threads):
-            probe_round(args.port, headers, started, queued)
-            time.sleep(args.interval)
-        for thread in threads:
-            thread.join()
-        all_answered = time.perf_counter() - started
+        queued = probe_rounds(
+            args.port, headers, args.interval, lambda: any(t.is_alive() for t in threads), started
+        )
+        all_answered = max(t.answered_at or 0.0 for t in teamers)
         load_after = loads()
     finally:
         stop(server)
@@ -283,7 +315,8 @@ def run(args, workdir: Path) -> None:
     for name in ("/health/", "/accounts/login/", "red-teaming page"):
         print(line(name, [p for p in idle if p.path == name]))
     print(
-        f"\nwhile the generations queue ({all_answered:.1f} s until all answered; load average after {load_after}):"
+        f"\nwhile the generations queue ({all_answered:.1f} s until the last answer ended; load average "
+        f"after {load_after}):"
     )
     for name in ("/health/", "/accounts/login/", "red-teaming page"):
         print(line(name, [p for p in queued if p.path == name]))
@@ -305,6 +338,14 @@ def run(args, workdir: Path) -> None:
         print(
             f"answer ended after: p50 {percentile(answered, 50):.1f} s, p95 {percentile(answered, 95):.1f} s, "
             f"max {max(answered):.1f} s"
+        )
+    records = [t for t in teamers if t.generated_s is not None]
+    if records:
+        holds = [t.generated_s - t.queued_s for t in records]
+        print(
+            f"server's record per answer: in line p50 {percentile([t.queued_s for t in records], 50):.1f} s, "
+            f"generating (runner start to end, less the wait) p50 {percentile(holds, 50):.1f} s, "
+            f"max {max(holds):.1f} s"
         )
     for t in teamers:
         if t.problem:
