@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.core.signals import request_finished
+
+from models_registry.runtime.slots import GENERATION_SLOTS
 
 
 class ModelsRegistryConfig(AppConfig):
@@ -26,3 +29,12 @@ class ModelsRegistryConfig(AppConfig):
         from .jobs import CHECK_SWEEP_SCHEDULE
 
         register_schedule(CHECK_SWEEP_SCHEDULE, "models_registry.jobs.sweep_model_checks_job", minutes=5)
+
+        # A place in line promised to a request thread (runtime/slots.py, ``admit``) and not taken, because
+        # the request was refused for another reason after the check, is given back when the request ends
+        # (a streamed answer's once the stream is closed): it would otherwise count as waiting.
+        request_finished.connect(_withdraw_promise, dispatch_uid="models_registry.withdraw_promise")
+
+
+def _withdraw_promise(sender, **kwargs) -> None:
+    GENERATION_SLOTS.withdraw()

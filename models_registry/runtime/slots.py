@@ -22,7 +22,8 @@ would wait beyond it is refused at once with ``QueueFull`` (503 with ``Retry-Aft
 threads stay free for ordinary pages. Processes that serve no requests (the job cluster's replays and
 judges) leave it unbounded. A request that stores something before it generates (a red-teaming turn)
 ``admit``s first, before it stores: its thread is promised a place in line, counted from then on, so
-that a burst of requests cannot all pass the check before any has joined.
+that a burst of requests cannot all pass the check before any has joined. The promise ends when the
+thread joins, when its request ends (``withdraw``) or after ``PROMISE_SECONDS``.
 
 Imports no Django model; the count is read from the environment when the module loads.
 """
@@ -39,8 +40,8 @@ from contextlib import contextmanager
 
 from models_registry.runtime.model_files import InferenceError
 
-#: Seconds a place promised by ``admit`` is kept for its thread's ``join``; a request refused for
-#: another reason after its admission (a text too long, say) gives its place back after this long.
+#: Seconds a place promised by ``admit`` is kept for its thread's ``join`` at most: a safety net, as the
+#: end of every request gives back an unused promise (``withdraw``).
 PROMISE_SECONDS = 30.0
 #: ``Retry-After`` (seconds) before any generation of this process has ended: about one answer of a
 #: small local model on 2 cores (SmolLM2, 256 tokens at 25 tokens/s).
@@ -137,6 +138,13 @@ class GenerationSlots:
             self._promised.pop(me, None)
             self._refuse_if_full(me)
             self._promised[me] = self._clock()
+
+    def withdraw(self) -> None:
+        """Give back the calling thread's promised place, if ``admit`` left one unused (its request was
+        refused for another reason after the check, or ended); called when every request ends
+        (``models_registry.apps``)."""
+        with self._lock:
+            self._promised.pop(threading.get_ident(), None)
 
     def join(self) -> object:
         """Join the end of the line; returns the ticket to ``wait`` and ``leave`` with. A thread that was

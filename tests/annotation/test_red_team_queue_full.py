@@ -4,6 +4,7 @@ is stored: on the red-teaming API, the page (with and without its script) and mu
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 import pytest
@@ -129,3 +130,27 @@ def test_a_multiple_choice_item_is_refused_with_what_was_typed_and_not_stored(
     html = page.content.decode()
     assert full_line in html and 'value="About 7,000 km"' in html
     assert not Example.objects.exists()
+
+
+def test_a_message_refused_for_another_reason_gives_its_place_in_line_back(client, annotator, red_round):
+    """The page promised the request a place before it started the conversation; the text was then
+    refused (too long): at the request's end the place is free again, not counted as waiting for 30 s."""
+    holder = GENERATION_SLOTS.join()
+    assert GENERATION_SLOTS.wait(holder, 0)
+    GENERATION_SLOTS.max_waiting = 1
+    try:
+        client.force_login(annotator)
+        data = {
+            "prompt": "x" * 10_000,
+            "client_token": str(uuid.uuid4()),
+            "context": make_passage(red_round).pk,
+        }
+        assert client.post(URL + "send/", data).status_code == 400
+        seen = []  # counted from another thread: a thread's own promise is not in its count
+        other = threading.Thread(target=lambda: seen.append(GENERATION_SLOTS.waiting()))
+        other.start()
+        other.join()
+        assert seen == [0]
+    finally:
+        GENERATION_SLOTS.max_waiting = None
+        GENERATION_SLOTS.leave(holder)

@@ -221,3 +221,16 @@ def test_a_bound_below_zero_or_a_server_without_threads_is_refused():
         waiting_bound(8, 1, -1)
     with pytest.raises(ValueError, match="at least 1 request thread"):
         waiting_bound(0, 1)
+
+
+def test_withdraw_gives_back_the_threads_unused_promise_and_nothing_else():
+    slots = GenerationSlots(1, max_waiting=1)
+    holder = slots.join()
+    slots.wait(holder, 0)
+    first, second = OnThread(), OnThread()
+    first(slots.admit)
+    second(slots.withdraw)  # another thread's promise is not its to give back
+    assert slots.waiting() == 1
+    first(slots.withdraw)  # the request ended without generating
+    assert slots.waiting() == 0
+    second(slots.admit)
