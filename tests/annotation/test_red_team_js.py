@@ -19,7 +19,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / "annotation" / "static" / "annota
 # with it, so it finds the form and listens to its submit; each send of argv[2] then submits the form
 # with the box holding argv[3] and awaits what the listener returned. ``fetch`` answers each send with
 # the events of its scenario: "whole" (turn, two tokens, done), "broken" (turn, a token, then the
-# connection fails) or "broken-typed" (the same, with another message typed in the box meanwhile).
+# connection fails), "broken-typed" (the same, with another message typed in the box meanwhile) or "busy"
+# (a 503 refusal: the model's line is full).
 # Prints the page's state after the sends.
 RUNNER = r"""
 const path = process.argv[1];
@@ -126,6 +127,11 @@ const stored = { index: 0, prompt, answer: "The Amazon is 6,400 km long.", statu
 let sent = 0;
 global.fetch = async () => {
   const scenario = sends[sent++];
+  if (scenario === "busy") { // a full line for the model: 503, plain text, as models_registry/queue_full.py
+    return new Response("The model is busy: 3 requests are waiting. Try again in 4 s.", {
+      status: 503, headers: { "Content-Type": "text/plain; charset=utf-8", "Retry-After": "4" },
+    });
+  }
   const chunks = [
     event("turn", { turn: 0, conversation: 5 }),
     event("token", { text: "The Amazon" }),
@@ -252,3 +258,16 @@ def test_a_message_typed_meanwhile_stays_in_the_box_as_a_new_message():
         "page to see what was stored."
     )
     assert page["clientToken"] != TOKEN  # what the box holds is a new turn
+
+
+def test_a_full_line_is_said_in_place_and_the_message_stays():
+    """A 503 (the model's line is full) is shown under the box like a 4xx refusal, with the message kept
+    and the button enabled; the form is not sent again the plain way (``submitted`` stays empty)."""
+    page = _run(["busy"])
+    assert page["errors"] == []
+    assert page["submitted"] == []
+    assert page["disabled"] is False
+    assert page["box"] == PROMPT
+    assert page["status"] == "The model is busy: 3 requests are waiting. Try again in 4 s."
+    assert page["statusWarning"] is True
+    assert page["turns"] == []

@@ -177,7 +177,10 @@
     }
     const type = response.headers.get("Content-Type") || "";
     if (!response.ok || !type.startsWith("text/event-stream")) {
-      if (response.status >= 400 && response.status < 500 && type.startsWith("text/plain")) {
+      // A refusal (4xx), or a full line for the model (503, models_registry/queue_full.py), said in place:
+      // sending the form the plain way would only knock again on a server that just said it is busy.
+      const refused = (response.status >= 400 && response.status < 500) || response.status === 503;
+      if (refused && type.startsWith("text/plain")) {
         status.textContent = await response.text();
         status.classList.add("warning");
         button.disabled = false;
