@@ -53,9 +53,17 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.demo_load import demo_environment, start, stop  # noqa: E402
-from benchmarks.load_production import percentile, wait_healthy  # noqa: E402
-from benchmarks.red_team_load import CLIENT_TIMEOUT, PAGE, SEND, PageClient, loads, set_up  # noqa: E402
+from benchmarks.demo_load import demo_environment, stop  # noqa: E402
+from benchmarks.load_production import percentile  # noqa: E402
+from benchmarks.red_team_load import (  # noqa: E402
+    CLIENT_TIMEOUT,
+    PAGE,
+    SEND,
+    PageClient,
+    loads,
+    serve_warmed,
+    set_up,
+)
 
 PROMPT = "Summarise the passage in three sentences."
 #: Longest ``Retry-After`` a red-teamer waits before sending again, in seconds.
@@ -255,16 +263,8 @@ def run(args, workdir: Path) -> None:
     )
     connections.close_all()
     log_path = workdir / "server.log"
-    command = [sys.executable, "manage.py", "demo_server", f"127.0.0.1:{args.port}", "--noreload"]
-    if args.server_workers:
-        command += ["--workers", str(args.server_workers)]
-    server = start(command, env, log_path)
+    server, warm = serve_warmed(args, setup, env, log_path)
     try:
-        wait_healthy(f"http://127.0.0.1:{args.port}")
-        warm = PageClient(args.port, setup, setup["users"][1][1])
-        seen = warm.send("Say hello.", str(uuid.uuid4()), context=setup["passages"][0][0])
-        if seen.done is None:
-            raise SystemExit(f"warm-up failed: {seen.status} {seen.body}")
         # The probing user: signed in, with an open conversation of one turn (the warm-up's).
         headers = warm.headers
         time.sleep(2)

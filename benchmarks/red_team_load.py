@@ -388,6 +388,28 @@ def bare_generate(chat, messages: list[dict], max_new_tokens: int) -> tuple[floa
 # --- the phases ---------------------------------------------------------------------------------------
 
 
+def serve_warmed(args, setup: dict, env: dict, log_path: Path) -> tuple[subprocess.Popen, PageClient]:
+    """Start the demo server on ``args.port`` (``args.server_workers`` workers when given) with ``env``,
+    logging to ``log_path``, wait until it is healthy and let the second user send one message (the
+    server's first generation, outside the counts). Returns the server process and that user's client
+    (signed in, with an open conversation of one turn). Raises SystemExit when the warm-up fails (the
+    server is stopped first)."""
+    command = [sys.executable, "manage.py", "demo_server", f"127.0.0.1:{args.port}", "--noreload"]
+    if args.server_workers:
+        command += ["--workers", str(args.server_workers)]
+    server = start(command, env, log_path)
+    try:
+        wait_healthy(f"http://127.0.0.1:{args.port}")
+        warm = PageClient(args.port, setup, setup["users"][1][1])
+        seen = warm.send("Say hello.", str(uuid.uuid4()), context=setup["passages"][0][0])
+        if seen.done is None:
+            raise SystemExit(f"warm-up failed: {seen.status} {seen.body}")
+    except BaseException:
+        stop(server)
+        raise
+    return server, warm
+
+
 def loads() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -567,17 +589,9 @@ def run(args, workdir: Path) -> None:
     bare_threads = in_thread(torch.get_num_threads)
 
     log_path = workdir / "server.log"
-    command = [sys.executable, "manage.py", "demo_server", f"127.0.0.1:{args.port}", "--noreload"]
-    if args.server_workers:
-        command += ["--workers", str(args.server_workers)]
-    server = start(command, env, log_path)
+    server, _warm = serve_warmed(args, setup, env, log_path)
     try:
-        wait_healthy(f"http://127.0.0.1:{args.port}")
-        # Warm-up, outside the counts: the server's first generation, and this process's.
-        warm = PageClient(args.port, setup, setup["users"][1][1])
-        seen = warm.send("Say hello.", str(uuid.uuid4()), context=setup["passages"][0][0])
-        if seen.done is None:
-            raise SystemExit(f"warm-up failed: {seen.status} {seen.body}")
+        # Warm-up, outside the counts: the server's first generation (serve_warmed), and this process's.
         bare_generate(chat, [setup["passages"][0][1], {"role": "user", "content": "Say hello."}], args.tokens)
         api = api_routes_present()
         if api:
