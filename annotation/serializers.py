@@ -59,7 +59,7 @@ def model_outputs(example: Example) -> list[dict]:
         ok = p.status == Prediction.Status.OK
         row = {
             "model": p.model_id,
-            "model_name": p.model.name,
+            "model_name": p.model.public_name,
             "status": p.status,
             "runtime": p.runtime or None,
         }

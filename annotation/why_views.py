@@ -77,7 +77,7 @@ def explanations_for(example) -> list[dict]:
         if prediction.status != "ok":
             continue
         model = prediction.model
-        name = "Anonymous model" if model.is_anonymous else model.name
+        name = model.public_name
         served = None
         if span_task:
             explanation = attributions.Explanation(unavailable=attributions.SPAN)

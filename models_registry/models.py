@@ -112,6 +112,13 @@ class RegisteredModel(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def public_name(self) -> str:
+        """The name shown beside an example's answers, to anyone: "Anonymous model" for an anonymous model,
+        else its name (the leaderboard numbers anonymous models apart, "Anonymous model N", where it knows
+        the viewer: ``leaderboards.selectors``)."""
+        return "Anonymous model" if self.is_anonymous else self.name
+
 
 class RoundTarget(models.Model):
     """One target model of a round; several rows make an ensemble (the task's ensemble rule decides)."""

@@ -43,6 +43,19 @@ def test_create_decides_model_wrong_on_the_server(api, annotator, rule_model):
     assert Example.objects.get(pk=body["id"]).model_wrong is True
 
 
+def test_an_anonymous_target_is_named_as_the_page_names_it(api, annotator, rule_model, client):
+    """The create page says "Anonymous model" for an anonymous target; the API's model_outputs said its
+    name."""
+    rule_model.is_anonymous = True
+    rule_model.save(update_fields=["is_anonymous"])
+    body = post(api(annotator), CREATE, {"statement": "I hate Mondays", "label": "not-hateful"}).json()
+    assert [row["model_name"] for row in body["model_outputs"]] == ["Anonymous model"]
+    assert api(annotator).get(f"/api/examples/{body['id']}/").json()["model_outputs"][0]["model_name"] == (
+        "Anonymous model"
+    )
+    assert "stand-in" not in json.dumps(body)
+
+
 def test_client_cannot_set_model_wrong(api, annotator, rule_model):
     response = post(api(annotator), CREATE, {"statement": "hello", "label": "hateful", "model_wrong": True})
     assert response.status_code == 400
