@@ -169,6 +169,8 @@ ROWS: list[tuple[str, str, str, str | None, int]] = [
     *JUDGE_ROWS,
     *ARENA_ROWS,
     *OPENAI_ROWS,
+    # the API's root: public, as its schema
+    *_each(ROLES, "GET", "/api/", None, 200),
     # tasks and rounds: public reads
     *_each(ROLES, "GET", "/api/tasks/", None, 200),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/", None, 200),
