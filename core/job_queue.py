@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 import redis
 from django.apps import apps
@@ -123,14 +124,44 @@ def registered_schedules() -> tuple[RecurringJob, ...]:
     return tuple(_registered.values())
 
 
-def ensure_registered_schedules() -> list[str]:
-    """Create or update the schedule of every registered recurring job (``ensure_schedule``), in one
-    transaction; run by ``manage.py ensure_schedules`` and ``setup_demo``.
+@dataclass(frozen=True)
+class ScheduleReport:
+    """What ``ensure_registered_schedules`` did, by schedule name.
 
-    Idempotent. Schedules no app registers (added in the admin, say) are left as they are.
+    Attributes:
+        ensured: the registered schedules, created or updated, in the order registered.
+        removed: schedules of the project's own jobs that no app registers any more (a job renamed or
+            dropped), deleted.
+        kept: schedules of other code (added in the admin, say), left as they are.
+    """
+
+    ensured: list[str]
+    removed: list[str]
+    kept: list[str]
+
+
+def _project_apps() -> tuple[str, ...]:
+    """The modules of the project's own apps: those whose folder is in the checkout, not an installed
+    package (the venv may sit inside the checkout)."""
+    base = Path(settings.BASE_DIR).resolve()
+    return tuple(
+        config.name
+        for config in apps.get_app_configs()
+        if Path(config.path).resolve().is_relative_to(base) and "site-packages" not in Path(config.path).parts
+    )
+
+
+def ensure_registered_schedules() -> ScheduleReport:
+    """Make the cluster's schedules what the apps register: create or update the schedule of every
+    registered recurring job (``ensure_schedule``), and delete the schedules whose job is in one of the
+    project's apps but that no app registers any more (a renamed or dropped job, which would otherwise
+    run, or fail, for ever), in one transaction; run by ``manage.py ensure_schedules`` and ``setup_demo``.
+
+    Idempotent. A schedule of other code (a function outside the project's apps, added in the admin,
+    say) is left as it is.
 
     Returns:
-        The names of the registered schedules, in the order registered.
+        A ``ScheduleReport``.
 
     Raises:
         django.core.exceptions.AppRegistryNotReady: before ``django.setup()`` has run every app's
@@ -142,10 +173,20 @@ def ensure_registered_schedules() -> list[str]:
             "the apps register their recurring jobs in ready(): run django.setup() first"
         )
     jobs = registered_schedules()
+    ours = _project_apps()
+    removed, kept = [], []
     with transaction.atomic():
         for job in jobs:
             ensure_schedule(job.name, job.func, minutes=job.minutes)
-    return [job.name for job in jobs]
+        others = Schedule.objects.exclude(name__in=[job.name for job in jobs]).order_by("name")
+        for schedule in others:
+            module = str(schedule.func or "").split(".")[0]
+            if module in ours:
+                removed.append(schedule.name)
+            else:
+                kept.append(schedule.name)
+        Schedule.objects.filter(name__in=removed).delete()
+    return ScheduleReport(ensured=[job.name for job in jobs], removed=removed, kept=kept)
 
 
 def release_taken_jobs() -> int:

@@ -70,3 +70,25 @@ def test_a_malformed_schedule_is_refused(monkeypatch, name, func, minutes):
     with pytest.raises(ValueError):
         job_queue.register_schedule(name, func, minutes=minutes)
     assert job_queue.registered_schedules() == ()
+
+
+@pytest.mark.django_db
+def test_a_schedule_of_the_projects_jobs_that_no_app_registers_is_removed_another_kept():
+    """A job renamed or dropped left its schedule running (and failing) for ever; a schedule an operator
+    added for code outside the project's apps stays."""
+    Schedule.objects.create(name="old sweep", func="leaderboards.jobs.sweep_old_job", minutes=3, repeats=-1)
+    Schedule.objects.create(
+        name="operator's backup", func="django.core.management.call_command", args="'dumpdata'", repeats=-1
+    )
+    out = io.StringIO()
+    call_command("ensure_schedules", stdout=out)
+    names = set(Schedule.objects.values_list("name", flat=True))
+    assert "old sweep" not in names
+    assert "operator's backup" in names
+    assert len(names) == 5  # the four registered and the operator's
+    assert "removed (no app registers them): old sweep" in out.getvalue()
+    assert "kept (not the project's jobs): operator's backup" in out.getvalue()
+    out = io.StringIO()
+    call_command("ensure_schedules", stdout=out)  # idempotent: nothing more to remove
+    assert "removed" not in out.getvalue()
+    assert set(Schedule.objects.values_list("name", flat=True)) == names
