@@ -38,6 +38,17 @@ def is_close_call(probabilities: dict, margin: float) -> bool:
     return won_by is not None and round(won_by, 9) < margin
 
 
+def apart_under(margin: float, limit: float) -> tuple[str, str]:
+    """``margin`` and ``limit`` as text with the fewest decimals (2 to 6) at which the first reads less
+    than the second, so a close call never says "0.20 apart, under 0.20": (0.14, 0.2) gives
+    ("0.14", "0.20"), (0.196, 0.2) gives ("0.196", "0.200"). Two decimals when they do not differ that
+    far (a margin not under the limit is no close call)."""
+    for decimals in range(2, 7):
+        if round(margin, decimals) < round(limit, decimals):
+            return f"{margin:.{decimals}f}", f"{limit:.{decimals}f}"
+    return f"{margin:.2f}", f"{limit:.2f}"
+
+
 @dataclass(frozen=True)
 class PredictionRow:
     """One model's answer as the verdict partial shows it.
@@ -52,6 +63,15 @@ class PredictionRow:
     target_probability: float | None
     close_call: bool
     margin: float | None = None
+    close_call_margin: float | None = None
+
+    @property
+    def apart_under(self) -> tuple[str, str]:
+        """The close call's sentence figures: ``margin`` and the task's margin as ``apart_under`` writes
+        them; ("", "") without a margin."""
+        if self.margin is None or self.close_call_margin is None:
+            return "", ""
+        return apart_under(self.margin, self.close_call_margin)
 
     @property
     def percent(self) -> str:
@@ -80,6 +100,7 @@ def prediction_rows(example: Example, predictions, cfg: TaskConfig) -> list[Pred
                 probability,
                 is_close_call(probabilities, cfg.close_call_margin),
                 winning_margin(probabilities),
+                cfg.close_call_margin,
             )
         )
     return rows

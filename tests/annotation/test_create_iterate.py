@@ -207,11 +207,25 @@ def _outcome_of(client, statement, label, **extra):
     return client.get(response["Location"]).text
 
 
+def test_a_close_call_never_reads_as_apart_by_the_margin_itself():
+    """0.598 against 0.402 is 0.196 apart: a close call under 0.2, which two decimals wrote "0.20 apart,
+    under 0.20"."""
+    from annotation.verdict import apart_under
+
+    assert is_close_call({"hateful": 0.598, "not-hateful": 0.402}, 0.2) is True
+    assert apart_under(0.196, 0.2) == ("0.196", "0.200")
+    assert apart_under(0.14, 0.2) == ("0.14", "0.20")
+    assert apart_under(0.19999, 0.2) == ("0.19999", "0.20000")
+
+
 def test_close_call_for_043_057_and_not_for_02_08(client, annotator, password, fixed_model):
     client.login(username=annotator.username, password=password)
     html = _outcome_of(client, "a near miss", "not-hateful")
     assert "Close call" in html
     assert "(the top two labels were 0.14 apart, under 0.20)" in html
+    fixed_model["p"] = (0.402, 0.598)
+    assert "(the top two labels were 0.196 apart, under 0.200)" in _outcome_of(client, "nearer", "hateful")
+    fixed_model["p"] = (0.57, 0.43)
     # The bar: the model's probability for the intended label (not-hateful), 0.43.
     assert '<meter min="0" max="1" value="0.4300"' in html and "43.0%" in html
 
