@@ -112,9 +112,14 @@ def _test_commits_not_flushed_to_disk():
 
 
 @pytest.fixture(autouse=True)
-def _isolated_model_dir(settings, tmp_path):
-    """Models trained by a test go to its own temporary folder, never into var/."""
+def _isolated_var_dir(settings, tmp_path):
+    """What a test writes goes to its own temporary folder, never into the checkout's var/: models it
+    trains, releases, uploads, and the demo's remembered password (a test run beside a running demo once
+    replaced it, and nobody could sign in)."""
+    settings.VAR_DIR = tmp_path / "var"
     settings.DYNABENCH_MODEL_DIR = tmp_path / "models"
+    settings.DYNABENCH_RELEASES_DIR = tmp_path / "releases"
+    settings.MEDIA_ROOT = tmp_path / "media"
 
 
 @pytest.fixture(autouse=True)

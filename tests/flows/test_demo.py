@@ -1,6 +1,7 @@
 """The demo's password handling and its schedules (the data and training are tested elsewhere)."""
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,16 @@ from tests.helpers.data import data_path
 def var_dir(settings, tmp_path):
     settings.VAR_DIR = tmp_path
     return tmp_path
+
+
+def test_no_test_writes_the_checkouts_demo_password(tmp_path):
+    """Every test's var/ is its own (tests/conftest.py), so setting up the demo in a test leaves the
+    running demo's password alone."""
+    from django.conf import settings
+
+    assert Path(settings.VAR_DIR) == tmp_path / "var"
+    demo.demo_password("pw-of-a-test-1234")
+    assert (tmp_path / "var" / "demo_password").read_text() == "pw-of-a-test-1234"
 
 
 def test_generated_password_is_remembered_and_printed_again(var_dir):
