@@ -23,6 +23,7 @@ from .serializers import (
     NextValidationSerializer,
     ValidationResultSerializer,
     VerdictSerializer,
+    validator_fields,
 )
 
 # HTTP status of each refusal of ``services.submit_validation`` (``VerdictError.code``).
@@ -202,7 +203,10 @@ class ExampleValidations(APIView):
         result = {
             "id": v.pk,
             "example": example.pk,
-            "verdict": v.verdict,
+            # Unanchored: the verdict would tell the caller whether they agreed with the author.
+            "verdict": None
+            if validator_fields(example)["unanchored"] and not data.get("owner_mode")
+            else v.verdict,
             "corrected_label": v.corrected_label,
             "reason": v.reason,
             "settled": outcome.settled,

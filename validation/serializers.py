@@ -31,6 +31,11 @@ def validator_fields(example: Example) -> dict:
 
     The author's categories (``tags``) and ``metadata`` (a conversation's ``failed_questions``, the model
     asked, costs) are never among them, whatever the kind; nor is the author.
+
+    Where validation is unanchored, the validator's own verdict is withheld from them too (the API's
+    answer to their vote, the page's undo offer, a second vote's message): the rubric's verdict says
+    whether their answers agreed with the author's, so showing it, then letting them undo and answer
+    again, would let them learn the author's judgement and agree with it.
     """
     if is_rubric_example(example):
         return {"unanchored": True, "target": None, "explanation": None, "model_wrong": None}
@@ -184,7 +189,11 @@ class ValidationResultSerializer(serializers.Serializer):
 
     id = serializers.IntegerField()
     example = serializers.IntegerField()
-    verdict = serializers.CharField()
+    verdict = serializers.CharField(
+        allow_null=True,
+        help_text="null for a red-teaming conversation (validated unanchored): the verdict would say whether "
+        "the caller's rubric answers agreed with the author's (validator_fields).",
+    )
     corrected_label = serializers.CharField(allow_blank=True)
     reason = serializers.CharField(allow_blank=True)
     settled = serializers.BooleanField()

@@ -96,8 +96,11 @@ def _shown(example, task: Task) -> dict:
 
 def _already_recorded(example, user, sent: str) -> str:
     """What a second verdict on one example is told: the same one again (a double click, another tab)
-    was recorded once; a different one was not recorded, and the recorded one is named."""
+    was recorded once; a different one was not recorded, and the recorded one is named (not where
+    validation is unanchored: the rubric's verdict would reveal the author's, ``validator_fields``)."""
     recorded = selectors.validations_of(example).filter(validator=user, is_owner_verdict=False).first()
+    if validator_fields(example)["unanchored"]:
+        return f"Your answers on example {example.pk} were already recorded; a second set is not."
     if recorded is None or recorded.verdict == sent:
         return f"Your verdict on example {example.pk} was already recorded."
     return (
@@ -152,15 +155,18 @@ def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None
     settled = f" Example {example.pk} is now settled." if outcome.settled else ""
     messages.success(request, f"Verdict recorded.{settled}")
     if not owner_mode and not outcome.settled:
-        # The verdict stored: a rubric's answers decide it, whatever button value was posted.
-        _offer_undo(request, task, example.pk, outcome.validation.verdict)
+        # The verdict stored: a rubric's answers decide it, whatever button value was posted. Unanchored,
+        # it is not named (it would say whether the answers agreed with the author's: validator_fields).
+        hidden = validator_fields(example)["unanchored"]
+        _offer_undo(request, task, example.pk, None if hidden else outcome.validation.verdict)
 
 
 UNDO_SESSION_KEY = "validation_undo"
 
 
-def _offer_undo(request, task: Task, example_id: int, verdict: str) -> None:
-    """Remember the verdict just recorded, so the next page offers to undo it within the window."""
+def _offer_undo(request, task: Task, example_id: int, verdict: str | None) -> None:
+    """Remember the verdict just recorded, so the next page offers to undo it within the window; None:
+    rubric answers, whose verdict is not named to the validator."""
     until = timezone.now().timestamp() + verdict_undo.undo_seconds()
     request.session[UNDO_SESSION_KEY] = {
         "task": task.pk,
@@ -181,7 +187,7 @@ def _undo_offer(request, task: Task) -> dict | None:
     return {
         **offer,
         "seconds_left": left,
-        "verdict_label": Validation.Verdict(offer["verdict"]).label.lower(),
+        "verdict_label": Validation.Verdict(offer["verdict"]).label.lower() if offer["verdict"] else None,
     }
 
 

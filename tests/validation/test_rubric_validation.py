@@ -160,14 +160,17 @@ def test_a_multiple_choice_item_shows_its_marked_answer_and_takes_a_plain_verdic
     assert list(Validation.objects.values_list("verdict", "rubric_answers")) == [("correct", {})]
 
 
-def test_the_undo_banner_names_the_verdict_the_rubric_gave_not_the_button_posted(
-    client, conversation_example
+def test_the_validator_is_never_told_whether_their_answers_agreed_with_the_authors(
+    client, api, conversation_example
 ):
-    [judge] = _validators(1, prefix="banner")
+    """The verdict a rubric gives says whether the validator's answers agreed with the author's: shown,
+    then undone, a validator could answer again to agree. The page's undo offer, the API's answer to the
+    vote and a second vote's message name no verdict; the verdict stored is still the rubric's
+    ("incorrect" here, though the button's value posted is "correct")."""
+    [judge, other] = _validators(2, prefix="banner")
     serve(conversation_example, judge)
     client.force_login(judge)
-    # The author judged the output failed; these answers say it did not: the verdict is "incorrect",
-    # though the button's value posted is "correct".
+    # The author judged the output failed; these answers say it did not.
     response = client.post(
         "/tasks/red-team/validate/?round=1",
         {"example": conversation_example.pk, "verdict": "correct", "round": 1,
@@ -176,4 +179,23 @@ def test_the_undo_banner_names_the_verdict_the_rubric_gave_not_the_button_posted
     )  # fmt: skip
     assert Validation.objects.get(validator=judge).verdict == "incorrect"
     html = response.content.decode()
-    assert f"Your verdict on example {conversation_example.pk}: <strong>incorrect</strong>" in html
+    assert f"Your answers on example {conversation_example.pk} are recorded." in html
+    assert "incorrect" not in html and "Your verdict on example" not in html
+    again = client.post(
+        "/tasks/red-team/validate/?round=1",
+        {"example": conversation_example.pk, "verdict": "correct", "round": 1,
+         "rubric-supported": "no", "rubric-helpful": "1"},
+        follow=True,
+    ).content.decode()  # fmt: skip
+    assert f"Your answers on example {conversation_example.pk} were already recorded" in again
+    assert "incorrect" not in again
+
+    serve(conversation_example, other)
+    voted = api(other).post(
+        f"/api/examples/{conversation_example.pk}/validations/",
+        {"rubric": {"supported": "yes", "helpful": "5"}},
+        format="json",
+    )
+    assert voted.status_code == 201
+    assert voted.json()["verdict"] is None
+    assert Validation.objects.get(validator=other).verdict == "incorrect"
