@@ -271,6 +271,8 @@ def test_the_ranking_page_lists_what_the_viewer_may_see(task, client, owner):
     assert "secret-model" not in public and "masked-model" not in public
     assert "Anonymous model 1" in public
     assert "1 unpublished model also takes part and is not listed." in public
+    # The rule the page states is the draw's, not the former choice of the widest interval.
+    assert "two models drawn at random" in public and "widest interval" not in public
     # The pair matrix, row x-model: against itself "–", y-model 1; row y-model: x-model 1, Anonymous 1.
     table = selectors.ranking_table(task, None, selectors.arena_summary(task))
     names = [row["name"] for row in table["pairs"]]
