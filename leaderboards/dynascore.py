@@ -23,8 +23,9 @@ Decisions (where those steps leave a choice):
   reference r whenever it can serve: when it counts (ω_perf > 0) and some model has it; or, weighted
   0, when every metric that counts has an AMRS against it and one of them is not zero. Otherwise (a
   board whose models have no perf yet, perf weighted 0 with the other metrics not measurable against
-  it) r is the counted metric with the largest weight (the first in ``metrics`` on a tie) that some
-  model has: AMRS_r = 1, and step 3 runs with r in place of perf (neighbours sorted by x'_r, pairs
+  it) r is, among the counted metrics that at least two models have in full (from every positive-weight
+  dataset), the one with the largest weight, then the one most models have, then the first in ``metrics``
+  (a counted metric fewer models have only when no such metric exists; one no model has never): AMRS_r = 1, and step 3 runs with r in place of perf (neighbours sorted by x'_r, pairs
   closer than 1e-4 * max |x'_r| or than r's measurement resolution skipped). So a ranking exists on
   whatever metrics are weighted: with r the only metric weighted, Dynascore_m = x'_mr (the metric
   itself, flipped if lower is better), as Dynascore_m = perf_m when perf alone is weighted. Without
@@ -415,7 +416,14 @@ def compute_dynascore(
         if PERF in counted
         else (all(amrs.get(j) is not None for j in counted) and any(j not in left_out for j in counted))
     )
-    candidates = sorted((j for j in counted if j in present), key=lambda j: (-omega[j], metrics.index(j)))
+    # The stand-in reference: among the counted metrics at least two models have in full (every other
+    # metric's AMRS is estimated over the models complete for both), the heaviest, then the one most
+    # models have, then the first; a metric fewer have only when none is had by two.
+    complete_count = {j: sum(1 for m in flipped if full[m][j]) for j in metrics}
+    candidates = sorted(
+        (j for j in counted if j in present),
+        key=lambda j: (complete_count[j] < 2, -omega[j], -complete_count[j], metrics.index(j)),
+    )
     if not perf_serves and candidates:
         reference = candidates[0]
         amrs, left_out, pairs_used = amrs_against(reference)

@@ -313,6 +313,25 @@ def test_perf_weighted_but_missing_everywhere_is_left_out_and_the_rest_still_ran
     assert not by["A"].complete and by["A"].missing == (("d", "perf"),)
 
 
+def test_the_stand_in_yardstick_is_one_two_models_have():
+    # No perf; asr (weight 2, only A has it) and bt (weight 2, A and B have it). asr as the yardstick
+    # left bt out ("AMRS undefined: 1 model(s) with complete asr and bt"); bt, which two models have,
+    # serves: AMRS bt = 1, and asr's AMRS against it is undefined (only A has both), so asr is left out.
+    # ω̃ = 2/4 each (perf weighs 0): A = 0.5 * 1029 = 514.5, B = 0.5 * 971 = 485.5.
+    scores = _one_dataset({"A": {"asr": 0.0, "bt": 1029.0}, "B": {"bt": 971.0}})
+    result = compute_dynascore(
+        scores,
+        dataset_weights={"d": 1},
+        metric_weights={"perf": 0, "asr": 2, "bt": 2},
+        metrics=["perf", "asr", "bt"],
+    )
+    by = result.by_key()
+    assert result.reference == "bt"
+    assert result.left_out["asr"] == "AMRS undefined: 1 model(s) with complete bt and asr values"
+    assert (by["A"].dynascore, by["B"].dynascore) == (514.5, 485.5)
+    assert (by["A"].rank, by["B"].rank) == (1, 2)
+
+
 def test_nothing_to_rank_on_gives_no_dynascore_rather_than_a_shared_zero():
     # The only weighted metric is one no model has: no Dynascore, no rank, for anyone.
     scores = _one_dataset({"A": {"perf": 0.5}, "B": {"perf": 0.7}})

@@ -297,7 +297,7 @@ const live = require(process.argv[1]);
 const cases = JSON.parse(process.argv[2]);
 console.log(JSON.stringify(cases.map(([models, dw, mw, opts]) => {
   const r = live.computeDynascore(models, dw, mw, opts);
-  return {amrs: r.amrs, leftOut: r.leftOut, pairsUsed: r.pairsUsed,
+  return {amrs: r.amrs, leftOut: r.leftOut, pairsUsed: r.pairsUsed, reference: r.reference,
           models: r.models.map((m) => ({key: m.key, dynascore: m.dynascore, rank: m.rank, spread: m.spread}))};
 })));
 """
@@ -449,3 +449,38 @@ def test_the_table_shows_measured_spreads_under_throughput_and_js_shows_the_same
     )
     assert json.loads(result.stdout) == [spread_text(u, v) for u, v in cases]
     assert spread_text(0.5, 10.0) == "range 5%" and spread_text(None, 5.0) == ""
+
+
+def test_js_chooses_the_same_stand_in_yardstick_as_python():
+    """No perf; asr (weight 2) only A has, bt (weight 2) A and B have: both sides take bt as the
+    yardstick (dynascore.py, "Reference metric"), leave asr out and rank A (1029) over B (971)."""
+    metrics = ["perf", "asr", "bt"]
+    mw = {"perf": 0, "asr": 2, "bt": 2}
+    scores = {"A": {"d": {"asr": 0.0, "bt": 1029.0}}, "B": {"d": {"bt": 971.0}}}
+    opts = {
+        "memoryCeiling": 16.0,
+        "metrics": metrics,
+        "resolutions": {},
+        "tieTolerance": TIE_TOLERANCE,
+        "sortDecimals": SORT_DECIMALS,
+        "resolutionSlack": RESOLUTION_SLACK,
+    }
+    case = [[{"key": k, "scores": scores[k], "spreads": {}} for k in scores], [["d", 1]], mw, opts]
+    js = subprocess.run(
+        [_node(), "-e", DIRECT_RUNNER, str(SCRIPT), json.dumps([case])],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert js.returncode == 0, js.stderr
+    [got] = json.loads(js.stdout)
+    py = compute_dynascore(
+        scores, dataset_weights={"d": 1}, metric_weights=mw, metrics=metrics, resolutions={}
+    )
+    assert py.reference == "bt" and got["reference"] == "bt"
+    assert got["leftOut"] == py.left_out
+    assert [(m["key"], m["dynascore"], m["rank"]) for m in got["models"]] == [
+        ("A", 514.5, 1),
+        ("B", 485.5, 2),
+    ]

@@ -259,8 +259,15 @@
       ? present[PERF]
       : counted.every(function (j) { return step3.amrs[j] !== null && step3.amrs[j] !== undefined; }) &&
         counted.some(function (j) { return !(j in step3.leftOut); });
+    // The stand-in (dynascore.py): among the counted metrics two models have in full, the heaviest, then
+    // the one most models have, then the first.
+    var completeCount = {};
+    metrics.forEach(function (j) { completeCount[j] = full.filter(function (f) { return f[j]; }).length; });
     var candidates = counted.filter(function (j) { return present[j]; });
-    candidates.sort(function (a, b) { return (omega[b] - omega[a]) || (metrics.indexOf(a) - metrics.indexOf(b)); });
+    candidates.sort(function (a, b) {
+      return ((completeCount[a] < 2) - (completeCount[b] < 2)) || (omega[b] - omega[a]) ||
+        (completeCount[b] - completeCount[a]) || (metrics.indexOf(a) - metrics.indexOf(b));
+    });
     if (!perfServes && candidates.length) {
       reference = candidates[0];
       step3 = amrsAgainst(reference);
