@@ -20,7 +20,8 @@ SCRIPT = Path(__file__).resolve().parents[2] / "annotation" / "static" / "annota
 # with the box holding argv[3] and awaits what the listener returned. ``fetch`` answers each send with
 # the events of its scenario: "whole" (turn, two tokens, done), "broken" (turn, a token, then the
 # connection fails), "broken-typed" (the same, with another message typed in the box meanwhile) or "busy"
-# (a 503 refusal: the model's line is full).
+# (a 503 refusal: the model's line is full) or "resent-cut" (turn, a token, then done with the stored
+# turn, cut short when the page broke off earlier).
 # Prints the page's state after the sends.
 RUNNER = r"""
 const path = process.argv[1];
@@ -136,11 +137,13 @@ global.fetch = async () => {
     event("turn", { turn: 0, conversation: 5 }),
     event("token", { text: "The Amazon" }),
     ...(scenario === "whole" ? [event("token", { text: " is 6,400 km long." }), event("done", stored)] : []),
+    // The stored turn of a message sent again after the page broke off: what came before, cut short.
+    ...(scenario === "resent-cut" ? [event("done", { ...stored, answer: "The Amazon", finish_reason: "cut_short" })] : []),
   ];
   const stream = new ReadableStream({
     pull(controller) {
       if (chunks.length) controller.enqueue(chunks.shift());
-      else if (scenario === "whole") controller.close();
+      else if (scenario === "whole" || scenario === "resent-cut") controller.close();
       else {
         if (scenario === "broken-typed") box.value = "And how wide is it?"; // typed while it answered
         controller.error(new TypeError("network error"));
@@ -271,3 +274,15 @@ def test_a_full_line_is_said_in_place_and_the_message_stays():
     assert page["status"] == "The model is busy: 3 requests are waiting. Try again in 4 s."
     assert page["statusWarning"] is True
     assert page["turns"] == []
+
+
+def test_a_stored_answer_cut_short_is_said_so_when_it_comes_back():
+    """A message sent again after a break gets its stored turn back, cut short when the page left: the
+    page says so at once, as it does after a reload."""
+    page = _run(["broken", "resent-cut"])
+    assert page["errors"] == [] and page["submitted"] == []
+    [turn] = page["turns"]
+    assert turn["answer"] == "The Amazon"
+    assert turn["warnings"] == [
+        "The answer was cut short: the page was left before it finished. What came is kept."
+    ]

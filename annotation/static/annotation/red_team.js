@@ -224,6 +224,12 @@
       warn.textContent =
         "The answer broke off" + (done.error ? ": " + done.error : "") + ". What came is kept.";
       modelBox.append(warn);
+    } else if (done.finish_reason === "cut_short") {
+      // A message sent again after a break: the stored answer is what came before the page left.
+      const warn = document.createElement("p");
+      warn.className = "warning";
+      warn.textContent = "The answer was cut short: the page was left before it finished. What came is kept.";
+      modelBox.append(warn);
     }
     const count = Number(form.dataset.turns) + 1;
     form.dataset.turns = String(count);
