@@ -92,9 +92,19 @@ def red_team(request, slug: str):
     return _page(request, task)
 
 
-def _page(request, task: Task, *, prompt: str = "", error: str = "", chosen: dict | None = None, status=200):
+def _page(
+    request,
+    task: Task,
+    *,
+    prompt: str = "",
+    error: str = "",
+    chosen: dict | None = None,
+    chosen_categories: list[str] | None = None,
+    status=200,
+):
     """The conversation page of ``task`` for the requester; a refused message or judgement comes back in
-    it: ``error`` said above the form, ``prompt`` kept in the box, the rubric answers ``chosen`` kept."""
+    it: ``error`` said above the form, ``prompt`` kept in the box, the rubric answers ``chosen`` and the
+    categories ``chosen_categories`` kept."""
     cfg = task.cfg
     refusal = _refusal(request, task)
     if isinstance(refusal, HttpResponse):
@@ -129,7 +139,9 @@ def _page(request, task: Task, *, prompt: str = "", error: str = "", chosen: dic
             "can_judge": bool(answered) and not any(t.status == Turn.Status.ANSWERING for t in turns),
             "answered_turns": len(answered),
             "rubric": _rubric_rows(cfg, chosen),
-            "categories": cfg.failure_categories,
+            "categories": [
+                {**c, "chosen": c["name"] in (chosen_categories or ())} for c in cfg.failure_categories
+            ],
             "client_token": uuid.uuid4(),
             "choice_mode": CHOICE_MODE in cfg.red_team_modes,
             "target": conversation.model.name if conversation else None,
@@ -243,7 +255,14 @@ def judge(request, slug: str):
             answered_turns=ascii_id(request.POST.get("answered_turns")),
         )
     except ConversationError as exc:
-        return _page(request, task, error=str(exc), chosen=answers, status=STATUS_OF_CODE.get(exc.code, 409))
+        return _page(
+            request,
+            task,
+            error=str(exc),
+            chosen=answers,
+            chosen_categories=request.POST.getlist("category"),
+            status=STATUS_OF_CODE.get(exc.code, 409),
+        )
     remember_example(request, task, example.pk)  # the session tally counts it, as the create page's
     verdict = "a failure of the model" if example.model_wrong else "a good answer"
     messages.success(

@@ -248,6 +248,8 @@ def test_the_judge_form_carries_the_answers_shown_and_a_stale_or_second_judgemen
     assert stale.status_code == 409 and not Example.objects.exists()
     assert "The conversation has 2 answered message(s), but the page you judged from showed 1" in html
     assert "Yes." in html and 'name="answered_turns" value="2"' in html  # now shown, to judge
+    # The answers chosen come back chosen, the category ticked too.
+    assert 'value="fabrication" checked' in html
     assert page.post(URL + "judge/", {**form, "answered_turns": "2"}).status_code == 302
     example = Example.objects.get()
     assert f"Stored as example {example.pk}" in page.get(URL).content.decode()  # the redirect's page
