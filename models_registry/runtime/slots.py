@@ -61,8 +61,8 @@ class QueueFull(InferenceError):
 
     Attributes:
         waiting: requests waiting in line in this process now (those holding a slot not counted).
-        retry_after: whole seconds, at least 1, until a place is likely to free up
-            (``GenerationSlots.retry_after``).
+        retry_after: whole seconds, at least 1, until the line waiting now is likely to have had its
+            turn (``GenerationSlots.retry_after``).
     """
 
     code = "queue_full"
@@ -119,11 +119,13 @@ class GenerationSlots:
             return self._waiting(threading.get_ident())
 
     def retry_after(self) -> int:
-        """Whole seconds (at least 1) until a place in line is likely to free up: the mean time the last
-        ``HOLDS_REMEMBERED`` generations held their slot (one generation ending lets the line move by
-        one), ``DEFAULT_HOLD_SECONDS`` before any has ended."""
+        """Whole seconds (at least 1) until the requests waiting now, and one more, are likely to have had
+        their turn: (waiting + 1) x the mean time the last ``HOLDS_REMEMBERED`` generations held their
+        slot / the slots (``DEFAULT_HOLD_SECONDS`` for the mean before any has ended). One place frees up
+        sooner, but clients told that time all come back at once and all but one are refused again; told
+        the line's length, they come back spread out as the line moves."""
         with self._lock:
-            return self._retry_after()
+            return self._retry_after(threading.get_ident())
 
     def admit(self) -> None:
         """Promise the calling thread a place in line, before its request stores anything; its next
@@ -180,11 +182,11 @@ class GenerationSlots:
         ahead = len(self._line) + sum(1 for thread in self._promised if thread != me)
         free = self.size - len(self._holding)
         if ahead >= free and ahead + 1 - free > self.max_waiting:
-            raise QueueFull(self._waiting(me), self._retry_after())
+            raise QueueFull(self._waiting(me), self._retry_after(me))
 
-    def _retry_after(self) -> int:
+    def _retry_after(self, me: int) -> int:
         mean = sum(self._holds) / len(self._holds) if self._holds else DEFAULT_HOLD_SECONDS
-        return max(1, math.ceil(mean))
+        return max(1, math.ceil((self._waiting(me) + 1) * mean / self.size))
 
     def wait(self, ticket: object, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for ``ticket``'s turn; True once it holds a slot (then at once

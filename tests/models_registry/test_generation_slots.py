@@ -115,9 +115,10 @@ def test_beyond_the_bound_a_newcomer_is_refused_with_the_lines_length_and_nothin
     assert slots.waiting() == 2
     with pytest.raises(QueueFull) as refused:
         slots.join()
-    assert (refused.value.waiting, refused.value.retry_after) == (2, 10)  # no hold ended yet: 10 s
+    # No hold ended yet: 10 s a generation; the 2 waiting and the newcomer: 30 s.
+    assert (refused.value.waiting, refused.value.retry_after) == (2, 30)
     assert str(refused.value) == (
-        "The model is busy: 2 answers are waiting for it on this server already; try again in about 10 s."
+        "The model is busy: 2 answers are waiting for it on this server already; try again in about 30 s."
     )
     assert len(slots._line) == 2  # the refused one left no ticket behind
     slots.leave(holder)  # the first waiter takes the slot: one place in line frees up
@@ -132,9 +133,10 @@ def test_free_slots_are_taken_without_waiting_whatever_the_bound():
     with pytest.raises(QueueFull) as refused:
         slots.join()
     assert refused.value.waiting == 0
+    # Two slots: (0 + 1) x 10 s / 2 = 5 s.
     assert str(refused.value) == (
         "The model is busy: it is answering others and this server lets no request wait; try again in "
-        "about 10 s."
+        "about 5 s."
     )
 
 
@@ -179,7 +181,7 @@ def test_admit_again_replaces_the_threads_promise_and_a_promise_lapses_after_its
     assert slots.waiting() == 1
 
 
-def test_retry_after_is_the_mean_time_a_slot_was_held_rounded_up():
+def test_retry_after_is_the_lines_length_times_the_mean_time_a_slot_was_held_rounded_up():
     clock = Clock()
     slots = GenerationSlots(1, clock=clock)
     assert slots.retry_after() == 10  # nothing measured yet: DEFAULT_HOLD_SECONDS
@@ -197,7 +199,17 @@ def test_retry_after_is_the_mean_time_a_slot_was_held_rounded_up():
     slots.wait(held, 0)
     with pytest.raises(QueueFull) as refused:
         slots.join()
-    assert refused.value.retry_after == 5
+    assert refused.value.retry_after == 5  # nobody waits: (0 + 1) x 4.75 s
+    slots.max_waiting = 2
+    waiting = [slots.join(), slots.join()]
+    assert slots.retry_after() == 15  # (2 + 1) x 4.75 = 14.25, said as 15 s
+    with pytest.raises(QueueFull) as refused:
+        slots.join()
+    assert refused.value.retry_after == 15
+    for ticket in waiting:
+        slots.leave(ticket)
+    two = GenerationSlots(2, clock=clock, max_waiting=0)
+    assert two.retry_after() == 5  # (0 + 1) x 10 s / 2 slots
 
 
 @pytest.mark.parametrize(
