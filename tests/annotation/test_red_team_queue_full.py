@@ -13,6 +13,7 @@ from annotation.models import Conversation, Example, Turn
 from models_registry.runtime.slots import GENERATION_SLOTS
 from tests.factories.red_team import make_passage, make_red_team_round
 from tests.helpers.api import client_for
+from tests.helpers.slots import full_generation_line
 
 URL = "/tasks/red-team/red-team/"
 BUSY = "The model is busy: 2 answers are waiting for it on this server already; try again in about {} s."
@@ -26,16 +27,9 @@ def red_round(db, smollm2_dir):
 @pytest.fixture
 def full_line():
     """The process's line bounded at 2 waiters and full: one generation holds the slot, two wait. Yields
-    the message a refusal says (its seconds: the mean hold of the generations this process ran so far)."""
-    tickets = [GENERATION_SLOTS.join() for _ in range(3)]
-    assert GENERATION_SLOTS.wait(tickets[0], 0)
-    GENERATION_SLOTS.max_waiting = 2
-    try:
+    the message a refusal says (its seconds: ``GENERATION_SLOTS.retry_after``)."""
+    with full_generation_line(2):
         yield BUSY.format(GENERATION_SLOTS.retry_after())
-    finally:
-        GENERATION_SLOTS.max_waiting = None
-        for ticket in tickets:
-            GENERATION_SLOTS.leave(ticket)
 
 
 def _refused_with_retry_after(response) -> None:

@@ -12,6 +12,7 @@ from generative_bench.models import Battle
 from models_registry.runtime.slots import GENERATION_SLOTS
 from tests.factories.arena import make_arena
 from tests.helpers.api import client_for
+from tests.helpers.slots import full_generation_line
 
 
 @pytest.fixture
@@ -22,15 +23,8 @@ def arena(db, smollm2_dir):
 @pytest.fixture
 def full_line():
     """The line bounded at 1 waiter and full: one generation holds the slot, one waits."""
-    tickets = [GENERATION_SLOTS.join() for _ in range(2)]
-    assert GENERATION_SLOTS.wait(tickets[0], 0)
-    GENERATION_SLOTS.max_waiting = 1
-    try:
+    with full_generation_line(1):
         yield
-    finally:
-        GENERATION_SLOTS.max_waiting = None
-        for ticket in tickets:
-            GENERATION_SLOTS.leave(ticket)
 
 
 def test_a_battle_beyond_the_bound_is_a_503_and_nothing_is_stored(arena, annotator, full_line):

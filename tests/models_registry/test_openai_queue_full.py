@@ -12,6 +12,7 @@ from rest_framework.test import APIClient
 
 from models_registry.runtime.slots import GENERATION_SLOTS
 from tests.factories.red_team import make_red_team_round
+from tests.helpers.slots import full_generation_line
 
 
 @pytest.fixture
@@ -27,15 +28,8 @@ def owner_client(db, smollm2_dir, owner) -> APIClient:
 @pytest.fixture
 def full_line():
     """The line bounded at 3 waiters and full: one generation holds the slot, three wait."""
-    tickets = [GENERATION_SLOTS.join() for _ in range(4)]
-    assert GENERATION_SLOTS.wait(tickets[0], 0)
-    GENERATION_SLOTS.max_waiting = 3
-    try:
+    with full_generation_line(3):
         yield
-    finally:
-        GENERATION_SLOTS.max_waiting = None
-        for ticket in tickets:
-            GENERATION_SLOTS.leave(ticket)
 
 
 @pytest.mark.parametrize("stream", [False, True])
