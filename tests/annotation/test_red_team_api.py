@@ -248,14 +248,21 @@ def test_validators_rubric_answers_settle_it_and_never_see_the_authors(api, red_
         assert response.status_code == 201, response.content
         body = response.json()
         results.append((body["verdict"], body["settled"], body["example_status"]))
+    # A rubric validator is never told the verdict their answers gave (it would tell them the
+    # author's): the answer's verdict is null, the stored one is derived.
     assert results == [
-        ("incorrect", False, "pending"),
-        ("correct", False, "pending"),
-        ("correct", True, "validated_correct"),
+        (None, False, "pending"),
+        (None, False, "pending"),
+        (None, True, "validated_correct"),
     ]
     example.refresh_from_db()
     assert example.status == "validated_correct"
-    assert [v.rubric_answers for v in example.validations.order_by("id")] == answers
+    stored = [(v.verdict, v.rubric_answers) for v in example.validations.order_by("id")]
+    assert stored == [
+        ("incorrect", answers[0]),
+        ("correct", answers[1]),
+        ("correct", answers[2]),
+    ]
 
 
 def test_a_validators_rubric_is_refused_on_any_other_example(validator):
