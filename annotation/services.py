@@ -12,6 +12,7 @@ import uuid
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from core import spans
 from core.text_rules import (
     check_free_text,
     control_character_message,
@@ -21,8 +22,8 @@ from core.text_rules import (
     normalise_newlines,
     too_long_message,
 )
-from models_registry import inference
-from tasks import qualification, spans
+from models_registry import serving
+from tasks import qualification
 from tasks.config import TaskConfig
 from tasks.models import Context, Round, Task
 
@@ -135,8 +136,8 @@ def clean_inputs(
 
 def _clean_span(target, spec: dict, context: Context | None, errors: dict) -> object:
     """A span target ``{"answer": str, "answer_start": int | None}`` resolved against the context's
-    stored (already normalised) passage by ``tasks.spans.resolve_answer``: with an offset the answer must
-    be there (code points), without one the first whole-word occurrence (``tasks.spans.resolve_answer``) is taken; an answer not in the passage, or
+    stored (already normalised) passage by ``core.spans.resolve_answer``: with an offset the answer must
+    be there (code points), without one the first whole-word occurrence (``core.spans.resolve_answer``) is taken; an answer not in the passage, or
     one that cuts a character in two, is an error on the target field. A bare string is an answer
     without offset. Returns ``{"answer", "answer_start"}``.
     """
@@ -204,7 +205,7 @@ def _check_the_models_read_it_all(cfg, models, model_input: dict) -> None:
         ExampleError: keyed by the task's first input field, with the token count and the limit.
     """
     for model in models:
-        unread = inference.unread_tokens(model, model_input, cfg.model_input_fields)
+        unread = serving.unread_tokens(model, model_input, cfg.model_input_fields)
         if unread is None:
             continue
         tokens, limit = unread

@@ -1,6 +1,6 @@
 """``GET /examples/<pk>/why/``: why the target model(s) decided as they did on an example.
 
-Token attributions by integrated gradients (``models_registry.explain.attributions``, docs/attributions.md),
+Token attributions by integrated gradients (``engine.explain.attributions``, docs/attributions.md),
 computed on demand (never on the create path) and cached by the registry (model, files, label, text).
 Visible to the example's author and the task's owners (``selectors.examples_visible_to``); 404 otherwise.
 
@@ -21,8 +21,7 @@ from django.shortcuts import get_object_or_404, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
-from models_registry.explain import attributions
-from models_registry.runtime import runtimes
+from models_registry import serving
 
 from . import selectors
 
@@ -30,9 +29,9 @@ FRAGMENT_HEADER = "X-Requested-With"
 FRAGMENT_VALUE = "fetch"
 
 
-#: The runtime attributions are computed on (``models_registry.explain.attributions``: integrated
+#: The runtime attributions are computed on (``engine.explain.attributions``: integrated
 #: gradients on the PyTorch weights).
-ATTRIBUTIONS_RUNTIME = runtimes.TORCH
+ATTRIBUTIONS_RUNTIME = serving.TORCH
 
 
 def served_figures(prediction, label: str) -> dict | None:
@@ -57,7 +56,7 @@ def served_figures(prediction, label: str) -> dict | None:
         "probability": float(value),
         "percent": f"{100 * float(value):.1f}",
         "runtime": runtime,
-        "runtime_label": runtimes.label(runtime) if runtime else "",
+        "runtime_label": serving.runtime_label(runtime) if runtime else "",
         # A blank runtime (a prediction stored before runtimes were recorded) is not known to differ.
         "other_runtime": bool(runtime) and runtime != ATTRIBUTIONS_RUNTIME,
     }
@@ -69,7 +68,7 @@ def explanations_for(example) -> list[dict]:
     (creation order); the answered label is the attributed target.
 
     A span (QA) task or a remote model gives an ``Explanation`` with ``unavailable`` set (and no
-    ``served``); never raises for a model's failure (``attributions.explain``).
+    ``served``); never raises for a model's failure (``serving.explain``).
     """
     rows = []
     span_task = example.round.task.cfg.target_field.get("type") == "context_span"
@@ -80,10 +79,10 @@ def explanations_for(example) -> list[dict]:
         name = model.public_name
         served = None
         if span_task:
-            explanation = attributions.Explanation(unavailable=attributions.SPAN)
+            explanation = serving.Explanation(unavailable=serving.NOT_EXPLAINED_SPAN)
         else:
             label = prediction.label if prediction.label in model.task.cfg.labels else None
-            [explanation] = attributions.explain(model, [example.model_input], targets=[label])
+            [explanation] = serving.explain(model, [example.model_input], targets=[label])
             if explanation.available:
                 served = served_figures(prediction, explanation.target_label)
         rows.append({"model": name, "label": prediction.label, "explanation": explanation, "served": served})

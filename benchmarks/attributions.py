@@ -1,4 +1,4 @@
-"""Time per explanation (integrated gradients, ``models_registry.explain.attributions.attribute``) on a MiniLM target.
+"""Time per explanation (integrated gradients, ``engine.explain.attributions.attribute``) on a MiniLM target.
 
 Run:  .venv/bin/python benchmarks/attributions.py [--train 600] [--statements 20] [--seed 0]
 
@@ -50,9 +50,9 @@ def main() -> None:
     django.setup()
     import torch
 
-    from models_registry.explain.attributions import attribute
-    from models_registry.runtime.classifier import Classifier
-    from models_registry.training.classifier import train_classifier
+    from engine.explain.attributions import attribute
+    from engine.runtime.classifier import Classifier
+    from engine.training.classifier import train_classifier
 
     data = Path(os.environ.get("DYNABENCH_DATA_DIR", Path(__file__).resolve().parents[2] / "shared" / "data"))
     folder = data / "hatemoji_build"
@@ -97,7 +97,7 @@ def main() -> None:
 
         from django.core.cache import cache
 
-        from models_registry.explain import attributions
+        from models_registry import explanations
         from models_registry.models import RegisteredModel
         from tasks.models import Task
         from tasks.services import BUILTIN_TASKS
@@ -108,11 +108,11 @@ def main() -> None:
         cache.clear()
         statement = [{"statement": test[0]["text"]}]
         first = time.perf_counter()
-        attributions.explain(model, statement)  # loads the model through the process cache, computes
+        explanations.explain(model, statement)  # loads the model through the process cache, computes
         first_ms = (time.perf_counter() - first) * 1000
         start = time.perf_counter()
         for _ in range(100):
-            [again] = attributions.explain(model, statement)
+            [again] = explanations.explain(model, statement)
         assert again.available
         print(
             f"explain(): first call {first_ms:.0f} ms (model load included), "

@@ -77,7 +77,7 @@ def main() -> None:
 
     import torch
 
-    from models_registry.runtime.generative import LocalChatModel, convert_gguf, smollm2_gguf
+    from engine.runtime.generative import LocalChatModel, convert_gguf, smollm2_gguf
 
     folder = convert_gguf(smollm2_gguf(), ROOT / "var" / "test-cache" / "smollm2-135m-instruct")
     chat = LocalChatModel(folder, name="smollm2")

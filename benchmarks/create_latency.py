@@ -195,9 +195,9 @@ def run(args, settings, Client) -> None:
     from django.contrib.auth import get_user_model
 
     from annotation.models import Example
+    from engine.runtime import vector_cache
+    from engine.runtime.classifier import get_classifier
     from models_registry.round_targets import set_round_targets
-    from models_registry.runtime import vector_cache
-    from models_registry.runtime.classifier import get_classifier
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 
     # The breakdown submits statements of its own: the vector cache would answer the ones seen before.

@@ -22,7 +22,7 @@ Printed: seconds per phase (migrate, collectstatic, per task its data import, ea
 split into its fit, round-dataset build and registration check, the round datasets, the evaluations,
 each pair's time with its share spent on the extra throughput passes, the working-memory measure and the
 perturbed copies), the embedding cache's hits and misses per training, the ONNX vector cache's hits and
-misses (``models_registry.runtime.vector_cache``), the total, "serving after" and
+misses (``engine.runtime.vector_cache``), the total, "serving after" and
 "all tasks ready". Every progress line of the set-up is written with its time stamp to ``--log``.
 About 15-30 minutes on 2 cores: the figures depend on what else runs on the machine (say so with them).
 """
@@ -84,7 +84,7 @@ def instrument(clock: Clock) -> dict:
     import leaderboards.training.classifier as classifier
     import leaderboards.training.span as span
     from demo.demo_tasks import DEMO_TASK_MODULES
-    from models_registry.runtime.embeddings import EMBEDDING_CACHE
+    from engine.runtime.embeddings import EMBEDDING_CACHE
 
     current = {"task": "", "cache": []}
 
@@ -204,7 +204,7 @@ def run(args) -> None:
     print("\n--- embedding cache per training (vectors: hits, misses) ---")
     for name, hits, misses in current["cache"]:
         print(f"  {name}: {hits} hits, {misses} misses")
-    from models_registry.runtime import vector_cache
+    from engine.runtime import vector_cache
 
     shared = vector_cache.stats()
     print(

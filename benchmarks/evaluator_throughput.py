@@ -88,6 +88,8 @@ def run(args, settings) -> None:
     import torch
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
+    from engine.runtime import modeling  # noqa: F401  (registers the classifier with the Auto classes)
+    from engine.runtime.classifier import get_classifier
     from leaderboards.evaluation import DEFAULT_BATCH_SIZE
     from leaderboards.importers.static_sets import HATECHECK_SET, import_static_set
     from leaderboards.jobs import run_evaluation_job
@@ -96,8 +98,6 @@ def run(args, settings) -> None:
     from leaderboards.scheduling import request_evaluations
     from leaderboards.services import ensure_perturbed_dataset
     from models_registry.models import RegisteredModel
-    from models_registry.runtime import modeling  # noqa: F401  (registers the classifier with the Auto classes)
-    from models_registry.runtime.classifier import get_classifier
     from tasks.services import ensure_builtin_task
 
     task = ensure_builtin_task("hate-speech")

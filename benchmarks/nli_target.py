@@ -6,7 +6,7 @@ Run:  .venv/bin/python benchmarks/nli_target.py [--recipe quick|finetune] [--poo
 No database: the pairs are read with the importer's own functions (``annotation.importers.anli``:
 ``read_anli`` and the split rule of ``docs/datasets.md``: rounds 1-2 dev files 90% train / 10% dev with
 the test files as test, round 3's dev file 60/10/30), and each target is trained with
-``models_registry.training.classifier.train_classifier`` on the union of its rounds' train splits with the union of
+``engine.training.classifier.train_classifier`` on the union of its rounds' train splits with the union of
 their dev splits for model selection, as ``leaderboards.training.targets.train_target_for_rounds``
 does. Test accuracy is measured on rounds 1, 2 and 3's test splits (1,000 / 1,000 / 307 pairs; round 3's
 is 30% of its dev file).
@@ -54,11 +54,11 @@ def main() -> None:
 
     from annotation.importers.anli import read_anli
     from annotation.importers.common import ImportReport
-    from models_registry.runtime.classifier import get_classifier
-    from models_registry.runtime.embeddings import EMBEDDING_CACHE, embed_texts
-    from models_registry.runtime.modeling import MeanPoolClassifier
-    from models_registry.runtime.preprocessing import preprocess_all
-    from models_registry.training.classifier import train_classifier
+    from engine.runtime.classifier import get_classifier
+    from engine.runtime.embeddings import EMBEDDING_CACHE, embed_texts
+    from engine.runtime.modeling import MeanPoolClassifier
+    from engine.runtime.preprocessing import preprocess_all
+    from engine.training.classifier import train_classifier
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", default="quick", choices=["quick", "finetune"])

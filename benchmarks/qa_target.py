@@ -5,7 +5,7 @@ Run:  .venv/bin/python benchmarks/qa_target.py [--recipe quick|finetune] [--seed
 
 No database: the questions are read with the importer's own functions (``annotation.importers.squad``:
 ``squad_rows`` and the article split of ``docs/datasets.md``), the model is trained with
-``models_registry.training.qa.train_qa_model`` exactly as the demo trains it (dev F1 / EM on a seeded
+``engine.training.qa.train_qa_model`` exactly as the demo trains it (dev F1 / EM on a seeded
 sample of ``--dev`` dev questions, 300 by default as in ``leaderboards.training.span``), then served with the
 platform's ``SpanPredictor`` on the test articles' questions and scored with the SQuAD v1.1 metrics
 (max over every reference answer). Prints the training time, the CPU seconds it used (less swayed by
@@ -63,8 +63,8 @@ def main() -> None:
 
     from annotation.importers.common import ImportReport
     from annotation.importers.squad import SQUAD_DIR, SQUAD_FILE, read_squad, squad_rows
-    from models_registry.runtime.qa_inference import SpanPredictor
-    from models_registry.training.qa import QAItem, score_predictions, train_qa_model
+    from engine.runtime.qa_inference import SpanPredictor
+    from engine.training.qa import QAItem, score_predictions, train_qa_model
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--recipe", default="quick", choices=["quick", "finetune"])

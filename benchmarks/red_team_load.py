@@ -120,8 +120,8 @@ def set_up(args, workdir: Path) -> dict:
 
     from annotation.importers.squad import article_split, read_squad
     from annotation.red_team.conversations import context_message
+    from engine.runtime.generative import convert_gguf, smollm2_gguf
     from models_registry.models import RegisteredModel, RoundTarget
-    from models_registry.runtime.generative import convert_gguf, smollm2_gguf
     from tasks.models import Context
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 
@@ -578,7 +578,7 @@ def run(args, workdir: Path) -> None:
     import torch
     from django.db import connections
 
-    from models_registry.runtime.generative import LocalChatModel
+    from engine.runtime.generative import LocalChatModel
     from models_registry.warmup import torch_threads_per_process
 
     setup = set_up(args, workdir)

@@ -79,7 +79,7 @@ def log(message: str) -> None:
 
 def accuracy_on(model, dataset) -> tuple[int, int]:
     """(correct, n) of ``model``'s served classifier on ``dataset``'s items."""
-    from models_registry.runtime.classifier import get_classifier
+    from engine.runtime.classifier import get_classifier
 
     rows = list(dataset.items.order_by("pk").values_list("inputs", "target"))
     texts = [inputs["statement"] for inputs, _ in rows]

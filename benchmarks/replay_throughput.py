@@ -82,11 +82,11 @@ def run(args) -> None:
     import torch
 
     from annotation.models import Example
+    from engine.runtime.generative import convert_gguf, get_chat_model, smollm2_gguf
     from generative_bench.models import ReplayAnswer
     from generative_bench.replay import jobs, services
     from generative_bench.replay.services import request_replay
     from models_registry.models import RegisteredModel, RoundTarget
-    from models_registry.runtime.generative import convert_gguf, get_chat_model, smollm2_gguf
     from tasks.config import RED_TEAM_CONFIG
     from tasks.models import Context, Task
     from tasks.services import ensure_round, set_current_round

@@ -35,7 +35,7 @@ Files:
                        Several machines share it (docs/deployment.md).
     DYNABENCH_BACKBONE_DIR path, default ``$DYNABENCH_VAR_DIR/backbones``. Where an opt-in backbone packed
                        as parts (all-mpnet-base-v2) is reassembled once and checked before each use
-                       (``models_registry/runtime/backbones.py``).
+                       (``engine/runtime/backbones.py``).
     DYNABENCH_RELEASES_DIR path, default ``$DYNABENCH_VAR_DIR/releases``. Where round releases are
                        frozen, one read-only folder per version: ``<task slug>/round-<n>/v<version>/``
                        (``leaderboards/releases.py``). Back it up: a release is never written twice.
@@ -95,7 +95,7 @@ Production profile (docs/deployment.md; ``make serve`` sets the first two):
     DYNABENCH_CSP_REPORT_URI str, default empty. Where browsers report Content-Security-Policy
                        violations; the policy itself is fixed (``CONTENT_SECURITY_POLICY`` below).
 
-Models (models_registry/runtime/classifier.py):
+Models (engine/runtime/classifier.py):
     DYNABENCH_MODEL_CACHE_BYTES int, default 2147483648 (2 GiB). Bound of each process's cache of
                        loaded models, counted as the size of their weight files; the least recently used
                        models are dropped first (the one in use always stays).
@@ -104,7 +104,7 @@ Models (models_registry/runtime/classifier.py):
                        prediction marked failed, scored again later (remote endpoints have
                        DYNABENCH_ENDPOINT_TIMEOUT_SECONDS instead).
     DYNABENCH_INFERENCE_BATCHING bool, default off. On, concurrent predictions for one model in one
-                       process run as one forward (``models_registry/runtime/batching.py``); off, each runs alone.
+                       process run as one forward (``engine/runtime/batching.py``); off, each runs alone.
                        Off by default: with 50 annotators on the production profile it measured 18.8
                        examples/s on and 21.0 off (docs/deployment.md), the platform's own work per
                        request, not the forward, being the bottleneck.
@@ -112,7 +112,7 @@ Models (models_registry/runtime/classifier.py):
                        after the first; 0 takes only those already queued.
     DYNABENCH_INFERENCE_BATCH_MAX int, default 32. Most texts in one gathered batch.
     DYNABENCH_MODEL_RUNTIME str, default onnx-int8. The runtime a model is registered with when its
-                       ONNX export passes its check (``models_registry/runtime/onnx_export.py``, docs/onnx.md):
+                       ONNX export passes its check (``engine/runtime/onnx_export.py``, docs/onnx.md):
                        ``onnx-int8``, ``onnx-fp32`` or ``torch`` (no export at all).
     DYNABENCH_ONNX_INT8_MAX_ACCURACY_DROP float, default 0.005. On held-apart inputs with gold labels (a
                        trained model's dev and test examples), the most accuracy int8 may lose against
@@ -122,21 +122,21 @@ Models (models_registry/runtime/classifier.py):
     DYNABENCH_ONNX_FP32_MIN_AGREEMENT float, default 1.0. The same for the fp32 graph.
     DYNABENCH_ONNX_INT8_PLANS list, default all,ffn-output-fp32,ffn-fp32. Which MatMuls the int8 graph
                        may keep in fp32, tried fastest first until one passes the int8 check
-                       (``models_registry/runtime/int8_plans.py``): ``all`` (every MatMul int8),
+                       (``engine/runtime/int8_plans.py``): ``all`` (every MatMul int8),
                        ``ffn-output-fp32``, ``ffn-fp32`` (the whole feed-forward block fp32).
     DYNABENCH_ONNX_THREADS int, default 0. Intra-op threads of each ONNX Runtime session (0: one per core).
     DYNABENCH_ONNX_BULK_WORKERS int, default 0. In bulk prediction (evaluations, export checks), how many
         batches of one call run side by side on single-threaded ONNX Runtime sessions (0: one per core;
-        1: one after the other on the latency session). models_registry/runtime/onnx_graph.py.
+        1: one after the other on the latency session). engine/runtime/onnx_graph.py.
     DYNABENCH_VECTOR_CACHE_BYTES int, default 67108864 (64 MiB). Bound of each process's cache of ONNX
                        sentence vectors, shared by models whose graphs are byte-identical (quick-recipe
-                       targets of one task; ``models_registry/runtime/vector_cache.py``); 0 turns it off. Timed
+                       targets of one task; ``engine/runtime/vector_cache.py``); 0 turns it off. Timed
                        throughput passes never read it.
     DYNABENCH_PRELOAD_TARGETS bool, default on. Each gunicorn worker loads the open rounds' target
                        models in the background when it starts (``gunicorn.conf.py``).
     DYNABENCH_GENERATION_SLOTS int >= 1, default 1. Local generative answers (and multiple-choice
                        scorings) one process runs at once; the others wait in line and their readers are
-                       told how many are ahead (``models_registry/runtime/slots.py``, docs/generative.md).
+                       told how many are ahead (``engine/runtime/slots.py``, docs/generative.md).
     DYNABENCH_GENERATION_QUEUE int >= 0, default empty: the most requests one web process lets wait for
                        a generation slot; one more is refused at once, 503 with Retry-After and how
                        many wait, so that waiting requests never hold the threads ordinary pages need.
@@ -230,7 +230,7 @@ DYNABENCH_ENDPOINT_TIMEOUT_SECONDS = env.float(
     "DYNABENCH_ENDPOINT_TIMEOUT_SECONDS", default=10.0, minimum=0.1
 )
 # Networks a remote endpoint may be on although they are loopback, private, link-local...
-# (models_registry/endpoints/addresses.py).
+# (engine/endpoints/addresses.py).
 DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = env.networks("DYNABENCH_ENDPOINT_ALLOWED_NETWORKS", default=[])
 
 # Exports replace annotator and validator ids by HMAC-SHA256(key, "<round id>:<user id>") (annotation/exports.py).
@@ -427,7 +427,7 @@ SPECTACULAR_SETTINGS = {
 }
 
 # One cache for every process when Redis is there: DRF's throttles, allauth's rate limits and the
-# model versions (models_registry/runtime/classifier.py) must count across gunicorn workers and machines.
+# model versions (engine/runtime/classifier.py) must count across gunicorn workers and machines.
 REDIS_URL = env.redis_url("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {
@@ -451,7 +451,7 @@ DYNABENCH_INFERENCE_BATCHING = env.bool("DYNABENCH_INFERENCE_BATCHING", default=
 DYNABENCH_INFERENCE_BATCH_WINDOW_MS = env.float("DYNABENCH_INFERENCE_BATCH_WINDOW_MS", default=2.0, minimum=0)
 DYNABENCH_INFERENCE_BATCH_MAX = env.int("DYNABENCH_INFERENCE_BATCH_MAX", default=32, minimum=1)
 DYNABENCH_MODEL_RUNTIME = env.str("DYNABENCH_MODEL_RUNTIME", default="onnx-int8")
-# The values of models_registry.runtime.runtimes.RUNTIMES (the kernel cannot import an app to check them).
+# The values of engine.runtime.runtimes.RUNTIMES (the kernel cannot import an app to check them).
 if DYNABENCH_MODEL_RUNTIME not in ("torch", "onnx-fp32", "onnx-int8"):
     raise ImproperlyConfigured(
         f"DYNABENCH_MODEL_RUNTIME={DYNABENCH_MODEL_RUNTIME!r}: expected torch, onnx-fp32 or onnx-int8"
@@ -472,7 +472,7 @@ for _name in ("DYNABENCH_ONNX_INT8_MIN_AGREEMENT", "DYNABENCH_ONNX_FP32_MIN_AGRE
 DYNABENCH_ONNX_INT8_PLANS = [
     name.strip() for name in env.list("DYNABENCH_ONNX_INT8_PLANS", default=[]) if name.strip()
 ] or ["all", "ffn-output-fp32", "ffn-fp32"]
-# The names of models_registry.runtime.int8_plans.PLANS (the kernel cannot import an app to check them).
+# The names of engine.runtime.int8_plans.PLANS (the kernel cannot import an app to check them).
 _unknown_plans = sorted(set(DYNABENCH_ONNX_INT8_PLANS) - {"all", "ffn-output-fp32", "ffn-fp32"})
 if _unknown_plans:
     raise ImproperlyConfigured(
@@ -483,7 +483,7 @@ DYNABENCH_ONNX_THREADS = env.int("DYNABENCH_ONNX_THREADS", default=0, minimum=0)
 DYNABENCH_ONNX_BULK_WORKERS = env.int("DYNABENCH_ONNX_BULK_WORKERS", default=0, minimum=0)
 DYNABENCH_VECTOR_CACHE_BYTES = env.int("DYNABENCH_VECTOR_CACHE_BYTES", default=64 * 2**20, minimum=0)
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
-# Read again from the environment by models_registry/runtime/slots.py (which imports no settings); read
+# Read again from the environment by engine/runtime/slots.py (which imports no settings); read
 # here so that a value that does not parse stops the start with its name.
 DYNABENCH_GENERATION_SLOTS = env.int("DYNABENCH_GENERATION_SLOTS", default=1, minimum=1)
 # None: derived from the web server's threads when a web process starts (models_registry.warmup).

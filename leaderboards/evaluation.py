@@ -3,7 +3,7 @@ robustness (Dynaboard, Ma et al. 2021; docs/domain.md, "Fairness and robustness"
 
 ``evaluate_model_on_dataset(model, dataset)`` returns an ``Evaluation``; the job in
 ``leaderboards.jobs`` stores it on the ``Score``. Predictions come from ``models_registry.inference.predict``;
-torch is imported (through ``models_registry.runtime.working_memory``) only to measure a local model's memory.
+torch is imported (through ``engine.runtime.working_memory``) only to measure a local model's memory.
 
 How each figure is measured:
 
@@ -30,7 +30,7 @@ How each figure is measured:
   items (``throughput_sample_size``: 41 pairs of ANLI's round 1 test, 128 HateCheck statements). A
   dataset no larger than the sample is timed whole, and its prediction pass is the first timed pass
   (so it costs passes - 1 extra passes); a larger one gets ``passes`` passes of the sample. A model on
-  an ONNX ``vectors`` graph reads its prediction pass's vectors from ``models_registry.runtime.vector_cache``
+  an ONNX ``vectors`` graph reads its prediction pass's vectors from ``engine.runtime.vector_cache``
   where a model with the byte-identical graph (a quick-recipe target of the same task) already
   encoded the row, so that pass is never a timed pass; the warm-up and the timed passes run with the
   cache off (``vector_cache.uncached``) and always time the forward. The extra
@@ -48,7 +48,7 @@ How each figure is measured:
 * **memory** (GiB): the model's weights (bytes of its parameters and buffers) plus its inference
   working memory: the peak of live tensor bytes during one ``predict_batch`` of the ``batch_size``
   longest texts of the dataset (by characters; the whole dataset when smaller), tracked operator by
-  operator with a ``TorchDispatchMode`` (``models_registry.runtime.working_memory``). It is deterministic: two
+  operator with a ``TorchDispatchMode`` (``engine.runtime.working_memory``). It is deterministic: two
   identical models on one dataset get the same figure, whatever ran before in the process. It runs
   after the timed run, so it does not slow the throughput. Kernel scratch space freed within one
   operator and the allocator's slack are not counted. ``metrics["working_memory"]`` keeps that peak
@@ -87,10 +87,15 @@ from core.metrics import (
     squad_exact_match,
     squad_f1,
 )
-from models_registry.inference import predict
 from models_registry.models import RegisteredModel
-from models_registry.runtime import onnx_graph, vector_cache
-from models_registry.runtime.classifier import InferenceError, get_classifier, texts_for_inputs
+from models_registry.serving import (
+    InferenceError,
+    get_classifier,
+    onnx_graph,
+    predict,
+    texts_for_inputs,
+    vector_cache,
+)
 
 from .cycle import count_fooled
 from .generative_eval import NotMultipleChoice, evaluate_generative_on_dataset
@@ -187,10 +192,10 @@ def longest_batch(texts: list, batch_size: int) -> list:
 def working_memory_bytes(classifier, texts: list, batch_size: int) -> int:
     """Peak live tensor bytes of ``classifier.predict_batch`` on ``longest_batch(texts, batch_size)``.
 
-    Deterministic for a given model, texts and batch size (``models_registry.runtime.working_memory``).
+    Deterministic for a given model, texts and batch size (``engine.runtime.working_memory``).
     """
     # Imported here, not at the top: it loads torch, which a web process that only reads scores never needs.
-    from models_registry.runtime.working_memory import peak_live_bytes
+    from models_registry.serving import peak_live_bytes
 
     batch = longest_batch(texts, batch_size)
     if getattr(classifier, "graph", None) is not None:
@@ -340,7 +345,7 @@ class _Predictor:
         self.batch_size = batch_size
         self.classifier = None
         if model.source != RegisteredModel.Source.ENDPOINT:  # weights on disk: local, upload, hub
-            # The model as it is served: its runtime is part of the system (models_registry.runtime.runtimes).
+            # The model as it is served: its runtime is part of the system (engine.runtime.runtimes).
             self.classifier = get_classifier(
                 model.path, allow_pickle=model.allow_pickle, runtime=model.runtime
             )

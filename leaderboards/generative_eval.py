@@ -20,8 +20,8 @@ import time
 
 from core.metrics import per_tag_breakdown
 from leaderboards.models import Dataset
-from models_registry.generative import choose, local_weights_gib
 from models_registry.models import RegisteredModel
+from models_registry.serving import choose, local_weights_gib
 
 GIB = 2**30
 

@@ -13,12 +13,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import Throttled
 
-from models_registry import inference
 from models_registry import selectors as registry_selectors
-from models_registry.explain import attributions
+from models_registry import serving
 from models_registry.models import RegisteredModel
-from models_registry.runtime.outputs import clean_output
-from models_registry.runtime.runtimes import label as runtime_label
+from models_registry.serving import clean_output, runtime_label
 from models_registry.throttling import ExplainThrottle
 from tasks.models import Task
 from tasks.selectors import task_or_404
@@ -226,7 +224,7 @@ def model_detail(request, pk: int):
 
 
 def _explain(request, model: RegisteredModel, inputs: dict, prediction: dict | None):
-    """Token attributions of the interact box's answer (``models_registry.explain.attributions``), or None when
+    """Token attributions of the interact box's answer (``engine.explain.attributions``), or None when
     there is no answer or the task is extractive QA; a remote model's says no explanation is available.
     Counted against the caller's explanation rate like the API's (``DYNABENCH_EXPLAIN_RATE``): over it,
     the answer comes without its explanation and says why."""
@@ -235,15 +233,15 @@ def _explain(request, model: RegisteredModel, inputs: dict, prediction: dict | N
     try:
         ExplainThrottle().charge(request, 1)
     except Throttled as exc:
-        return attributions.Explanation(unavailable=f"{exc.detail} Try again in {exc.wait:.0f} s.")
+        return serving.Explanation(unavailable=f"{exc.detail} Try again in {exc.wait:.0f} s.")
     label = prediction["label"] if prediction["label"] in model.task.cfg.labels else None
-    return attributions.explain(model, [inputs], targets=[label])[0]
+    return serving.explain(model, [inputs], targets=[label])[0]
 
 
 def _predict(model: RegisteredModel, inputs: dict):
     """(prediction with probabilities sorted high to low, "") or (None, a message); never raises."""
     try:
-        output = clean_output(inference.predict(model, [inputs])[0])
+        output = clean_output(serving.predict(model, [inputs])[0])
         if "answer" in output:  # a span (QA) model: its answer and score
             return {
                 "label": str(output["answer"]),
@@ -254,7 +252,7 @@ def _predict(model: RegisteredModel, inputs: dict):
             key=lambda item: -item[1],
         )
         return {"label": str(output["label"]), "probabilities": probabilities}, ""
-    except inference.InferenceError as exc:
+    except serving.InferenceError as exc:
         return None, f"The model could not answer: {exc}"
     except Exception as exc:  # a model's output we cannot read must not be a 500
         return None, f"The model could not answer ({type(exc).__name__})."

@@ -32,12 +32,12 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from core.admin_extensions import ObjectTool, extend_admin
+from engine.runtime.runtimes import ONNX_FP32, ONNX_INT8, TORCH, label
 from models_registry.forms import RegisterModelForm, StartRoundForm
 from models_registry.generative import register_chat_endpoint_model, register_local_chat_model
 from models_registry.jobs import check_model
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets, start_next_round
-from models_registry.runtime.runtimes import ONNX_FP32, ONNX_INT8, TORCH, label
 from models_registry.services import (
     ModelRegistryError,
     check_again,

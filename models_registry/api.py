@@ -22,11 +22,12 @@ from rest_framework.views import APIView
 
 from core.api.idempotency import idempotent
 from core.api.permissions import can_contribute
-from models_registry import inference
-from models_registry.explain import attributions
+from core.spans import source_offset
+from engine.explain import attributions
+from engine.runtime.outputs import clean_output
+from models_registry import explanations, inference
 from models_registry.filters import RegisteredModelFilter
 from models_registry.models import RegisteredModel
-from models_registry.runtime.outputs import clean_output
 from models_registry.selectors import models_visible_to
 from models_registry.serializers import (
     ModelCardSerializer,
@@ -38,7 +39,6 @@ from models_registry.serializers import (
 )
 from models_registry.services import ModelRegistryError, register_uploaded_model
 from models_registry.throttling import ExplainThrottle
-from tasks.spans import source_offset
 
 logger = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ def _offsets_into_sent_text(model: RegisteredModel, body: dict, outputs: list[di
     """Span outputs with ``answer_start`` counted in the passage as the caller sent it.
 
     The model reads the passage with its newlines normalised (CRLF -> LF), so its offset is one short
-    per CRLF before the answer in the text that was sent; ``tasks.spans.source_offset`` maps it back.
+    per CRLF before the answer in the text that was sent; ``core.spans.source_offset`` maps it back.
     """
     target = model.task.cfg.target_field
     if target.get("type") != "context_span":
@@ -172,7 +172,7 @@ def _with_explanations(model: RegisteredModel, inputs: list[dict], outputs: list
     if any("label" not in o for o in outputs):
         return [{**o, **attributions.Explanation(unavailable=attributions.SPAN).as_api()} for o in outputs]
     targets = [o["label"] if o["label"] in model.task.cfg.labels else None for o in outputs]
-    explained = attributions.explain(model, inputs, targets=targets)
+    explained = explanations.explain(model, inputs, targets=targets)
     return [{**o, **e.as_api()} for o, e in zip(outputs, explained, strict=True)]
 
 

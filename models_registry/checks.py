@@ -9,9 +9,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from models_registry.runtime.classifier import InferenceError, clear_cache, get_classifier, texts_for_inputs
-from models_registry.runtime.model_files import without_server_paths
-from models_registry.runtime.weights import count_parameters
+from engine.runtime.classifier import InferenceError, clear_cache, get_classifier, texts_for_inputs
+from engine.runtime.model_files import without_server_paths
+from engine.runtime.weights import count_parameters
 from tasks.models import Task
 
 logger = logging.getLogger(__name__)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import django_filters
 
 from core.api.filters import StrictFilterSet, strict_boolean_filter
+from engine.runtime.runtimes import CHOICES as RUNTIME_CHOICES
 from models_registry.models import RegisteredModel
-from models_registry.runtime.runtimes import CHOICES as RUNTIME_CHOICES
 
 
 class RegisteredModelFilter(StrictFilterSet):

@@ -24,15 +24,14 @@ from pathlib import Path
 
 from django.conf import settings as django_settings
 
-from models_registry.endpoints.chat import (
+from engine.endpoints.chat import (
     RemoteChat,
     RemoteChatStream,
     choose_remote,
     read_api_key,
     stream_remote,
 )
-from models_registry.models import RegisteredModel
-from models_registry.runtime.generative import (
+from engine.runtime.generative import (
     DEFAULT_BATCH_SIZE,
     ChatStream,
     ChoiceScores,
@@ -41,8 +40,9 @@ from models_registry.runtime.generative import (
     convert_gguf,
     get_chat_model,
 )
-from models_registry.runtime.model_files import InferenceError, without_server_paths
-from models_registry.runtime.slots import GENERATION_SLOTS
+from engine.runtime.model_files import InferenceError, without_server_paths
+from engine.runtime.slots import GENERATION_SLOTS
+from models_registry.models import RegisteredModel
 from models_registry.services import (
     MAX_ERROR,
     ModelRegistryError,
@@ -171,6 +171,21 @@ def chat_stream(
     messages = with_system_prompt(model, messages)
     chat = get_chat_model(model.path, name=model.name)
     return chat.stream(messages, decoding, timeout=_timeout_of(model))
+
+
+def fits(model: RegisteredModel, messages: list[dict]) -> None:
+    """Refuse ``messages`` (chat messages, the system prompt not yet added) that the local chat ``model``
+    cannot read with room for its answer (``decoding_of(model).max_new_tokens`` new tokens). A remote
+    model is not checked here: its server says so itself, and the call then fails.
+
+    Raises:
+        PromptTooLong: the prompt's tokens and the answer's room exceed the model's context window.
+        InferenceError: the model's files cannot be loaded.
+    """
+    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+        return
+    chat = get_chat_model(model.path, name=model.name)
+    chat.check_fits(chat.count_tokens(messages), decoding_of(model).max_new_tokens)
 
 
 def admit(*models: RegisteredModel) -> None:

@@ -15,8 +15,8 @@ from asgiref.sync import sync_to_async
 from health_check.base import HealthCheck
 from health_check.exceptions import ServiceUnavailable
 
+from engine.runtime.model_files import InferenceError, check_model_dir
 from models_registry.models import RegisteredModel
-from models_registry.runtime.model_files import InferenceError, check_model_dir
 from models_registry.selectors import open_round_targets
 
 

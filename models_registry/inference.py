@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 
-from models_registry.endpoints.calls import call_endpoint
-from models_registry.runtime.classifier import (
+from engine.endpoints.calls import call_endpoint
+from engine.runtime.classifier import (
     predict_local,
     texts_for_inputs,
     token_counts,
     unread_token_count,
 )
-from models_registry.runtime.model_files import InferenceError, without_server_paths
+from engine.runtime.model_files import InferenceError, without_server_paths
 
 if TYPE_CHECKING:  # pragma: no cover
     from models_registry.models import RegisteredModel

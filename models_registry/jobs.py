@@ -10,11 +10,11 @@ import logging
 
 from django.utils import timezone
 
+from engine.runtime.model_files import without_server_paths
 from models_registry import generative, services
 from models_registry.check_sweep import sweep_model_checks
 from models_registry.context_room import check_context_room
 from models_registry.models import RegisteredModel
-from models_registry.runtime.model_files import without_server_paths
 from tasks.models import Round
 
 logger = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from models_registry.runtime import runtimes
+from engine.runtime import runtimes
 
 
 class RegisteredModel(models.Model):

@@ -24,7 +24,7 @@ from django.shortcuts import render
 
 from core.middleware import ApiJsonResponse
 from core.server_errors import API_PREFIX, OPENAI_PREFIX
-from models_registry.runtime.slots import QueueFull
+from engine.runtime.slots import QueueFull
 
 
 def queue_full_response(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from engine.runtime import runtimes
+from engine.runtime.int8_plans import BY_NAME as INT8_PLANS
+from engine.runtime.int8_plans import drop_points
+from engine.runtime.onnx_export import max_accuracy_drop
 from models_registry.models import RegisteredModel
-from models_registry.runtime import runtimes
-from models_registry.runtime.int8_plans import BY_NAME as INT8_PLANS
-from models_registry.runtime.int8_plans import drop_points
-from models_registry.runtime.onnx_export import max_accuracy_drop
 
 #: What serves a model whose weights run on another machine, by ``RegisteredModel.source``: no runtime
 #: of ours (``RegisteredModel.runtime`` keeps its default, "torch", which says nothing about it).

@@ -13,7 +13,7 @@ from rest_framework import serializers
 
 from core.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
 from core.text_rules import model_text_problem, normalise_newlines
-from models_registry.explain.attributions import MAX_EXPLAIN_INPUTS
+from engine.explain.attributions import MAX_EXPLAIN_INPUTS
 from models_registry.models import RegisteredModel
 from models_registry.names import model_name_problem
 from models_registry.selectors import anonymous_numbers, card_training_text, sees_real_identity

@@ -37,19 +37,19 @@ from django.db.models import ProtectedError
 from django.utils import timezone
 
 from core.job_queue import enqueue
+from engine.endpoints.addresses import EndpointAddressRefused, check_endpoint_url
+from engine.endpoints.calls import generate_secret
+from engine.runtime import classifier as runtime_classifier
+from engine.runtime.classifier import InferenceError
+from engine.runtime.runtimes import RUNTIMES, TORCH, onnx_file
+from engine.runtime.runtimes import label as runtime_label
 from models_registry import inference
 from models_registry.archives import ArchiveRefused, extract_model_zip
 from models_registry.check_inputs import held_apart_inputs
 from models_registry.checks import PROBE_TEXT, check_model_folder, public_error
-from models_registry.endpoints.addresses import EndpointAddressRefused, check_endpoint_url
-from models_registry.endpoints.calls import generate_secret
 from models_registry.hub import HubDownloadError, download_hub_model, is_valid_hub_id
 from models_registry.models import RegisteredModel
 from models_registry.names import model_name_problem
-from models_registry.runtime import classifier as runtime_classifier
-from models_registry.runtime.classifier import InferenceError
-from models_registry.runtime.runtimes import RUNTIMES, TORCH, onnx_file
-from models_registry.runtime.runtimes import label as runtime_label
 from tasks.models import Task
 
 logger = logging.getLogger(__name__)
@@ -154,7 +154,7 @@ def prepare_runtime(
         ``card["runtime"]`` (``{"runtime", "preferred", "checks", "message", "export_seconds"}``).
         Never raises for a model that cannot be exported: it stays on torch and the block says why.
     """
-    from models_registry.runtime.onnx_export import (  # imports torch and onnxruntime
+    from engine.runtime.onnx_export import (  # imports torch and onnxruntime
         export_and_check,
         saved_check_inputs,
     )
@@ -535,7 +535,7 @@ def register_endpoint_model(
     """Register a remote inference endpoint as model ``name`` of ``task`` and queue its probe.
 
     A signing secret is generated here and returned: show it to the owner once (it is stored to sign
-    requests, never shown again). The protocol is in ``models_registry.endpoints.calls``. The model has no
+    requests, never shown again). The protocol is in ``engine.endpoints.calls``. The model has no
     weights here, so its parameter count stays None.
 
     Returns:

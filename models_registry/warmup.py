@@ -14,11 +14,11 @@ import threading
 from django.conf import settings
 from django.db import close_old_connections, connections
 
+from engine.runtime.classifier import get_classifier
+from engine.runtime.generative import get_chat_model
+from engine.runtime.model_files import InferenceError
+from engine.runtime.slots import GENERATION_SLOTS, waiting_bound
 from models_registry.models import RegisteredModel
-from models_registry.runtime.classifier import get_classifier
-from models_registry.runtime.generative import get_chat_model
-from models_registry.runtime.model_files import InferenceError
-from models_registry.runtime.slots import GENERATION_SLOTS, waiting_bound
 from models_registry.selectors import open_round_targets
 
 logger = logging.getLogger(__name__)

@@ -568,7 +568,7 @@ NLI_CONFIG: dict[str, Any] = {
 QA_CONFIG: dict[str, Any] = {
     # Extractive QA on SQuAD passages (Rajpurkar et al. 2016; Dynabench QA, Kiela et al. 2021): the
     # annotator reads a passage, asks a question and selects its answer in the passage. The answer is
-    # stored with its code-point offset (tasks/spans.py); the model reads (passage, question), the
+    # stored with its code-point offset (core/spans.py); the model reads (passage, question), the
     # annotator's text last as for NLI, and answers with a span of the passage.
     "context_fields": [
         {"name": "title", "type": "string", "label": "Article", "optional": True, "max_length": 300},

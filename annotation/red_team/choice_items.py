@@ -27,9 +27,7 @@ from annotation.chat_format import context_message
 from annotation.models import Example, Prediction
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
-from models_registry.generative import choose
-from models_registry.runtime.model_files import InferenceError
-from models_registry.runtime.slots import QueueFull
+from models_registry.serving import InferenceError, QueueFull, choose
 from tasks import qualification
 from tasks.models import Context, Round
 

@@ -38,10 +38,8 @@ from annotation.chat_format import context_message
 from annotation.models import Conversation, Example, Turn
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
-from models_registry.generative import admit, chat_stream, decoding_of
 from models_registry.models import RegisteredModel
-from models_registry.runtime.generative import AnswerStream, PromptTooLong, get_chat_model
-from models_registry.runtime.model_files import InferenceError
+from models_registry.serving import AnswerStream, InferenceError, PromptTooLong, admit, chat_stream, fits
 from tasks import qualification
 from tasks.models import Context, Round
 
@@ -182,12 +180,8 @@ def _clean_prompt(conversation: Conversation, prompt) -> str:
 def _check_fits(conversation: Conversation, messages: list[dict]) -> None:
     """Refuse a conversation the local target cannot read with room for its answer (a remote model's
     server says so itself)."""
-    model = conversation.model
-    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
-        return
-    chat = get_chat_model(model.path, name=model.name)
     try:
-        chat.check_fits(chat.count_tokens(messages), decoding_of(model).max_new_tokens)
+        fits(conversation.model, messages)
     except PromptTooLong as refusal:
         raise ConversationError(str(refusal), code="too_long") from None
 

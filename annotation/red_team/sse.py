@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from django.http import StreamingHttpResponse
 
 from annotation.models import Turn
-from models_registry.runtime.generative import Waiting
+from models_registry.serving import Waiting
 
 from .conversations import TurnStream
 

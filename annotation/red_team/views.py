@@ -22,9 +22,8 @@ from django.views.decorators.http import require_POST
 from annotation.models import Turn
 from annotation.session_examples import remember_example
 from core.text_rules import ascii_id
-from models_registry.generative import admit
 from models_registry.queue_full import queue_full_response
-from models_registry.runtime.slots import QueueFull
+from models_registry.serving import QueueFull, admit
 from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task

@@ -7,7 +7,7 @@
     4      rounds 1-3                              open: round 3's premises (several genres) as contexts
 
 The model reads the pair (premise, hypothesis): each encoded alone, the head on (u, v, |u-v|, u*v)
-(``models_registry.runtime.modeling``, pooling "pair"). Splits (``docs/datasets.md``): rounds 1-2 dev files are
+(``engine.runtime.modeling``, pooling "pair"). Splits (``docs/datasets.md``): rounds 1-2 dev files are
 90% train / 10% dev, their test files test; round 3 (dev file only) is 60/10/30 train/dev/test.
 """
 

@@ -4,7 +4,7 @@
     1      round 1's own training split (marked)   closed: 43 articles, split by article
     2      round 1                                 open: the passages of the held-apart test articles
 
-The target is MiniLM with a start/end span head (``models_registry.training.qa``, quick recipe: every
+The target is MiniLM with a start/end span head (``engine.training.qa``, quick recipe: every
 layer and the head, one epoch on 1,400 sampled training questions in 192-token windows; held-apart test
 F1 33.7% / EM 21.8% on 500 test questions, ``benchmarks/qa_target.py``). The split is by article
 (``docs/datasets.md``, "Extractive QA"): the target never saw a passage of the test articles, so round 2's

@@ -32,7 +32,7 @@ from models_registry import jobs as model_jobs
 from models_registry.generative import register_local_chat_model
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets
-from models_registry.runtime.generative import smollm2_gguf
+from models_registry.serving import smollm2_gguf
 from tasks.models import Context, Task
 
 TARGET = "smollm2-135m-instruct"

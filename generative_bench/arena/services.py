@@ -38,10 +38,8 @@ from django.utils import timezone
 from core.api.permissions import can_contribute
 from core.pairwise import draw_pair
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
-from models_registry.generative import admit, chat_stream, decoding_of
 from models_registry.models import RegisteredModel
-from models_registry.runtime.generative import PromptTooLong, check_messages, get_chat_model
-from models_registry.runtime.model_files import InferenceError
+from models_registry.serving import InferenceError, PromptTooLong, admit, chat_stream, check_messages, fits
 from tasks import qualification
 from tasks.models import Task
 
@@ -133,11 +131,8 @@ def fail_stale_battles(*, voter=None) -> int:
 def _check_fits(model: RegisteredModel, messages: list[dict]) -> None:
     """Refuse a prompt a local model cannot read with room for its answer (a remote server says so itself,
     and the battle then fails)."""
-    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
-        return
-    chat = get_chat_model(model.path, name=model.name)
     try:
-        chat.check_fits(chat.count_tokens(messages), decoding_of(model).max_new_tokens)
+        fits(model, messages)
     except PromptTooLong as refusal:
         raise ArenaError(f"The prompt is too long for the models: {refusal}.", code="too_long") from None
 

@@ -15,10 +15,15 @@ from django.utils import timezone
 
 from annotation.chat_format import context_message
 from annotation.models import Example
-from models_registry.generative import choose, generate_batch
 from models_registry.models import RegisteredModel
-from models_registry.runtime.generative import Decoding, Generation
-from models_registry.runtime.model_files import InferenceError, without_server_paths
+from models_registry.serving import (
+    Decoding,
+    Generation,
+    InferenceError,
+    choose,
+    generate_batch,
+    without_server_paths,
+)
 from tasks.rubric import Rubric
 
 from ..models import Judge, JudgeVerdict, ReplayAnswer

@@ -39,9 +39,14 @@ from annotation.chat_format import context_message
 from annotation.models import Example
 from annotation.red_team.choice_items import choice_messages
 from core.job_queue import enqueue, worker_timeout_seconds
-from models_registry.generative import choose, generate_batch
-from models_registry.runtime.generative import DEFAULT_BATCH_SIZE, Generation
-from models_registry.runtime.model_files import InferenceError, without_server_paths
+from models_registry.serving import (
+    DEFAULT_BATCH_SIZE,
+    Generation,
+    InferenceError,
+    choose,
+    generate_batch,
+    without_server_paths,
+)
 
 from ..models import Replay, ReplayAnswer
 from . import selectors

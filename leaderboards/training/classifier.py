@@ -1,7 +1,7 @@
 """Train, measure and register a classifier target (labels: hate speech, sentiment, NLI) on a task's
 rounds; ``span`` is its extractive-QA counterpart and ``targets.train_target_for_rounds`` chooses.
 
-torch is only imported, lazily, through ``models_registry.training.classifier`` and ``models_registry.runtime.classifier``.
+torch is only imported, lazily, through ``engine.training.classifier`` and ``engine.runtime.classifier``.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def card_description(
         backbone: the encoder's name (e.g. ``sentence-transformers/all-MiniLM-L6-v2``).
         pooling: the model's ``config.pooling``: ``"mean"`` (one mean-pooled vector of the input) or
             ``"pair"`` (premise and hypothesis encoded separately, head on ``(u, v, |u-v|, u*v)``;
-            ``models_registry.runtime.modeling``, after Conneau et al. 2017 and Reimers & Gurevych 2019).
+            ``engine.runtime.modeling``, after Conneau et al. 2017 and Reimers & Gurevych 2019).
         recipe: the training recipe ("quick" or "finetune").
         task_name / rounds: what it was trained on.
         natural: the card's ``training.natural`` (``natural.NaturalMix.as_card``), when natural data
@@ -105,11 +105,11 @@ def train_classifier_target(
 
     Args:
         rounds: round numbers whose examples to train on.
-        recipe: "quick" or "finetune" (see ``models_registry.training.classifier``).
+        recipe: "quick" or "finetune" (see ``engine.training.classifier``).
         name: registered model name; default ``default_model_name(rounds, recipe)``. It must match
             ``MODEL_NAME_RE`` (it is also the directory name).
         backbone: ``"minilm"`` (all-MiniLM-L6-v2, default) or ``"mpnet"`` (all-mpnet-base-v2, opt-in,
-            single-text tasks; ``models_registry.runtime.backbones``). Recorded on the card.
+            single-text tasks; ``engine.runtime.backbones``). Recorded on the card.
         backbone_path: encoder directory used instead of ``backbone``'s (tests pass a tiny one).
         natural / natural_share: a natural dataset of the task (``natural.natural_datasets``) and the
             share of the training set its texts make up (``natural.mix_natural``, drawn with ``seed``);
@@ -130,7 +130,7 @@ def train_classifier_target(
             outside [0, 0.9], or a training failure.
     """
     # Imported here, not at the top: it loads torch, which the admin and the web pages never need.
-    from models_registry.training.classifier import train_classifier
+    from models_registry.serving import train_classifier
 
     plan = plan_training(
         task,

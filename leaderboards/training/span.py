@@ -36,7 +36,7 @@ def qa_items(task: Task, examples) -> tuple[list, list[str]]:
 
     An example without a context, a question or an answer at its offset is skipped with its id.
     """
-    from models_registry.training.qa import QAItem
+    from models_registry.serving import QAItem
 
     cfg = task.cfg
     passage_field = cfg.target_field["context_field"]
@@ -88,8 +88,9 @@ def train_qa_target_for_rounds(
         TargetTrainingError: a bad or taken name, a missing round, no usable training example, a span
             task without a context field, or a training failure.
     """
-    # Imported here, not at the top (as in the two functions above): models_registry.training.qa loads torch.
-    from models_registry.training.qa import RECIPES, train_qa_model
+    # Imported here, not at the top (as in the two functions above): engine.training.qa loads torch.
+    from models_registry.serving import QA_RECIPES as RECIPES
+    from models_registry.serving import train_qa_model
 
     if task.cfg.target_field["type"] != "context_span":
         raise TargetTrainingError(f"task {task.slug} has no span target: train a classifier instead")

@@ -20,7 +20,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from models_registry.runtime.generative import Decoding
+from engine.runtime.generative import Decoding
 
 from .errors import OpenAIError, invalid
 

@@ -25,9 +25,9 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 
-from models_registry.runtime.generative import AnswerStream, Generation, PromptTooLong, Waiting
-from models_registry.runtime.model_files import InferenceError
-from models_registry.runtime.slots import QueueFull
+from engine.runtime.generative import AnswerStream, Generation, PromptTooLong, Waiting
+from engine.runtime.model_files import InferenceError
+from engine.runtime.slots import QueueFull
 
 from .errors import SERVER_ERROR, OpenAIError, model_failed
 

@@ -14,9 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.parsers import JSONParser
+from engine.runtime.model_files import InferenceError
+from engine.runtime.slots import QueueFull
 from models_registry.generative import chat_stream, decoding_of
-from models_registry.runtime.model_files import InferenceError
-from models_registry.runtime.slots import QueueFull
 
 from . import responses
 from .auth import BearerTokenAuthentication

@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.models import Example
 from annotation.services import create_example
 from annotation.why_views import explanations_for
-from models_registry.explain import attributions
+from engine.explain import attributions
 from tests.factories.models_registry import RegisteredModelFactory
 
 CREATE = reverse("annotation:create", args=["hate-speech"])

@@ -251,7 +251,7 @@ def test_span_task_body_from_config(api, annotator, qa_task):
         "answer_start": passage.index("mathematician"),
     }
     # "Ada" occurs at 0 and 21: without an offset the server takes the first occurrence
-    # (tasks.spans.resolve_answer).
+    # (core.spans.resolve_answer).
     first = post(
         api(annotator), url, {"context": context.pk, "question": "Who?", "answer": {"answer": "Ada"}}
     )

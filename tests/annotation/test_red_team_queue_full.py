@@ -1,4 +1,4 @@
-"""A request that would wait for the target beyond the process's bound (models_registry/runtime/slots.py,
+"""A request that would wait for the target beyond the process's bound (engine/runtime/slots.py,
 "The line is bounded") is refused at once, 503 with ``Retry-After`` and how many wait, before anything
 is stored: on the red-teaming API, the page (with and without its script) and multiple-choice items."""
 
@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from annotation.models import Conversation, Example, Turn
-from models_registry.runtime.slots import GENERATION_SLOTS
+from engine.runtime.slots import GENERATION_SLOTS
 from tests.factories.red_team import make_passage, make_red_team_round
 from tests.helpers.api import client_for
 from tests.helpers.slots import full_generation_line

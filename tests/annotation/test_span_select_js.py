@@ -1,5 +1,5 @@
 """The create page's selection script, run under Node on DOM-like nodes: UTF-16 selection offsets become
-the code-point offsets the server checks (``tasks.spans.resolve_answer``)."""
+the code-point offsets the server checks (``core.spans.resolve_answer``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.spans import resolve_answer, utf16_from_code_points
+from core.spans import resolve_answer, utf16_from_code_points
 
 SCRIPT = Path(__file__).resolve().parents[2] / "annotation" / "static" / "annotation" / "span_select.js"
 

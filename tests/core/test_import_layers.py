@@ -47,50 +47,52 @@ def test_the_layers_name_whole_packages_in_the_documented_order():
         {"models_registry"},
         {"tasks"},
         {"accounts"},
+        {"engine"},
         {"core"},
     ]
     assert not any("." in name for layer in _layers() for name in layer)
 
 
-def test_the_registry_runtime_may_not_import_django_models():
-    [contract] = [
-        c
-        for c in _contracts()
-        if c["type"] == "forbidden" and "models_registry.runtime" in c["source_modules"]
-    ]
-    assert {"models_registry.models", "tasks.models", "accounts.models"} <= set(contract["forbidden_modules"])
-    [inner] = [c for c in _contracts() if c.get("containers") == ["models_registry"]]
+APPS = {"accounts", "tasks", "models_registry", "annotation", "validation", "crowd", "generative_bench"}
+APPS |= {"leaderboards", "dynabench", "demo"}
+
+
+def test_the_engine_imports_no_django_and_no_app_by_whole_packages():
+    [contract] = [c for c in _contracts() if c["type"] == "forbidden" and c["source_modules"] == ["engine"]]
+    assert {"django"} | APPS <= set(contract["forbidden_modules"])
+    # Indirect imports count: the engine may not reach Django through the kernel either.
+    assert not contract.get("allow_indirect_imports", False)
+    [inner] = [c for c in _contracts() if c.get("containers") == ["engine"]]
     assert inner["layers"][-1] == "runtime"
 
 
-SUB_PACKAGES = ("runtime", "endpoints", "training", "explain")
-
-
-def _imports_of_the_registry_root(graph) -> list[str]:
-    """``importer -> imported`` for each import from a registry sub-package of a module at the registry's
-    root (``models_registry.models``, ``services``, ``names``, ...)."""
-    below = tuple(f"models_registry.{name}" for name in SUB_PACKAGES)
-    found = []
-    for importer in sorted(graph.modules):
-        if not importer.startswith(tuple(f"{b}." for b in below)) and importer not in below:
-            continue
-        for imported in graph.find_modules_directly_imported_by(importer):
-            inside = imported in below or imported.startswith(tuple(f"{b}." for b in below))
-            if imported.startswith("models_registry.") and not inside:
-                found.append(f"{importer} -> {imported}")
-    return found
-
-
-def test_no_registry_sub_package_imports_the_registry_root():
-    """import-linter's container layers order the sub-packages among themselves but say nothing of the
-    root's own modules; this closes that gap. Imports for type hints only (``if TYPE_CHECKING``) are
-    left out: ``explain`` names ``RegisteredModel`` in its signatures without importing it at run time."""
-    import grimp
-
-    graph = grimp.build_graph("models_registry", exclude_type_checking_imports=True, cache_dir=None)
-    assert _imports_of_the_registry_root(graph) == []
-
-    graph.add_import(importer="models_registry.runtime.batching", imported="models_registry.names")
-    assert _imports_of_the_registry_root(graph) == [
-        "models_registry.runtime.batching -> models_registry.names"
+def test_apps_reach_the_engine_only_through_the_front_door():
+    [contract] = [
+        c for c in _contracts() if c["type"] == "forbidden" and c["forbidden_modules"] == ["engine"]
     ]
+    everything = set().union(*_layers())
+    assert set(contract["source_modules"]) == everything - {"engine", "models_registry"}
+
+
+def test_no_contract_lists_modules():
+    """Every contract names whole packages: a list of modules would miss the next module written."""
+    ours = set().union(*_layers())
+    for contract in _contracts():
+        for key in ("source_modules", "forbidden_modules", "containers", "ancestors"):
+            for name in contract.get(key, []):
+                if name.split(".")[0] in ours:
+                    assert "." not in name, (contract["name"], name)
+
+
+def test_the_front_door_is_the_only_module_of_other_apps_that_names_the_engine():
+    """``models_registry.serving`` imports the engine; no module of another app does, not even lazily
+    inside a function (import-linter sees those too; this reads the source to say where)."""
+    import re
+
+    pattern = re.compile(r"^\s*(from|import)\s+engine\b", re.M)
+    found = []
+    for app in sorted(APPS - {"models_registry"}) + ["core"]:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            if pattern.search(path.read_text(encoding="utf-8")):
+                found.append(str(path.relative_to(ROOT)))
+    assert found == []

@@ -10,9 +10,9 @@ import json
 import pytest
 
 from demo import setup as demo
+from engine.runtime.generative import smollm2_gguf
 from models_registry import generative
 from models_registry.models import RegisteredModel, RoundTarget
-from models_registry.runtime.generative import smollm2_gguf
 from tasks.models import Context, Task
 from tests.helpers.data import data_path
 

@@ -16,11 +16,11 @@ from annotation.importers.common import ImportReport
 from annotation.models import Example, Prediction
 from annotation.services import create_example
 from core.metrics import perf_function
+from engine.runtime.classifier import get_classifier
 from leaderboards.services import build_round_datasets
 from models_registry.inference import predict
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
-from models_registry.runtime.classifier import get_classifier
 from models_registry.services import register_local_model
 from tasks.config import NLI_CONFIG, TaskConfig
 from tasks.models import Context

@@ -19,8 +19,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from annotation.models import Example, Prediction
+from engine.runtime.classifier import get_classifier
 from models_registry.models import RegisteredModel
-from models_registry.runtime.classifier import get_classifier
 from tasks.models import Task
 from tests.helpers.tiny_models import build_tiny_classifier
 

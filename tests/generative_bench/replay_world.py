@@ -5,9 +5,9 @@ so a test chooses each one's state without running the target."""
 from __future__ import annotations
 
 from annotation.models import Example
+from engine.runtime.generative import ChoiceScores, Generation
 from generative_bench.replay import jobs
 from models_registry.models import RegisteredModel
-from models_registry.runtime.generative import ChoiceScores, Generation
 from tests.factories.accounts import UserFactory
 from tests.factories.red_team import make_passage, make_red_team_round
 

@@ -15,11 +15,11 @@ import uuid
 import pytest
 from django.db import connection
 
+from engine.runtime.generative import Generation
 from generative_bench.arena import services
 from generative_bench.models import Battle
 from models_registry.generative import chat_stream
 from models_registry.models import RegisteredModel
-from models_registry.runtime.generative import Generation
 from tasks import qualification
 from tests.factories.arena import NAME_A, NAME_B, PIRATE, make_arena, settled_conversation
 from tests.helpers.chat_server import ChatServer

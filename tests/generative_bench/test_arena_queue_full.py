@@ -1,4 +1,4 @@
-"""A battle beyond the process's bound on the line for a generation slot (models_registry/runtime/slots.py,
+"""A battle beyond the process's bound on the line for a generation slot (engine/runtime/slots.py,
 "The line is bounded"): refused at once, 503 with ``Retry-After`` and how many wait, before the battle is
 stored."""
 
@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
+from engine.runtime.slots import GENERATION_SLOTS
 from generative_bench.models import Battle
-from models_registry.runtime.slots import GENERATION_SLOTS
 from tests.factories.arena import make_arena
 from tests.helpers.api import client_for
 from tests.helpers.slots import full_generation_line

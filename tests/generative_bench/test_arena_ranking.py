@@ -15,10 +15,10 @@ import uuid
 import pytest
 
 from core.pairwise import Vote, rank
+from engine.runtime.generative import Generation
 from generative_bench.arena import selectors, services
 from generative_bench.models import Battle
 from models_registry.models import RegisteredModel
-from models_registry.runtime.generative import Generation
 from tasks import qualification
 from tasks.models import Task, TaskWorker
 from tests.factories.accounts import UserFactory

@@ -10,11 +10,11 @@ import time
 
 import pytest
 
+from engine.runtime import generative as runtime
+from engine.runtime.generative import Decoding, Generation
+from engine.runtime.slots import GENERATION_SLOTS
 from models_registry import generative
 from models_registry.models import RegisteredModel
-from models_registry.runtime import generative as runtime
-from models_registry.runtime.generative import Decoding, Generation
-from models_registry.runtime.slots import GENERATION_SLOTS
 from tests.factories.red_team import make_red_team_round
 from tests.helpers.chat_server import ChatServer
 

@@ -37,7 +37,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from models_registry.runtime.generative import Decoding
+from engine.runtime.generative import Decoding
 
 #: What ``fault-noletter`` answers, streamed or not: no word is a letter, whatever the options.
 NO_LETTER = "Not sure, sorry."

@@ -1,4 +1,4 @@
-"""The process's line for a generation slot (``models_registry.runtime.slots.GENERATION_SLOTS``), made full
+"""The process's line for a generation slot (``engine.runtime.slots.GENERATION_SLOTS``), made full
 for a test of what a request beyond its bound is told."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from models_registry.runtime.slots import GENERATION_SLOTS
+from engine.runtime.slots import GENERATION_SLOTS
 
 
 @contextmanager

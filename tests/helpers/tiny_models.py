@@ -41,12 +41,12 @@ def build_tiny_classifier(
     """Write a tiny ``MeanPoolClassifier`` with random weights and its tokenizer to ``path``.
 
     Two layers, hidden size 32, a ~130-token WordPiece vocabulary; saved with ``save_pretrained``
-    (safetensors) so ``models_registry.runtime.classifier.get_classifier(path)`` loads it. Returns ``path``.
+    (safetensors) so ``engine.runtime.classifier.get_classifier(path)`` loads it. Returns ``path``.
     """
     import torch
     from transformers import BertTokenizer
 
-    from models_registry.runtime.modeling import MeanPoolClassifier, MeanPoolClassifierConfig
+    from engine.runtime.modeling import MeanPoolClassifier, MeanPoolClassifierConfig
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
@@ -82,7 +82,7 @@ def build_tiny_classifier(
 def build_tiny_backbone(path: str | Path, seed: int = 0) -> Path:
     """Write a tiny random ``BertModel`` encoder and tokenizer to ``path`` (a stand-in for MiniLM).
 
-    Pass it as ``backbone_path`` to ``models_registry.training.classifier.train_classifier`` so training tests run
+    Pass it as ``backbone_path`` to ``engine.training.classifier.train_classifier`` so training tests run
     in seconds. Returns ``path``.
     """
     import torch

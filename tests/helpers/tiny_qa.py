@@ -30,7 +30,7 @@ def build_tiny_qa_model(path: str | Path, seed: int = 0, **settings) -> Path:
     import torch
     from transformers import BertConfig, BertForQuestionAnswering, BertTokenizer
 
-    from models_registry.runtime.qa_modeling import QA_CONFIG_DEFAULTS
+    from engine.runtime.qa_modeling import QA_CONFIG_DEFAULTS
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)

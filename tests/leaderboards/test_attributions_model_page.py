@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import reverse
 
-from models_registry.explain.attributions import REMOTE
+from engine.explain.attributions import REMOTE
 from tests.factories.models_registry import RegisteredModelFactory
 
 

@@ -283,9 +283,9 @@ def test_the_evaluation_stores_the_count(tiny_registered_model, toy_dataset):
 
 
 def test_a_qa_evaluation_counts_answers_below_the_f1_threshold(tiny_qa_registered_model, monkeypatch):
+    from engine.runtime.qa_inference import SpanPredictor
     from leaderboards.evaluation import evaluate_model_on_dataset
     from leaderboards.models import Dataset, DatasetItem
-    from models_registry.runtime.qa_inference import SpanPredictor
 
     passage = "The Denver Broncos defeated the Carolina Panthers 24-10 at Levi's Stadium in Santa Clara."
 

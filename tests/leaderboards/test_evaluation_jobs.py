@@ -9,11 +9,11 @@ from django.contrib.admin.sites import site
 from django.core.management import call_command
 from django.urls import reverse
 
+from engine.runtime.classifier import clear_cache
 from leaderboards.jobs import run_evaluation_job
 from leaderboards.models import Dataset, Score
 from leaderboards.scheduling import pending_evaluations, request_evaluations, retry_evaluations
 from models_registry.models import RegisteredModel
-from models_registry.runtime.classifier import clear_cache
 from tests.factories.leaderboards import make_toy_dataset
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,7 @@ import re
 
 from django.urls import reverse
 
-from models_registry.runtime.classifier import clear_cache
+from engine.runtime.classifier import clear_cache
 from models_registry.services import register_local_model
 
 
@@ -25,7 +25,7 @@ def test_figures_hold_measured_numbers_and_facts_stay_in_the_card(client, hate_t
     figures = _figures_table(page)
     assert re.findall(r'<th scope="row">(.*?)</th>', figures) == ["dev accuracy", "test accuracy: r1"]
     assert "preprocessing" not in figures and "target round" not in figures and "version" not in figures
-    # The tiny model's config carries the default preprocessing spec (models_registry.runtime.preprocessing).
+    # The tiny model's config carries the default preprocessing spec (engine.runtime.preprocessing).
     assert (
         "<dt>Preprocessing</dt><dd>version 1, collapse whitespace yes, emoji names, "
         "unicode normalization NFKC</dd>" in page

@@ -12,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from annotation.models import Example
+from engine.runtime.classifier import clear_cache
 from leaderboards.admin import TrainNextTargetForm
 from leaderboards.importers.natural_sets import import_natural_set
 from leaderboards.models import Dataset, DatasetItem, TrainingJob
@@ -21,7 +22,6 @@ from leaderboards.training.planning import TargetTrainingError, default_model_na
 from leaderboards.training.requests import request_training
 from leaderboards.training.targets import train_target_for_rounds
 from models_registry.models import RegisteredModel
-from models_registry.runtime.classifier import clear_cache
 from models_registry.selectors import card_training_text
 from tests.helpers.toy_data import LABELS, TEXTS
 

@@ -6,9 +6,9 @@ import difflib
 
 import pytest
 
+from engine.runtime.qa_inference import SpanPredictor
 from leaderboards.evaluation import EvaluationError, evaluate_model_on_dataset
 from leaderboards.models import Dataset, DatasetItem
-from models_registry.runtime.qa_inference import SpanPredictor
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +76,7 @@ def test_real_tiny_model_scores_are_consistent_with_its_answers(tiny_qa_register
     ]
     dataset = _dataset(tiny_qa_registered_model.task, items)
     evaluation = evaluate_model_on_dataset(tiny_qa_registered_model, dataset)
-    from models_registry.runtime.classifier import get_classifier
+    from engine.runtime.classifier import get_classifier
 
     outputs = get_classifier(tiny_qa_registered_model.path).predict_batch([(PASSAGE, q) for q, _ in items])
     predicted = [o["answer"] for o in outputs]

@@ -9,8 +9,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Example
+from engine.runtime.classifier import get_classifier
 from leaderboards.training.replay import ReplayError, client_token_for, replay_file
-from models_registry.runtime.classifier import get_classifier
 from tasks.services import ensure_round, set_current_round
 
 HEADER = ["entry_id", "text", "type", "target", "round.base", "round.set", "set", "split", "label_gold"]

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from annotation.models import Example
+from engine.runtime.classifier import clear_cache, get_classifier
 from leaderboards.jobs import run_evaluation_job
 from leaderboards.models import Dataset, DatasetItem, Score
 from leaderboards.scheduling import pending_evaluations
@@ -16,7 +17,6 @@ from leaderboards.selectors import card_test_figures
 from leaderboards.training.planning import TargetTrainingError
 from leaderboards.training.targets import train_target_for_rounds
 from models_registry.models import RegisteredModel
-from models_registry.runtime.classifier import clear_cache, get_classifier
 from models_registry.selectors import target_models_for_round
 from tasks.services import ensure_round
 from tests.helpers.toy_data import LABELS, TEXTS
@@ -177,7 +177,7 @@ def test_an_unregistered_directory_of_that_name_is_not_overwritten(
 
 
 def test_replace_retrains_the_model_and_forgets_the_cached_weights(hate_task, hate_data, tiny_backbone_dir):
-    from models_registry.runtime.classifier import get_classifier
+    from engine.runtime.classifier import get_classifier
 
     first = train_target_for_rounds(task=hate_task, rounds=[1], name="m", backbone_path=tiny_backbone_dir)
     cached = get_classifier(first.path)
@@ -254,7 +254,7 @@ def test_no_examples(hate_task, hate_round, tiny_backbone_dir):
 
 
 def test_command(hate_task, hate_data, tiny_backbone_dir, monkeypatch):
-    import models_registry.training.classifier as training
+    import engine.training.classifier as training
 
     monkeypatch.setattr(training, "default_backbone_path", lambda: tiny_backbone_dir)
     out = StringIO()
@@ -321,8 +321,8 @@ def test_recipes_agree_and_the_command_module_loads_no_torch():
     import subprocess
     import sys
 
+    from engine.training import classifier as training
     from leaderboards.training import planning as services_training
-    from models_registry.training import classifier as training
 
     assert services_training.RECIPES == training.RECIPES
     code = (
@@ -354,7 +354,7 @@ def test_a_trained_target_is_exported_and_judged_on_its_dev_and_test_examples(
 def test_the_demos_targets_embed_round_one_once(hate_task, hate_data, tiny_backbone_dir):
     """Targets of rounds (1) then (1, 2), as the demo trains them in one process: the second embeds
     nothing round 1 already gave (round 2's texts here are round 1's), through the shared cache."""
-    from models_registry.runtime.embeddings import EMBEDDING_CACHE
+    from engine.runtime.embeddings import EMBEDDING_CACHE
 
     EMBEDDING_CACHE.clear()
     train_target_for_rounds(task=hate_task, rounds=[1], name="r1", backbone_path=tiny_backbone_dir)

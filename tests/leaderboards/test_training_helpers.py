@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from engine.training.classifier import TrainingError
 from leaderboards.training.placement import train_into_place
 from leaderboards.training.planning import TargetTrainingError, plan_training
 from leaderboards.training.span import train_qa_target_for_rounds
 from models_registry.models import RegisteredModel
-from models_registry.training.classifier import TrainingError
 from tasks.services import ensure_builtin_task, ensure_round
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from engine.runtime.classifier import get_classifier
+from engine.runtime.working_memory import LiveTensorBytes, peak_live_bytes
 from leaderboards.evaluation import GIB, evaluate_model_on_dataset, longest_batch, working_memory_bytes
-from models_registry.runtime.classifier import get_classifier
-from models_registry.runtime.working_memory import LiveTensorBytes, peak_live_bytes
 from models_registry.services import register_local_model
 from tests.factories.leaderboards import make_toy_dataset
 from tests.helpers.tiny_models import build_tiny_classifier

@@ -6,8 +6,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from engine.runtime.weights import count_parameters
 from models_registry.models import RegisteredModel
-from models_registry.runtime.weights import count_parameters
 from tests.helpers.zips import zip_bytes, zip_dir
 
 URL = reverse("admin:models_registry_registeredmodel_register")

@@ -1,4 +1,4 @@
-"""Token attributions by integrated gradients (models_registry/explain/attributions.py).
+"""Token attributions by integrated gradients (engine/explain/attributions.py).
 
 Completeness (sum of attributions = F(x) - F(x')) is checked on a real MiniLM classifier against logits
 this test computes itself with a plain forward pass; the exactness of the method on a hand-checked
@@ -15,21 +15,21 @@ import pytest
 import torch
 from torch import nn
 
-from models_registry.explain import attributions
-from models_registry.explain.attributions import (
+from engine.explain import attributions
+from engine.explain.attributions import (
     REMOTE,
     SPAN,
     aligned_preprocess,
     attribute,
-    explain,
     forward_for,
     integrated_gradients,
     tolerance,
 )
-from models_registry.runtime.classifier import Classifier
-from models_registry.runtime.modeling import MeanPoolClassifier, MeanPoolClassifierConfig
-from models_registry.runtime.preprocessing import preprocess
-from models_registry.training.classifier import train_classifier
+from engine.runtime.classifier import Classifier
+from models_registry.explanations import explain
+from engine.runtime.modeling import MeanPoolClassifier, MeanPoolClassifierConfig
+from engine.runtime.preprocessing import preprocess
+from engine.training.classifier import train_classifier
 from tests.factories.models_registry import RegisteredModelFactory
 from tests.helpers.tiny_models import build_tiny_classifier
 

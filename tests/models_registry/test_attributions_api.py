@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine.explain.attributions import MAX_EXPLAIN_INPUTS, REMOTE, SPAN
 from models_registry import inference
-from models_registry.explain.attributions import MAX_EXPLAIN_INPUTS, REMOTE, SPAN
 from tests.factories.models_registry import RegisteredModelFactory
 from tests.helpers.api import forced_client as api
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from models_registry.explain import attributions
+from engine.explain import attributions
+from models_registry import explanations
 from tests.helpers.api import forced_client as api
 
 
@@ -27,7 +28,7 @@ def rate(settings):
 def no_computation(monkeypatch):
     """The throttle is under test, not integrated gradients: each text gets an empty explanation."""
     monkeypatch.setattr(
-        attributions,
+        explanations,
         "explain",
         lambda model, inputs, targets=None: [attributions.Explanation() for _ in inputs],
     )

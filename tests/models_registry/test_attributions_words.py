@@ -1,4 +1,4 @@
-"""Attributions shown per whole word of the original text (models_registry/explain/attributions.py, "Shown"),
+"""Attributions shown per whole word of the original text (engine/explain/attributions.py, "Shown"),
 the baseline stated in words, newlines kept, and the API's ``words`` list.
 
 Scores are made up and summed by hand: a word's score is the sum of its pieces' scores.
@@ -11,7 +11,7 @@ import re
 import pytest
 from django.template.loader import render_to_string
 
-from models_registry.explain.attributions import (
+from engine.explain.attributions import (
     Explanation,
     TokenScore,
     attribute,
@@ -19,7 +19,7 @@ from models_registry.explain.attributions import (
     word_spans,
     words_of,
 )
-from models_registry.runtime.classifier import Classifier
+from engine.runtime.classifier import Classifier
 
 MARK = re.compile(r'<mark class="attr attr-(pos|neg)-([1-5])" title="(-?[0-9.]+)">([^<]*)</mark>')
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from models_registry.runtime import backbones
-from models_registry.runtime.backbones import BackboneError, JoinedParts, backbone_path, get_backbone
+from engine.runtime import backbones
+from engine.runtime.backbones import BackboneError, JoinedParts, backbone_path, get_backbone
 
 WEIGHTS = b"\x08\x00\x00\x00\x00\x00\x00\x00{}      " + bytes(range(256)) * 40
 
@@ -177,9 +177,9 @@ def tiny_mpnet_dir(tmp_path) -> Path:
 @pytest.mark.training
 @pytest.mark.parametrize("recipe", ["quick", "finetune"])
 def test_an_mpnet_classifier_trains_saves_and_serves(tiny_mpnet_dir, tmp_path, recipe):
-    from models_registry.runtime.classifier import get_classifier
-    from models_registry.runtime.modeling import MPNetMeanPoolClassifier
-    from models_registry.training.classifier import train_classifier
+    from engine.runtime.classifier import get_classifier
+    from engine.runtime.modeling import MPNetMeanPoolClassifier
+    from engine.training.classifier import train_classifier
 
     result = train_classifier(
         train_texts=TEXTS,
@@ -204,7 +204,7 @@ def test_an_mpnet_classifier_trains_saves_and_serves(tiny_mpnet_dir, tmp_path, r
 
 @pytest.mark.training
 def test_text_pairs_are_refused_with_mpnet(tiny_mpnet_dir, tmp_path):
-    from models_registry.training.classifier import TrainingError, train_classifier
+    from engine.training.classifier import TrainingError, train_classifier
 
     with pytest.raises(TrainingError, match="the mpnet backbone takes single texts only"):
         train_classifier(
@@ -219,14 +219,14 @@ def test_text_pairs_are_refused_with_mpnet(tiny_mpnet_dir, tmp_path):
         )
 
 
-def test_a_missing_mpnet_install_is_a_training_error(tmp_path, monkeypatch):
-    from models_registry.training.classifier import TrainingError, train_classifier
+def test_a_missing_mpnet_install_is_a_training_error(tmp_path, monkeypatch, settings):
+    from engine.training.classifier import TrainingError, train_classifier
 
     def missing():
         raise BackboneError("the all-mpnet-base-v2 backbone is not installed: make mpnet")
 
     monkeypatch.setattr(backbones, "mpnet_parts", missing)
-    monkeypatch.setattr("django.conf.settings.DYNABENCH_BACKBONE_DIR", tmp_path / "none")
+    settings.DYNABENCH_BACKBONE_DIR = tmp_path / "none"
     with pytest.raises(TrainingError, match="not installed: make mpnet"):
         train_classifier(
             train_texts=TEXTS,

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from models_registry.runtime import onnx_export, onnx_graph, vector_cache
-from models_registry.runtime.classifier import clear_cache, get_classifier
-from models_registry.runtime.int8_plans import ALL
-from models_registry.runtime.runtimes import ONNX_INT8, TORCH
+from engine.runtime import onnx_export, onnx_graph, vector_cache
+from engine.runtime.classifier import clear_cache, get_classifier
+from engine.runtime.int8_plans import ALL
+from engine.runtime.runtimes import ONNX_INT8, TORCH
 
 pytestmark = pytest.mark.onnx
 
@@ -55,7 +55,7 @@ def test_an_int8_graph_in_one_batch_would_not_be(int8_classifier):
 
 
 def test_a_span_graph_row_by_row_keeps_the_batch_width(tiny_qa_model_dir):
-    from models_registry.runtime.qa_inference import SpanPredictor
+    from engine.runtime.qa_inference import SpanPredictor
 
     predictor = SpanPredictor(tiny_qa_model_dir)
     onnx_export.export_onnx(tiny_qa_model_dir, predictor, ALL)

@@ -1,4 +1,4 @@
-"""Batched live inference (models_registry/runtime/batching.py): requests that arrive while a forward runs are
+"""Batched live inference (engine/runtime/batching.py): requests that arrive while a forward runs are
 gathered into the next one, each gets its own outputs, one bad input fails alone, a stuck model's batcher
 is replaced, and concurrent predictions through ``inference.predict`` equal the one-at-a-time answers."""
 
@@ -9,9 +9,9 @@ import time
 
 import pytest
 
+from engine.runtime import batching, classifier
+from engine.runtime.model_files import InferenceError
 from models_registry import inference
-from models_registry.runtime import batching, classifier
-from models_registry.runtime.model_files import InferenceError
 
 
 class Gate:

@@ -8,15 +8,15 @@ import time
 
 import pytest
 
-from models_registry.endpoints.addresses import EndpointAddressRefused
-from models_registry.endpoints.chat import (
+from engine.endpoints.addresses import EndpointAddressRefused
+from engine.endpoints.chat import (
     MAX_RETRIES,
     RemoteChat,
     generate_remote,
     read_api_key,
     stream_remote,
 )
-from models_registry.runtime.generative import Decoding, InferenceError
+from engine.runtime.generative import Decoding, InferenceError
 
 CAPITAL = [{"role": "user", "content": "What is the capital of France?"}]
 KEY = "sk-test-0123456789abcdef"
@@ -141,7 +141,7 @@ def test_the_connection_itself_is_checked_when_the_name_resolves_elsewhere_later
     guarded transport refuses before connecting."""
     import socket
 
-    from models_registry.endpoints import chat
+    from engine.endpoints import chat
 
     monkeypatch.setattr(chat, "check_endpoint_url", lambda url: None)  # the earlier check passed
     settings.DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = []

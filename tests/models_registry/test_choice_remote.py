@@ -9,11 +9,11 @@ import uuid
 import pytest
 
 from annotation.red_team.choice_items import write_choice_item
+from engine.endpoints.chat import RemoteChat, _letter_of, _lettered, choose_remote
+from engine.runtime.generative import Decoding
+from engine.runtime.model_files import InferenceError
 from models_registry import generative
-from models_registry.endpoints.chat import RemoteChat, _letter_of, _lettered, choose_remote
 from models_registry.models import RegisteredModel, RoundTarget
-from models_registry.runtime.generative import Decoding
-from models_registry.runtime.model_files import InferenceError
 from tests.factories.red_team import make_passage, make_red_team_round
 
 KEY = "sk-choice-" + "x1" * 10

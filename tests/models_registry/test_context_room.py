@@ -44,7 +44,7 @@ def contexts(nli_round):
 
 @pytest.fixture
 def nli_target(nli_task, nli_round, tmp_path, contexts, django_capture_on_commit_callbacks):
-    from models_registry.runtime.classifier import clear_cache
+    from engine.runtime.classifier import clear_cache
 
     path = build_tiny_classifier(tmp_path / "tiny-nli", labels=NLI_LABELS)
     with django_capture_on_commit_callbacks(execute=True):  # the check queued once the targets commit

@@ -11,11 +11,11 @@ import socket
 
 import pytest
 
-from models_registry.endpoints import calls as endpoints
-from models_registry.endpoints.addresses import EndpointAddressRefused, check_endpoint_url, refused_kind
+from engine.endpoints import calls as endpoints
+from engine.endpoints.addresses import EndpointAddressRefused, check_endpoint_url, refused_kind
+from engine.runtime.classifier import InferenceError
 from models_registry.inference import predict
 from models_registry.models import RegisteredModel
-from models_registry.runtime.classifier import InferenceError
 from models_registry.services import ModelRegistryError, register_endpoint_model
 
 
@@ -156,7 +156,7 @@ def test_a_name_that_rebinds_after_the_check_is_refused_before_any_connection(
 
 def test_the_connection_goes_to_the_checked_address_by_number(settings, monkeypatch):
     """connect_checked connects to the numeric address it judged, not to the name again."""
-    from models_registry.endpoints.addresses import connect_checked
+    from engine.endpoints.addresses import connect_checked
 
     settings.DYNABENCH_ENDPOINT_ALLOWED_NETWORKS = ["127.0.0.0/8"]
     monkeypatch.setattr(socket, "getaddrinfo", resolving_to("127.0.0.9"))

@@ -1,4 +1,4 @@
-"""Generation slots (models_registry/runtime/slots.py): one local generation at a time per process, the
+"""Generation slots (engine/runtime/slots.py): one local generation at a time per process, the
 others in line, first come first served, each told how many are ahead."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from models_registry.runtime.generative import Decoding, Waiting
-from models_registry.runtime.slots import (
+from engine.runtime.generative import Decoding, Waiting
+from engine.runtime.slots import (
     GENERATION_SLOTS,
     PROMISE_SECONDS,
     GenerationSlots,

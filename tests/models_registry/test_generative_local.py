@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from models_registry.runtime.generative import (
+from engine.runtime.generative import (
     SMOLLM2_GGUF_BYTES,
     Decoding,
     InferenceError,
@@ -220,7 +220,7 @@ def test_a_long_option_with_a_predictable_start_wins_per_byte_but_not_in_sum(smo
 
 
 def test_options_are_normalised_by_their_bytes():
-    from models_registry.runtime.generative import ChoiceScores
+    from engine.runtime.generative import ChoiceScores
 
     # -6.0 over "Paris" (5 bytes) is -1.2 a byte; -8.0 over "Île-de-France" (14 bytes: Î is two) is -0.571.
     assert len("Île-de-France".encode()) == 14

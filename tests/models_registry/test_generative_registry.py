@@ -8,6 +8,7 @@ import json
 import pytest
 from django.forms.models import model_to_dict
 
+from engine.runtime.generative import Decoding
 from models_registry import generative
 from models_registry.generative import (
     chat_stream,
@@ -16,7 +17,6 @@ from models_registry.generative import (
     register_local_chat_model,
 )
 from models_registry.models import RegisteredModel
-from models_registry.runtime.generative import Decoding
 from models_registry.services import ModelRegistryError
 from tasks.config import RED_TEAM_CONFIG
 from tasks.models import Task

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from engine.runtime import classifier as runtime_classifier
+from engine.runtime.classifier import InferenceError, clear_cache, get_classifier
 from models_registry.inference import predict
-from models_registry.runtime import classifier as runtime_classifier
-from models_registry.runtime.classifier import InferenceError, clear_cache, get_classifier
 from tests.helpers.tiny_models import build_tiny_classifier
 
 TEXTS = ["I hate 🐷 people", "what a nice day 🌹", "", "they should go back home " * 40]
@@ -175,7 +175,7 @@ def test_importing_inference_loads_no_torch():
     import subprocess
     import sys
 
-    code = "import sys; import models_registry.runtime.classifier, models_registry.runtime.preprocessing; print('torch' in sys.modules)"
+    code = "import sys; import engine.runtime.classifier, engine.runtime.preprocessing; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

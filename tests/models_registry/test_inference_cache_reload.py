@@ -1,7 +1,7 @@
 """The per-process classifier cache reloads when a model's files change on disk, whoever changed them.
 
 Retraining with ``replace=True`` in one process (the job cluster) must not leave another (the web
-server) serving the old weights: the cache is keyed by the files' identity (models_registry/runtime/classifier.py,
+server) serving the old weights: the cache is keyed by the files' identity (engine/runtime/classifier.py,
 "Cache").
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from models_registry.runtime import classifier as runtime_classifier
-from models_registry.runtime.classifier import clear_cache, get_classifier
-from models_registry.runtime.model_files import files_identity
+from engine.runtime import classifier as runtime_classifier
+from engine.runtime.classifier import clear_cache, get_classifier
+from engine.runtime.model_files import files_identity
 from tests.helpers.tiny_models import build_tiny_classifier
 
 TEXTS = ["I hate 🐷 people", "what a nice day 🌹", "they should go back home"]

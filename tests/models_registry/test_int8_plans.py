@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from models_registry.runtime import onnx_export
-from models_registry.runtime.classifier import get_classifier
-from models_registry.runtime.int8_plans import ALL, FFN_FP32, FFN_OUTPUT_FP32, PLANS, check_plan_names
-from models_registry.runtime.runtimes import MANIFEST_FILE, ONNX_FP32, ONNX_INT8, onnx_file
+from engine.runtime import onnx_export
+from engine.runtime.classifier import get_classifier
+from engine.runtime.int8_plans import ALL, FFN_FP32, FFN_OUTPUT_FP32, PLANS, check_plan_names
+from engine.runtime.runtimes import MANIFEST_FILE, ONNX_FP32, ONNX_INT8, onnx_file
 from models_registry.services import register_local_model
 
 pytestmark = pytest.mark.onnx
@@ -206,7 +206,7 @@ def test_the_int8_settings_are_read_leniently_and_checked(env, last_line):
 
 
 def test_a_drop_just_over_the_limit_is_not_printed_as_the_limit():
-    from models_registry.runtime.onnx_export import choose
+    from engine.runtime.onnx_export import choose
 
     check = {"rule": "accuracy", "accuracy_drop": 2 / 399, "n": 399, "passed": False}
     _, message = choose(ONNX_INT8, {ONNX_FP32: {"passed": True}, ONNX_INT8: check})
@@ -229,7 +229,7 @@ def test_a_drop_just_over_the_limit_is_not_printed_as_the_limit():
     ],
 )
 def test_drop_points_by_hand(drop, text):
-    from models_registry.runtime.int8_plans import drop_points
+    from engine.runtime.int8_plans import drop_points
 
     assert drop_points(drop, 0.005) == text
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from models_registry.runtime.classifier import clear_cache, get_classifier
-from models_registry.training.classifier import train_classifier
+from engine.runtime.classifier import clear_cache, get_classifier
+from engine.training.classifier import train_classifier
 
 # Two topics no sentence encoder can confuse: weather vs. cooking (labels are arbitrary here).
 WEATHER = [

@@ -1,6 +1,6 @@
 """The per-process model cache is bounded by bytes (least recently used dropped first), and a local model
 that does not answer within the inference timeout fails the call, so the example is stored with a
-failed prediction (models_registry/runtime/classifier.py, "Cache" and "Timeout")."""
+failed prediction (engine/runtime/classifier.py, "Cache" and "Timeout")."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 
 from annotation.models import Example, Prediction
 from annotation.services import create_example
+from engine.runtime import classifier as runtime_classifier
+from engine.runtime.classifier import InferenceError, cached_paths, get_classifier
+from engine.runtime.model_files import weights_bytes
 from models_registry import inference
-from models_registry.runtime import classifier as runtime_classifier
-from models_registry.runtime.classifier import InferenceError, cached_paths, get_classifier
-from models_registry.runtime.model_files import weights_bytes
 from tests.helpers.tiny_models import build_tiny_classifier
 
 

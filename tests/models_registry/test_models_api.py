@@ -7,9 +7,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from engine.runtime.weights import count_parameters
 from models_registry import inference
 from models_registry.models import RegisteredModel
-from models_registry.runtime.weights import count_parameters
 from models_registry.serializers import MAX_PREDICT_INPUTS
 from tests.helpers.api import forced_client as api
 from tests.helpers.zips import zip_bytes, zip_dir

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from engine.runtime import classifier as runtime_classifier
+from engine.runtime import onnx_export
+from engine.runtime.classifier import get_classifier
+from engine.runtime.onnx_export import agreement, choose
+from engine.runtime.runtimes import MANIFEST_FILE, ONNX_FP32, ONNX_INT8, TORCH, onnx_file
 from models_registry import inference
 from models_registry.models import RegisteredModel
-from models_registry.runtime import classifier as runtime_classifier
-from models_registry.runtime import onnx_export
-from models_registry.runtime.classifier import get_classifier
-from models_registry.runtime.onnx_export import agreement, choose
-from models_registry.runtime.runtimes import MANIFEST_FILE, ONNX_FP32, ONNX_INT8, TORCH, onnx_file
 from models_registry.services import register_local_model
 
 pytestmark = pytest.mark.onnx
@@ -319,7 +319,7 @@ def test_a_score_of_another_runtime_is_redone(hate_task, tiny_model_dir, setting
 
 
 def test_int8_on_labelled_inputs_is_judged_on_accuracy():
-    from models_registry.runtime.onnx_export import judge
+    from engine.runtime.onnx_export import judge
 
     def out(label):
         return {
@@ -373,7 +373,7 @@ def test_the_leaderboard_shows_each_models_runtime(client, hate_task, tiny_model
 def test_the_settings_list_the_runtimes_the_registry_knows():
     import re
 
-    from models_registry.runtime.runtimes import RUNTIMES
+    from engine.runtime.runtimes import RUNTIMES
 
     source = (Path(__file__).resolve().parents[2] / "dynabench" / "settings.py").read_text()
     listed = re.search(r"DYNABENCH_MODEL_RUNTIME not in \(([^)]*)\)", source).group(1)

@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from models_registry.runtime import onnx_export, onnx_graph, vector_cache
-from models_registry.runtime.classifier import clear_cache, get_classifier
-from models_registry.runtime.runtimes import ONNX_FP32, onnx_file
+from engine.runtime import onnx_export, onnx_graph, vector_cache
+from engine.runtime.classifier import clear_cache, get_classifier
+from engine.runtime.runtimes import ONNX_FP32, onnx_file
 
 pytestmark = pytest.mark.onnx
 

@@ -14,11 +14,11 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from engine.runtime.generative import AnswerStream, Decoding, Generation, get_chat_model
 from models_registry.generative import chat_stream
 from models_registry.models import RegisteredModel
 from models_registry.openai_compat import views as openai_views
 from models_registry.openai_compat.responses import StopTrimmer, completion, events
-from models_registry.runtime.generative import AnswerStream, Decoding, Generation, get_chat_model
 from tests.factories.accounts import UserFactory
 from tests.factories.red_team import make_red_team_round
 
@@ -586,7 +586,7 @@ def test_the_stop_trimmer_holds_back_what_may_begin_a_stop_sequence():
 
 def test_slot_queue_comments_are_not_chunks(smollm2_model, owner):
     """While another answer holds the only slot, the stream sends ``: waiting`` comments, then the answer."""
-    from models_registry.runtime.slots import GENERATION_SLOTS
+    from engine.runtime.slots import GENERATION_SLOTS
 
     held, release = threading.Event(), threading.Event()
     holder = threading.Thread(target=_hold, args=(GENERATION_SLOTS, held, release))

@@ -1,5 +1,5 @@
 """``/v1/chat/completions`` beyond the process's bound on the line for a generation slot
-(models_registry/runtime/slots.py, "The line is bounded"): 503 with ``Retry-After`` in OpenAI's error
+(engine/runtime/slots.py, "The line is bounded"): 503 with ``Retry-After`` in OpenAI's error
 shape, streamed or not, at once instead of holding a server thread while it waits."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from models_registry.runtime.slots import GENERATION_SLOTS
+from engine.runtime.slots import GENERATION_SLOTS
 from tests.factories.red_team import make_red_team_round
 from tests.helpers.slots import full_generation_line
 

@@ -12,8 +12,8 @@ import pytest
 import torch
 from transformers import AutoConfig, AutoModelForSequenceClassification, BertTokenizer
 
-from models_registry.runtime.classifier import InferenceError, clear_cache, get_classifier
-from models_registry.runtime.modeling import (
+from engine.runtime.classifier import InferenceError, clear_cache, get_classifier
+from engine.runtime.modeling import (
     MeanPoolClassifier,
     MeanPoolClassifierConfig,
     mean_pool,

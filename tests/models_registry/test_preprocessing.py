@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from models_registry.runtime.preprocessing import (
+from engine.runtime.preprocessing import (
     DEFAULT_PREPROCESSING,
     NO_PREPROCESSING,
     PreprocessingError,

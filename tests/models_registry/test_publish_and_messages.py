@@ -12,10 +12,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from safetensors.torch import load_file, save_file
 
+from engine.runtime.classifier import clear_cache
+from engine.runtime.model_files import without_server_paths
 from models_registry import inference
 from models_registry.models import RegisteredModel
-from models_registry.runtime.classifier import clear_cache
-from models_registry.runtime.model_files import without_server_paths
 from models_registry.services import (
     register_endpoint_model,
     register_hub_model,

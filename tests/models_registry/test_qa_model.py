@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from engine.runtime.classifier import InferenceError, clear_cache, get_classifier
+from engine.runtime.qa_inference import SpanPredictor, best_span, whole_words
+from engine.runtime.qa_modeling import is_qa_model_dir
+from engine.training.classifier import TrainingError
+from engine.training.qa import RECIPES, QAItem, build_features, train_qa_model
 from models_registry.inference import predict
-from models_registry.runtime.classifier import InferenceError, clear_cache, get_classifier
-from models_registry.runtime.qa_inference import SpanPredictor, best_span, whole_words
-from models_registry.runtime.qa_modeling import is_qa_model_dir
-from models_registry.training.classifier import TrainingError
-from models_registry.training.qa import RECIPES, QAItem, build_features, train_qa_model
 from tests.helpers.tiny_qa import PASSAGES, build_tiny_qa_model
 
 
@@ -55,7 +55,7 @@ def test_long_passage_is_read_in_overlapping_windows(tmp_path):
     path = build_tiny_qa_model(tmp_path / "qa-small", max_seq_length=48, doc_stride=16)
     passage = " ".join(["the cat is happy."] * 40) + " 😀 " + PASSAGES[1]
     predictor = SpanPredictor(path)
-    encoding = __import__("models_registry.runtime.qa_inference", fromlist=["encode_windows"]).encode_windows(
+    encoding = __import__("engine.runtime.qa_inference", fromlist=["encode_windows"]).encode_windows(
         predictor.tokenizer, ["where?"], [passage], predictor.settings
     )
     assert len(encoding["input_ids"]) > 5  # many windows

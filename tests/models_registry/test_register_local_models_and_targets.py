@@ -6,10 +6,10 @@ import shutil
 
 import pytest
 
+from engine.runtime.classifier import clear_cache
+from engine.runtime.weights import count_parameters
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets
-from models_registry.runtime.classifier import clear_cache
-from models_registry.runtime.weights import count_parameters
 from models_registry.selectors import target_models_for_round
 from models_registry.services import ModelRegistryError, register_local_model
 from tests.helpers.tiny_models import build_tiny_classifier
@@ -39,7 +39,7 @@ def test_register_ready_model(hate_task, tiny_model_dir, owner):
 
 
 def test_parameter_count_matches_the_weights(hate_task, tiny_model_dir):
-    from models_registry.runtime.classifier import get_classifier
+    from engine.runtime.classifier import get_classifier
 
     model = _register(hate_task, tiny_model_dir)
     torch_count = sum(p.numel() for p in get_classifier(tiny_model_dir).model.parameters())
@@ -95,7 +95,7 @@ def test_registration_is_idempotent_and_updates(hate_task, tiny_model_dir, tmp_p
 
 
 def test_reregistering_a_retrained_directory_reloads_it(hate_task, tmp_path):
-    from models_registry.runtime.classifier import get_classifier
+    from engine.runtime.classifier import get_classifier
 
     path = build_tiny_classifier(tmp_path / "m", seed=1)
     _register(hate_task, path)

@@ -9,17 +9,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from models_registry.endpoints.calls import (
+from engine.endpoints.calls import (
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
     call_endpoint,
     sign,
     verify_signature,
 )
+from engine.runtime.classifier import InferenceError
 from models_registry.inference import predict
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
-from models_registry.runtime.classifier import InferenceError
 from models_registry.services import register_endpoint_model
 
 LABELS = ["hateful", "not-hateful"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from engine.runtime.runtimes import ONNX_FP32, ONNX_INT8, TORCH, onnx_file
 from models_registry.models import RegisteredModel
-from models_registry.runtime.runtimes import ONNX_FP32, ONNX_INT8, TORCH, onnx_file
 from models_registry.services import (
     ModelRegistryError,
     pinnable_runtimes,

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from models_registry.runtime.classifier import clear_cache, get_classifier
-from models_registry.runtime.weights import count_parameters
-from models_registry.training.classifier import TrainingError, TrainingResult, train_classifier
+from engine.runtime.classifier import clear_cache, get_classifier
+from engine.runtime.weights import count_parameters
+from engine.training.classifier import TrainingError, TrainingResult, train_classifier
 from tests.helpers.toy_data import LABELS, TEXTS
 
 TASK_LABELS = ["hateful", "not-hateful"]
@@ -173,7 +173,7 @@ def test_bad_pooling_is_refused(tiny_backbone_dir, tmp_path, kwargs, message):
 def test_embedding_cache_is_lru_within_its_byte_bound():
     import torch
 
-    from models_registry.runtime.embeddings import EmbeddingCache
+    from engine.runtime.embeddings import EmbeddingCache
 
     # Each entry: 4 float32 (16 bytes) + 1 character + 256 overhead = 273 bytes; room for two.
     cache = EmbeddingCache(max_bytes=2 * 273 + 100)
@@ -193,7 +193,7 @@ def test_embedding_cache_is_lru_within_its_byte_bound():
 
 
 def test_a_second_quick_training_reuses_the_embeddings(tiny_backbone_dir, tmp_path):
-    from models_registry.runtime.embeddings import EMBEDDING_CACHE
+    from engine.runtime.embeddings import EMBEDDING_CACHE
 
     EMBEDDING_CACHE.clear()
     first = _train(tiny_backbone_dir, tmp_path / "first", "quick")

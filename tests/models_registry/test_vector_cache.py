@@ -10,11 +10,11 @@ import shutil
 import pytest
 import torch
 
-from models_registry.runtime import vector_cache
-from models_registry.runtime.classifier import get_classifier
-from models_registry.runtime.onnx_export import export_onnx
-from models_registry.runtime.onnx_graph import OnnxGraph
-from models_registry.runtime.runtimes import ONNX_FP32, onnx_file
+from engine.runtime import vector_cache
+from engine.runtime.classifier import get_classifier
+from engine.runtime.onnx_export import export_onnx
+from engine.runtime.onnx_graph import OnnxGraph
+from engine.runtime.runtimes import ONNX_FP32, onnx_file
 
 pytestmark = pytest.mark.onnx
 
@@ -25,7 +25,7 @@ def _other_head(path, to):
     """A copy of the classifier at ``path`` with the same encoder and another head, exported."""
     from transformers import AutoModelForSequenceClassification
 
-    from models_registry.runtime import modeling  # noqa: F401  (registers the model type)
+    from engine.runtime import modeling  # noqa: F401  (registers the model type)
 
     shutil.copytree(path, to, ignore=shutil.ignore_patterns("onnx"))
     model = AutoModelForSequenceClassification.from_pretrained(str(to))

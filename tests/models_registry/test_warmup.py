@@ -7,8 +7,8 @@ import gc
 
 import pytest
 
-from models_registry.runtime.classifier import cached_paths
-from models_registry.runtime.slots import GENERATION_SLOTS
+from engine.runtime.classifier import cached_paths
+from engine.runtime.slots import GENERATION_SLOTS
 from models_registry.warmup import preload_open_round_targets, prepare_web_worker, torch_threads_per_process
 
 

@@ -14,9 +14,9 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from engine.runtime.classifier import InferenceError, clear_cache, get_classifier
+from engine.runtime.model_files import check_loading_info, labels_from_id2label
 from models_registry.models import RegisteredModel
-from models_registry.runtime.classifier import InferenceError, clear_cache, get_classifier
-from models_registry.runtime.model_files import check_loading_info, labels_from_id2label
 from models_registry.services import register_local_model, register_uploaded_model
 from tests.helpers.tiny_models import build_tiny_classifier
 from tests.helpers.zips import zip_dir

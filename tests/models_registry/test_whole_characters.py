@@ -1,4 +1,4 @@
-"""No answer ends inside a character (models_registry/runtime/whole_characters.py): the bytes of an incomplete
+"""No answer ends inside a character (engine/runtime/whole_characters.py): the bytes of an incomplete
 UTF-8 character at the end are held back, on SmolLM2's byte-level tokenizer and for text a remote server
 decoded itself; a U+FFFD the model generated, or one followed by text, stays."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from models_registry.runtime.whole_characters import TextTail, WholeCharacters, incomplete_bytes
+from engine.runtime.whole_characters import TextTail, WholeCharacters, incomplete_bytes
 
 RAINBOW_WAVE = "🌈🌊"  # F0 9F 8C 88, F0 9F 8C 8A
 

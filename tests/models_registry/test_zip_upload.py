@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from engine.runtime.weights import count_parameters
 from models_registry.models import RegisteredModel
-from models_registry.runtime.weights import count_parameters
 from models_registry.services import ModelRegistryError, register_uploaded_model
 from tests.helpers.tiny_models import build_tiny_classifier
 from tests.helpers.zips import files_under, zip_bytes, zip_dir

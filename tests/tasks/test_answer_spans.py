@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.spans import (
+from core.spans import (
     Span,
     SpanError,
     code_points_from_utf16,
@@ -182,7 +182,7 @@ def test_a_typed_answer_that_would_cut_an_accent_says_so():
 
 
 def test_source_offset_inverts_the_newline_normalisation():
-    from tasks.spans import source_offset
+    from core.spans import source_offset
 
     text = "a\r\nb\rc\nd🙂e"
     normalised = "a\nb\nc\nd🙂e"

@@ -1,6 +1,6 @@
 /*
  * Span selection for extractive QA (create page). A mouse selection in the passage becomes the answer
- * text and its offset in CODE POINTS, the unit the server stores (tasks/spans.py). JS strings count
+ * text and its offset in CODE POINTS, the unit the server stores (core/spans.py). JS strings count
  * UTF-16 units (an emoji outside the BMP is two), so offsets are converted with Array.from, which
  * iterates by code point. The passage is rendered with linebreaksbr: its text is the concatenation of
  * its text nodes, with "\n" for each <br>, exactly the stored (newline-normalised) passage.

@@ -30,7 +30,7 @@ import contextvars
 import threading
 from contextlib import contextmanager
 
-from django.conf import settings
+from engine.config import settings
 
 _off: contextvars.ContextVar[bool] = contextvars.ContextVar("vector_cache_off", default=False)
 _lock = threading.Lock()
@@ -46,7 +46,7 @@ def _store():
         return None
     with _lock:
         if _cache is None or _cache.max_bytes != max_bytes:
-            from models_registry.runtime.embeddings import EmbeddingCache  # imports torch
+            from engine.runtime.embeddings import EmbeddingCache  # imports torch
 
             _cache = EmbeddingCache(max_bytes)
         return _cache

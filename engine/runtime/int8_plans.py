@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
+from engine.config import settings
 
 
 def _is_feed_forward_input(name: str) -> bool:

@@ -29,9 +29,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from models_registry.runtime.model_files import InferenceError, digest_problem, without_server_paths
-from models_registry.runtime.slots import GENERATION_SLOTS, SlotTimeout
-from models_registry.runtime.whole_characters import WholeCharacters
+from engine.runtime.model_files import InferenceError, digest_problem, without_server_paths
+from engine.runtime.slots import GENERATION_SLOTS, SlotTimeout
+from engine.runtime.whole_characters import WholeCharacters
 
 logger = logging.getLogger(__name__)
 

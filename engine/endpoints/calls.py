@@ -33,8 +33,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 
-from models_registry.endpoints.addresses import check_endpoint_url, connect_checked
-from models_registry.runtime.model_files import InferenceError
+from engine.endpoints.addresses import check_endpoint_url, connect_checked
+from engine.runtime.model_files import InferenceError
 
 logger = logging.getLogger(__name__)
 

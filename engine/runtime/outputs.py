@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from models_registry.runtime.model_files import InferenceError
+from engine.runtime.model_files import InferenceError
 
 
 def _finite(value, what: str) -> float:

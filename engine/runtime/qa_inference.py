@@ -12,7 +12,7 @@ transformers 5 has no question-answering pipeline, so decoding is done here:
    is ``start_logit + end_logit``. The best pair over all windows wins.
 3. The pair is widened to whole words (``whole_words``: no answer starts or ends inside a WordPiece
    word). Its characters are ``passage[offsets[start][0] : offsets[end][1]]``, widened to whole grapheme
-   clusters (``tasks.spans.snap_to_graphemes``: the uncased tokenizer drops combining accents, so a token
+   clusters (``core.spans.snap_to_graphemes``: the uncased tokenizer drops combining accents, so a token
    can end before its accent) and stripped of surrounding white space.
 
 ``score`` is ``softmax(start_logits)[s] * softmax(end_logits)[e]`` inside the winning window, in [0, 1].
@@ -25,16 +25,16 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from models_registry.runtime.model_files import (
+from core.spans import snap_to_graphemes, strip_span
+from engine.runtime.model_files import (
     InferenceError,
     check_loading_info,
     check_model_dir,
     without_server_paths,
 )
-from models_registry.runtime.onnx_graph import ServedOnRuntime
-from models_registry.runtime.qa_modeling import qa_settings
-from models_registry.runtime.runtimes import TORCH
-from tasks.spans import snap_to_graphemes, strip_span
+from engine.runtime.onnx_graph import ServedOnRuntime
+from engine.runtime.qa_modeling import qa_settings
+from engine.runtime.runtimes import TORCH
 
 logger = logging.getLogger(__name__)
 

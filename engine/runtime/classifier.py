@@ -62,10 +62,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-
-from models_registry.runtime import batching, vector_cache
-from models_registry.runtime.model_files import (
+from engine.config import settings
+from engine.runtime import batching, vector_cache
+from engine.runtime.model_files import (
     FileIdentity,
     InferenceError,
     check_loading_info,
@@ -75,11 +74,11 @@ from models_registry.runtime.model_files import (
     weights_bytes,
     without_server_paths,
 )
-from models_registry.runtime.onnx_graph import ServedOnRuntime, batch_size_for, map_batches
-from models_registry.runtime.preprocessing import preprocess_all
-from models_registry.runtime.qa_inference import SpanPredictor
-from models_registry.runtime.qa_modeling import is_qa_model_dir
-from models_registry.runtime.runtimes import RUNTIMES, TORCH, check_runtime, onnx_file
+from engine.runtime.onnx_graph import ServedOnRuntime, batch_size_for, map_batches
+from engine.runtime.preprocessing import preprocess_all
+from engine.runtime.qa_inference import SpanPredictor
+from engine.runtime.qa_modeling import is_qa_model_dir
+from engine.runtime.runtimes import RUNTIMES, TORCH, check_runtime, onnx_file
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +118,7 @@ class Classifier(ServedOnRuntime):
             from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
             from transformers.utils import logging as hf_logging
 
-            from models_registry.runtime import modeling  # noqa: F401  (registers our model type with the Auto classes)
+            from engine.runtime import modeling  # noqa: F401  (registers our model type with the Auto classes)
 
             hf_logging.disable_progress_bar()
             config = AutoConfig.from_pretrained(str(directory), local_files_only=True)
@@ -165,7 +164,7 @@ class Classifier(ServedOnRuntime):
         arrays = {name: tensor.numpy() for name, tensor in encoded.items()}
         if self.graph.kind == "logits":
             return torch.from_numpy(self.graph.run(arrays)[0])
-        from models_registry.runtime.modeling import pair_features, split_pair
+        from engine.runtime.modeling import pair_features, split_pair
 
         if getattr(self.model.config, "pooling", "mean") == "pair":
             # Both segments of every pair in one run: padded to one width (masked, so it changes nothing).

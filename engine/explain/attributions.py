@@ -36,9 +36,10 @@ Not explained (an ``Explanation`` with ``unavailable`` set, never an exception):
 here, a model whose tokenizer gives no character offsets, and a model that fails or takes longer than
 the inference timeout.
 
-``explain`` caches each explanation in Django's cache for ``CACHE_SECONDS``, keyed by the model's pk,
-the identity of its files (``model_files.files_identity``, so a retrained model is explained afresh),
-the target asked for and a SHA-256 of the text(s).
+``explain_folder`` explains one text of a model folder within the inference timeout; the registry's
+``models_registry.explanations.explain`` explains a registered model's inputs and caches them for
+``CACHE_SECONDS``, keyed by the model's pk, the identity of its files (``model_files.files_identity``, so
+a retrained model is explained afresh), the target asked for and a SHA-256 of the text(s).
 
 Explanations run on a copy of the model of their own (``_explainer``: at most ``EXPLAINER_COPIES``
 per process, least recently used dropped), not on the classifier that serves live predictions: an
@@ -51,23 +52,19 @@ torch and captum are imported lazily (inside the functions), as in ``inference``
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import threading
 import unicodedata
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
-from django.conf import settings
-from django.core.cache import cache
-
-from models_registry.runtime import classifier as runtime_classifier
-from models_registry.runtime.model_files import InferenceError, files_identity, without_server_paths
-from models_registry.runtime.preprocessing import (
+from engine.config import settings
+from engine.runtime import classifier as runtime_classifier
+from engine.runtime.model_files import InferenceError, files_identity, without_server_paths
+from engine.runtime.preprocessing import (
     _INVISIBLE,
     _WHITESPACE,
     DEFAULT_PREPROCESSING,
@@ -75,10 +72,7 @@ from models_registry.runtime.preprocessing import (
     check_spec,
     preprocess,
 )
-from models_registry.runtime.qa_inference import SpanPredictor
-
-if TYPE_CHECKING:  # pragma: no cover
-    from models_registry.models import RegisteredModel
+from engine.runtime.qa_inference import SpanPredictor
 
 logger = logging.getLogger(__name__)
 
@@ -531,7 +525,7 @@ def _pair_mean_pool_forward(model):
     looks them up twice, which ``LayerIntegratedGradients`` cannot hook)."""
     import torch
 
-    from models_registry.runtime.modeling import mean_pool, pair_features
+    from engine.runtime.modeling import mean_pool, pair_features
 
     words = model.get_input_embeddings()
     pad_id = int(model.config.pad_token_id or 0)
@@ -564,7 +558,7 @@ def _pair_mean_pool_forward(model):
 def forward_for(model) -> Callable:
     """``forward(input_ids, attention_mask, token_type_ids) -> logits`` that looks the word embeddings up
     once per call: the model itself, or ``_pair_mean_pool_forward`` for a pair ``MeanPoolClassifier``."""
-    from models_registry.runtime.modeling import MeanPoolClassifier
+    from engine.runtime.modeling import MeanPoolClassifier
 
     if isinstance(model, MeanPoolClassifier) and getattr(model.config, "pooling", "mean") == "pair":
         return _pair_mean_pool_forward(model)
@@ -689,67 +683,7 @@ def attribute(classifier, text, *, target: str | None = None, pad: bool = False)
     )
 
 
-# --- for a registered model, cached ---------------------------------------------------------------------
-
-
-def _cache_key(model: RegisteredModel, text, target: str | None) -> str:
-    identity = json.dumps(files_identity(model.path), default=str) if model.path else ""
-    payload = json.dumps([identity, target, text], ensure_ascii=False, default=list)
-    digest = hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"dynabench:attributions:v{CACHE_VERSION}:{model.pk}:{digest}"
-
-
-def _from_cache(value: dict) -> Explanation:
-    data = dict(value)
-    data["tokens"] = tuple(TokenScore(**{**t, "pieces": tuple(t["pieces"])}) for t in data["tokens"])
-    data["positions"] = tuple(Position(**p) for p in data["positions"])
-    data["fields"] = tuple(data["fields"])
-    data["texts"] = tuple(data["texts"])
-    for name in ("labels", "input_logits", "baseline_logits"):
-        data[name] = tuple(data.get(name) or ())
-    return Explanation(**data)
-
-
-def explain(
-    model: RegisteredModel, inputs: Sequence[dict], *, targets: Sequence[str | None] | None = None
-) -> list[Explanation]:
-    """Explanations of a registered model's decisions on input dicts (task field name -> text), cached.
-
-    Args:
-        model: a ready model of its task.
-        inputs: input dicts as ``inference.predict`` takes them.
-        targets: one label (or None: the predicted one) per input; default all None.
-
-    Returns:
-        One ``Explanation`` per input, in order. Never raises for the model's sake: a remote endpoint,
-        a span model, a model that fails to load or answer, or one slower than
-        ``DYNABENCH_INFERENCE_TIMEOUT_SECONDS`` give an ``Explanation`` with ``unavailable`` set (only
-        the deterministic ones are cached).
-
-    Raises:
-        InferenceError: an input lacks a model input field (as ``inference.predict``).
-        UnknownLabel: a target that is not one of the model's labels (a ``ValueError``).
-    """
-    fields = tuple(model.task.cfg.model_input_fields)
-    if model.source == model.Source.ENDPOINT:
-        return [Explanation(unavailable=REMOTE, fields=fields) for _ in inputs]
-    texts = runtime_classifier.texts_for_inputs(list(fields), list(inputs))
-    if not model.path:
-        return [Explanation(unavailable=NO_WEIGHTS, fields=fields) for _ in texts]
-    targets = list(targets) if targets is not None else [None] * len(texts)
-    results: list[Explanation] = []
-    for text, target in zip(texts, targets, strict=True):
-        key = _cache_key(model, text, target)
-        cached = cache.get(key)
-        if cached is not None:
-            results.append(_from_cache(cached))
-            continue
-        explanation, keep = _explain_one(model, text, target)
-        explanation = replace(explanation, fields=fields)
-        if keep:
-            cache.set(key, asdict(explanation), CACHE_SECONDS)
-        results.append(explanation)
-    return results
+# --- for a model folder, with a timeout -----------------------------------------------------------------
 
 
 EXPLAINER_COPIES = 2
@@ -757,18 +691,18 @@ _explainers: OrderedDict[str, tuple[Any, Any]] = OrderedDict()
 _explainers_lock = threading.Lock()
 
 
-def _explainer(model: RegisteredModel):
-    """This process's explanation copy of ``model`` (an ``runtime_classifier.Classifier``, or a
-    ``SpanPredictor`` for a span model), loaded apart from the live one (module docstring) and again
+def _explainer(path: str, allow_pickle: bool):
+    """This process's explanation copy of the model folder at ``path`` (an ``runtime_classifier.Classifier``,
+    or a ``SpanPredictor`` for a span model), loaded apart from the live one (module docstring) and again
     when its files change (``files_identity``)."""
-    key = runtime_classifier._key(model.path)
+    key = runtime_classifier._key(path)
     with _explainers_lock:  # explanations are rare: one load at a time is enough
         identity = files_identity(key)
         hit = _explainers.get(key)
         if hit is not None and hit[0] == identity:
             _explainers.move_to_end(key)
             return hit[1]
-        loaded = runtime_classifier._load(key, model.allow_pickle)
+        loaded = runtime_classifier._load(key, allow_pickle)
         _explainers[key] = (identity, loaded)
         while len(_explainers) > EXPLAINER_COPIES:
             _explainers.popitem(last=False)
@@ -781,12 +715,25 @@ def clear_explainers() -> None:
         _explainers.clear()
 
 
-def _explain_one(model: RegisteredModel, text, target: str | None) -> tuple[Explanation, bool]:
-    """(explanation, whether it may be cached); waits at most the inference timeout."""
+def explain_folder(
+    path: str, allow_pickle: bool, text, target: str | None, *, label: str
+) -> tuple[Explanation, bool]:
+    """The explanation of the model folder at ``path`` for one text (a string, or a pair as
+    ``runtime_classifier.texts_for_inputs`` gives it), and whether it may be cached.
+
+    Waits at most ``DYNABENCH_INFERENCE_TIMEOUT_SECONDS``; a slower one gives an ``Explanation`` with
+    ``unavailable`` set and ``False`` (it may come another time). ``label`` names the model in the log.
+
+    Never raises for the model's sake: a folder that fails to load or answer gives an ``Explanation``
+    with ``unavailable`` set (its message without server paths) and ``False``.
+
+    Raises:
+        UnknownLabel: ``target`` is not one of the model's labels (a ``ValueError``).
+    """
     timeout = float(settings.DYNABENCH_INFERENCE_TIMEOUT_SECONDS)
 
     def call():
-        classifier = _explainer(model)
+        classifier = _explainer(path, allow_pickle)
         if isinstance(classifier, SpanPredictor):
             return Explanation(unavailable=SPAN)
         return attribute(classifier, text, target=target)
@@ -796,12 +743,12 @@ def _explain_one(model: RegisteredModel, text, target: str | None) -> tuple[Expl
         return future.result(timeout=timeout if timeout > 0 else None), True
     except FutureTimeout:
         future.cancel()
-        logger.warning("model %s gave no explanation within %s s", model.pk, timeout)
+        logger.warning("model %s gave no explanation within %s s", label, timeout)
         return Explanation(unavailable=f"No explanation within {timeout:g} s (the inference timeout)."), False
     except UnknownLabel:
         raise
     except Exception as exc:  # noqa: BLE001 - the model's failure is reported, not raised
-        logger.warning("model %s could not explain", model.pk, exc_info=True)
+        logger.warning("model %s could not explain", label, exc_info=True)
         detail = str(exc) if isinstance(exc, InferenceError) else f"{type(exc).__name__}: {exc}"
-        detail = without_server_paths(detail, model.path or None)
+        detail = without_server_paths(detail, path or None)
         return Explanation(unavailable=f"The model could not explain its answer: {detail}"), False

@@ -1,7 +1,7 @@
 """The classifier architecture this project trains: an encoder + masked mean pooling + dropout + linear head.
 
 Two encoders: BERT (``MeanPoolClassifier``; all-MiniLM-L6-v2, the default backbone) and MPNet
-(``MPNetMeanPoolClassifier``; all-mpnet-base-v2, opt-in, ``models_registry.runtime.backbones``). Both share
+(``MPNetMeanPoolClassifier``; all-mpnet-base-v2, opt-in, ``engine.runtime.backbones``). Both share
 the pooling and the head (``PooledHead``); MPNet's tokenizer does not mark the two texts of a pair, so an
 MPNet classifier takes single texts only.
 
@@ -43,7 +43,7 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.models.bert.modeling_bert import BertPreTrainedModel
 from transformers.models.mpnet.modeling_mpnet import MPNetPreTrainedModel
 
-from models_registry.runtime.preprocessing import DEFAULT_PREPROCESSING
+from engine.runtime.preprocessing import DEFAULT_PREPROCESSING
 
 MODEL_TYPE = "dynabench-mean-pool-classifier"
 MPNET_MODEL_TYPE = "dynabench-mpnet-mean-pool-classifier"
@@ -80,7 +80,7 @@ class MeanPoolClassifierConfig(_ClassifierExtras, BertConfig):
 
     Extra attributes:
         backbone: name of the encoder it started from (e.g. ``"sentence-transformers/all-MiniLM-L6-v2"``).
-        preprocessing: the ``models_registry.runtime.preprocessing`` spec applied to every input text.
+        preprocessing: the ``engine.runtime.preprocessing`` spec applied to every input text.
         max_input_tokens: tokens per input (truncation), 128 by default.
         pooling: ``"mean"`` (one vector per input) or ``"pair"`` (pair features of the two segments of
             a ``tokenizer(a, b)`` input); see the module docstring. Configs saved before this key

@@ -31,16 +31,16 @@ import httpcore2
 import httpx2
 import openai
 
-from models_registry.endpoints.addresses import EndpointAddressRefused, check_endpoint_url, connect_checked
-from models_registry.runtime.generative import (
+from engine.endpoints.addresses import EndpointAddressRefused, check_endpoint_url, connect_checked
+from engine.runtime.generative import (
     AnswerStream,
     ChoiceScores,
     Decoding,
     Generation,
     check_messages,
 )
-from models_registry.runtime.model_files import InferenceError
-from models_registry.runtime.whole_characters import TextTail
+from engine.runtime.model_files import InferenceError
+from engine.runtime.whole_characters import TextTail
 
 logger = logging.getLogger(__name__)
 

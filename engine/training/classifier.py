@@ -1,7 +1,7 @@
 """Training target models on texts and labels it is handed (no database access here).
 
 Two recipes, both producing a ``MeanPoolClassifier`` saved with ``save_pretrained`` (safetensors) plus
-its tokenizer, loadable by ``models_registry.runtime.classifier.get_classifier``:
+its tokenizer, loadable by ``engine.runtime.classifier.get_classifier``:
 
 ``quick``
     The backbone stays frozen. Every text is embedded once (masked mean pooling; for text pairs the
@@ -34,9 +34,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from models_registry.runtime.backbones import DEFAULT_BACKBONE, BackboneError, get_backbone
-from models_registry.runtime.backbones import backbone_path as installed_backbone_path
-from models_registry.runtime.embeddings import (
+from engine.runtime.backbones import DEFAULT_BACKBONE, BackboneError, get_backbone
+from engine.runtime.backbones import backbone_path as installed_backbone_path
+from engine.runtime.embeddings import (
     EMBED_BATCH_SIZE,
     EMBEDDING_CACHE,
     MAX_INPUT_TOKENS,
@@ -48,14 +48,14 @@ from models_registry.runtime.embeddings import (
     length_order,
     say,
 )
-from models_registry.runtime.modeling import (
+from engine.runtime.modeling import (
     POOLINGS,
     MeanPoolClassifier,
     classifier_from_backbone,
     parameter_count,
 )
-from models_registry.runtime.preprocessing import DEFAULT_PREPROCESSING, preprocess_all
-from models_registry.runtime.weights import count_parameters
+from engine.runtime.preprocessing import DEFAULT_PREPROCESSING, preprocess_all
+from engine.runtime.weights import count_parameters
 
 DEFAULT_BACKBONE_NAME = get_backbone(DEFAULT_BACKBONE).name
 RECIPES = ("quick", "finetune")
@@ -320,13 +320,13 @@ def train_classifier(
         recipe: "quick" (frozen backbone + logistic-regression head) or "finetune" (full fine-tuning).
         seed: seeds head initialisation, shuffling and dropout.
         epochs / lr / batch_size: fine-tuning settings (ignored by "quick").
-        backbone: ``models_registry.runtime.backbones`` key: ``"minilm"`` (all-MiniLM-L6-v2, the default) or
+        backbone: ``engine.runtime.backbones`` key: ``"minilm"`` (all-MiniLM-L6-v2, the default) or
             ``"mpnet"`` (all-mpnet-base-v2, opt-in: ``make mpnet``; single texts only).
         backbone_path: a BERT or MPNet ``save_pretrained`` directory used instead of ``backbone``'s
             (tests pass a tiny one).
         backbone_name: the name recorded in the config; default ``backbone``'s upstream id, or the
             directory name of ``backbone_path``.
-        pooling: ``"mean"`` or ``"pair"`` (``models_registry.runtime.modeling``); default ``"pair"`` when the
+        pooling: ``"mean"`` or ``"pair"`` (``engine.runtime.modeling``); default ``"pair"`` when the
             texts are (a, b) pairs and ``"mean"`` for single texts. Stored in the config.
         progress: called with one-line progress messages.
 

@@ -17,9 +17,8 @@ import socket
 from collections.abc import Callable, Iterable
 from urllib.parse import urlsplit
 
-from django.conf import settings
-
-from models_registry.runtime.model_files import InferenceError
+from engine.config import settings
+from engine.runtime.model_files import InferenceError
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[..., list]

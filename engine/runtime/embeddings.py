@@ -13,8 +13,8 @@ from pathlib import Path
 
 import torch
 
-from models_registry.runtime.model_files import files_identity
-from models_registry.runtime.modeling import MeanPoolClassifier
+from engine.runtime.model_files import files_identity
+from engine.runtime.modeling import MeanPoolClassifier
 
 MAX_INPUT_TOKENS = 128
 

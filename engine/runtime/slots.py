@@ -38,7 +38,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from models_registry.runtime.model_files import InferenceError
+from engine.runtime.model_files import InferenceError
 
 #: Seconds a place promised by ``admit`` is kept for its thread's ``join`` at most: a safety net, as the
 #: end of every request gives back an unused promise (``withdraw``).

@@ -48,12 +48,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from django.conf import settings
-
-from models_registry.runtime.int8_plans import FFN_FP32, Int8Plan, configured_plans, drop_points, quantize
-from models_registry.runtime.model_files import InferenceError, swap_into_place, without_server_paths
-from models_registry.runtime.onnx_graph import bulk
-from models_registry.runtime.runtimes import (
+from engine.config import settings
+from engine.runtime.int8_plans import FFN_FP32, Int8Plan, configured_plans, drop_points, quantize
+from engine.runtime.model_files import InferenceError, swap_into_place, without_server_paths
+from engine.runtime.onnx_graph import bulk
+from engine.runtime.runtimes import (
     CHECK_FILE,
     CHECK_NAME,
     MANIFEST_NAME,
@@ -112,7 +111,7 @@ def _wrapped(model, kind: str, input_names: Sequence[str]):
     """A ``torch.nn.Module`` whose forward takes ``input_names`` tensors and returns plain tensors."""
     import torch
 
-    from models_registry.runtime.modeling import mean_pool
+    from engine.runtime.modeling import mean_pool
 
     class Graph(torch.nn.Module):
         def __init__(self) -> None:
@@ -137,7 +136,7 @@ def _wrapped(model, kind: str, input_names: Sequence[str]):
 def graph_kind(predictor) -> str:
     """``"span"`` for a QA predictor, ``"vectors"`` for this project's pooled classifiers (BERT or MPNet,
     ``modeling.PooledHead``), else ``"logits"``."""
-    from models_registry.runtime.modeling import PooledHead
+    from engine.runtime.modeling import PooledHead
 
     if not predictor.labels and hasattr(predictor, "settings"):
         return "span"
@@ -480,7 +479,7 @@ def export_and_check(
             ``texts``: int8 is then judged on accuracy (``judge``).
         preferred: the runtime asked for; default ``preferred_runtime()``. ``torch`` skips the export.
     """
-    from models_registry.runtime.classifier import get_classifier
+    from engine.runtime.classifier import get_classifier
 
     preferred = check_runtime(preferred or preferred_runtime())
     if preferred == TORCH:

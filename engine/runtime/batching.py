@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
-from django.conf import settings
+from engine.config import settings
 
 logger = logging.getLogger(__name__)
 
