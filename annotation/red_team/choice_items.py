@@ -27,7 +27,7 @@ from annotation.chat_format import context_message
 from annotation.models import Example, Prediction
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
-from models_registry.serving import InferenceError, QueueFull, choose
+from models_registry.serving import InferenceError, PromptTooLong, QueueFull, choose
 from tasks import qualification
 from tasks.models import Context, Round
 
@@ -143,9 +143,10 @@ def write_choice_item(
         scores = choose(model, messages, options)
     except QueueFull:  # the line for the target is full: 503 with Retry-After, nothing stored
         raise
+    except PromptTooLong as exc:
+        raise ConversationError(f"The model could not score the options: {exc}", code="too_long") from None
     except InferenceError as exc:
-        code = "too_long" if type(exc).__name__ == "PromptTooLong" else "model_error"
-        raise ConversationError(f"The model could not score the options: {exc}", code=code) from None
+        raise ConversationError(f"The model could not score the options: {exc}", code="model_error") from None
     wrong = scores.picked != correct
     try:
         with transaction.atomic():
