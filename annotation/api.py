@@ -23,7 +23,7 @@ from core.api.throttling import ExampleCreateThrottle
 from tasks.api import SLUG, NotQualifiedError
 from tasks.selectors import task_or_404
 
-from . import selectors, services
+from . import selectors, services, submissions
 from .filters import ExampleFilter
 from .models import Example
 from .serializers import (
@@ -122,21 +122,27 @@ class ExampleListCreate(generics.ListAPIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         target_name = task.cfg.target_field["name"]
+        submission = submissions.Submission(
+            task=task,
+            annotator=request.user,
+            inputs={name: data[name] for name in input_names(task) if name in data},
+            target=data[target_name],
+            context=data["context_obj"],
+            context_given=True,
+            explanation=data.get("explanation", ""),
+            metadata=data.get("metadata") or {},
+            client_token=client_token_of(request),
+        )
         try:
-            example, _created = services.create_example(
-                task=task,
-                annotator=request.user,
-                inputs={name: data[name] for name in input_names(task) if name in data},
-                target=data[target_name],
-                context=data["context_obj"],
-                explanation=data.get("explanation", ""),
-                metadata=data.get("metadata") or {},
-                client_token=client_token_of(request),
-            )
-        except services.NotQualifiedToWrite as exc:  # the task's rules: 403 with code and url
-            raise NotQualifiedError(exc.code, exc.message, exc.url) from None
-        except services.ExampleError as exc:
-            raise service_errors(exc) from None
+            example = submissions.submit(submission)
+        except submissions.Refused as refused:
+            if refused.code == "not_collecting":  # closed since the check above
+                raise RoundNotOpen() from None
+            if isinstance(refused.cause, services.NotQualifiedToWrite):  # the task's rules: 403, code, url
+                raise NotQualifiedError(
+                    refused.cause.code, refused.cause.message, refused.cause.url
+                ) from None
+            raise service_errors(refused.cause or refused) from None
         example = selectors.with_history(Example.objects.filter(pk=example.pk)).get()
         return Response(
             ExampleSerializer(example, context={"request": request}).data,

@@ -13,6 +13,7 @@ from core.text_rules import ascii_id
 from tasks.config import TaskConfig
 
 from .services import MAX_EXPLANATION_LENGTH, MAX_FLAG_REASON_LENGTH, NON_FIELD, ExampleError, clean_inputs
+from .submissions import UNSTAMPED, Submission
 
 _START_SALT = "annotation.example-form.started"
 # Longer than any real writing session; beyond it "time taken" means the tab was left open.
@@ -36,11 +37,6 @@ def signed_start(client_token: uuid.UUID | str, context_id: int | None = None) -
     .stamped_context`` reads it back, and the create page saves the form on that context or refuses it.
     """
     return signing.dumps([str(client_token), _now_ms(), context_id], salt=_START_SALT)
-
-
-#: ``ExampleForm.stamped_context`` of a form without a valid stamp naming a context (a missing or forged
-#: ``started``, one signed for another token, or a page served before stamps named their context).
-UNSTAMPED = object()
 
 
 def _read_stamp(started, client_token) -> list | None:
@@ -250,6 +246,24 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
         if context_id is None or (isinstance(context_id, int) and not isinstance(context_id, bool)):
             return context_id
         return UNSTAMPED
+
+    def submission(self, task, annotator) -> Submission:
+        """The example as this bound form sent it (``submissions.Submission``): its cleaned fields when
+        they are valid (``valid`` False otherwise), the context it sends and the one its stamp names, the
+        round it was served in, its token and the time taken."""
+        valid = self.is_valid()
+        return Submission(
+            task=task,
+            annotator=annotator,
+            inputs=self.inputs if valid else None,
+            target=self.target if valid else None,
+            valid=valid,
+            context_sent=(self.data.get("context") or "").strip() or None,
+            context_stamped=self.stamped_context(),
+            round_sent=self.data.get("round"),
+            client_token=self.cleaned_data["client_token"] if valid else None,
+            time_taken_ms=self.time_taken_ms if valid else None,
+        )
 
     @property
     def choice_rows(self) -> list[tuple]:

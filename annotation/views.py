@@ -18,70 +18,10 @@ from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
 
-from . import selectors, services, session_examples, verdict
+from . import selectors, services, session_examples, submissions, verdict
 from .ask_user import awaits_user_verdict, record_user_verdict
-from .forms import SPAN_START_FIELD, UNSTAMPED, ExampleForm, ExplanationForm, FlagForm, signed_start
+from .forms import SPAN_START_FIELD, ExampleForm, ExplanationForm, FlagForm, signed_start
 from .red_team import presenting as red_team_presenting
-
-
-def _round_changed(task: Task, sent_round: str | None) -> bool:
-    """True when the form was served in another round than the current one.
-
-    A form without the field (an older page) is taken as written for the current round.
-    """
-    return bool(sent_round) and sent_round != str(task.current_round_id)
-
-
-def _earlier_round_number(task: Task, sent_round: str) -> int | None:
-    """The number of ``task``'s round whose id the form sent, or None (unknown or malformed id)."""
-    round_id = ascii_id(sent_round)  # never "²" or 5,000 digits
-    if round_id is None:
-        return None
-    return task.rounds.filter(pk=round_id).values_list("number", flat=True).first()
-
-
-def _round_changed_message(task: Task, sent_round: str) -> str:
-    earlier = _earlier_round_number(task, sent_round)
-    where = f"Round {earlier} closed and round" if earlier is not None else "Round"
-    return (
-        f"{where} {task.current_round.number} opened while you were writing, with its own target "
-        "model. Your example was not saved; check it and send it again to submit it to "
-        f"round {task.current_round.number}."
-    )
-
-
-def _context_noun(cfg) -> str:
-    """What the task calls its context, for messages: the label of its first required context field
-    (else of its first one), in lower case: "premise" (NLI), "passage" (QA), "prompt"."""
-    specs = [spec for spec in cfg.context_fields if not spec.get("optional", False)] or cfg.context_fields
-    return str(specs[0].get("label", specs[0]["name"])).lower() if specs else "context"
-
-
-def _context_gone_message(task: Task, written_for, sent_round: str | None) -> str:
-    """Why a form was refused whose context can no longer take examples: ``written_for`` is that
-    context (a ``Context`` of another round) or None (deleted, another task's, or none sent).
-
-    E.g. "The premise you wrote for is no longer available (round 1 closed and round 2 opened while you
-    were writing), so your example was not saved."
-    """
-    reason = ""
-    if _round_changed(task, sent_round):
-        earlier = _earlier_round_number(task, sent_round)
-        closed = f"round {earlier} closed and " if earlier is not None else ""
-        reason = f" ({closed}round {task.current_round.number} opened while you were writing)"
-    elif written_for is not None:
-        reason = " (its round is over)"
-    return (
-        f"The {_context_noun(task.cfg)} you wrote for is no longer available{reason}, so your example "
-        "was not saved."
-    )
-
-
-CONTEXT_MISMATCH = (
-    "This form was written for another {noun} than the one the page showed (a browser can put back "
-    "old text when you go Back). It was not saved. Here it is again with the {noun} it was written for: "
-    "check it and send it again."
-)
 
 
 def _unsaved_rows(cfg, data, written_for) -> list[tuple[str, str]]:
@@ -141,142 +81,113 @@ def _variation_initial(task: Task, variation, *, same_context: bool) -> dict:
 
 @login_required
 def create(request, slug: str):
-    """Write an example: the server runs the target model(s), then redirects to the outcome page.
+    """Write an example: the server runs the target model(s), then shows the verdict (a POST:
+    ``_create_post``).
 
     A task with context fields serves a context (``tasks.selectors.next_context``, least used first,
-    optional ``?tag=``; ``?skip=<context id>`` serves another one than that, "Skip this context") and
-    carries its id twice: in the hidden ``context`` field, next to the context's text, and signed with the
-    form token in ``started`` (``forms.signed_start``). A POST is saved on the context the form was served
-    with, never on another (docs/domain.md, "Context serving"):
+    optional ``?tag=``; ``?skip=<context id>`` serves another one, "Skip this context") and carries its id
+    twice: in the hidden ``context`` field and signed with the form token in ``started``
+    (``forms.signed_start``). ``?variation=<example id>`` prefills the form with the requester's own
+    example of this task (its text, label or span answer and, while it is in the current round, its
+    context, with the answer's offset); someone else's is a 404. The form asks the browser not to restore
+    its values on Back (``autocomplete="off"``).
 
-    * when the two differ (a browser put a form's values back into a page showing another context), it
-      is refused and shown again with the context it was written for;
-    * when that context can no longer take examples (its round is over, it was deleted), it is refused:
-      the page serves a new context with an empty form, and shows the refused text apart (``unsaved``),
-      to copy, never in the form;
-    * a form without a stamp naming its context (a page served before) is taken as written for the
-      ``context`` it sends, which must be of the current round.
-
-    The form asks the browser not to restore its values on Back (``autocomplete="off"``), so a hypothesis
-    is never offered, ready to send, under a premise it was not written for.
-    ``?variation=<example id>`` prefills the form with the requester's own example of this task (its
-    text, label or span answer and, while it is in the current round, its context, with the answer's
-    offset when the context is its own); someone else's is a 404.
-
-    A POST sent by the page's script (header ``X-Requested-With: fetch``, ``static/annotation/create.js``)
-    gets an HTML fragment instead of a redirect: on success the verdict (``_create_result.html``, status
-    200) carrying a fresh form token (``data-client-token``, ``data-started``) so that the text kept in
-    the box is sent as a new example next time; on an error the messages (``_create_errors.html``,
-    status 422) and the hidden values to send next. Without the script the POST redirects as always.
-
-    A POST is always bound and shown back on any error, so the annotator never loses the text: also
-    when the round closed while they were writing (the text is then shown read-only), when another round
-    opened meanwhile (the hidden ``round`` field names the round the form was served in; sending again
-    submits to the new round), and when the form token was already used for another example (the form
-    then gets a fresh token).
+    The task's qualification rules (``tasks.qualification.check_can_contribute``): a worker who has to see
+    the tutorial or pass the quiz is sent there (``?next=`` back here); a blocked, unlisted, held, capped
+    or competition-limited one sees the message instead of the form.
 
     The session tally ("2 of 3 fooled the model in this session") counts the examples written through
-    this page and the red-teaming pages in this browser session (their ids are kept in the session,
-    ``session_examples.remember_example``) that are
-    still in the current round and not retracted (``reset_tally`` empties it). The page's script keeps the
-    text when the session has run out (it checks the answer against ``login_url``; the next send reads
-    the CSRF cookie ``csrf_cookie_name``, which signing in renews) and counts characters
-    against each box's ``data-max-length`` (code points, as the service does).
-
-    The task's qualification rules (``tasks.qualification.check_can_contribute``): on a GET, a worker who
-    has to see the tutorial or pass the quiz is sent there (``?next=`` back here); a blocked, unlisted,
-    held, capped or competition-limited one sees the message instead of the form. A POST goes to the
-    service, which checks the same rules and refuses with the message above the text kept.
+    this page and the red-teaming pages in this browser session (``session_examples``) that are still in
+    the current round and not retracted (``reset_tally`` empties it).
     """
     task = task_selectors.task_or_404(slug)
-    cfg = task.cfg
-    if cfg.is_red_team:  # its examples are conversations and multiple-choice items (annotation/red_team/)
+    if task.cfg.is_red_team:  # its examples are conversations and items (annotation/red_team/)
         return redirect("annotation:red_team", slug=task.slug)
-    collecting = task.open_round is not None
+    if request.method == "POST":
+        return _create_post(request, task)
     refusal = None
-    if request.method != "POST" and collecting and request.user.can_contribute:
+    if task.open_round is not None and request.user.can_contribute:
         try:
             qualification.check_can_contribute(task, request.user, qualification.WRITE, lock=False)
         except qualification.NotQualified as exc:
             if exc.url:
                 return redirect(qualification.with_next(exc.url, request.get_full_path()))
             refusal = exc
-    needs_context = bool(cfg.context_fields) and collecting
-    # A task whose context fields are all optional (sentiment's prompt) can be written without one.
-    context_required = any(not spec.get("optional", False) for spec in cfg.context_fields)
-    context = None
-    form = None
-    initial = {}
-    context_gone = ""  # why the form's context was refused, shown above its text (``unsaved``)
-    unsaved: list[tuple[str, str]] = []
-    fetch = request.method == "POST" and _is_fetch(request)
-    if request.method == "POST":
-        form = ExampleForm(cfg, request.POST)
-        sent_context = (request.POST.get("context") or "").strip() or None
-        # The context the form was served with: its signed stamp says which; a form without one (an
-        # older page) is taken as written for the context it sends.
-        stamped = form.stamped_context()
-        written_for = sent_context if stamped is UNSTAMPED else stamped
-        mismatch = stamped is not UNSTAMPED and (None if stamped is None else str(stamped)) != sent_context
-        if needs_context and written_for is not None:
-            context = task_selectors.context_of_round(task.current_round, written_for)
-        gone = needs_context and context is None and (context_required or written_for is not None)
-        form.context_id = context.pk if context else None  # signed into a renewed token's stamp
-        valid = form.is_valid()
-        if not collecting:
-            form.add_error(
-                None, "This task is not collecting examples right now; your example was not saved."
-            )
-            for name in form.input_names:
-                form.fields[name].widget.attrs["readonly"] = True
-        elif gone:
-            # Never on another context: the text is shown apart, to copy, and a new context comes with
-            # an empty form (the script sends it the plain way, which renders that page).
-            old = selectors.context_of_task(task, written_for)
-            context_gone = _context_gone_message(task, old, request.POST.get("round"))
-            if fetch:
-                form.add_error(None, context_gone)
-                return _create_errors(request, task, form, reload=True)
-            unsaved = _unsaved_rows(cfg, request.POST, old)
-            form = None
-        elif _round_changed(task, request.POST.get("round")):
-            form.add_error(None, _round_changed_message(task, request.POST.get("round")))
-        elif needs_context and mismatch:
-            # Shown again with the context it was written for (``context``), never saved on the other.
-            form.add_error(None, CONTEXT_MISMATCH.format(noun=_context_noun(cfg)))
-            if fetch:
-                return _create_errors(request, task, form, reload=True)
-        elif valid:
-            try:
-                example, _created = services.create_example(
-                    task=task,
-                    annotator=request.user,
-                    inputs=form.inputs,
-                    target=form.target,
-                    context=context,
-                    client_token=form.cleaned_data["client_token"],
-                    time_taken_ms=form.time_taken_ms,
-                )
-            except services.TokenAlreadyUsed as exc:
-                form.add_service_errors(exc)
-                form.renew_token()
-            except services.ExampleError as exc:
-                form.add_service_errors(exc)
-            else:
-                session_examples.remember_example(request, task, example.pk)
-                if fetch:
-                    return _create_result(request, task, example)
-                return redirect("annotation:outcome", pk=example.pk)
-        if fetch:
-            return _create_errors(request, task, form, reload=False)
-    elif request.GET.get("variation"):
+    context, initial = None, {}
+    if request.GET.get("variation"):
         variation = selectors.own_example_of_task(request.user, task, request.GET["variation"])
         if variation is None:
             raise Http404("No example of yours with that id in this task.")
+        needs_context = bool(task.cfg.context_fields) and task.open_round is not None
         if needs_context and variation.context_id and variation.context.round_id == task.current_round_id:
             context = variation.context
         initial = _variation_initial(task, variation, same_context=context is not None)
-    skipped = ascii_id(request.GET.get("skip")) if request.method != "POST" else None
+    skipped = ascii_id(request.GET.get("skip"))
+    return _create_page(request, task, initial=initial, context=context, skipped=skipped, refusal=refusal)
+
+
+def _create_post(request, task: Task) -> HttpResponse:
+    """A sent form, stored on the context it was served with or refused by the rules of
+    ``annotation/submissions.py`` (docs/domain.md, "Context serving"), never saved on another context.
+
+    Stored: the outcome page, or for the page's script (header ``X-Requested-With: fetch``,
+    ``static/annotation/create.js``) the verdict fragment (``_create_result.html``, 200) with a fresh form
+    token, so the text kept in the box is sent as a new example next time. Refused: the form shown again
+    with its text (read-only when the round closed; with a fresh token when its token was spent on
+    another text; with the context it was written for when the page showed another), or for the script
+    the messages (``_create_errors.html``, 422). A form whose context can no longer take examples gets a
+    new context and an empty form, its text shown apart (``unsaved``), to copy. The script keeps the
+    text when the session has run out (it checks the answer against ``login_url`` and reads the renewed
+    CSRF cookie ``csrf_cookie_name``) and counts characters against each box's ``data-max-length``."""
+    form = ExampleForm(task.cfg, request.POST)
+    fetch = _is_fetch(request)
+    try:
+        example = submissions.submit(form.submission(task, request.user))
+    except submissions.Refused as refused:
+        form.add_service_errors(refused)
+        if refused.code == "context_gone":
+            # Never on another context: the text is shown apart, to copy, and a new context comes with
+            # an empty form (the script sends it the plain way, which renders that page).
+            if fetch:
+                return _create_errors(request, task, form, reload=True)
+            unsaved = _unsaved_rows(task.cfg, request.POST, refused.written_for)
+            return _create_page(
+                request, task, context_gone=str(refused.errors[services.NON_FIELD][0]), unsaved=unsaved
+            )
+        form.context_id = refused.context.pk if refused.context else None  # signed into a renewed stamp
+        if refused.code == "token_used":
+            form.renew_token()
+        if refused.code == "not_collecting":
+            for name in form.input_names:
+                form.fields[name].widget.attrs["readonly"] = True
+        if fetch:
+            return _create_errors(request, task, form, reload=refused.code == "context_mismatch")
+        return _create_page(request, task, form=form, context=refused.context)
+    session_examples.remember_example(request, task, example.pk)
+    if fetch:
+        return _create_result(request, task, example)
+    return redirect("annotation:outcome", pk=example.pk)
+
+
+def _create_page(
+    request,
+    task: Task,
+    *,
+    form: ExampleForm | None = None,
+    context=None,
+    initial: dict | None = None,
+    skipped: int | None = None,
+    refusal=None,
+    context_gone: str = "",
+    unsaved: list[tuple[str, str]] | None = None,
+) -> HttpResponse:
+    """The create page: ``form`` shown again with the ``context`` it was written for, or a new form
+    (``initial`` values) on ``context`` or, for a task with contexts, on the next one served."""
+    cfg = task.cfg
+    collecting = task.open_round is not None
+    needs_context = bool(cfg.context_fields) and collecting
+    # A task whose context fields are all optional (sentiment's prompt) can be written without one.
+    context_required = any(not spec.get("optional", False) for spec in cfg.context_fields)
     # A form shown again keeps the context it was written for (none, for a task whose context is
     # optional); a new form gets the next one.
     if needs_context and context is None and form is None:
@@ -284,7 +195,7 @@ def create(request, slug: str):
             round_=task.current_round, tag=request.GET.get("tag") or None, exclude=skipped
         )
     if form is None:
-        form = ExampleForm(cfg, initial=initial, context_id=context.pk if context else None)
+        form = ExampleForm(cfg, initial=initial or {}, context_id=context.pk if context else None)
     return render(
         request,
         "annotation/create.html",
@@ -298,7 +209,7 @@ def create(request, slug: str):
             "context_missing": needs_context and context is None and context_required,
             "served_context": context,
             "context_gone": context_gone,
-            "unsaved": unsaved,
+            "unsaved": unsaved or [],
             "skip_found_none": skipped is not None and context is not None and context.pk == skipped,
             "tag": request.GET.get("tag") or "",
             "context_fields": [
