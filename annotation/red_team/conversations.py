@@ -41,8 +41,10 @@ from core.text_rules import lone_surrogate_path, model_text_problem, normalise_n
 from models_registry.models import RegisteredModel
 from models_registry.serving import AnswerStream, InferenceError, PromptTooLong, admit, chat_stream, fits
 from tasks import qualification
+from tasks import selectors as task_selectors
 from tasks.models import Context, Round
 
+from . import selectors
 from .selectors import needs_context
 
 #: How long a turn waits for the previous answer of its conversation before it is refused, in seconds.
@@ -252,6 +254,36 @@ def send_turn(
             )
         time.sleep(0.1)
     return TurnStream(turn, messages)
+
+
+def send_message(
+    *, round_: Round, annotator, conversation_id, context_id, prompt, client_token: uuid.UUID | None = None
+) -> TurnStream:
+    """The red-teaming page's send: ``prompt`` to the annotator's open conversation ``conversation_id``
+    or, without one (None), to a new conversation on the passage ``context_id`` the page served (an id as
+    sent, text or None; ignored for a task without passages). Returns ``send_turn``'s stream.
+
+    Raises:
+        ConversationError: another user's or an unknown conversation (``not_found``), a passage that is
+            not open in ``round_`` (``bad_context``), and ``send_turn``'s refusals.
+        QueueFull: the target's line is full; nothing is stored (not even the new conversation).
+        qualification.NotQualified: the writer may not contribute (``start_conversation``).
+    """
+    if conversation_id is not None:
+        conversation = selectors.own_conversation(annotator, conversation_id)
+        if conversation is None:
+            raise ConversationError("No such conversation.", code="not_found")
+    else:
+        context = None
+        if round_.task.cfg.context_fields:
+            context = task_selectors.context_of_round(round_, context_id)
+            if context is None:
+                raise ConversationError(
+                    "That passage is no longer open; here is another one.", code="bad_context"
+                )
+        admit(round_target(round_))  # a full line refuses before the conversation is stored
+        conversation = start_conversation(round_=round_, annotator=annotator, context=context)
+    return send_turn(conversation=conversation, annotator=annotator, prompt=prompt, client_token=client_token)
 
 
 class TurnStream(AnswerStream):

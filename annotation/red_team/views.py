@@ -23,7 +23,7 @@ from annotation.models import Turn
 from annotation.session_examples import remember_example
 from core.text_rules import ascii_id
 from models_registry.queue_full import queue_full_response
-from models_registry.serving import QueueFull, admit
+from models_registry.serving import QueueFull
 from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Task
@@ -34,9 +34,7 @@ from .choice_items import write_choice_item
 from .conversations import (
     ConversationError,
     abandon_conversation,
-    round_target,
-    send_turn,
-    start_conversation,
+    send_message,
     submit_conversation,
 )
 from .presenting import rubric_answers_from, rubric_questions
@@ -186,26 +184,13 @@ def send(request, slug: str):
     except ValueError:
         token = None
     try:
-        conversation_id = ascii_id(request.POST.get("conversation"))
-        if conversation_id is not None:
-            conversation = selectors.own_conversation(request.user, conversation_id)
-            if conversation is None:
-                raise ConversationError("No such conversation.", code="not_found")
-        else:
-            context = None
-            if task.cfg.context_fields:
-                context = task_selectors.context_of_round(task.current_round, request.POST.get("context"))
-                if context is None:
-                    raise ConversationError(
-                        "That passage is no longer open; here is another one.", code="bad_context"
-                    )
-            # A full line for the target refuses before the conversation is stored (QueueFull below).
-            admit(round_target(task.current_round))
-            conversation = start_conversation(
-                round_=task.current_round, annotator=request.user, context=context
-            )
-        stream = send_turn(
-            conversation=conversation, annotator=request.user, prompt=prompt, client_token=token
+        stream = send_message(
+            round_=task.current_round,
+            annotator=request.user,
+            conversation_id=ascii_id(request.POST.get("conversation")),
+            context_id=request.POST.get("context"),
+            prompt=prompt,
+            client_token=token,
         )
     except ConversationError as exc:
         status = STATUS_OF_CODE.get(exc.code, 409)
