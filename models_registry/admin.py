@@ -38,6 +38,7 @@ from models_registry.generative import register_chat_endpoint_model, register_lo
 from models_registry.jobs import check_model
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets, start_next_round
+from models_registry.runtime_facts import REMOTE_LABELS, runtime_label
 from models_registry.services import (
     ModelRegistryError,
     check_again,
@@ -60,6 +61,27 @@ class RoundTargetInline(admin.TabularInline):
     raw_id_fields = ["round"]
 
 
+class ServedByFilter(admin.SimpleListFilter):
+    """ "By runtime": the runtimes this server runs a model on, and the remote kinds apart (a remote model's
+    runtime field holds a default that nothing here runs)."""
+
+    title = "runtime"
+    parameter_name = "served_by"
+
+    def lookups(self, request, model_admin):
+        return [(TORCH, label(TORCH)), (ONNX_FP32, label(ONNX_FP32)), (ONNX_INT8, label(ONNX_INT8))] + [
+            (str(source), words) for source, words in REMOTE_LABELS.items()
+        ]
+
+    def queryset(self, request, queryset):
+        value = self.value()
+        if value in REMOTE_LABELS:
+            return queryset.filter(source=value)
+        if value in (TORCH, ONNX_FP32, ONNX_INT8):
+            return queryset.filter(runtime=value).exclude(source__in=list(REMOTE_LABELS))
+        return queryset
+
+
 @admin.register(RegisteredModel)
 class RegisteredModelAdmin(TaskOwnedAdmin):
     """Models with their status, size and dev accuracy (from the card); the card is shown read-only."""
@@ -68,7 +90,7 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
         "name",
         "task",
         "status_shown",
-        "runtime",
+        "runtime_shown",
         "parameter_count",
         "dev_accuracy",
         "backbone",
@@ -79,13 +101,13 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
     list_filter = [
         ("task", admin.RelatedOnlyFieldListFilter),
         "status",
-        "runtime",
+        ServedByFilter,
         "source",
         "is_published",
     ]
     search_fields = ["name", "backbone", "path", "error_message"]
     readonly_fields = [
-        "runtime",
+        "runtime_shown",
         "parameter_count",
         "card_pretty",
         "status",
@@ -377,6 +399,12 @@ class RegisteredModelAdmin(TaskOwnedAdmin):
             "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "models_registry/admin/start_next_round.html", context)
+
+    @admin.display(description="Runtime", ordering="runtime")
+    def runtime_shown(self, obj: RegisteredModel) -> str:
+        """What serves the model: "remote chat server" or "remote endpoint" for a remote model, never
+        the runtime field's default (``runtime_facts.runtime_label``)."""
+        return runtime_label(obj)
 
     @admin.display(description="Status", ordering="status")
     def status_shown(self, obj: RegisteredModel) -> str:

@@ -14,8 +14,10 @@ from rest_framework import serializers
 from core.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
 from core.text_rules import model_text_problem, normalise_newlines
 from engine.explain.attributions import MAX_EXPLAIN_INPUTS
+from engine.runtime import runtimes
 from models_registry.models import RegisteredModel
 from models_registry.names import model_name_problem
+from models_registry.runtime_facts import is_remote
 from models_registry.selectors import anonymous_numbers, card_training_text, sees_real_identity
 from tasks.models import Task
 
@@ -89,6 +91,12 @@ class ModelCardSerializer(serializers.ModelSerializer):
     )
     published = serializers.BooleanField(source="is_published", read_only=True)
     anonymous = serializers.BooleanField(source="is_anonymous", read_only=True)
+    runtime = serializers.SerializerMethodField(
+        help_text=(
+            "The runtime the model is served on here: `torch`, `onnx-fp32` or `onnx-int8`; null for a "
+            "remote model (`source` endpoint or chat_endpoint), which another machine serves."
+        )
+    )
     runtime_check = serializers.SerializerMethodField(
         help_text=(
             "How the ONNX export agreed with PyTorch on held-apart inputs (docs/onnx.md): runtime, "
@@ -125,6 +133,16 @@ class ModelCardSerializer(serializers.ModelSerializer):
 
     def _viewer(self) -> ViewerContext:
         return viewer_context(self.context["request"])
+
+    @extend_schema_field(
+        {
+            "type": "string",
+            "nullable": True,
+            "enum": [runtimes.TORCH, runtimes.ONNX_FP32, runtimes.ONNX_INT8, None],
+        }
+    )
+    def get_runtime(self, model: RegisteredModel) -> str | None:
+        return None if is_remote(model) else model.runtime
 
     @extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
     def get_runtime_check(self, model: RegisteredModel) -> dict | None:

@@ -68,3 +68,34 @@ def test_models_come_in_through_register_only(admin_client, hate_task):
     assert "Register a model" in page and "/admin/models_registry/registeredmodel/add/" not in page
     register = reverse("admin:models_registry_registeredmodel_register")
     assert admin_client.get(register).status_code == 200
+
+
+def _runtime_cells(body: str) -> list[str]:
+    import re
+
+    return re.findall(r'<td class="field-runtime_shown">([^<]*)</td>', body)
+
+
+def test_a_remote_chat_model_is_never_called_pytorch_in_the_admin_or_the_api(admin_client, admin_user):
+    """A remote model's runtime field keeps its default ("torch"), which nothing here runs: the admin's
+    column and change page, its runtime filter and the API name what serves it."""
+    from tests.factories.models_registry import RegisteredModelFactory
+    from tests.factories.tasks import builtin_task
+    from tests.helpers.api import forced_client
+
+    red = builtin_task("red-team")
+    remote = RegisteredModelFactory(task=red, name="far-chat", source="chat_endpoint", path="")
+    local = RegisteredModelFactory(task=red, name="near-chat", source="local_dir", runtime="torch")
+    url = reverse("admin:models_registry_registeredmodel_changelist")
+    body = admin_client.get(url, {"o": "1"}).content.decode()  # by name: far-chat, near-chat
+    assert _runtime_cells(body) == ["remote chat server", "PyTorch"]
+    torch_only = admin_client.get(url, {"served_by": "torch"}).content.decode()
+    assert "near-chat" in torch_only and "far-chat" not in torch_only
+    remote_only = admin_client.get(url, {"served_by": "chat_endpoint"}).content.decode()
+    assert "far-chat" in remote_only and "near-chat" not in remote_only
+    change = admin_client.get(reverse("admin:models_registry_registeredmodel_change", args=[remote.pk]))
+    assert "remote chat server" in change.content.decode()
+    assert "PyTorch" not in change.content.decode().split('class="form-row field-runtime_shown"')[1][:400]
+    api = forced_client(admin_user)
+    assert api.get(f"/api/models/{remote.pk}/").json()["runtime"] is None
+    assert api.get(f"/api/models/{local.pk}/").json()["runtime"] == "torch"
