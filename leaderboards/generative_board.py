@@ -31,7 +31,8 @@ incomplete. Until a round's multiple-choice items are validated no model has an 
 AMRS are measured against the weighted metric that stands in for it (``dynascore``, "Reference
 metric"), and the board still ranks on what is weighted. A model missing a figure that counts is kept,
 marked incomplete, and its row says which figure and what that does to its rank (``notes``), never
-ranked as if the figure were 0.
+ranked as if the figure were 0. A figure left out for every model ("Left out of the Dynascore": no model
+has it, or its AMRS is undefined) is said there once: it makes no row incomplete and adds no note.
 """
 
 from __future__ import annotations
@@ -273,7 +274,9 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
                 "remote": is_remote(m),
                 "rank": r.rank if r else None,
                 "dynascore": r.dynascore if r else None,
-                "complete": bool(r and r.complete),
+                # A figure left out for every model (no model has it, or its AMRS is undefined) is said
+                # once, under "Left out of the Dynascore": it makes no row incomplete and adds no note.
+                "complete": bool(r) and not [j for _, j in r.missing if j not in board["left_out"]],
                 "missing": [j for j in metrics if any(k == j for _, k in r.missing)] if r else [],
                 "notes": _row_notes(r, labels, board["left_out"], not_measurable(m)) if r else [],
                 "values": dict(r.raw) if r else {j: None for j in metrics},
@@ -299,9 +302,10 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
 
 
 def _row_notes(result, labels: Mapping[str, str], left_out: Mapping[str, str], unmeasurable) -> list[str]:
-    """One sentence per weighted metric ``result`` (a ``dynascore.ModelResult``) lacks on some round,
-    in column order, naming the metric by its label and saying what follows: left out for every model,
-    no rank while it counts, or a mean over the rounds it has."""
+    """One sentence per weighted metric ``result`` (a ``dynascore.ModelResult``) lacks on some round and
+    that is not left out for every model (``left_out``, said once above the table), in column order,
+    naming the metric by its label and saying what follows: no rank while it counts, or a mean over the
+    rounds it has."""
     lacking: dict[str, list] = defaultdict(list)
     for round_number, metric in result.missing:
         lacking[metric].append(round_number)
@@ -314,9 +318,7 @@ def _row_notes(result, labels: Mapping[str, str], left_out: Mapping[str, str], u
             continue
         why = unmeasurable.get(metric) or WHY_NONE.get(metric)
         none = f"{label}: none ({why})" if why else f"{label}: none"
-        if metric in left_out:
-            notes.append(f"{none}; left out of this Dynascore for every model ({left_out[metric]}).")
-        else:
+        if metric not in left_out:  # one left out for every model is said once, above the table
             notes.append(f"{none}; not ranked while {label} counts: set its weight to 0 to rank this model.")
     return notes
 

@@ -272,12 +272,13 @@ def test_default_weights_rank_before_any_multiple_choice_item_is_validated(unval
     assert [row["name"] for row in board["rows"]] == ["B", "A", "C", "D"]
     assert [rows[n]["rank"] for n in "BAC"] == [1, 2, 3]
     assert board["left_out"] == {"perf": "no model has a value"}
-    perf_note = "MC accuracy: none; left out of this Dynascore for every model (no model has a value)."
-    assert rows["A"]["notes"] == [perf_note] and rows["A"]["missing"] == ["perf"]
-    # D lacks people's ASR and Bradley-Terry, which count: no rank, one sentence per metric.
-    assert rows["D"]["rank"] is None
+    # MC accuracy, left out for every model, is said once above the table: it makes no row incomplete
+    # and adds no note to a row.
+    assert rows["A"]["notes"] == [] and rows["A"]["missing"] == ["perf"]
+    assert [rows[n]["complete"] for n in "ABC"] == [True, True, True]
+    # D lacks people's ASR and Bradley-Terry, which count: no rank, incomplete, one sentence per metric.
+    assert rows["D"]["rank"] is None and not rows["D"]["complete"]
     assert rows["D"]["notes"] == [
-        perf_note,
         "Attack success rate (people): none; not ranked while Attack success rate (people) counts: set its "
         "weight to 0 to rank this model.",
         "Bradley-Terry: none (no arena votes counted); not ranked while Bradley-Terry counts: set its weight "
@@ -320,3 +321,15 @@ def test_a_remote_chat_model_is_not_labelled_pytorch(world, client, owner):
     assert runtime_facts(world["b"])["label"] == "remote chat server"
     page = client.get(f"/models/{world['b'].pk}/")
     assert page.status_code == 200 and "remote chat server" in page.content.decode()
+
+
+def test_a_red_teaming_task_leads_to_its_generative_leaderboard(unvalidated, client):
+    """The task page's "Leaderboard", the arena's pages, the judges page and the per-dataset board all
+    lead to the generative leaderboard: nothing else links it."""
+    board = '<a href="/tasks/rt2/leaderboard/generative/">'
+    task_page = client.get("/tasks/rt2/").content.decode()
+    assert f"{board}Leaderboard</a>" in task_page
+    assert '<a href="/tasks/rt2/leaderboard/">Scores per dataset</a>' in task_page
+    assert f"{board}its generative leaderboard</a>" in client.get("/tasks/rt2/leaderboard/").content.decode()
+    for page in ("/tasks/rt2/arena/ranking/", "/tasks/rt2/judges/"):
+        assert f"{board}Leaderboard</a>" in client.get(page).content.decode(), page
