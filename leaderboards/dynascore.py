@@ -366,7 +366,7 @@ def compute_dynascore(
             if len(eligible) < 2:
                 amrs[j] = None
                 left_out[j] = (
-                    f"AMRS undefined: {len(eligible)} model(s) with complete {name(ref)} and {name(j)} values"
+                    f"AMRS undefined: {len(eligible)} model{'' if len(eligible) == 1 else 's'} with complete {name(ref)} and {name(j)} values"
                 )
                 pairs_used[j] = 0
                 continue

@@ -26,7 +26,7 @@ def kappa(value) -> str:
 
 
 @register.filter
-def agreement_kappa(agreement: dict, missing: str = "–") -> str:
+def agreement_kappa(agreement: dict, missing: str = "not measured") -> str:
     """The kappa of an agreement dict (``judges.presenting``) as the page writes it: ``kappa``'s text
     ("0.62"); "undefined (one label on both sides)" when both sides gave every item one label (kappa
     0/0, ``core.agreement.ONE_LABEL``); ``missing`` when there is no item."""

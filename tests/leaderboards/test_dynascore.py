@@ -271,7 +271,7 @@ def test_only_one_metric_weighted_and_no_perf_ranks_on_that_metric():
     assert [by[m].rank for m in "ABC"] == [1, 2, 3]
     # perf weighs 0: no model is incomplete for lacking it, and it is not "left out" of a sum it is not in.
     assert all(by[m].complete and by[m].missing == () for m in "ABC")
-    assert result.left_out == {"perf": "AMRS undefined: 0 model(s) with complete bt and perf values"}
+    assert result.left_out == {"perf": "AMRS undefined: 0 models with complete bt and perf values"}
 
 
 def test_two_metrics_weighted_without_perf_are_measured_against_the_heavier_one():
@@ -315,7 +315,7 @@ def test_perf_weighted_but_missing_everywhere_is_left_out_and_the_rest_still_ran
 
 def test_the_stand_in_yardstick_is_one_two_models_have():
     # No perf; asr (weight 2, only A has it) and bt (weight 2, A and B have it). asr as the yardstick
-    # left bt out ("AMRS undefined: 1 model(s) with complete asr and bt"); bt, which two models have,
+    # left bt out ("AMRS undefined: 1 model with complete asr and bt"); bt, which two models have,
     # serves: AMRS bt = 1, and asr's AMRS against it is undefined (only A has both), so asr is left out.
     # ω̃ = 2/4 each (perf weighs 0): A = 0.5 * 1029 = 514.5, B = 0.5 * 971 = 485.5.
     scores = _one_dataset({"A": {"asr": 0.0, "bt": 1029.0}, "B": {"bt": 971.0}})
@@ -327,7 +327,7 @@ def test_the_stand_in_yardstick_is_one_two_models_have():
     )
     by = result.by_key()
     assert result.reference == "bt"
-    assert result.left_out["asr"] == "AMRS undefined: 1 model(s) with complete bt and asr values"
+    assert result.left_out["asr"] == "AMRS undefined: 1 model with complete bt and asr values"
     assert (by["A"].dynascore, by["B"].dynascore) == (514.5, 485.5)
     assert (by["A"].rank, by["B"].rank) == (1, 2)
 

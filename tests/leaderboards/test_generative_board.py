@@ -293,7 +293,7 @@ def test_left_out_metrics_and_their_reasons_are_named_by_label_on_the_page(unval
     left_out = html.split("Left out of the Dynascore", 1)[1]
     assert "<li>MC accuracy: no model has a value</li>" in left_out
     assert (
-        "<li>Cost per 1,000 prompts: AMRS undefined: 1 model(s) with complete Attack success rate (people) "
+        "<li>Cost per 1,000 prompts: AMRS undefined: 1 model with complete Attack success rate (people) "
         "and Cost per 1,000 prompts values</li>" in left_out
     )
     for key in ("asr_people", "tokens_per_second", ">bt", "perf:", " cost"):

@@ -26,10 +26,10 @@ from engine.explain.attributions import (
     tolerance,
 )
 from engine.runtime.classifier import Classifier
-from models_registry.explanations import explain
 from engine.runtime.modeling import MeanPoolClassifier, MeanPoolClassifierConfig
 from engine.runtime.preprocessing import preprocess
 from engine.training.classifier import train_classifier
+from models_registry.explanations import explain
 from tests.factories.models_registry import RegisteredModelFactory
 from tests.helpers.tiny_models import build_tiny_classifier
 

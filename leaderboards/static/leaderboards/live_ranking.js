@@ -208,7 +208,7 @@
         eligible.sort(function (a, b) { return keyOf[a] - keyOf[b]; });
         if (eligible.length < 2) {
           amrs[j] = null;
-          leftOut[j] = "AMRS undefined: " + eligible.length + " model(s) with complete " + ref + " and " + j + " values";
+          leftOut[j] = "AMRS undefined: " + eligible.length + (eligible.length === 1 ? " model" : " models") + " with complete " + ref + " and " + j + " values";
           pairsUsed[j] = 0;
           return;
         }
