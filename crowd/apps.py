@@ -13,12 +13,12 @@ class CrowdConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from annotation.signals import example_created, example_retracted
-        from tasks.models import Round, Task
-        from tasks.signals import contribution_checked, round_ended
+        from tasks import qualification
+        from tasks.signals import round_ended
         from validation.models import GoldAnswer
         from validation.signals import example_settled, validation_recorded, verdict_undone
 
-        from . import handlers
+        from . import contribution, handlers
 
         example_created.connect(handlers.on_example_changed, dispatch_uid="crowd.example_created")
         example_retracted.connect(handlers.on_example_changed, dispatch_uid="crowd.example_retracted")
@@ -28,13 +28,12 @@ class CrowdConfig(AppConfig):
         post_save.connect(
             handlers.on_gold_answer_saved, sender=GoldAnswer, dispatch_uid="crowd.gold_answer_saved"
         )
-        # A study ends with its round (docs/crowd.md, "When the round changes"), however the round ends:
-        # the services' signal, and the admin forms that save a round or task directly.
+        # A study ends with its round (docs/crowd.md, "When the round changes"): rounds end only through
+        # the tasks services (the admin's round fields are read-only; its actions call the services).
         round_ended.connect(handlers.on_round_ended, dispatch_uid="crowd.round_ended")
-        post_save.connect(handlers.on_round_saved, sender=Round, dispatch_uid="crowd.round_saved")
-        post_save.connect(handlers.on_task_saved, sender=Task, dispatch_uid="crowd.task_saved")
-        # A crowd account works only inside a running study (crowd/contribution.py).
-        contribution_checked.connect(handlers.on_contribution_checked, dispatch_uid="crowd.contribution")
+        # A crowd account works only inside a running study (crowd/contribution.py): the first rule
+        # ``check_can_contribute`` tries.
+        qualification.add_contribution_rule("study", contribution.check_study_running)
 
         # The audit log (core/audit.py): study settings (not the entry key), payment batches, and a
         # ledger row's payment when it is saved; not the ledger rows every example and vote adds.

@@ -1,12 +1,12 @@
-"""Receivers of the tasks, annotation and validation signals, and of ``post_save`` of ``GoldAnswer``,
-``Round`` and ``Task`` (connected in ``CrowdConfig.ready``). They run inside the sending service's
+"""Receivers of the tasks, annotation and validation signals, and of ``post_save`` of ``GoldAnswer``
+(connected in ``CrowdConfig.ready``). They run inside the sending service's
 transaction, so a ledger row, a study's end or a refusal commits or rolls back with its event."""
 
 from __future__ import annotations
 
 from validation.models import GoldAnswer
 
-from . import contribution, ledger, services
+from . import ledger, services
 
 
 def on_example_changed(sender, example, **kwargs) -> None:
@@ -34,23 +34,3 @@ def on_verdict_undone(sender, instance, **kwargs) -> None:
 def on_round_ended(sender, round, **kwargs) -> None:  # noqa: A002 (the signal's argument)
     """A round stopped collecting (``tasks.signals.round_ended``): end its live studies."""
     services.end_stranded_studies(task_id=round.task_id)
-
-
-def on_round_saved(sender, instance, created, **kwargs) -> None:
-    """A round was saved (the Round admin's form can close it without ``tasks.services.close_round``): end
-    the task's live studies whose round no longer collects (none, almost always: one query)."""
-    if not created and instance.is_closed:
-        services.end_stranded_studies(task_id=instance.task_id)
-
-
-def on_task_saved(sender, instance, created, **kwargs) -> None:
-    """A task was saved (the Task admin's form can make another round current): end its live studies whose
-    round no longer collects (one query when there are none)."""
-    if not created:
-        services.end_stranded_studies(task_id=instance.pk)
-
-
-def on_contribution_checked(sender, task, user, action, lock=False, now=None, **kwargs) -> None:
-    """``tasks.qualification.check_can_contribute``: a crowd account works only inside a running study
-    (``contribution.check_study_running``; raises ``NotQualified``, code ``study``)."""
-    contribution.check_study_running(task=task, user=user, action=action, lock=lock, now=now)

@@ -509,7 +509,10 @@ class TaskAdmin(TaskOwnedAdmin):
             kwargs["widget"] = OwnerPickerWidget(db_field, self.admin_site, using=kwargs.get("using"))
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
-    readonly_fields = ["created_at"]
+    # The current round changes only through the services (``tasks.services.set_current_round``: the
+    # Round admin's "Make current" action, or "Start the next round"), which end the replaced round's
+    # studies; a form field would switch it behind their back.
+    readonly_fields = ["current_round", "created_at"]
     prepopulated_fields = {"slug": ["name"]}
     inlines = [RoundInline, TutorialItemInline]
 
@@ -537,7 +540,7 @@ class RoundAdmin(TaskOwnedAdmin):
         "awaiting_verdict",
         "started_at",
     ]
-    actions = ["close_rounds"]
+    actions = ["close_rounds", "make_current"]
     list_select_related = ["task"]
     list_filter = ["is_closed", ("task", admin.RelatedOnlyFieldListFilter)]
     readonly_fields = [
@@ -564,6 +567,11 @@ class RoundAdmin(TaskOwnedAdmin):
     def get_queryset(self, request):
         return with_round_counts(super().get_queryset(request))
 
+    def get_readonly_fields(self, request, obj=None):
+        # A round is opened by the services (a new round is open) and closed only by them (the action
+        # below, or "Start the next round"), which end its studies: never by a checkbox.
+        return ["is_closed", *self.readonly_fields]
+
     @admin.display(description="Collected", ordering="n_collected")
     def collected(self, obj) -> int:
         return getattr(obj, "n_collected", 0)
@@ -587,6 +595,22 @@ class RoundAdmin(TaskOwnedAdmin):
     @admin.display(description="Awaiting a model verdict", ordering="n_unscored")
     def awaiting_verdict(self, obj) -> int:
         return getattr(obj, "n_unscored", 0)
+
+    @admin.action(description="Make the selected round its task's current round (it takes the examples)")
+    def make_current(self, request, queryset):
+        """Make the one selected round its task's current round (``services.set_current_round``; the round
+        it replaces stops collecting and its studies end)."""
+        rounds = [r for r in queryset.select_related("task") if self.has_change_permission(request, r)]
+        if len(rounds) != 1:
+            self.message_user(request, "Select exactly one round of a task you own.", messages.ERROR)
+            return
+        [round_] = rounds
+        try:
+            services.set_current_round(task=round_.task, round_=round_)
+        except services.TaskError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+            return
+        self.message_user(request, f"{round_} is now the current round of {round_.task}.", messages.SUCCESS)
 
     @admin.action(description="Close the selected rounds (they accept no more examples)")
     def close_rounds(self, request, queryset):

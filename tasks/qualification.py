@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Protocol
 from urllib.parse import urlencode
 
 from django.db import transaction
@@ -23,7 +24,6 @@ from core import audit
 
 from .config import QUIZ_REVEAL_AFTER_LAST_ATTEMPT, QUIZ_REVEAL_ALWAYS, QUIZ_REVEAL_CHOICES
 from .models import Quiz, QuizAttempt, QuizQuestion, Task, TaskWorker, TutorialItem
-from .signals import contribution_checked
 
 WRITE = "write"
 VALIDATE = "validate"
@@ -33,9 +33,37 @@ ACTIONS = (WRITE, VALIDATE)
 CODES = ("blocked", "not_allowed", "held", "tutorial", "quiz", "daily_cap", "competition_limit")
 
 
+class ContributionRule(Protocol):
+    """A rule an app above adds to ``check_can_contribute``: called with the task, the user, the action
+    (``WRITE`` or ``VALIDATE``), ``lock`` and ``now``; refuses by raising ``NotQualified`` with a code of
+    its own; with ``lock`` it may lock its rows (the caller's transaction stores the work)."""
+
+    def __call__(self, *, task: Task, user, action: str, lock: bool, now) -> object: ...
+
+
+_EXTRA_RULES: list[tuple[str, ContributionRule]] = []
+
+
+def add_contribution_rule(name: str, rule: ContributionRule) -> None:
+    """Add ``rule`` (named ``name``) to the rules ``check_can_contribute`` tries before the task's own, after
+    those added before it; an app adds its rules when it starts (crowd: ``study``, a crowd account works
+    only inside a running study). Adding a name again replaces that rule in its place."""
+    for i, (known, _) in enumerate(_EXTRA_RULES):
+        if known == name:
+            _EXTRA_RULES[i] = (name, rule)
+            return
+    _EXTRA_RULES.append((name, rule))
+
+
+def contribution_rules() -> list[str]:
+    """The names of the rules ``check_can_contribute`` tries, in order: the apps' rules
+    (``add_contribution_rule``), then the task's own (``CODES``)."""
+    return [name for name, _ in _EXTRA_RULES] + list(CODES)
+
+
 class NotQualified(Exception):
     """The task's rules refuse this worker: ``code`` (one of ``CODES``, or the code of a rule an app above
-    adds through ``signals.contribution_checked``: crowd's ``study``), ``message`` (a sentence for the
+    adds through ``add_contribution_rule``: crowd's ``study``), ``message`` (a sentence for the
     worker) and ``url`` (the page that lifts it, the tutorial or quiz, else None). The API answers it
     with 403 ``{"detail": message, "code": code, "url": url}`` (``tasks.api.NotQualifiedError``); pages
     show the message, or redirect to ``url``."""
@@ -205,8 +233,9 @@ def check_can_contribute(
     seen; write only), ``quiz`` (an active quiz they have not passed), ``daily_cap`` (the examples
     written, or verdicts cast, on the UTC day of ``now`` reached the task's cap), ``competition_limit``
     (a competition round: their examples in the current round reached ``examples_per_participant``;
-    write only). Before them, the apps above may refuse through ``signals.contribution_checked`` (crowd:
-    ``study``, a crowd account without a running study on the task). The task's owners and superusers
+    write only). Before them come the rules the apps above added (``add_contribution_rule``, in the
+    order added; crowd's ``study``: a crowd account without a running study on the task);
+    ``contribution_rules()`` lists them all. The task's owners and superusers
     are exempt from all of them (they test their own task); the account-wide rules
     (``User.can_contribute``) are the caller's and still apply.
 
@@ -228,7 +257,8 @@ def check_can_contribute(
     if facts.is_owner:  # the same rule as ``Task.is_owner``
         return None
     now = now or timezone.now()
-    contribution_checked.send(sender=Task, task=task, user=user, action=action, lock=lock, now=now)
+    for _name, rule in list(_EXTRA_RULES):
+        rule(task=task, user=user, action=action, lock=lock, now=now)
     if lock:
         worker, _ = TaskWorker.objects.select_for_update().get_or_create(task=task, user=user)
     else:

@@ -145,10 +145,46 @@ def test_invalid_config_is_refused_with_its_path(owner_client, hate_task, hate_r
     assert hate_task.config["target_field"]["labels"] == ["hateful", "not-hateful"]
 
 
-def test_current_round_choices_are_this_tasks_rounds(owner_client, hate_task, hate_round, other_task):
-    response = owner_client.get(reverse("admin:tasks_task_change", args=[hate_task.pk]))
-    choices = list(response.context["adminform"].form.fields["current_round"].queryset)
-    assert choices == [hate_round]
+def test_the_current_round_and_a_rounds_closed_box_are_read_only(owner_client, hate_task, hate_round):
+    """Rounds open, close and switch only through the services (which end the studies of a round that
+    stops collecting): the admin forms show those fields read-only and ignore them when posted."""
+    round2 = ensure_round(task=hate_task, number=2)
+    task_page = owner_client.get(reverse("admin:tasks_task_change", args=[hate_task.pk]))
+    assert "current_round" not in task_page.context["adminform"].form.fields
+    round_page = owner_client.get(reverse("admin:tasks_round_change", args=[hate_round.pk]))
+    assert "is_closed" not in round_page.context["adminform"].form.fields
+    response = owner_client.post(
+        reverse("admin:tasks_task_change", args=[hate_task.pk]),
+        _task_form(hate_task, round2, hate_task.config),
+    )
+    assert response.status_code == 302
+    hate_task.refresh_from_db()
+    assert hate_task.current_round == hate_round
+
+
+def test_the_round_admin_makes_a_round_current_through_the_service(owner_client, hate_task, hate_round):
+    from crowd.models import Study
+    from tests.factories.crowd import make_study
+
+    study = make_study(hate_round)
+    round2 = ensure_round(task=hate_task, number=2)
+    url = reverse("admin:tasks_round_changelist")
+    both = owner_client.post(url, {"action": "make_current", "_selected_action": [hate_round.pk, round2.pk]})
+    assert both.status_code == 302
+    hate_task.refresh_from_db()
+    assert hate_task.current_round == hate_round  # two rounds: refused, nothing changed
+    owner_client.post(url, {"action": "make_current", "_selected_action": [round2.pk]})
+    hate_task.refresh_from_db()
+    assert hate_task.current_round == round2
+    # The round it replaced stopped collecting: its study ended with it (tasks.signals.round_ended).
+    ended = Study.objects.get(pk=study.pk)
+    assert not ended.is_open and ended.ended_at is not None
+
+
+def test_crowd_adds_its_rule_first_to_the_contribution_rules(db):
+    from tasks import qualification
+
+    assert qualification.contribution_rules() == ["study", *qualification.CODES]
 
 
 def test_staff_without_tasks_is_refused(client, outsider, password, hate_round):
