@@ -1,5 +1,6 @@
-"""export_payments: each platform's file, exact; rows marked paid once; rewards on Prolific and MTurk left
-to the platform; workers with a net of 0 or less left out; the admin action."""
+"""export_payments: each platform's file, exact; rows marked paid once, so a second export with nothing
+left to pay makes no batch; rewards on Prolific and MTurk left to the platform; workers with a net of 0 or
+less left out; the admin action."""
 
 from __future__ import annotations
 
@@ -125,3 +126,18 @@ def test_an_id_a_spreadsheet_would_run_is_written_as_text(hate_round, owner):
     study = make_study(hate_round, platform="generic", completion_url="https://lab.example/done")
     _pay(enter_as(study, "=HYPERLINK(1)").participation, ("example", "example:1", "1"))
     assert export_payments(study=study).content.splitlines()[1] == "'=HYPERLINK(1),1.00,USD,1"
+
+
+def test_a_second_export_with_nothing_to_pay_makes_no_batch(study, tmp_path, capsys):
+    p = enter_as(study, "PID-E", session_id="e-1").participation
+    LedgerEntry.objects.create(
+        study=study, round=study.round, participation=p, worker=p.user, kind="example",
+        event_key="example:1", amount=Decimal("0.50"), currency="GBP",
+    )  # fmt: skip
+    call_command("export_payments", "--study", str(study.public_id), "--output", str(tmp_path / "one.txt"))
+    assert PaymentBatch.objects.count() == 1
+    capsys.readouterr()
+    call_command("export_payments", "--study", str(study.public_id), "--output", str(tmp_path / "two.txt"))
+    assert PaymentBatch.objects.count() == 1
+    assert "Nothing to pay." in capsys.readouterr().err
+    assert not (tmp_path / "two.txt").exists()

@@ -1,5 +1,5 @@
-"""The owners' study API: create, read, update (the entry link and its key), field errors; the admin's
-entry link. Who gets which status for every role is in tests/dynabench/test_api_permission_table.py."""
+"""The owners' study API: create, read, update (the entry link and its key), field errors, read-only
+fields refused and ``is_open`` on by default in a form body; the admin's entry link. Who gets which status for every role is in tests/dynabench/test_api_permission_table.py."""
 
 from __future__ import annotations
 
@@ -102,3 +102,24 @@ def test_the_admin_shows_the_entry_link(client, owner, password, hate_round):
     page = client.get(f"/admin/crowd/study/{study.pk}/change/")
     assert page.status_code == 200
     assert f"<code>http://testserver/study/{study.public_id}/enter/?key={study.entry_key}</code>" in page.text
+
+
+def test_the_api_refuses_read_only_fields_and_defaults_is_open_in_a_form_body(api, owner, hate_round):
+    body = {
+        "task": "hate-speech",
+        "round": 1,
+        "name": "Form",
+        "platform": "prolific",
+        "examples_required": 1,
+        "max_participants": 2,
+        "completion_code": "C",
+        "consent_text": "Yes.",
+    }
+    for extra in ({"entry_key": "mine"}, {"public_id": "x"}, {"created_at": "2020-01-01T00:00:00Z"}):
+        response = api(owner).post("/api/studies/", {**body, **extra}, format="json")
+        assert response.status_code == 400
+        assert list(response.json()) == list(extra)
+    assert Study.objects.count() == 0
+    created = api(owner).post("/api/studies/", body)  # multipart form, no is_open
+    assert created.status_code == 201, created.json()
+    assert Study.objects.get().is_open is True

@@ -1,6 +1,6 @@
 """Defects a tester found: participations bound to their platform session, a second tab keeping its
 session, live study fields fixed, studies only on open rounds, the "nothing to validate yet" banner and
-the admin's warnings, wording of the return, link and completion pages, and the export and API details."""
+the admin's warnings, and wording of the return, link and completion pages."""
 
 from __future__ import annotations
 
@@ -8,9 +8,8 @@ from decimal import Decimal
 from urllib.parse import urlencode
 
 import pytest
-from django.core.management import call_command
 
-from crowd.models import CrowdIdentity, LedgerEntry, Participation, PaymentBatch, Study
+from crowd.models import CrowdIdentity, Participation, Study
 from tests.factories.annotation import make_example
 from tests.factories.crowd import MTURK_IDS, PROLIFIC_IDS, enter_as, make_study
 from tests.factories.tasks import open_round
@@ -280,42 +279,3 @@ def test_the_completion_page_says_it_sends_them_back_with_a_link(client, study):
     page = client.get(f"/study/{study.public_id}/complete/").text
     assert "In a few seconds you will be sent back to Prolific" in page
     assert "Go back to Prolific now</a>" in page
-
-
-# 7. Export and API details --------------------------------------------------------------------------
-
-
-def test_a_second_export_with_nothing_to_pay_makes_no_batch(study, tmp_path, capsys):
-    p = enter_as(study, "PID-E", session_id="e-1").participation
-    LedgerEntry.objects.create(
-        study=study, round=study.round, participation=p, worker=p.user, kind="example",
-        event_key="example:1", amount=Decimal("0.50"), currency="GBP",
-    )  # fmt: skip
-    call_command("export_payments", "--study", str(study.public_id), "--output", str(tmp_path / "one.txt"))
-    assert PaymentBatch.objects.count() == 1
-    capsys.readouterr()
-    call_command("export_payments", "--study", str(study.public_id), "--output", str(tmp_path / "two.txt"))
-    assert PaymentBatch.objects.count() == 1
-    assert "Nothing to pay." in capsys.readouterr().err
-    assert not (tmp_path / "two.txt").exists()
-
-
-def test_the_api_refuses_read_only_fields_and_defaults_is_open_in_a_form_body(api, owner, hate_round):
-    body = {
-        "task": "hate-speech",
-        "round": 1,
-        "name": "Form",
-        "platform": "prolific",
-        "examples_required": 1,
-        "max_participants": 2,
-        "completion_code": "C",
-        "consent_text": "Yes.",
-    }
-    for extra in ({"entry_key": "mine"}, {"public_id": "x"}, {"created_at": "2020-01-01T00:00:00Z"}):
-        response = api(owner).post("/api/studies/", {**body, **extra}, format="json")
-        assert response.status_code == 400
-        assert list(response.json()) == list(extra)
-    assert Study.objects.count() == 0
-    created = api(owner).post("/api/studies/", body)  # multipart form, no is_open
-    assert created.status_code == 201, created.json()
-    assert Study.objects.get().is_open is True
