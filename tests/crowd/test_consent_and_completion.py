@@ -1,5 +1,7 @@
-"""Consent once, the progress banner, completion (refused before the work is done, once, per platform),
-returning a study and abandonment: each frees the place exactly once."""
+"""Consent once, the progress banner (naming only the amounts the study asks for), completion (refused
+before the work is done, once, per platform; its page says it sends the participant back, with a link),
+returning a study (a second return, or one after completing, answered plainly) and abandonment: each frees
+the place exactly once."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from crowd import jobs, services
 from crowd.admin import mark_returned_action
 from crowd.models import LedgerEntry, Participation
 from tests.factories.annotation import make_example
-from tests.factories.crowd import MTURK_IDS, PROLIFIC_IDS, make_study
+from tests.factories.crowd import MTURK_IDS, PROLIFIC_IDS, enter_as, make_study
 from tests.factories.validation import submit_served
 
 pytestmark = pytest.mark.django_db
@@ -210,3 +212,40 @@ def test_other_pages_stay_unframable(client, study):
     page = client.get("/tasks/hate-speech/")
     assert page["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in page["Content-Security-Policy"]
+
+
+def test_progress_names_only_the_amounts_asked_for(client, hate_round, owner):
+    study = make_study(hate_round, examples_required=2, validations_required=0)
+    _enter(client, study, **PROLIFIC_IDS)
+    assert "Study: 0 of 2 examples\n" in client.get("/").text
+    refused = client.post(f"/study/{study.public_id}/complete/")
+    assert "Not finished yet: 0 of 2 examples done." in refused.text
+    assert "0 of 0" not in refused.text
+
+
+def test_the_completion_page_says_it_sends_them_back_with_a_link(client, study):
+    entry = enter_as(study, "PID-C", session_id="c-1")
+    Participation.objects.filter(pk=entry.participation.pk).update(status="completed")
+    client.force_login(entry.user)
+    page = client.get(f"/study/{study.public_id}/complete/").text
+    assert "In a few seconds you will be sent back to Prolific" in page
+    assert "Go back to Prolific now</a>" in page
+
+
+def test_a_second_return_and_a_completed_return_answer_clearly(client, study, hate_round, owner):
+    _enter(client, study, **PROLIFIC_IDS)
+    assert client.post(f"/study/{study.public_id}/return/").status_code == 200
+    again = client.post(f"/study/{study.public_id}/return/")
+    assert again.status_code == 200
+    assert "You have already returned this study." in again.text
+
+    done = make_study(hate_round, name="Done", examples_required=1, validations_required=0)
+    entry = enter_as(done, "PID-DONE", session_id="d-1")
+    Participation.objects.filter(pk=entry.participation.pk).update(status="completed")
+    client.force_login(entry.user)
+    for response in (
+        client.get(f"/study/{done.public_id}/return/"),
+        client.post(f"/study/{done.public_id}/return/"),
+    ):
+        assert "You have completed this study; there is nothing to return." in response.text
+    assert Participation.objects.get(pk=entry.participation.pk).status == "completed"

@@ -1,4 +1,6 @@
-"""The entry link: the key, each platform's ids, MTurk's preview, resuming, a full or closed study."""
+"""The entry link: the key, each platform's ids (a malformed one "not valid", a missing one "not
+complete"), MTurk's preview, resuming, the link opened again in a second tab keeping the session, a full
+or closed study."""
 
 from __future__ import annotations
 
@@ -184,3 +186,29 @@ def test_an_owner_adds_a_study_in_the_admin(client, owner, password, hate_round)
     assert (study.currency, study.pay_per_example, len(study.entry_key)) == ("USD", Decimal("0.2000"), 43)
     refused = client.post("/admin/crowd/study/add/", {**form, "examples_required": "0", "name": "None"})
     assert "A submission needs at least one example or one validation." in refused.text
+
+
+@pytest.mark.parametrize(
+    ("ids", "title"),
+    [
+        ({**PROLIFIC_IDS, "PROLIFIC_PID": "x" * 101}, "This study link is not valid"),
+        ({**PROLIFIC_IDS, "PROLIFIC_PID": "\U0001f600"}, "This study link is not valid"),
+        ({k: v for k, v in PROLIFIC_IDS.items() if k != "PROLIFIC_PID"}, "This study link is not complete"),
+    ],
+)
+def test_a_malformed_id_is_not_valid_and_a_missing_one_not_complete(client, study, ids, title):
+    response = _enter(client, study, **ids)
+    assert response.status_code == 400
+    assert f"<h1>{title}</h1>" in response.text
+
+
+def test_reopening_the_link_when_signed_in_keeps_the_session_and_csrf_token(client, study):
+    _enter(client, study, **PROLIFIC_IDS)
+    client.get(f"/study/{study.public_id}/consent/")  # the form in the first tab: sets the CSRF cookie
+    session_key = client.session.session_key
+    token = client.cookies["csrftoken"].value
+    again = _enter(client, study, **PROLIFIC_IDS)
+    assert again.status_code == 302 and again["Location"] == f"/study/{study.public_id}/consent/"
+    assert client.session.session_key == session_key
+    assert "csrftoken" not in again.cookies
+    assert client.cookies["csrftoken"].value == token
