@@ -1,6 +1,6 @@
 """The study banner after each example (docs/crowd.md, "The banner"): its partial at /study/progress/,
-which the create page's in-page submit refreshes, and its pointer on to the validate page once the study's
-examples are written."""
+which the create page's in-page submit refreshes, its pointer on to the validate page once the study's
+examples are written, and on an empty validate page how many validations the study still needs."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
+from tests.factories.annotation import make_example
 from tests.factories.crowd import PROLIFIC_IDS, make_study
 
 pytestmark = pytest.mark.django_db
@@ -17,6 +18,10 @@ pytestmark = pytest.mark.django_db
 CREATE = reverse("annotation:create", args=["hate-speech"])
 VALIDATE = reverse("validation:validate", args=["hate-speech"])
 PROGRESS = reverse("crowd:progress")
+
+
+def _enter(client, study, **ids):
+    return client.get(f"/study/{study.public_id}/enter/?{urlencode({'key': study.entry_key, **ids})}")
 
 
 def _join(client, study):
@@ -95,3 +100,20 @@ def test_no_pointer_when_the_study_asks_for_no_validations(client, hate_round, r
     banner = client.get(PROGRESS).text
     assert "Your examples are done" not in banner
     assert f'href="/study/{study.public_id}/complete/">Finish</a>' in banner
+
+
+def test_the_banner_says_when_validations_are_due_and_nothing_is_there(client, hate_round, owner, annotator):
+    study = make_study(hate_round, examples_required=0, validations_required=3)
+    _enter(client, study, **PROLIFIC_IDS)
+    client.post(f"/study/{study.public_id}/consent/")
+    page = client.get("/tasks/hate-speech/validate/")
+    assert page.status_code == 200
+    assert (
+        "Your study needs 3 more validations. New examples arrive as other participants write them: "
+        "try again in a few minutes, or"
+    ) in page.text
+    assert "Your study needs" not in client.get("/").text  # only on the empty validate page
+    make_example(hate_round, annotator)  # now there is something to validate
+    serving = client.get("/tasks/hate-speech/validate/")
+    assert "Is the intended label right?" in serving.text
+    assert "Your study needs" not in serving.text

@@ -1,6 +1,7 @@
 """The owner's study page in the admin (docs/crowd.md, "The study page"): places taken, active, completed,
 each running participant's time left and the money owed (ledger rows not yet paid, per currency); and the
-add form, which shows the entry key that saving it stores."""
+add form, which shows the entry key that saving it stores and warns when the validations asked for cannot
+be reached (the task's quorum, or only model-fooling examples validated)."""
 
 from __future__ import annotations
 
@@ -141,3 +142,36 @@ def test_the_add_form_shows_no_public_id_it_would_not_save(owner_client, hate_ro
     study = Study.objects.get(name="From the admin")
     shown = owner_client.get(f"/admin/crowd/study/{study.pk}/change/").text
     assert "field-public_id" in shown and str(study.public_id) in shown
+
+
+def test_the_admin_warns_about_unreachable_validations(client, owner, password, hate_task, hate_round):
+    hate_task.validation_quorum = 3
+    hate_task.config = {**hate_task.config, "validate_non_fooling": False}
+    hate_task.save()
+    client.login(username=owner.username, password=password)
+    form = {
+        "name": "Warned",
+        "round": hate_round.pk,
+        "platform": "generic",
+        "examples_required": "1",
+        "validations_required": "2",
+        "reward": "0",
+        "pay_per_example": "0",
+        "pay_per_validation": "0",
+        "bonus_per_verified_fooling": "0",
+        "currency": "",
+        "max_participants": "3",
+        "completion_code": "G",
+        "completion_url": "",
+        "time_limit_minutes": "45",
+        "consent_text": "Yes.",
+        "is_open": "on",
+    }
+    page = client.post("/admin/crowd/study/add/", form, follow=True).text
+    assert "quorum 3 needs 3 validators besides the author" in page
+    assert "validates only model-fooling examples" in page
+    hate_task.validation_quorum = 2
+    hate_task.config = {**hate_task.config, "validate_non_fooling": True}
+    hate_task.save()
+    quiet = client.post("/admin/crowd/study/add/", {**form, "name": "Quiet"}, follow=True).text
+    assert "besides the author" not in quiet and "model-fooling examples" not in quiet

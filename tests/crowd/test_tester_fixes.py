@@ -1,5 +1,5 @@
 """Defects a tester found: participations bound to their platform session, live study fields fixed,
-studies only on open rounds, the "nothing to validate yet" banner and the admin's warnings."""
+studies only on open rounds."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from urllib.parse import urlencode
 import pytest
 
 from crowd.models import CrowdIdentity, Participation, Study
-from tests.factories.annotation import make_example
 from tests.factories.crowd import MTURK_IDS, PROLIFIC_IDS, enter_as, make_study
 from tests.factories.tasks import open_round
 
@@ -156,56 +155,3 @@ def test_the_admin_offers_open_rounds_only_for_a_new_study(client, owner, passwo
     client.login(username=owner.username, password=password)
     choices = list(client.get("/admin/crowd/study/add/").context["adminform"].form.fields["round"].queryset)
     assert choices == [round_2]
-
-
-# 5. Nothing to validate yet -------------------------------------------------------------------------
-
-
-def test_the_banner_says_when_validations_are_due_and_nothing_is_there(client, hate_round, owner, annotator):
-    study = make_study(hate_round, examples_required=0, validations_required=3)
-    _enter(client, study, **PROLIFIC_IDS)
-    client.post(f"/study/{study.public_id}/consent/")
-    page = client.get("/tasks/hate-speech/validate/")
-    assert page.status_code == 200
-    assert (
-        "Your study needs 3 more validations. New examples arrive as other participants write them: "
-        "try again in a few minutes, or"
-    ) in page.text
-    assert "Your study needs" not in client.get("/").text  # only on the empty validate page
-    make_example(hate_round, annotator)  # now there is something to validate
-    serving = client.get("/tasks/hate-speech/validate/")
-    assert "Is the intended label right?" in serving.text
-    assert "Your study needs" not in serving.text
-
-
-def test_the_admin_warns_about_unreachable_validations(client, owner, password, hate_task, hate_round):
-    hate_task.validation_quorum = 3
-    hate_task.config = {**hate_task.config, "validate_non_fooling": False}
-    hate_task.save()
-    client.login(username=owner.username, password=password)
-    form = {
-        "name": "Warned",
-        "round": hate_round.pk,
-        "platform": "generic",
-        "examples_required": "1",
-        "validations_required": "2",
-        "reward": "0",
-        "pay_per_example": "0",
-        "pay_per_validation": "0",
-        "bonus_per_verified_fooling": "0",
-        "currency": "",
-        "max_participants": "3",
-        "completion_code": "G",
-        "completion_url": "",
-        "time_limit_minutes": "45",
-        "consent_text": "Yes.",
-        "is_open": "on",
-    }
-    page = client.post("/admin/crowd/study/add/", form, follow=True).text
-    assert "quorum 3 needs 3 validators besides the author" in page
-    assert "validates only model-fooling examples" in page
-    hate_task.validation_quorum = 2
-    hate_task.config = {**hate_task.config, "validate_non_fooling": True}
-    hate_task.save()
-    quiet = client.post("/admin/crowd/study/add/", {**form, "name": "Quiet"}, follow=True).text
-    assert "besides the author" not in quiet and "model-fooling examples" not in quiet
