@@ -1,4 +1,7 @@
-"""Defects a tester found: participations bound to their platform session."""
+"""A participation is bound to the platform session it was opened from (Prolific's SESSION_ID, MTurk's
+assignment, a generic link's session_id when its first entry had one): the same participant id with
+another session is refused (409) and signs nobody in, the same session resumes, and a participant
+already signed in may come back from another session."""
 
 from __future__ import annotations
 
@@ -16,9 +19,6 @@ OTHER_SESSION = "This place was opened from another session on Prolific; open th
 
 def _enter(client, study, **ids):
     return client.get(f"/study/{study.public_id}/enter/?{urlencode({'key': study.entry_key, **ids})}")
-
-
-# 1. Impersonation by changing the participant id --------------------------------------------------
 
 
 def test_another_session_id_for_an_existing_participation_is_refused_and_logs_nobody_in(
