@@ -1,7 +1,9 @@
 """The create page that iterates: the verdict on the page (a fetch POST answered with an HTML fragment),
-the text kept for a variation, the session tally, the probability bar and "close call", where the example
-stands with the validators, instructions, "Skip this context", the retract confirm step, and labelled
-choices. The plain POST (no script) still redirects to the outcome page."""
+the text kept for a variation, the session tally (this browser session's examples written on this page
+only, the last 500 kept), the probability bar and "close call", where the example stands with the
+validators, instructions with the label definitions (every label of the built-in configs defined),
+"Skip this context", the retract confirm step, and labelled choices. The plain POST (no script) still
+redirects to the outcome page."""
 
 from __future__ import annotations
 
@@ -10,19 +12,23 @@ import uuid
 from html.parser import HTMLParser
 
 import pytest
+from django.contrib.sessions.backends.db import SessionStore
 from django.core.exceptions import ValidationError
+from django.test import Client
 from django.urls import reverse
 
+from annotation import session_examples
 from annotation.models import Example
 from annotation.services import create_example, retract_example
 from annotation.verdict import is_close_call, winning_margin
 from models_registry import inference
 from models_registry.round_targets import set_round_targets
-from tasks.config import NLI_CONFIG, TaskConfig, validate_config
+from tasks.config import HATE_SPEECH_CONFIG, NLI_CONFIG, SENTIMENT_CONFIG, TaskConfig, validate_config
 from tasks.models import Context
+from tasks.services import close_round, ensure_round, set_current_round
 from tests.factories.models_registry import make_stand_in, stand_in
 from tests.factories.qualification import TutorialItemFactory, standing
-from tests.factories.tasks import ContextFactory, open_round
+from tests.factories.tasks import ContextFactory, builtin_task, open_round
 from tests.helpers.fakes import rule_predict
 
 URL = reverse("annotation:create", args=["hate-speech"])
@@ -170,6 +176,58 @@ def test_the_tally_is_per_user(writer, client, hate_task, outsider):
 
 def test_reset_tally_needs_post(writer):
     assert writer.get(reverse("annotation:reset_tally", args=["hate-speech"])).status_code == 405
+
+
+def test_api_submissions_in_the_same_window_are_not_counted(writer, api, annotator):
+    writer.get(URL)
+    _post(writer, "I hate them", "not-hateful")  # fooled, through this page
+    for text in ("I love them", "we hate it"):  # the same user, the same minute, through the API
+        created = api(annotator).post(
+            "/api/tasks/hate-speech/examples/", {"statement": text, "label": "hateful"}, format="json"
+        )
+        assert created.status_code == 201
+    assert Example.objects.count() == 3
+    tally = writer.get(URL).context["tally"]
+    assert (tally["fooled"], tally["written"]) == (1, 1)
+    fragment = _post(writer, "we love rain", "not-hateful", fetch=True)  # right: 1 of 2
+    assert 'data-tally="1 of 2 fooled the model in this session."' in fragment.text
+    # a plain POST again with the same token (a replay) is not counted twice
+    same = {"statement": "x hate", "label": "hateful", "client_token": str(uuid.uuid4())}
+    writer.post(URL, same)
+    writer.post(URL, same)
+    assert writer.get(URL).context["tally"]["written"] == 3
+
+
+def test_a_new_round_and_a_retraction_leave_the_tally(writer, annotator, hate_task, hate_round):
+    _post(writer, "I hate them", "not-hateful")
+    _post(writer, "I love them", "hateful")
+    assert writer.get(URL).context["tally"]["written"] == 2
+    retract_example(example=Example.objects.get(inputs__statement="I love them"), user=annotator)
+    assert writer.get(URL).context["tally"]["text"] == "1 of 1 fooled the model in this session."
+    close_round(round_=hate_round)
+    set_current_round(task=hate_task, round_=ensure_round(task=hate_task, number=2))
+    assert writer.get(URL).context["tally"]["text"] == "No examples written in this session yet."
+
+
+def test_another_browser_session_has_its_own_tally(writer, annotator, password):
+    _post(writer, "I hate them", "not-hateful")
+    other = Client()
+    other.login(username=annotator.username, password=password)
+    assert other.get(URL).context["tally"]["written"] == 0
+    assert writer.get(URL).context["tally"]["written"] == 1
+
+
+def test_the_session_keeps_the_last_500_ids(rf, hate_task):
+    request = rf.get("/")
+    request.session = SessionStore()
+    for pk in range(1, 503):
+        session_examples.remember_example(request, hate_task, pk)
+    session_examples.remember_example(request, hate_task, 300)  # again: moved to the end, not twice
+    kept = request.session[session_examples.SESSION_EXAMPLES_KEY]["hate-speech"]
+    assert len(kept) == session_examples.SESSION_EXAMPLES_KEPT == 500
+    assert kept[0] == 3 and kept[-2:] == [502, 300] and kept.count(300) == 1
+    request.session[session_examples.SESSION_EXAMPLES_KEY]["hate-speech"] = [1, "2", True, 3.5, 7]  # tampered
+    assert session_examples.session_example_ids(request, hate_task) == [1, 7]
 
 
 # --- probability bar and close call ------------------------------------------------------------------
@@ -472,6 +530,32 @@ def test_nli_page_has_collapsible_instructions_with_label_definitions(client, an
     assert re.search(
         r'<label for="id_label_2"><span class="choice-label">contradiction</span> '
         r'<span class="muted">The premise makes the hypothesis false',
+        html,
+    )
+
+
+def test_the_builtin_configs_define_every_label(db):
+    for config in (HATE_SPEECH_CONFIG, SENTIMENT_CONFIG):
+        validate_config(config)
+        cfg = TaskConfig(config)
+        assert list(cfg.label_descriptions) == cfg.labels
+    hate = TaskConfig(builtin_task("hate-speech").config).label_descriptions
+    assert "targets a protected group or its members for being a part of that group" in hate["hateful"]
+    assert "abuse that is not aimed at a protected group" in hate["not-hateful"]
+    assert (
+        builtin_task("sentiment")
+        .cfg.label_descriptions["neutral"]
+        .startswith("The sentence expresses no sentiment")
+    )
+
+
+def test_the_hate_speech_page_shows_the_definitions(writer):
+    html = writer.get(URL).text
+    assert "<summary>Instructions and label definitions</summary>" in html
+    assert "<dt>hateful</dt><dd>Abuse that targets a protected group" in html
+    assert re.search(
+        r'<label for="id_label_1"><span class="choice-label">not-hateful</span> '
+        r'<span class="muted">Anything else, including abuse',
         html,
     )
 

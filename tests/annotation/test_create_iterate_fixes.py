@@ -1,7 +1,6 @@
 """What a fresh-user tester found on the create and outcome pages: the text kept when the session ran out
 (create.js's decision, run under Node), the outcome worded for the author or about the author, a
-retraction after settlement stated, the session tally counting this page's examples only, label
-definitions in the built-in configs, and the live character counter (code points, no maxlength)."""
+retraction after settlement stated, and the live character counter (code points, no maxlength)."""
 
 from __future__ import annotations
 
@@ -14,18 +13,13 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.contrib.sessions.backends.db import SessionStore
 from django.shortcuts import resolve_url
-from django.test import Client
 from django.urls import reverse
 
-from annotation import session_examples
 from annotation.models import Example
 from annotation.services import create_example, retract_example
 from annotation.verdict import authors_wording, validation_state
-from tasks.config import HATE_SPEECH_CONFIG, SENTIMENT_CONFIG, TaskConfig, validate_config
-from tasks.services import close_round, ensure_round, set_current_round
-from tests.factories.tasks import builtin_task
+from tasks.config import HATE_SPEECH_CONFIG, TaskConfig
 
 SCRIPT = Path(__file__).resolve().parents[2] / "annotation" / "static" / "annotation" / "create.js"
 URL = reverse("annotation:create", args=["hate-speech"])
@@ -190,90 +184,6 @@ def test_the_outcome_page_shows_it(client, annotator, password, fooling):
     html = client.get(reverse("annotation:outcome", args=[fooling.pk])).text
     assert "Validated incorrect by the validators, then retracted by its author: it no longer counts." in html
     assert "it will not be validated" not in html
-
-
-# --- 4. the tally counts this page's examples only ---------------------------------------------------
-
-
-def test_api_submissions_in_the_same_window_are_not_counted(writer, api, annotator):
-    writer.get(URL)
-    _post(writer, "I hate them", "not-hateful")  # fooled, through this page
-    for text in ("I love them", "we hate it"):  # the same user, the same minute, through the API
-        created = api(annotator).post(
-            "/api/tasks/hate-speech/examples/", {"statement": text, "label": "hateful"}, format="json"
-        )
-        assert created.status_code == 201
-    assert Example.objects.count() == 3
-    tally = writer.get(URL).context["tally"]
-    assert (tally["fooled"], tally["written"]) == (1, 1)
-    fragment = _post(writer, "we love rain", "not-hateful", fetch=True)  # right: 1 of 2
-    assert 'data-tally="1 of 2 fooled the model in this session."' in fragment.text
-    # a plain POST again with the same token (a replay) is not counted twice
-    same = {"statement": "x hate", "label": "hateful", "client_token": str(uuid.uuid4())}
-    writer.post(URL, same)
-    writer.post(URL, same)
-    assert writer.get(URL).context["tally"]["written"] == 3
-
-
-def test_a_new_round_and_a_retraction_leave_the_tally(writer, annotator, hate_task, hate_round):
-    _post(writer, "I hate them", "not-hateful")
-    _post(writer, "I love them", "hateful")
-    assert writer.get(URL).context["tally"]["written"] == 2
-    retract_example(example=Example.objects.get(inputs__statement="I love them"), user=annotator)
-    assert writer.get(URL).context["tally"]["text"] == "1 of 1 fooled the model in this session."
-    close_round(round_=hate_round)
-    set_current_round(task=hate_task, round_=ensure_round(task=hate_task, number=2))
-    assert writer.get(URL).context["tally"]["text"] == "No examples written in this session yet."
-
-
-def test_another_browser_session_has_its_own_tally(writer, annotator, password):
-    _post(writer, "I hate them", "not-hateful")
-    other = Client()
-    other.login(username=annotator.username, password=password)
-    assert other.get(URL).context["tally"]["written"] == 0
-    assert writer.get(URL).context["tally"]["written"] == 1
-
-
-def test_the_session_keeps_the_last_500_ids(rf, hate_task):
-    request = rf.get("/")
-    request.session = SessionStore()
-    for pk in range(1, 503):
-        session_examples.remember_example(request, hate_task, pk)
-    session_examples.remember_example(request, hate_task, 300)  # again: moved to the end, not twice
-    kept = request.session[session_examples.SESSION_EXAMPLES_KEY]["hate-speech"]
-    assert len(kept) == session_examples.SESSION_EXAMPLES_KEPT == 500
-    assert kept[0] == 3 and kept[-2:] == [502, 300] and kept.count(300) == 1
-    request.session[session_examples.SESSION_EXAMPLES_KEY]["hate-speech"] = [1, "2", True, 3.5, 7]  # tampered
-    assert session_examples.session_example_ids(request, hate_task) == [1, 7]
-
-
-# --- 5. label definitions in the built-in configs ----------------------------------------------------
-
-
-def test_the_builtin_configs_define_every_label(db):
-    for config in (HATE_SPEECH_CONFIG, SENTIMENT_CONFIG):
-        validate_config(config)
-        cfg = TaskConfig(config)
-        assert list(cfg.label_descriptions) == cfg.labels
-    hate = TaskConfig(builtin_task("hate-speech").config).label_descriptions
-    assert "targets a protected group or its members for being a part of that group" in hate["hateful"]
-    assert "abuse that is not aimed at a protected group" in hate["not-hateful"]
-    assert (
-        builtin_task("sentiment")
-        .cfg.label_descriptions["neutral"]
-        .startswith("The sentence expresses no sentiment")
-    )
-
-
-def test_the_hate_speech_page_shows_the_definitions(writer):
-    html = writer.get(URL).text
-    assert "<summary>Instructions and label definitions</summary>" in html
-    assert "<dt>hateful</dt><dd>Abuse that targets a protected group" in html
-    assert re.search(
-        r'<label for="id_label_1"><span class="choice-label">not-hateful</span> '
-        r'<span class="muted">Anything else, including abuse',
-        html,
-    )
 
 
 # --- 6. the character counter ------------------------------------------------------------------------
