@@ -1,11 +1,16 @@
-"""/examples/<id>/: who may see it, and the author's explain / retract / flag buttons."""
+"""/examples/<id>/: who may see it, the author's explain / retract / flag buttons, and its wording: for
+the author ("Your example") or about the author to anyone else, and an example retracted after the
+validators settled it stated as settled, then retracted."""
 
 from __future__ import annotations
 
 import pytest
 from django.urls import reverse
 
-from annotation.services import create_example
+from annotation.models import Example
+from annotation.services import create_example, retract_example
+from annotation.verdict import authors_wording, validation_state
+from tasks.config import HATE_SPEECH_CONFIG, TaskConfig
 
 
 @pytest.fixture
@@ -20,6 +25,13 @@ def example(hate_task, annotator, rule_model):
 
 def _url(name, example):
     return reverse(f"annotation:{name}", args=[example.pk])
+
+
+@pytest.fixture
+def fooling(annotator, hate_task, rule_model):
+    return create_example(
+        task=hate_task, annotator=annotator, inputs={"statement": "I hate them"}, target="not-hateful"
+    )[0]
 
 
 def test_author_sees_the_outcome_and_buttons(client, annotator, password, example):
@@ -158,3 +170,64 @@ def test_an_example_without_context_shows_no_context_section(client, annotator, 
     response = client.get(_url("outcome", example))
     assert response.status_code == 200 and response.context["context_fields"] == []
     assert '<section class="context">' not in response.text
+
+
+def test_the_author_reads_their_own_wording(client, annotator, password, fooling):
+    client.login(username=annotator.username, password=password)
+    retract_example(example=fooling, user=annotator)
+    html = client.get(reverse("annotation:outcome", args=[fooling.pk])).text
+    assert "<h1>Your example</h1>" in html
+    assert "You retracted this example; it no longer counts." in html
+    assert "The label you intend: <strong>not-hateful</strong>" in html
+    assert "You fooled the model!" in html
+
+
+def test_an_owner_reads_about_the_author(client, owner, password, annotator, fooling):
+    client.login(username=owner.username, password=password)
+    html = client.get(reverse("annotation:outcome", args=[fooling.pk])).text
+    assert "<h1>The author's example</h1>" in html
+    assert "The label the author intends: <strong>not-hateful</strong>" in html
+    assert "It fooled the model." in html
+    assert "probability for the author's label" in html
+    assert "other people will check that the author&#x27;s label is right." in html
+    for own in ("Your example", "You fooled", "you intend", "your label", "You retracted"):
+        assert own not in html, own
+
+    retract_example(example=fooling, user=annotator)
+    html = client.get(reverse("annotation:outcome", args=[fooling.pk])).text
+    assert "The author retracted it; it no longer counts." in html
+    assert "You retracted" not in html
+
+
+def test_authors_wording_by_hand():
+    assert authors_wording("The label you intend") == "The label the author intends"
+    assert authors_wording("The sentiment you intend") == "The sentiment the author intends"
+    assert (
+        authors_wording("The relation you intend (premise to hypothesis)")
+        == "The relation the author intends (premise to hypothesis)"
+    )
+    assert authors_wording("Your sentence") == "The author's sentence"
+    assert authors_wording("Statement") == "Statement"
+
+
+def test_a_retraction_after_settlement_states_the_status_then_the_retraction(fooling, annotator):
+    cfg = TaskConfig(HATE_SPEECH_CONFIG)
+    retract_example(example=fooling, user=annotator)
+    fooling.refresh_from_db()
+    assert validation_state(fooling, cfg) == "Retracted by its author: it will not be validated."
+    # An example settled, then retracted (allowed before settled examples became unretractable).
+    Example.objects.filter(pk=fooling.pk).update(status=Example.Status.VALIDATED_CORRECT)
+    fooling.refresh_from_db()
+    assert validation_state(fooling, cfg) == (
+        "Validated correct by the validators, then retracted by its author: it no longer counts."
+    )
+    assert "will not be validated" not in validation_state(fooling, cfg, is_author=False)
+
+
+def test_the_outcome_page_shows_it(client, annotator, password, fooling):
+    retract_example(example=fooling, user=annotator)
+    Example.objects.filter(pk=fooling.pk).update(status=Example.Status.VALIDATED_INCORRECT)
+    client.login(username=annotator.username, password=password)
+    html = client.get(reverse("annotation:outcome", args=[fooling.pk])).text
+    assert "Validated incorrect by the validators, then retracted by its author: it no longer counts." in html
+    assert "it will not be validated" not in html
