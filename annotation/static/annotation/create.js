@@ -31,7 +31,8 @@
  *
  * Each text box with data-max-length gets a live counter "123 / 2,000" in code points (as the server
  * counts; the server stays the judge). Under Node the pure helpers are exported for tests
- * (tests/annotation/test_create_iterate_fixes.py).
+ * (tests/helpers/create_js.py runs them for tests/annotation/test_create_text_kept_when_signed_out.py
+ * and tests/annotation/test_create_character_counter.py).
  */
 (function () {
   "use strict";
