@@ -1,12 +1,15 @@
 """Creating examples (annotation.services.create_example, and the create page and API for the model-wrong
-verdict): validation, server-side model-wrong, idempotency, failures."""
+verdict): validation, server-side model-wrong, idempotency, failures and the retry_predictions command
+that scores them later."""
 
 from __future__ import annotations
 
 import threading
 import uuid
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
@@ -17,7 +20,7 @@ from models_registry import inference
 from tasks.models import Context
 from tasks.services import close_round, ensure_round
 from tests.factories.models_registry import make_stand_in
-from tests.helpers.fakes import rule_label, rule_predict
+from tests.helpers.fakes import crashing_predict, rule_label, rule_predict
 
 FAMILY = "👨\u200d👩\u200d👧\u200d👦"  # four emoji joined by three ZWJ: 7 code points, 11 UTF-16 units
 
@@ -329,6 +332,24 @@ def test_a_crashing_model_keeps_the_example_then_retry_scores_it(
     assert example.prediction_status == Example.PredictionStatus.OK
     assert example.model_wrong is done.model_wrong
     assert retry_failed_predictions() == {"examples": 0, "completed": 0, "still_failed": 0}
+
+
+def test_retry_predictions_command_with_limit(hate_task, annotator, rule_model, monkeypatch):
+    monkeypatch.setattr(inference, "predict", crashing_predict)
+    for text in ("I hate them", "hello", "go back home"):
+        _create(hate_task, annotator, text, "hateful")
+
+    out = StringIO()
+    call_command("retry_predictions", "--limit", "2", stdout=out)  # still crashing
+    assert out.getvalue().strip() == "examples tried: 2, completed: 0, still failing: 2"
+    assert Example.objects.filter(prediction_status="failed").count() == 3
+
+    monkeypatch.setattr(inference, "predict", rule_predict)
+    out = StringIO()
+    call_command("retry_predictions", stdout=out)
+    assert out.getvalue().strip() == "examples tried: 3, completed: 3, still failing: 0"
+    wrong = dict(Example.objects.values_list("inputs__statement", "model_wrong"))
+    assert wrong == {"I hate them": False, "hello": True, "go back home": True}
 
 
 def test_storing_an_example_reads_each_fact_once(hate_task, annotator, tiny_registered_model):

@@ -1,12 +1,9 @@
-"""Round counts and MER, visibility of examples, the author's explain / retract / flag, retry command."""
+"""Round counts and MER, visibility of examples, the author's explain / retract / flag."""
 
 from __future__ import annotations
 
-from io import StringIO
-
 import pytest
 from django.contrib.auth.models import AnonymousUser
-from django.core.management import call_command
 
 from annotation import selectors
 from annotation.models import Example
@@ -121,21 +118,3 @@ def test_explanation_too_long_is_refused(hate_task, annotator, rule_model):
     with pytest.raises(ExampleError) as info:
         add_explanation(example=example, user=annotator, explanation="x" * 2001)
     assert "explanation" in info.value.errors
-
-
-def test_retry_predictions_command_with_limit(hate_task, annotator, rule_model, monkeypatch):
-    monkeypatch.setattr(inference, "predict", crashing_predict)
-    for text in ("I hate them", "hello", "go back home"):
-        _create(hate_task, annotator, text, "hateful")
-
-    out = StringIO()
-    call_command("retry_predictions", "--limit", "2", stdout=out)  # still crashing
-    assert out.getvalue().strip() == "examples tried: 2, completed: 0, still failing: 2"
-    assert Example.objects.filter(prediction_status="failed").count() == 3
-
-    monkeypatch.setattr(inference, "predict", rule_predict)
-    out = StringIO()
-    call_command("retry_predictions", stdout=out)
-    assert out.getvalue().strip() == "examples tried: 3, completed: 3, still failing: 0"
-    wrong = dict(Example.objects.values_list("inputs__statement", "model_wrong"))
-    assert wrong == {"I hate them": False, "hello": True, "go back home": True}
