@@ -1,4 +1,6 @@
-"""Round statistics by hand (MER, vMER, retracted, flagged, median time) and the task page showing them."""
+"""Round statistics by hand (MER, vMER, retracted, flagged, median time), the counts of ``small_round``
+(tests/annotation/conftest.py: an unscored example and imported ones left out of MER, every round of the
+task listed), and the task page showing them."""
 
 from __future__ import annotations
 
@@ -65,6 +67,35 @@ def test_median_of_even_count_and_empty():
 def test_empty_round_has_no_rates(hate_round):
     c = round_stats.round_counts(hate_round)
     assert (c.collected, c.mer, c.vmer, c.median_time_ms) == (0, None, None, None)
+
+
+def test_round_counts_and_mer_by_hand(small_round):
+    counts = round_stats.round_counts(small_round)
+    assert (counts.collected, counts.scored, counts.fooling, counts.unscored) == (5, 4, 2, 1)
+    assert counts.mer == pytest.approx(2 / 4)
+
+
+def test_imported_examples_are_counted_apart_and_stay_out_of_mer(small_round):
+    for i, label in enumerate(["hateful", "not-hateful", "hateful"]):
+        Example.objects.create(
+            round=small_round,
+            inputs={"statement": f"imported {i}"},
+            target=label,
+            source=Example.Source.IMPORTED,
+            status=Example.Status.VALIDATED_CORRECT,
+            prediction_status=Example.PredictionStatus.NONE,
+            external_id=f"imp-{i}",
+        )
+    counts = round_stats.round_counts(small_round)
+    assert (counts.collected, counts.fooling, counts.unscored, counts.imported) == (5, 2, 1, 3)
+    assert counts.mer == pytest.approx(2 / 4)
+
+
+def test_round_counts_for_task_lists_every_round(hate_task, small_round):
+    ensure_round(task=hate_task, number=2)
+    rows = round_stats.round_counts_for_task(hate_task)
+    assert [(r.round.number, r.collected, r.fooling) for r in rows] == [(1, 5, 2), (2, 0, 0)]
+    assert rows[1].mer is None
 
 
 def test_task_statistics_take_four_queries_whatever_the_rounds(hate_task, six_examples):
