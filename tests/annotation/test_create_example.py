@@ -1,6 +1,7 @@
 """Creating examples (annotation.services.create_example, and the create page and API for the model-wrong
-verdict): validation, server-side model-wrong, idempotency, failures and the retry_predictions command
-that scores them later."""
+verdict): validation, server-side model-wrong, idempotency (a form token sent again with other text is
+refused, not dropped), a round closed or replaced while the model answers, failures and the
+retry_predictions command that scores them later."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from annotation.models import Example, Prediction
-from annotation.services import ExampleError, create_example
+from annotation.services import ExampleError, TokenAlreadyUsed, create_example
 from models_registry import inference
 from tasks.models import Context
-from tasks.services import close_round, ensure_round
+from tasks.services import close_round, ensure_round, set_current_round
 from tests.factories.models_registry import make_stand_in
 from tests.helpers.fakes import crashing_predict, rule_label, rule_predict
 
@@ -227,6 +228,46 @@ def test_two_threads_with_the_same_token_make_one_row(hate_task, hate_round, ann
     assert Example.objects.get().model_wrong is True
 
 
+def test_same_token_same_text_is_the_same_example(hate_task, annotator, rule_model):
+    token = uuid.uuid4()
+    first, _ = _create(hate_task, annotator, "I hate you\r\n", client_token=token)
+    second, created = _create(hate_task, annotator, "I hate you\n", client_token=token)  # CRLF normalised
+    assert (second.pk, created) == (first.pk, False)
+
+
+@pytest.mark.parametrize(
+    ("statement", "label"),
+    [("I hate you all", "hateful"), ("I hate you", "not-hateful")],
+    ids=["other-text", "other-target"],
+)
+def test_same_token_other_inputs_or_target_is_refused_not_dropped(
+    hate_task, annotator, rule_model, statement, label
+):
+    token = uuid.uuid4()
+    first, _ = _create(hate_task, annotator, "I hate you", "hateful", client_token=token)
+    with pytest.raises(TokenAlreadyUsed) as info:
+        _create(hate_task, annotator, statement, label, client_token=token)
+    assert info.value.example == first
+    assert info.value.errors == {
+        "__all__": [
+            f"This form was already sent as example #{first.pk}; your new text was not saved yet "
+            "— send it again."
+        ]
+    }
+    assert Example.objects.count() == 1
+    first.refresh_from_db()
+    assert (first.inputs, first.target) == ({"statement": "I hate you"}, "hateful")
+
+
+def test_same_token_with_invalid_new_text_reports_both(hate_task, annotator, rule_model):
+    token = uuid.uuid4()
+    first, _ = _create(hate_task, annotator, "I hate you", client_token=token)
+    with pytest.raises(TokenAlreadyUsed) as info:
+        _create(hate_task, annotator, "\u200b", client_token=token)
+    assert f"#{first.pk}" in info.value.errors["__all__"][0]
+    assert "write something visible" in info.value.errors["statement"][0]
+
+
 @pytest.mark.parametrize(
     ("statement", "message"),
     [
@@ -285,6 +326,34 @@ def test_closed_round_accepts_no_examples(hate_task, hate_round, annotator, rule
 def test_task_without_current_round_accepts_no_examples(hate_task, annotator):
     errors = _errors(hate_task, annotator, {"statement": "hello"})
     assert "no current round" in errors["__all__"][0]
+
+
+def test_round_closed_while_the_model_answers_stores_nothing(
+    hate_task, hate_round, annotator, rule_model, monkeypatch
+):
+    def close_then_predict(model, inputs):
+        close_round(round_=type(hate_round).objects.get(pk=hate_round.pk))
+        return rule_predict(model, inputs)
+
+    monkeypatch.setattr(inference, "predict", close_then_predict)
+    with pytest.raises(ExampleError) as info:
+        _create(hate_task, annotator, "I hate you")
+    assert "closed while the model was answering" in info.value.errors["__all__"][0]
+    assert Example.objects.count() == 0
+
+
+def test_round_replaced_while_the_model_answers_stores_nothing(
+    hate_task, hate_round, annotator, rule_model, monkeypatch
+):
+    def switch_then_predict(model, inputs):
+        round_2 = ensure_round(task=hate_task, number=2)
+        set_current_round(task=type(hate_task).objects.get(pk=hate_task.pk), round_=round_2)
+        return rule_predict(model, inputs)
+
+    monkeypatch.setattr(inference, "predict", switch_then_predict)
+    with pytest.raises(ExampleError):
+        _create(hate_task, annotator, "I hate you")
+    assert Example.objects.count() == 0
 
 
 def test_blocked_user_cannot_write(hate_task, outsider, rule_model):

@@ -1,24 +1,18 @@
-"""create_example / explain / flag: visible and control characters, reused tokens, the round closing
-while the model answers, retracted and already-flagged examples."""
+"""create_example / explain / flag: visible and control characters, retracted and already-flagged
+examples."""
 
 from __future__ import annotations
-
-import uuid
 
 import pytest
 
 from annotation.models import Example
 from annotation.services import (
     ExampleError,
-    TokenAlreadyUsed,
     add_explanation,
     create_example,
     flag_example,
     retract_example,
 )
-from models_registry import inference
-from tasks.services import close_round, ensure_round, set_current_round
-from tests.helpers.fakes import rule_predict
 
 
 def _create(task, user, statement, label="hateful", **kwargs):
@@ -139,80 +133,6 @@ def test_explanation_length_counts_a_line_break_once(example, annotator):
     assert info.value.errors == {
         "explanation": ["The explanation is too long: 2,001 characters, at most 2,000 allowed."]
     }
-
-
-# --- Bug 4: a reused form token with other text ----------------------------------------------------
-
-
-def test_same_token_same_text_is_the_same_example(hate_task, annotator, rule_model):
-    token = uuid.uuid4()
-    first, _ = _create(hate_task, annotator, "I hate you\r\n", client_token=token)
-    second, created = _create(hate_task, annotator, "I hate you\n", client_token=token)  # CRLF normalised
-    assert (second.pk, created) == (first.pk, False)
-
-
-@pytest.mark.parametrize(
-    ("statement", "label"),
-    [("I hate you all", "hateful"), ("I hate you", "not-hateful")],
-    ids=["other-text", "other-target"],
-)
-def test_same_token_other_inputs_or_target_is_refused_not_dropped(
-    hate_task, annotator, rule_model, statement, label
-):
-    token = uuid.uuid4()
-    first, _ = _create(hate_task, annotator, "I hate you", "hateful", client_token=token)
-    with pytest.raises(TokenAlreadyUsed) as info:
-        _create(hate_task, annotator, statement, label, client_token=token)
-    assert info.value.example == first
-    assert info.value.errors == {
-        "__all__": [
-            f"This form was already sent as example #{first.pk}; your new text was not saved yet "
-            "— send it again."
-        ]
-    }
-    assert Example.objects.count() == 1
-    first.refresh_from_db()
-    assert (first.inputs, first.target) == ({"statement": "I hate you"}, "hateful")
-
-
-def test_same_token_with_invalid_new_text_reports_both(hate_task, annotator, rule_model):
-    token = uuid.uuid4()
-    first, _ = _create(hate_task, annotator, "I hate you", client_token=token)
-    with pytest.raises(TokenAlreadyUsed) as info:
-        _create(hate_task, annotator, "\u200b", client_token=token)
-    assert f"#{first.pk}" in info.value.errors["__all__"][0]
-    assert "write something visible" in info.value.errors["statement"][0]
-
-
-# --- Bug 7: the round closes while the model answers -----------------------------------------------
-
-
-def test_round_closed_while_the_model_answers_stores_nothing(
-    hate_task, hate_round, annotator, rule_model, monkeypatch
-):
-    def close_then_predict(model, inputs):
-        close_round(round_=type(hate_round).objects.get(pk=hate_round.pk))
-        return rule_predict(model, inputs)
-
-    monkeypatch.setattr(inference, "predict", close_then_predict)
-    with pytest.raises(ExampleError) as info:
-        _create(hate_task, annotator, "I hate you")
-    assert "closed while the model was answering" in info.value.errors["__all__"][0]
-    assert Example.objects.count() == 0
-
-
-def test_round_replaced_while_the_model_answers_stores_nothing(
-    hate_task, hate_round, annotator, rule_model, monkeypatch
-):
-    def switch_then_predict(model, inputs):
-        round_2 = ensure_round(task=hate_task, number=2)
-        set_current_round(task=type(hate_task).objects.get(pk=hate_task.pk), round_=round_2)
-        return rule_predict(model, inputs)
-
-    monkeypatch.setattr(inference, "predict", switch_then_predict)
-    with pytest.raises(ExampleError):
-        _create(hate_task, annotator, "I hate you")
-    assert Example.objects.count() == 0
 
 
 # --- Bug 8: retracted and already-flagged examples -------------------------------------------------
