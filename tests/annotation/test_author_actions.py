@@ -1,4 +1,5 @@
-"""The author's explain / retract / flag."""
+"""What the author alone may do to an example (annotation.services): explain it (at most 2,000
+characters), retract it (twice is once) and flag it; nobody else, not even the task's owner."""
 
 from __future__ import annotations
 
