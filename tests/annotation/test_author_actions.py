@@ -1,5 +1,6 @@
 """What the author alone may do to an example (annotation.services): explain it (at most 2,000
-characters), retract it (twice is once) and flag it; nobody else, not even the task's owner."""
+characters), retract it (twice is once) and flag it; nobody else, not even the task's owner. A retracted
+example takes no explanation or flag, and a flagged one no second flag (the first reason stays)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ from annotation.services import (
 
 def _create(task, user, statement, label):
     return create_example(task=task, annotator=user, inputs={"statement": statement}, target=label)[0]
+
+
+@pytest.fixture
+def example(hate_task, annotator, rule_model):
+    return _create(hate_task, annotator, "go back home", "hateful")
 
 
 def test_author_explains_retracts_and_flags(hate_task, annotator, rule_model):
@@ -50,3 +56,21 @@ def test_explanation_too_long_is_refused(hate_task, annotator, rule_model):
     with pytest.raises(ExampleError) as info:
         add_explanation(example=example, user=annotator, explanation="x" * 2001)
     assert "explanation" in info.value.errors
+
+
+def test_a_retracted_example_can_be_neither_explained_nor_flagged(example, annotator):
+    retract_example(example=example, user=annotator)
+    with pytest.raises(ExampleError, match="retracted"):
+        add_explanation(example=example, user=annotator, explanation="after all")
+    with pytest.raises(ExampleError, match="retracted"):
+        flag_example(example=example, user=annotator, reason="after all")
+    example.refresh_from_db()
+    assert (example.explanation, example.is_flagged_by_annotator, example.flag_reason) == ("", False, "")
+
+
+def test_a_second_flag_is_refused_and_keeps_the_first_reason(example, annotator):
+    flag_example(example=example, user=annotator, reason="wrong label")
+    with pytest.raises(ExampleError, match="already flagged"):
+        flag_example(example=example, user=annotator, reason="something else")
+    example.refresh_from_db()
+    assert example.flag_reason == "wrong label"

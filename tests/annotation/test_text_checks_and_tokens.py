@@ -1,5 +1,4 @@
-"""create_example / explain / flag: visible and control characters, retracted and already-flagged
-examples."""
+"""create_example / explain / flag: visible and control characters."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ from annotation.services import (
     add_explanation,
     create_example,
     flag_example,
-    retract_example,
 )
 
 
@@ -133,24 +131,3 @@ def test_explanation_length_counts_a_line_break_once(example, annotator):
     assert info.value.errors == {
         "explanation": ["The explanation is too long: 2,001 characters, at most 2,000 allowed."]
     }
-
-
-# --- Bug 8: retracted and already-flagged examples -------------------------------------------------
-
-
-def test_a_retracted_example_can_be_neither_explained_nor_flagged(example, annotator):
-    retract_example(example=example, user=annotator)
-    with pytest.raises(ExampleError, match="retracted"):
-        add_explanation(example=example, user=annotator, explanation="after all")
-    with pytest.raises(ExampleError, match="retracted"):
-        flag_example(example=example, user=annotator, reason="after all")
-    example.refresh_from_db()
-    assert (example.explanation, example.is_flagged_by_annotator, example.flag_reason) == ("", False, "")
-
-
-def test_a_second_flag_is_refused_and_keeps_the_first_reason(example, annotator):
-    flag_example(example=example, user=annotator, reason="wrong label")
-    with pytest.raises(ExampleError, match="already flagged"):
-        flag_example(example=example, user=annotator, reason="something else")
-    example.refresh_from_db()
-    assert example.flag_reason == "wrong label"
