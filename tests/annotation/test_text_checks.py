@@ -1,4 +1,7 @@
-"""create_example / explain / flag: visible and control characters."""
+"""The text an example, its explanation or a flag reason may hold (create_example, add_explanation,
+flag_example): at least one visible character; no control characters or bidi overrides, each refused by
+its name; tabs, line breaks and right-to-left text with its marks kept exactly; a CRLF counted as one
+character in the explanation's limit."""
 
 from __future__ import annotations
 
@@ -24,7 +27,7 @@ def _statement_errors(task, user, statement) -> list[str]:
     return info.value.errors["statement"]
 
 
-# --- Bug 2: statements of invisible characters only ----------------------------------------------
+# --- statements of invisible characters only ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -53,7 +56,7 @@ def test_one_visible_character_is_enough(hate_task, annotator, rule_model, state
     assert created and example.inputs["statement"] == statement
 
 
-# --- Bug 3: control characters -------------------------------------------------------------------
+# --- control characters ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
