@@ -1,8 +1,11 @@
-"""Saved weight sets (forks) and frozen snapshots: task owners only, shared URLs, immutability."""
+"""Saved weight sets (forks) and frozen snapshots: task owners only, shared URLs, immutability; each fork
+its own slug whatever the script of its name, a question before one replaces a fork of the same name, bad
+weights refused and given back to correct, odd digits in a post refused with a message."""
 
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.urls import reverse
@@ -37,6 +40,10 @@ def throughput_only(board):
     }
 
 
+def messages_of(response) -> list[str]:
+    return [str(m) for m in response.context["messages"]] if response.context else []
+
+
 def test_owner_saves_a_fork_and_anyone_opens_it(client, board, owner):
     client.force_login(owner)
     url = reverse("leaderboards:fork_create", args=[board["task"].slug])
@@ -56,7 +63,8 @@ def test_owner_saves_a_fork_and_anyone_opens_it(client, board, owner):
     # Listed on the leaderboard page.
     page = client.get(reverse("leaderboards:leaderboard", args=[board["task"].slug])).content.decode()
     assert "/leaderboard/forks/speed-matters/" in page
-    # Saving the same name again with "replace" ticked replaces the weights (test_tester_defects: unticked).
+    # Saving the same name again with "replace" ticked replaces the weights (unticked, it asks first:
+    # test_saving_an_existing_name_asks_before_replacing).
     client.force_login(owner)
     client.post(url, {"name": "Speed matters", "w_perf": "1", "replace": "1"})
     assert LeaderboardFork.objects.count() == 1
@@ -74,6 +82,86 @@ def test_fork_needs_a_name_and_an_owner(client, board, owner, outsider):
     assert "needs a name" in response.content.decode()
     assert not LeaderboardFork.objects.exists()
     assert client.get(reverse("leaderboards:fork", args=[board["task"].slug, "nope"])).status_code == 404
+
+
+def test_forks_named_without_ascii_letters_get_their_own_slugs(client, board, owner):
+    client.force_login(owner)
+    url = reverse("leaderboards:fork_create", args=[board["task"].slug])
+    weights = {"😀": "1", "🔥": "2", "أوزان": "3", "Speed": "4", "speed": "5"}
+    locations = {}
+    for name, w in weights.items():
+        response = client.post(url, {"name": name, "w_throughput": w})
+        assert response.status_code == 302
+        locations[name] = response["Location"]
+    forks = {f.name: f for f in LeaderboardFork.objects.all()}
+    assert set(forks) == set(weights)  # none overwritten
+    assert {n: f.slug for n, f in forks.items()} == {
+        "😀": "fork",
+        "🔥": "fork-2",
+        "أوزان": "fork-3",
+        "Speed": "speed",
+        "speed": "speed-2",
+    }
+    for name, w in weights.items():
+        assert forks[name].metric_weights["throughput"] == float(w)
+        response = client.get(locations[name])
+        assert response.status_code == 200 and response.context["fork"].name == name
+
+
+def test_saving_an_existing_name_asks_before_replacing(client, board, owner):
+    client.force_login(owner)
+    url = reverse("leaderboards:fork_create", args=[board["task"].slug])
+    client.post(url, {"name": "Speed matters", "w_throughput": "2"})
+    response = client.post(url, {"name": "Speed matters", "w_throughput": "7"}, follow=True)
+    assert "exists already" in " ".join(messages_of(response))
+    assert LeaderboardFork.objects.get().metric_weights["throughput"] == 2.0  # kept
+    # The form on the page offers the choice.
+    assert 'name="replace"' in response.content.decode()
+    response = client.post(url, {"name": "Speed matters", "w_throughput": "7", "replace": "1"})
+    fork = LeaderboardFork.objects.get()
+    assert response["Location"] == reverse("leaderboards:fork", args=[board["task"].slug, "speed-matters"])
+    assert fork.metric_weights["throughput"] == 7.0
+
+
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        ({"w_perf": "-5"}, "must be a number from 0"),
+        ({"w_memory": "nan"}, "must be a number from 0"),
+        ({"w_memory": "abc"}, "is not a number"),
+        ({"w_bogus": "1"}, "Unknown metric"),
+        (
+            {"w_perf": "0", "w_throughput": "0", "w_memory": "0", "w_fairness": "0", "w_robustness": "0"},
+            "All metric weights are zero",
+        ),
+    ],
+)
+def test_fork_with_bad_weights_is_refused_and_the_weights_shown_again(client, board, owner, bad, reason):
+    client.force_login(owner)
+    url = reverse("leaderboards:fork_create", args=[board["task"].slug])
+    posted = {"w_throughput": "3", **bad}
+    response = client.post(url, {"name": "Bad", **posted})
+    assert response.status_code == 302
+    assert not LeaderboardFork.objects.exists()
+    assert parse_qs(urlsplit(response["Location"]).query) == {k: [v] for k, v in posted.items()}  # to correct
+    page = client.get(response["Location"])
+    text = " ".join(messages_of(page))
+    assert "The weight set was not saved." in text and reason in text
+    assert "the default is used" not in text
+
+
+@pytest.mark.parametrize("field", ["round", "d_²", "d_١"])
+def test_fork_and_snapshot_posts_with_odd_digits_are_refused_with_a_message(client, board, owner, field):
+    client.force_login(owner)
+    value = "²" if field == "round" else "1"
+    for name, model in (("fork_create", LeaderboardFork), ("snapshot_create", LeaderboardSnapshot)):
+        url = reverse(f"leaderboards:{name}", args=[board["task"].slug])
+        response = client.post(url, {"name": "Odd", field: value}, follow=True)
+        assert response.status_code == 200
+        text = " ".join(messages_of(response))
+        assert "was not saved" in text
+        assert ("has no scoring dataset" in text) if field == "round" else ("Unknown dataset id" in text)
+        assert not model.objects.exists()
 
 
 def test_snapshot_is_frozen_public_and_immutable(client, board, owner, score, make_dataset):

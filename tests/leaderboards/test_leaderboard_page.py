@@ -1,13 +1,18 @@
-"""The leaderboard page: weights and sort in the URL, rounds, visibility, incomplete rows, bad queries."""
+"""The leaderboard page: weights and sort in the URL (each weight given back exactly, in the form and the
+sort links, as the shortest text that reads as the same number), rounds, visibility, incomplete rows,
+bad queries (digits other than ASCII, or too many of them, named in a message, never a 500; ascii_id
+itself: tests/core/test_ascii_id.py)."""
 
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 from django.urls import reverse
 
-from leaderboards.models import Dataset
+from leaderboards.models import Dataset, LeaderboardFork
+from leaderboards.tables import weight_text
 
 
 def order(response) -> list[int]:
@@ -28,7 +33,14 @@ def board(hate_task, hate_round, make_dataset, make_model, score):
     score(p, d, 0.9, throughput=100)
     score(q, d, 0.6, throughput=400)
     score(r, d, 0.3, throughput=250)
-    return {"d": d, "P": p, "Q": q, "R": r, "url": reverse("leaderboards:leaderboard", args=[hate_task.slug])}
+    return {
+        "d": d,
+        "P": p,
+        "Q": q,
+        "R": r,
+        "task": hate_task,
+        "url": reverse("leaderboards:leaderboard", args=[hate_task.slug]),
+    }
 
 
 def zero_but(**weights):
@@ -78,6 +90,42 @@ def test_dataset_weights_in_the_url(client, board, make_dataset, score):
     response = client.get(board["url"], zero_but(perf=1))
     assert order(response) == [board["R"].pk, board["P"].pk, board["Q"].pk]
     assert response.context["table"]["rows"][0]["metrics"]["perf"] == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (0.1234567, "0.1234567"),
+        (0.00001, "1e-05"),
+        (4.0, "4"),
+        (0.0, "0"),
+        (1 / 3, "0.3333333333333333"),
+        (1_000_000.0, "1000000"),
+        (2.5, "2.5"),
+    ],
+)
+def test_weight_text_is_the_shortest_exact_form(value, text):
+    assert weight_text(value) == text
+    assert float(text) == value
+
+
+def test_weights_survive_resubmit_and_resort_exactly(client, board):
+    query = {"w_perf": "0.1234567", "w_memory": "0.00001", f"d_{board['d'].pk}": "0.333333333333"}
+    response = client.get(board["url"], query)
+    html = unescape(response.content.decode())
+    # Form inputs carry the exact values and take any step.
+    assert re.search(r'name="w_perf" min="0" step="any" value="0.1234567"', html)
+    assert re.search(r'name="w_memory" min="0" step="any" value="1e-05"', html)
+    assert re.search(rf'name="d_{board["d"].pk}" min="0" step="any" value="0.333333333333"', html)
+    # Sort links too (was w_perf=0.123457).
+    links = re.findall(r'href="([^"]*sort=throughput[^"]*)"', html)
+    assert links and "w_perf=0.1234567&" in links[0] and "w_memory=1e-05&" in links[0]
+    # Re-submitting what the page shows gives the same weights.
+    again = client.get(links[0])
+    assert again.context["table"]["metric_weights"]["perf"] == 0.1234567
+    assert again.context["table"]["metric_weights"]["memory"] == 0.00001
+    assert again.context["table"]["datasets"][0]["weight"] == 0.333333333333
+    assert again.context["query_messages"] == []
 
 
 @pytest.mark.parametrize(
@@ -162,6 +210,46 @@ def test_bad_query_values_show_a_message_and_defaults(client, board, query, mess
     assert any(message in m for m in response.context["query_messages"]), response.context["query_messages"]
     assert message in response.content.decode().replace("&#x27;", "'")
     assert order(response) == [board["P"].pk, board["Q"].pk, board["R"].pk]  # the default ranking
+
+
+LONG_DIGITS = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    "query, message",
+    [
+        ({"round": "²"}, "has no scoring dataset"),
+        ({"round": "¹"}, "has no scoring dataset"),
+        ({"round": "١"}, "has no scoring dataset"),  # Arabic-Indic one: not round 1
+        ({"round": LONG_DIGITS}, "has no scoring dataset"),
+        ({"d_¹": "1"}, "Unknown dataset id"),
+        ({"d_²": "1"}, "Unknown dataset id"),
+        ({f"d_{LONG_DIGITS}": "1"}, "Unknown dataset id"),
+        ({"w_perf": "١"}, "is not a number"),  # float() would read it as 1
+        ({"w_perf": "1_0"}, "is not a number"),
+        ({"w_perf": "1" * 5000}, "is not a number"),
+    ],
+)
+def test_odd_digits_in_the_query_are_named_not_a_500(client, board, query, message):
+    for url in (board["url"], reverse("leaderboards:fork", args=[board["task"].slug, "f"])):
+        if "forks" in url:
+            LeaderboardFork.objects.get_or_create(task=board["task"], slug="f", defaults={"name": "F"})
+        response = client.get(url, query)
+        assert response.status_code == 200
+        assert any(message in m for m in response.context["query_messages"]), response.context[
+            "query_messages"
+        ]
+        assert order(response) == [board["P"].pk, board["Q"].pk, board["R"].pk]
+
+
+def test_arabic_indic_dataset_id_is_not_read_as_an_ascii_id(client, board):
+    # ١ is U+0661; with isdigit()/int() it was read as dataset 1 (here: the board's dataset id in
+    # Arabic-Indic digits would have set its weight). Now it is unknown and the weight stays 1.
+    arabic = "".join(chr(0x660 + int(c)) for c in str(board["d"].pk))
+    response = client.get(board["url"], {f"d_{arabic}": "0"})
+    assert response.status_code == 200
+    assert any("Unknown dataset id" in m for m in response.context["query_messages"])
+    assert response.context["table"]["datasets"][0]["weight"] == 1.0
 
 
 def test_all_dataset_weights_zero(client, board):
