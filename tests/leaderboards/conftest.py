@@ -1,10 +1,12 @@
-"""Fixtures of the leaderboard tests: scoring datasets and scores, made directly (factories)."""
+"""Fixtures of the leaderboard tests: scoring datasets and scores, made directly (factories), and
+``three_datasets``, a toy dataset of each access (scoring, standard, hidden)."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.factories.leaderboards import DatasetFactory, ScoreFactory
+from leaderboards.models import Dataset
+from tests.factories.leaderboards import DatasetFactory, ScoreFactory, make_toy_dataset
 
 
 @pytest.fixture
@@ -28,3 +30,12 @@ def score():
         return ScoreFactory(model=model, dataset=dataset, perf=perf, **extra)
 
     return make
+
+
+@pytest.fixture
+def three_datasets(hate_task):
+    """``{access: dataset}``: "toy-scoring", "toy-standard" and "toy-hidden", 4 toy texts each."""
+    return {
+        access: make_toy_dataset(hate_task, f"toy-{access}", access=access, n=4)
+        for access in (Dataset.Access.SCORING, Dataset.Access.STANDARD, Dataset.Access.HIDDEN)
+    }
