@@ -37,7 +37,10 @@ def test_the_target_picks_the_option_with_the_highest_normalised_likelihood(red_
     # The same scores the runtime gives for the messages the item stored.
     scores = smollm2.choose(choice_messages(context, "How long is the Amazon?", red_round), options)
     assert example.metadata["picked"] == scores.picked
-    assert example.metadata["normalised"] == pytest.approx(list(scores.normalised))
+    # float32 log-likelihoods summed over the option's tokens: the service's call runs on the generation
+    # slot's thread, whose torch kernels may split the sums differently (seen: 5e-5 apart), so the scores
+    # agree to 1e-4, not to the last bit; the pick and the verdict are exact.
+    assert example.metadata["normalised"] == pytest.approx(list(scores.normalised), rel=1e-4)
     assert example.model_wrong is (scores.picked != example.target["answer"])
     prediction = Prediction.objects.get(example=example)
     assert (prediction.label, prediction.model_wrong) == (str(scores.picked), example.model_wrong)
