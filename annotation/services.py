@@ -255,12 +255,18 @@ def create_example(
         ``(example, created)``.
 
     Raises:
-        ExampleError: blocked user, ``NotQualifiedToWrite`` when the task's qualification rules refuse
+        ExampleError: a red-teaming task (its examples are conversations and multiple-choice items),
+            blocked user, ``NotQualifiedToWrite`` when the task's qualification rules refuse
             the writer (checked before the models run and again under the worker's row lock), no open current round (also re-checked under the round's row lock
             when storing), a context from another round, or invalid inputs / target (keyed by field
             name). ``TokenAlreadyUsed`` for a reused token with other text.
     """
     _check_can_write(annotator)
+    if task.cfg.is_red_team:  # its examples are conversations and items (annotation/red_team/), never these
+        raise ExampleError(
+            "A red-teaming task takes conversations and multiple-choice items, not examples: "
+            f"use /api/tasks/{task.slug}/conversations/ or /api/tasks/{task.slug}/choice-items/ (docs/api.md)."
+        )
     if client_token is not None:
         try:
             client_token = uuid.UUID(str(client_token))

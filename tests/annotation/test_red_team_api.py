@@ -379,3 +379,17 @@ def test_a_judgement_of_fewer_answers_than_the_conversation_has_is_a_409(api, re
     )
     assert not Example.objects.exists()
     assert api.post(url, {**body, "answered_turns": 2}, format="json").status_code == 201
+
+
+def test_the_examples_endpoint_refuses_a_red_teaming_task_and_stores_nothing(annotator):
+    """A red-teaming task's examples are conversations and multiple-choice items: the classifier
+    examples endpoint once stored a body shaped like a QA example (a "rubric" span) as one."""
+    round_ = open_round(builtin_task("red-team"))
+    passage = make_passage(round_)
+    body = {"prompt": "hi", "rubric": {"answer": "The", "answer_start": 0}, "context": passage.pk}
+    response = client_for(annotator).post("/api/tasks/red-team/examples/", body, format="json")
+    assert response.status_code == 400, response.content
+    assert "A red-teaming task takes conversations and multiple-choice items, not examples" in str(
+        response.json()
+    )
+    assert not Example.objects.filter(round=round_).exists()
