@@ -569,8 +569,10 @@ class RoundAdmin(TaskOwnedAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         # A round is opened by the services (a new round is open) and closed only by them (the action
-        # below, or "Start the next round"), which end its studies: never by a checkbox.
-        return ["is_closed", *self.readonly_fields]
+        # below, or "Start the next round"), which end its studies: never by a checkbox. Once made, its
+        # task and number are what its examples, contexts and studies were collected under.
+        fixed = ["task", "number"] if obj is not None else []
+        return [*fixed, "is_closed", *self.readonly_fields]
 
     @admin.display(description="Collected", ordering="n_collected")
     def collected(self, obj) -> int:

@@ -242,3 +242,17 @@ def test_new_task_with_invalid_config_names_the_problem_once(admin_client):
     assert "config: 'target_field' is a required property" in form.errors["config"]
     assert "config['input_fields']: [] should be non-empty" in form.errors["config"]
     assert not Task.objects.filter(slug="new").exists()
+
+
+def test_a_rounds_task_and_number_are_fixed_once_it_exists(
+    owner_client, hate_task, hate_round, sentiment_task
+):
+    """Its examples, contexts and studies were collected under them: moving round 1 of hate-speech to
+    round 9 of another task would carry them along."""
+    url = reverse("admin:tasks_round_change", args=[hate_round.pk])
+    fields = owner_client.get(url).context["adminform"].form.fields
+    assert "task" not in fields and "number" not in fields
+    form = {"task": sentiment_task.pk, "number": 9, "description": "moved?", "metadata": "{}"}
+    assert owner_client.post(url, form).status_code == 302
+    hate_round.refresh_from_db()
+    assert (hate_round.task_id, hate_round.number, hate_round.description) == (hate_task.pk, 1, "moved?")
