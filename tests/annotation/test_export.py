@@ -244,7 +244,7 @@ def test_round_filter_and_errors(hate_task, hate_round, small_round, django_asse
 def _other_task():
     import copy
 
-    from tasks.config import HATE_SPEECH_CONFIG
+    from tasks.builtin_configs import HATE_SPEECH_CONFIG
     from tasks.models import Task
 
     return Task.objects.create(slug="other", name="Other", config=copy.deepcopy(HATE_SPEECH_CONFIG))

@@ -10,7 +10,8 @@ from django.urls import reverse
 from annotation.models import Example
 from annotation.services import create_example, retract_example
 from annotation.verdict import authors_wording, validation_state
-from tasks.config import HATE_SPEECH_CONFIG, TaskConfig
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
+from tasks.config import TaskConfig
 
 
 @pytest.fixture

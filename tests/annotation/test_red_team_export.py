@@ -26,7 +26,7 @@ from annotation.models import Example
 from leaderboards.releases import create_release, dataset_card, release_dir
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Context, Task
 from tasks.services import ensure_round, set_current_round
 from tests.factories.accounts import UserFactory

@@ -15,7 +15,7 @@ from django.urls import reverse
 from annotation.models import Example
 from core import audit
 from models_registry.models import RegisteredModel
-from tasks.config import HATE_SPEECH_CONFIG
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
 from tasks.models import Round, Task, TaskWorker
 from tasks.qualification import hold_for_review, mark_tutorial_seen, release_hold, set_listing
 from tasks.services import close_round

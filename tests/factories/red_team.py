@@ -1,4 +1,4 @@
-"""Red-teaming rounds for tests: the SQuAD-faithfulness config (``tasks.config.RED_TEAM_CONFIG``) with the
+"""Red-teaming rounds for tests: the SQuAD-faithfulness config (``tasks.builtin_configs.RED_TEAM_CONFIG``) with the
 real SmolLM2 as the round's target (the session fixture ``smollm2_dir``, tests/conftest.py)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 from models_registry.models import RegisteredModel, RoundTarget
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Context, Round, Task
 from tasks.services import ensure_round, set_current_round
 

@@ -13,7 +13,7 @@ from factory.django import DjangoModelFactory
 
 
 def _hate_speech_config() -> dict:
-    from tasks.config import HATE_SPEECH_CONFIG
+    from tasks.builtin_configs import HATE_SPEECH_CONFIG
 
     return copy.deepcopy(HATE_SPEECH_CONFIG)
 

@@ -14,7 +14,7 @@ from annotation.services import create_example
 from leaderboards.models import TrainingJob
 from models_registry.models import RegisteredModel
 from models_registry.selectors import target_models_for_round
-from tasks.config import HATE_SPEECH_CONFIG
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
 from tasks.models import Round, Task
 from tasks.services import ensure_round, set_current_round
 

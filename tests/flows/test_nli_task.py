@@ -22,7 +22,8 @@ from models_registry.inference import predict
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
 from models_registry.services import register_local_model
-from tasks.config import NLI_CONFIG, TaskConfig
+from tasks.builtin_configs import NLI_CONFIG
+from tasks.config import TaskConfig
 from tasks.models import Context
 from tasks.rules import model_wrong
 from tasks.services import ensure_round, set_current_round

@@ -11,7 +11,8 @@ from annotation.importers.common import ImportReport
 from annotation.importers.dynasent import FILES, import_dynasent, read_dynasent
 from annotation.models import Example
 from core.metrics import perf_function
-from tasks.config import SENTIMENT_CONFIG, TaskConfig
+from tasks.builtin_configs import SENTIMENT_CONFIG
+from tasks.config import TaskConfig
 from tasks.models import Context
 from tasks.rules import model_wrong
 from tests.helpers.data import slice_jsonl_gz

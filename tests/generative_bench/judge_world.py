@@ -9,7 +9,7 @@ import copy
 from annotation.models import Conversation, Example
 from generative_bench.models import Judge, JudgeVerdict, Replay, ReplayAnswer
 from models_registry.models import RegisteredModel, RoundTarget
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Context, Round, Task
 from tasks.services import ensure_round, set_current_round
 

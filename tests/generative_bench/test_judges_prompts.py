@@ -7,7 +7,7 @@ import pytest
 
 from generative_bench.judges import prompts
 from generative_bench.judges.prompts import TemplateError, check_template, parse, render
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.rubric import Rubric
 
 RUBRIC = Rubric.from_config(RED_TEAM_CONFIG["red_team"]["rubric"])

@@ -15,7 +15,7 @@ from leaderboards.models import ArtefactProbe
 from leaderboards.probes.measure import NotMeasurable, cross_validated_accuracy
 from leaderboards.probes.services import MIN_AUTHOR_EXAMPLES, run_round_probes
 from leaderboards.releases import create_release, release_dir
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Context, Task
 from tasks.services import close_round, ensure_round, set_current_round
 from tests.factories.accounts import UserFactory

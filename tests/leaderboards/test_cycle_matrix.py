@@ -338,7 +338,7 @@ def test_a_red_teaming_task_page_has_no_matrix(client):
 
     from django.contrib.auth.models import AnonymousUser
 
-    from tasks.config import RED_TEAM_CONFIG
+    from tasks.builtin_configs import RED_TEAM_CONFIG
     from tasks.models import Task
     from tests.factories.tasks import open_round
 

@@ -19,7 +19,7 @@ from leaderboards.generative_board import BoardError, params_from
 from leaderboards.generative_board import generative_board as board_of
 from leaderboards.models import Dataset, Score
 from models_registry.models import RegisteredModel
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Task
 from tasks.services import ensure_round
 

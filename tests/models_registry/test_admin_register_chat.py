@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from annotation.models import Turn
 from models_registry.models import RegisteredModel, RoundTarget
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Context, Task
 from tasks.services import ensure_round, set_current_round
 

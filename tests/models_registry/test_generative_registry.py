@@ -18,7 +18,7 @@ from models_registry.generative import (
 )
 from models_registry.models import RegisteredModel
 from models_registry.services import ModelRegistryError
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Task
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,8 @@ import copy
 import pytest
 from django.core.exceptions import ValidationError
 
-from tasks.config import HATE_SPEECH_CONFIG, TaskConfig, validate_config
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
+from tasks.config import TaskConfig, validate_config
 
 
 def _messages(config) -> list[str]:
@@ -66,7 +67,7 @@ def test_task_clean_rejects_an_invalid_config(hate_task):
 
 
 def test_span_config_without_model_input_fields_defaults_to_the_builtin_qa_pair():
-    from tasks.config import QA_CONFIG
+    from tasks.builtin_configs import QA_CONFIG
 
     config = copy.deepcopy(QA_CONFIG)
     del config["model_input_fields"]
@@ -76,7 +77,7 @@ def test_span_config_without_model_input_fields_defaults_to_the_builtin_qa_pair(
 
 
 def test_span_config_with_model_input_not_a_passage_question_pair_is_refused():
-    from tasks.config import QA_CONFIG
+    from tasks.builtin_configs import QA_CONFIG
 
     expected = [
         "config['model_input_fields']: a context_span target's model reads a (passage, question) pair, "
@@ -87,3 +88,20 @@ def test_span_config_with_model_input_not_a_passage_question_pair_is_refused():
         config = copy.deepcopy(QA_CONFIG)
         config["model_input_fields"] = given
         assert _messages(config) == expected, given
+
+
+def test_each_built_in_config_has_its_kind_read_from_the_target_type():
+    from tasks.builtin_configs import HATE_SPEECH_CONFIG as hate
+    from tasks.builtin_configs import NLI_CONFIG as nli
+    from tasks.builtin_configs import QA_CONFIG as qa
+    from tasks.builtin_configs import RED_TEAM_CONFIG as red
+    from tasks.builtin_configs import SENTIMENT_CONFIG as sentiment
+    from tasks.config import TaskConfig, TaskKind
+
+    kinds = {name: TaskConfig(c).kind for name, c in [("hate", hate), ("sentiment", sentiment), ("nli", nli)]}
+    assert kinds == {"hate": "classification", "sentiment": "classification", "nli": "classification"}
+    assert TaskConfig(qa).kind is TaskKind.SPAN
+    assert TaskConfig(red).kind is TaskKind.GENERATION
+    assert TaskConfig(red).is_red_team and not TaskConfig(qa).is_red_team
+    with pytest.raises(ValueError, match="no task kind has the target type 'string'"):
+        _ = TaskConfig({**hate, "target_field": {"name": "label", "type": "string"}}).kind

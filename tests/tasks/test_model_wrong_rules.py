@@ -1,6 +1,7 @@
 import pytest
 
-from tasks.config import HATE_SPEECH_CONFIG, TaskConfig
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
+from tasks.config import TaskConfig
 from tasks.rules import ensemble_model_wrong, model_wrong
 
 CFG = TaskConfig(HATE_SPEECH_CONFIG)

@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from django.utils.html import escape
 
-from tasks.config import HATE_SPEECH_CONFIG
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
 from tests.factories.accounts import UserFactory
 from tests.tasks.test_task_owned_admin import _task_form
 

@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from tasks import qualification
-from tasks.config import HATE_SPEECH_CONFIG
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
 from tasks.models import Quiz, Task, TaskWorker
 from tests.factories.accounts import UserFactory
 from tests.factories.qualification import answers, make_quiz, standing

@@ -11,7 +11,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from tasks.config import HATE_SPEECH_CONFIG, TaskConfig, validate_config
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
+from tasks.config import TaskConfig, validate_config
 from tests.factories.qualification import make_quiz
 
 pytestmark = pytest.mark.django_db

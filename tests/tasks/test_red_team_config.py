@@ -8,7 +8,8 @@ import copy
 import pytest
 from django.core.exceptions import ValidationError
 
-from tasks.config import HATE_SPEECH_CONFIG, RED_TEAM_CONFIG, TaskConfig, validate_config
+from tasks.builtin_configs import HATE_SPEECH_CONFIG, RED_TEAM_CONFIG
+from tasks.config import TaskConfig, validate_config
 
 
 def _messages(config) -> list[str]:

@@ -29,7 +29,7 @@ from html.parser import HTMLParser
 import pytest
 
 from annotation.models import Example
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Task
 from tasks.red_team_stats import red_team_stats
 from tasks.services import ensure_round, set_current_round

@@ -12,7 +12,7 @@ from django.urls import reverse
 from annotation.models import Example
 from annotation.services import create_example
 from leaderboards.models import Dataset, DatasetItem
-from tasks.config import HATE_SPEECH_CONFIG
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
 from tasks.models import Task
 from tasks.services import ensure_round, set_current_round
 

@@ -15,7 +15,7 @@ import json
 import pytest
 
 from annotation.models import Example
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Context, Task
 from tasks.services import ensure_round, set_current_round
 

@@ -13,7 +13,7 @@ from django.core.management import CommandError, call_command
 
 from annotation.models import Conversation, Example
 from models_registry.models import RegisteredModel
-from tasks.config import RED_TEAM_CONFIG
+from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Context, Task
 from tasks.red_team_stats import red_team_stats
 from tasks.services import ensure_round, set_current_round

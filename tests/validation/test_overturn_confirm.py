@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Example
-from tasks.config import HATE_SPEECH_CONFIG
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
 from tasks.models import Task
 from tasks.services import ensure_round, set_current_round
 from tests.factories.annotation import make_example

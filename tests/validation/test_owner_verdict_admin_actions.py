@@ -7,7 +7,7 @@ import copy
 import pytest
 from django.urls import reverse
 
-from tasks.config import HATE_SPEECH_CONFIG
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
 from tasks.models import Task
 from tasks.services import ensure_round, set_current_round
 from tests.factories.annotation import make_example

@@ -11,7 +11,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.exports import pseudonym
-from tasks.config import HATE_SPEECH_CONFIG
+from tasks.builtin_configs import HATE_SPEECH_CONFIG
 from tasks.models import Task, TaskWorker
 from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example
