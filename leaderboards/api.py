@@ -23,6 +23,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.exports import CONTENT_TYPES, ExportError, export_filename, iter_export
+from leaderboards.kinds import rules_for
 from models_registry.serializers import ModelErrorSerializer
 from tasks.models import Round, Task
 from tasks.selectors import task_or_404
@@ -236,7 +237,7 @@ class GenerativeLeaderboardView(APIView):
     )
     def get(self, request, slug: str):
         task = task_or_404(slug)
-        if not task.cfg.is_red_team:
+        if not rules_for(task.cfg).generative:
             raise NotFound("Not a red-teaming task.")
         try:
             params = params_from(request.query_params)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 
 from core.intervals import wilson_interval
+from leaderboards.kinds import rules_for
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.selectors import anonymous_numbers, models_visible_to
 from tasks.config import TaskConfig
@@ -271,7 +272,7 @@ def cycle_matrix(task: Task, user) -> CycleMatrix:
     """
     # A red-teaming task's targets are generative models, ranked on the generative leaderboard.
     datasets: list[Dataset] = []
-    if not task.cfg.is_red_team:
+    if not rules_for(task.cfg).generative:
         datasets = list(
             datasets_visible_to(user)
             .filter(task=task)
@@ -336,15 +337,7 @@ def cycle_matrix(task: Task, user) -> CycleMatrix:
         ]
 
     round_rows, static_rows = rows_for(round_columns), rows_for(static_columns)
-    if task.cfg.is_red_team:
-        rule = "not measured here: a red-teaming task's targets are ranked on its generative leaderboard"
-    elif task.cfg.target_field["type"] == "context_span":
-        rule = (
-            "an answer whose best SQuAD F1 against the reference answers is below "
-            f"{task.cfg.string_f1_threshold:g}"
-        )
-    else:
-        rule = "a predicted label that differs from the validated label"
+    rule = rules_for(task.cfg).cycle_rule(task.cfg)
     return CycleMatrix(
         task=task.slug,
         rule=rule,
@@ -369,6 +362,6 @@ def task_page_section(request, task: Task) -> PageSection | None:
     """The cycle matrix as a section of the task page (``tasks.page_sections``, registered in
     ``LeaderboardsConfig.ready``); None for a red-teaming task, whose targets are generative models
     ranked on the generative leaderboard instead."""
-    if task.cfg.is_red_team:
+    if rules_for(task.cfg).generative:
         return None
     return PageSection("leaderboards/_cycle_matrix.html", {"cycle": cycle_matrix(task, request.user)})

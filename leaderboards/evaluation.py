@@ -87,6 +87,7 @@ from core.metrics import (
     squad_exact_match,
     squad_f1,
 )
+from leaderboards.kinds import rules_for
 from models_registry.models import RegisteredModel
 from models_registry.serving import (
     InferenceError,
@@ -412,7 +413,7 @@ def evaluate_model_on_dataset(
         raise EvaluationError(f"model {model.name} and dataset {dataset.slug} belong to different tasks")
     task = dataset.task
     cfg = task.cfg
-    if cfg.is_red_team:  # a generative model on multiple-choice items (generative_eval.py)
+    if rules_for(cfg).generative:  # a generative model on multiple-choice items (generative_eval.py)
         try:
             perf, metrics, per_tag = evaluate_generative_on_dataset(model, dataset, progress=progress)
         except NotMultipleChoice as exc:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from generative_bench.arena.selectors import arena_ranking
 from generative_bench.judges.selectors import judge_rates
 from generative_bench.replay.selectors import people_rates, replay_figures
+from leaderboards.kinds import rules_for
 from models_registry.runtime_facts import is_remote
 from models_registry.selectors import anonymous_numbers, models_visible_to
 from tasks.models import Task
@@ -149,7 +150,7 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
     """
     params = params or BoardParams({}, {})
     board: dict = {"task": task.slug, "rows": [], "metrics": [], "rounds": [], "judges": [], "error": ""}
-    if not task.cfg.is_red_team:
+    if not rules_for(task.cfg).generative:
         board["error"] = "This task has no generative models: it is not a red-teaming task."
         return board
     models = list(ranked_models(models_visible_to(user, task)).order_by("pk"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import render
 
+from leaderboards.kinds import rules_for
 from tasks.selectors import task_or_404
 
 from .generative_board import BoardError, BoardParams, generative_board, params_from
@@ -60,7 +61,7 @@ def generative_leaderboard(request, slug: str):
     """``/tasks/<slug>/leaderboard/generative/``: the red-teaming task's models ranked by the Dynascore
     over accuracy, attack success rates, Bradley-Terry and speed; 404 for other tasks."""
     task = task_or_404(slug)
-    if not task.cfg.is_red_team:
+    if not rules_for(task.cfg).generative:
         raise Http404("not a red-teaming task")
     error = ""
     try:

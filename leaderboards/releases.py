@@ -52,6 +52,7 @@ from django.template.loader import render_to_string
 from annotation.exports import FORMAT_VERSION as EXPORT_FORMAT_VERSION
 from annotation.exports import iter_records
 from annotation.models import Example
+from leaderboards.kinds import rules_for
 from models_registry.models import RegisteredModel
 from tasks.models import Round
 
@@ -276,16 +277,11 @@ def generative_targets(release_info: dict[str, Any]) -> list[dict[str, Any]]:
 def dataset_card(release_info: dict[str, Any], task) -> str:
     """``README.md``: a YAML header (JSON-quoted strings, valid YAML) and a short description."""
     licence = release_info["licence"]
+    kind = rules_for(task.cfg)
     header = {
         "license": hub_licence_id(licence),
         "pretty_name": f"{task.name}, round {release_info['round']} (release v{release_info['version']})",
-        "task_categories": (
-            "text-generation"
-            if task.cfg.is_red_team
-            else "question-answering"
-            if task.cfg.target_field.get("type") == "context_span"
-            else "text-classification"
-        ),
+        "task_categories": kind.hub_task_category,
         "size_categories": size_category(release_info["counts"]["total"]),
     }
     lines = ["---"] + [f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in header.items()]
@@ -304,9 +300,10 @@ def dataset_card(release_info: dict[str, Any], task) -> str:
             "licence": licence or "unspecified",
             "non_commercial": task.cfg.is_non_commercial,
             "data_files": json.dumps(data_files),
-            "generative_targets": generative_targets(release_info) if task.cfg.is_red_team else [],
+            "generative": kind.generative,
+            "generative_targets": generative_targets(release_info) if kind.generative else [],
             # The round's artefact probes as measured when this version was made (leaderboards.probes).
-            "probes": [] if task.cfg.is_red_team else release_card_probes(task, release_info["round"]),
+            "probes": [] if kind.generative else release_card_probes(task, release_info["round"]),
         },
     )
     return "\n".join(lines) + "\n\n" + body

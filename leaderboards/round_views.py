@@ -7,6 +7,7 @@ from django.http import Http404
 from django.shortcuts import render
 
 from core.text_rules import ascii_id
+from leaderboards.kinds import rules_for
 from tasks.models import Round
 from tasks.selectors import contexts_without_room, task_or_404
 
@@ -33,7 +34,7 @@ def round_detail(request, slug: str, number: str):
             "probes": probes,
             "probes_run_at": last_run(probes),
             "pending": pending,
-            "is_red_team": task.cfg.is_red_team,
+            "generative": rules_for(task.cfg).generative,
             "contexts": round_.contexts.count(),
             "contexts_without_room": contexts_without_room(round_),
         },

@@ -33,6 +33,7 @@ from django.db import transaction
 
 from annotation.models import Example
 from annotation.red_team.choice_items import choice_messages
+from leaderboards.kinds import rules_for
 from tasks.models import Round
 
 from .models import Dataset, DatasetItem
@@ -85,7 +86,7 @@ class RoundDatasets:
 
 
 def _ensure_round_dataset(round_: Round, split: str) -> Dataset:
-    if round_.task.cfg.is_red_team:
+    if rules_for(round_.task.cfg).generative:
         description = (
             f"Round {round_.number}'s validated multiple-choice items (conversations are not "
             "machine-scorable); all of them score, by accuracy."
@@ -150,7 +151,7 @@ def build_round_datasets(round_: Round, *, progress: Progress | None = None) -> 
                 dataset__in=list(existing.values()), example__isnull=False
             ).values_list("example_id", flat=True)
         )
-        red_team = round_.task.cfg.is_red_team
+        red_team = rules_for(round_.task.cfg).generative
         examples = (
             Example.objects.filter(round=round_, status=Example.Status.VALIDATED_CORRECT, is_retracted=False)
             # A red-teaming round's machine-scorable items are its multiple-choice items (not its

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import Throttled
 
+from leaderboards.kinds import rules_for
 from models_registry import selectors as registry_selectors
 from models_registry import serving
 from models_registry.models import RegisteredModel
@@ -75,6 +76,7 @@ def _render_leaderboard(request, task: Task, fork: LeaderboardFork | None = None
         "leaderboards/leaderboard.html",
         {
             "task": task,
+            "generative": rules_for(task.cfg).generative,
             "table": table,
             "view": view,
             # The scores behind the table, for the sliders' live re-ranking (live_ranking.js).

@@ -19,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.lookups import positive_int_or_404
+from leaderboards.kinds import rules_for
 from models_registry.serializers import ModelErrorSerializer
 from tasks.api import NUMBER, SLUG
 from tasks.models import Round
@@ -120,7 +121,7 @@ class RoundProbesView(APIView):
         body = {
             "task": task.slug,
             "round": round_.number,
-            "applicable": not task.cfg.is_red_team,
+            "applicable": not rules_for(task.cfg).generative,
             "probes": [probe_body(view) for view in round_probe_views(round_)],
         }
         return Response(RoundProbesSerializer(body).data)

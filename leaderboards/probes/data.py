@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from annotation.models import Example
+from leaderboards.kinds import rules_for
 from tasks.config import TaskConfig
 from tasks.models import Round
 
@@ -38,7 +39,7 @@ def baseline_fields(cfg: TaskConfig) -> list[str]:
     """The field the input-only baseline reads: of a pair the model reads (premise, hypothesis), the
     second, which the annotator wrote (the hypothesis-only baseline of Poliak et al. 2018); of a single
     text, that text (the statement). Empty for a task whose target is not a label (spans, generation)."""
-    if not cfg.labels or cfg.is_red_team:
+    if rules_for(cfg).input_only_not_applicable:
         return []
     return [cfg.model_input_fields[-1]]
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from core.job_queue import enqueue
+from leaderboards.kinds import GENERATIVE_PROBES_REASON, rules_for
 from tasks.config import TaskConfig
 from tasks.models import Round
 
@@ -40,10 +41,6 @@ MAX_ERROR = 2000
 Kind = ArtefactProbe.Kind
 Status = ArtefactProbe.Status
 
-RED_TEAM_REASON = (
-    "not applicable: a red-teaming task's examples are conversations with a generative model and "
-    "multiple-choice items, not labelled texts"
-)
 EMPTY = "empty text (no word or symbol)"
 
 
@@ -88,12 +85,11 @@ def measure_input_only(cfg: TaskConfig, data: RoundTexts) -> Outcome:
         "seed": SEED,
         "pending": data.pending,
     }
-    if cfg.is_red_team:
-        return _not(kind, Status.NOT_APPLICABLE, RED_TEAM_REASON, details)
-    if not data.baseline_fields:
-        span = cfg.target_field.get("type") == "context_span"
-        what = "an answer span in the passage, not a label" if span else "not a label"
-        return _not(kind, Status.NOT_APPLICABLE, f"not applicable: the target is {what}", details)
+    reason = rules_for(cfg).input_only_not_applicable
+    if reason or not data.baseline_fields:
+        return _not(
+            kind, Status.NOT_APPLICABLE, reason or "not applicable: the target is not a label", details
+        )
     texts, labels, left_out = [], [], []
     for text, label in zip(data.baseline, data.labels, strict=True):
         if label is None:
@@ -152,8 +148,8 @@ def measure_author(cfg: TaskConfig, data: RoundTexts) -> Outcome:
         "pending": data.pending,
         "min_examples_per_author": MIN_AUTHOR_EXAMPLES,
     }
-    if cfg.is_red_team:
-        return _not(kind, Status.NOT_APPLICABLE, RED_TEAM_REASON, details)
+    if rules_for(cfg).generative:
+        return _not(kind, Status.NOT_APPLICABLE, GENERATIVE_PROBES_REASON, details)
     left_out = []
     candidates = []
     for text, author in zip(data.written, data.authors, strict=True):
