@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 
 from annotation.chat_format import context_message
+from annotation.kinds import conversational
 from annotation.models import Example, Prediction
 from annotation.selectors import validations_in_order
 from models_registry.models import RegisteredModel
@@ -305,7 +306,7 @@ class _Exporter:
         self.key = settings.DYNABENCH_EXPORT_KEY if key is None else key
         # The task's models are few; one query instead of a join per prediction.
         self.model_names = dict(RegisteredModel.objects.filter(task=task).values_list("id", "name"))
-        self.red_team = cfg.is_red_team
+        self.red_team = conversational(cfg)
         self.keys = RECORD_KEYS + RED_TEAM_KEYS if self.red_team else RECORD_KEYS
         self.cfg = cfg
 

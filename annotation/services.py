@@ -12,6 +12,7 @@ import uuid
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from annotation.kinds import conversational
 from core import spans
 from core.text_rules import (
     check_free_text,
@@ -262,7 +263,9 @@ def create_example(
             name). ``TokenAlreadyUsed`` for a reused token with other text.
     """
     _check_can_write(annotator)
-    if task.cfg.is_red_team:  # its examples are conversations and items (annotation/red_team/), never these
+    if conversational(
+        task.cfg
+    ):  # its examples are conversations and items (annotation/red_team/), never these
         raise ExampleError(
             "A red-teaming task takes conversations and multiple-choice items, not examples: "
             f"use /api/tasks/{task.slug}/conversations/ or /api/tasks/{task.slug}/choice-items/ (docs/api.md)."

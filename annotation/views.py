@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
+from annotation.kinds import conversational
 from core.text_rules import ascii_id
 from tasks import qualification
 from tasks import selectors as task_selectors
@@ -101,7 +102,7 @@ def create(request, slug: str):
     the current round and not retracted (``reset_tally`` empties it).
     """
     task = task_selectors.task_or_404(slug)
-    if task.cfg.is_red_team:  # its examples are conversations and items (annotation/red_team/)
+    if conversational(task.cfg):  # its examples are conversations and items (annotation/red_team/)
         return redirect("annotation:red_team", slug=task.slug)
     if request.method == "POST":
         return _create_post(request, task)
@@ -349,7 +350,7 @@ def _render_outcome(request, example, *, explanation_form=None, flag_form=None):
     is_author = example.annotator_id == request.user.pk
     red_team = (
         red_team_presenting.shown_example(example, task.cfg, with_judgement=True)
-        if task.cfg.is_red_team and red_team_presenting.mode_of(example)
+        if conversational(task.cfg) and red_team_presenting.mode_of(example)
         else None
     )
     return render(

@@ -20,6 +20,7 @@ import logging
 from dataclasses import dataclass, field
 
 from models_registry.inference import InferenceError, input_token_counts
+from models_registry.kinds import chat_models
 from models_registry.models import RegisteredModel, RoundTarget
 from tasks.models import Context, Round
 from tasks.selectors import NO_ROOM
@@ -77,7 +78,7 @@ def check_context_room(round_: Round, *, min_room: int = MIN_INPUT_ROOM) -> Room
     cfg = round_.task.cfg
     context_names = {spec["name"] for spec in cfg.context_fields}
     fields = cfg.model_input_fields
-    if cfg.is_red_team or not context_names & set(fields):
+    if chat_models(cfg) or not context_names & set(fields):
         return RoomReport(0, 0, min_room)
     targets = [
         t.model

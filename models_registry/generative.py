@@ -42,6 +42,7 @@ from engine.runtime.generative import (
 )
 from engine.runtime.model_files import InferenceError, without_server_paths
 from engine.runtime.slots import GENERATION_SLOTS
+from models_registry.kinds import chat_models
 from models_registry.models import RegisteredModel
 from models_registry.services import (
     MAX_ERROR,
@@ -163,7 +164,7 @@ def chat_stream(
         InferenceError: the model is not a generative model of a red-teaming task, or as the runners
             raise (``runtime.generative.LocalChatModel.stream``, ``endpoints.chat.stream_remote``).
     """
-    if not model.task.cfg.is_red_team:
+    if not chat_models(model.task.cfg):
         raise InferenceError(f"{model.name} is not a generative model")
     decoding = decoding or decoding_of(model)
     if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
@@ -241,7 +242,7 @@ def generate_batch(
         InferenceError: the model is not a generative model of a red-teaming task.
         ValueError: ``batch_size`` below 1.
     """
-    if not model.task.cfg.is_red_team:
+    if not chat_models(model.task.cfg):
         raise InferenceError(f"{model.name} is not a generative model")
     decoding = decoding or decoding_of(model)
     if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
@@ -291,7 +292,7 @@ def choose(model: RegisteredModel, messages: list[dict], options: list[str]) -> 
         InferenceError: not a generative model of a red-teaming task, fewer than two options, or as the
             runners raise; ``PromptTooLong`` (an ``InferenceError``) for a local model's context.
     """
-    if not model.task.cfg.is_red_team:
+    if not chat_models(model.task.cfg):
         raise InferenceError(f"{model.name} is not a generative model")
     if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
         return choose_remote(remote_chat_of(model), messages, options)
@@ -314,7 +315,7 @@ def local_weights_gib(model: RegisteredModel) -> float | None:
 
 
 def _red_team_task(task: Task) -> None:
-    if not task.cfg.is_red_team:
+    if not chat_models(task.cfg):
         raise ModelRegistryError(f"task {task.slug} is not a red-teaming task; its models are classifiers")
 
 

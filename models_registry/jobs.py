@@ -14,6 +14,7 @@ from engine.runtime.model_files import without_server_paths
 from models_registry import generative, services
 from models_registry.check_sweep import sweep_model_checks
 from models_registry.context_room import check_context_room
+from models_registry.kinds import chat_models
 from models_registry.models import RegisteredModel
 from tasks.models import Round
 
@@ -45,7 +46,7 @@ def check_model(model_id: int) -> str:
         return current or "missing"
     model = RegisteredModel.objects.select_related("task").get(pk=model_id)
     try:
-        check = generative.run_generative_check if model.task.cfg.is_red_team else services.run_check
+        check = generative.run_generative_check if chat_models(model.task.cfg) else services.run_check
         status, _ = check(model)
     except Exception as exc:  # noqa: BLE001 - the owner must see every failure on the model
         logger.exception("model check %s failed", model_id)  # the full detail, paths included

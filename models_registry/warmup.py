@@ -18,6 +18,7 @@ from engine.runtime.classifier import get_classifier
 from engine.runtime.generative import get_chat_model
 from engine.runtime.model_files import InferenceError
 from engine.runtime.slots import GENERATION_SLOTS, waiting_bound
+from models_registry.kinds import chat_models
 from models_registry.models import RegisteredModel
 from models_registry.selectors import open_round_targets
 
@@ -63,7 +64,7 @@ def preload_open_round_targets() -> list[str]:
             if model.source in (RegisteredModel.Source.ENDPOINT, RegisteredModel.Source.CHAT_ENDPOINT):
                 continue
             try:
-                if model.task.cfg.is_red_team:  # a chat model (models_registry/generative.py)
+                if chat_models(model.task.cfg):  # a chat model (models_registry/generative.py)
                     get_chat_model(model.path, name=model.name)
                 else:
                     get_classifier(model.path, allow_pickle=model.allow_pickle, runtime=model.runtime)

@@ -385,11 +385,6 @@ class TaskConfig:
             raise ValueError(f"no task kind has the target type {self.target_field.get('type')!r}") from None
 
     @property
-    def is_red_team(self) -> bool:
-        """True for a red-teaming task: the target answers in free text (``TaskKind.GENERATION``)."""
-        return self.target_field.get("type") == "generation"
-
-    @property
     def red_team(self) -> dict:
         """The ``red_team`` section (empty for other tasks)."""
         return dict(self.raw.get("red_team", {}))

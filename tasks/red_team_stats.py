@@ -42,6 +42,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
+from .kinds import conversational
 from .models import Round, Task
 from .round_stats import examples_model, not_collected_sources, rate
 
@@ -130,14 +131,14 @@ class _Round:
 
 def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[int, RedTeamStats]:
     """The figures of the red-teaming ``task``'s rounds, ``{round id: RedTeamStats}``; ``{}`` for a task
-    that is not red-teaming (``TaskConfig.is_red_team``).
+    that is not red-teaming (``kinds.conversational``).
 
     ``rounds``: the rounds to compute (rounds of ``task``); all its rounds when None. Two queries
     whatever the number of rounds and examples: the rounds (unless given), and one read of the examples'
     round, verdict, status, tags and three metadata keys (``mode``, ``turns``, ``cost``; not the stored
     generations). Counted in Python, so PostgreSQL and SQLite (the demo) agree.
     """
-    if not task.cfg.is_red_team:
+    if not conversational(task.cfg):
         return {}
     rounds = list(task.rounds.all() if rounds is None else rounds)
     Example = examples_model()

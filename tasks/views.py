@@ -4,6 +4,7 @@ from django.shortcuts import render
 
 from . import selectors
 from .charts import Series, amount_chart, rate_chart
+from .kinds import conversational
 from .page_sections import sections_for
 from .red_team_stats import red_team_stats
 from .round_stats import round_counts_for_task
@@ -25,17 +26,18 @@ def task_detail(request, slug: str):
     """
     task = selectors.task_or_404(slug)
     counts = round_counts_for_task(task)
-    is_red_team = task.cfg.is_red_team
+    by_conversation = conversational(task.cfg)
     by_round = red_team_stats(task, [c.round for c in counts])
-    red_team = [by_round[c.round.pk] for c in counts] if is_red_team else []
+    red_team = [by_round[c.round.pk] for c in counts] if by_conversation else []
     return render(
         request,
         "tasks/task_detail.html",
         {
             "task": task,
             "cfg": task.cfg,
+            "conversational": by_conversation,
             "round_counts": counts,
-            "mer_chart": asr_chart(red_team) if is_red_team else mer_chart(counts),
+            "mer_chart": asr_chart(red_team) if by_conversation else mer_chart(counts),
             "cost_chart": cost_chart(counts),
             "collecting": task.open_round is not None,
             "red_team_stats": red_team,

@@ -13,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from annotation.kinds import conversational
 from annotation.red_team import presenting as red_team_presenting
 from annotation.selectors import predictions_of
 from core.text_rules import ascii_id
@@ -70,7 +71,7 @@ def _shown(example, task: Task) -> dict:
     cfg = task.cfg
     fields = validator_fields(example)
     context = example.context.data if example.context_id else {}
-    if cfg.is_red_team and red_team_presenting.mode_of(example):
+    if conversational(cfg) and red_team_presenting.mode_of(example):
         # Never the author's judgement or categories: a multiple-choice item shows its marked answer
         # (the target, anchored), a conversation only the rubric's questions (unanchored).
         shown = red_team_presenting.shown_example(example, cfg, with_judgement=False)

@@ -22,6 +22,7 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.kinds import conversational
 from annotation.models import Conversation, Turn
 from annotation.serializers import ExampleSerializer, TextField
 from core.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
@@ -200,7 +201,7 @@ class ChoiceResultSerializer(serializers.Serializer):
 
 def _red_team_round(slug: str):
     task = task_or_404(slug)
-    if not task.cfg.is_red_team:
+    if not conversational(task.cfg):
         raise exceptions.NotFound("Not a red-teaming task.")
     if task.open_round is None:
         raise Refused(ConversationError("This task is not collecting examples right now.", "round_closed"))

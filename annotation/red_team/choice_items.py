@@ -24,6 +24,7 @@ from django.db import IntegrityError, transaction
 
 from annotation import signals
 from annotation.chat_format import context_message
+from annotation.kinds import conversational
 from annotation.models import Example, Prediction
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
@@ -123,7 +124,7 @@ def write_choice_item(
     if not can_contribute(annotator):
         raise ConversationError("Your account cannot write examples.", code="blocked")
     cfg = round_.task.cfg
-    if not cfg.is_red_team or MODE not in cfg.red_team_modes:
+    if not conversational(cfg) or MODE not in cfg.red_team_modes:
         raise ConversationError("This task takes no multiple-choice items.", code="not_red_team")
     if client_token is not None:
         stored = Example.objects.filter(annotator=annotator, client_token=client_token).first()

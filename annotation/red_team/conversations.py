@@ -35,6 +35,7 @@ from django.db import transaction
 
 from annotation import signals
 from annotation.chat_format import context_message
+from annotation.kinds import conversational
 from annotation.models import Conversation, Example, Turn
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
@@ -111,7 +112,7 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
     if not can_contribute(annotator):
         raise ConversationError("Your account cannot write examples.", code="blocked")
     task = round_.task
-    if not task.cfg.is_red_team:
+    if not conversational(task.cfg):
         raise ConversationError("This task is not a red-teaming task.", code="not_red_team")
     if not round_.is_open:
         raise ConversationError("This round is closed; no new conversations.", code="round_closed")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
+from annotation.kinds import conversational
 from annotation.models import Conversation, Example
 from tasks.models import Round, Task
 
@@ -53,7 +54,7 @@ def stored_without_context(task: Task | None = None) -> tuple[QuerySet[Conversat
     (``needs_context``), of every such task or of ``task`` only, oldest first: conversations with no
     context (in any status), and red-teaming examples (``RED_TEAM_MODES``) written on the platform with
     none. Only rows stored before ``conversations.check_context`` refused them can be found here."""
-    tasks = [t.pk for t in Task.objects.all() if t.cfg.is_red_team and needs_context(t.cfg)]
+    tasks = [t.pk for t in Task.objects.all() if conversational(t.cfg) and needs_context(t.cfg)]
     if task is not None:
         tasks = [pk for pk in tasks if pk == task.pk]
     conversations = (

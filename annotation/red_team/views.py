@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from annotation.kinds import conversational
 from annotation.models import Turn
 from annotation.session_examples import remember_example
 from core.text_rules import ascii_id
@@ -43,7 +44,7 @@ from .sse import sse_response
 
 def _red_team_task(slug: str) -> Task:
     task = task_selectors.task_or_404(slug)
-    if not task.cfg.is_red_team:
+    if not conversational(task.cfg):
         raise Http404("Not a red-teaming task.")
     return task
 

@@ -20,6 +20,7 @@ from core.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
 from core.api.lookups import MAX_ID, positive_int_or_404
 from core.api.permissions import IsContributor
 from core.api.throttling import ExampleCreateThrottle
+from generative_bench.kinds import benchmarked
 from tasks import qualification
 from tasks.api import SLUG, NotQualifiedError
 from tasks.selectors import task_or_404
@@ -200,7 +201,7 @@ class RankingSerializer(serializers.Serializer):
 
 def _arena_task(slug: str):
     task = task_or_404(slug)
-    if not task.cfg.is_red_team:
+    if not benchmarked(task.cfg):
         raise exceptions.NotFound("Not a red-teaming task.")
     return task
 

@@ -29,6 +29,7 @@ from annotation.chat_format import context_message
 from annotation.models import Example
 from core.api.lookups import MAX_ID
 from core.pairwise import Ranking, Vote, rank
+from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
 from tasks.models import Round, Task, TaskWorker
@@ -48,7 +49,7 @@ SAMPLES = 200
 def arena_models(task: Task) -> QuerySet[RegisteredModel]:
     """The models the arena pairs: ``task``'s ready generative models (local chat models and remote chat
     endpoints), by id; none for a task that is not a red-teaming task."""
-    if not task.cfg.is_red_team:
+    if not benchmarked(task.cfg):
         return RegisteredModel.objects.none()
     return RegisteredModel.objects.filter(
         task=task, status=RegisteredModel.Status.READY, source__in=GENERATIVE_SOURCES

@@ -38,6 +38,7 @@ from django.utils import timezone
 from core.api.permissions import can_contribute
 from core.pairwise import draw_pair
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
+from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
 from models_registry.serving import InferenceError, PromptTooLong, admit, chat_stream, check_messages, fits
 from tasks import qualification
@@ -76,7 +77,7 @@ def check_may_battle(task: Task, user) -> None:
         tasks.qualification.NotQualified: the task's rules refuse them (block list, allow list, held for
             review, quiz, daily cap...), with its own code.
     """
-    if not task.cfg.is_red_team:
+    if not benchmarked(task.cfg):
         raise ArenaError("This task has no arena: it is not a red-teaming task.", code="not_red_team")
     if not can_contribute(user):
         raise ArenaError("Your account is blocked from voting in the arena.", code="blocked")

@@ -16,6 +16,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from generative_bench.kinds import benchmarked
 from tasks import qualification
 from tasks.models import Task
 from tasks.selectors import task_or_404
@@ -37,7 +38,7 @@ STATUS_OF_CODE = {
 
 def _arena_task(slug: str) -> Task:
     task = task_or_404(slug)
-    if not task.cfg.is_red_team:
+    if not benchmarked(task.cfg):
         raise Http404("Not a red-teaming task.")
     return task
 

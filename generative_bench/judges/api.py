@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.lookups import positive_int_or_404
+from generative_bench.kinds import benchmarked
 from models_registry.serializers import ModelErrorSerializer
 from tasks.api import SLUG
 from tasks.selectors import task_or_404
@@ -129,7 +130,7 @@ class TaskJudges(APIView):
     )
     def get(self, request, slug: str):
         task = task_or_404(slug)
-        if not task.cfg.is_red_team:
+        if not benchmarked(task.cfg):
             raise exceptions.NotFound("This task has no judges: it is not a red-teaming task.")
         return Response(judges_figures(task, request.user))
 

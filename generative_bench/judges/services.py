@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from core.job_queue import enqueue, worker_timeout_seconds
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
+from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
 from tasks.models import Task
 
@@ -101,7 +102,7 @@ def clean_judge(
     Raises:
         JudgeError: as ``create_judge``, except ``name_taken``.
     """
-    if not task.cfg.is_red_team:
+    if not benchmarked(task.cfg):
         raise JudgeError(
             "Judges answer a red-teaming task's rubric; this task has none.", code="not_red_team"
         )

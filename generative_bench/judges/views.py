@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.http import Http404
 from django.shortcuts import render
 
+from generative_bench.kinds import benchmarked
 from tasks.selectors import task_or_404
 
 from .presenting import judges_figures
@@ -15,7 +16,7 @@ def judges_page(request, slug: str):
     """``/tasks/<slug>/judges/``: visible to whoever may see the task's leaderboard (an active task; 404
     otherwise, and for a task that is not red-teaming)."""
     task = task_or_404(slug)
-    if not task.cfg.is_red_team:
+    if not benchmarked(task.cfg):
         raise Http404("No such page.")
     return render(
         request,

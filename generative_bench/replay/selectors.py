@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Example
 from core.job_queue import worker_timeout_seconds
+from generative_bench.kinds import benchmarked
 from models_registry.models import RoundTarget
 from tasks.models import Round, Task
 from tasks.red_team_stats import red_team_stats
@@ -155,7 +156,7 @@ def people_rates(task: Task) -> dict[tuple[int, int], Rate]:
     )
     for model_id, round_id, judged, failed in rows:
         rates[(model_id, round_id)] = Rate(failed=failed, judged=judged, source="rating")
-    if not task.cfg.is_red_team:
+    if not benchmarked(task.cfg):
         return rates
     targets: dict[int, int] = {}
     for round_id, model_id in (

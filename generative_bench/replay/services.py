@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from annotation.models import Example
 from core.job_queue import enqueue
+from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
 from tasks.models import Round
 
@@ -49,7 +50,7 @@ def check_replayable(*, round_: Round, model: RegisteredModel, target_turns: str
             ``regenerate``).
     """
     task = round_.task
-    if not task.cfg.is_red_team:
+    if not benchmarked(task.cfg):
         raise ReplayError(
             f"Round {round_.number} of {task.name} is not a red-teaming round: only red-teaming rounds "
             "are replayed.",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
+from models_registry.kinds import chat_models
 from models_registry.models import RegisteredModel
 from models_registry.selectors import models_visible_to, sees_real_identity
 
@@ -55,4 +56,4 @@ def _candidates(user) -> QuerySet[RegisteredModel]:
 
 def _served(user, candidates: QuerySet[RegisteredModel]) -> list[RegisteredModel]:
     # The config's own reading of "red-teaming task" has the last word over the JSON lookup above.
-    return [m for m in candidates if m.task.cfg.is_red_team and sees_real_identity(user, m)]
+    return [m for m in candidates if chat_models(m.task.cfg) and sees_real_identity(user, m)]

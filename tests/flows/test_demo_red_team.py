@@ -43,7 +43,7 @@ def test_the_red_teaming_task_opens_with_smollm2_and_the_test_articles_passages(
     expected = sum(len(a["paragraphs"]) for a in articles if article_split(a["title"]) == "test")
     report = demo.setup_demo(password="pw-one-1234", tasks=["red-team"], log=lambda _: None)
     task = Task.objects.get(slug="red-team")
-    assert task.cfg.is_red_team and task.current_round.number == 1 and task.current_round.is_open
+    assert task.cfg.kind == "generation" and task.current_round.number == 1 and task.current_round.is_open
     assert Context.objects.filter(round=task.current_round).count() == expected > 0
     model = RegisteredModel.objects.get(task=task, name="smollm2-135m-instruct")
     assert (model.name, model.status, model.is_published) == ("smollm2-135m-instruct", "ready", True)

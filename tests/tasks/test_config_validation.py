@@ -102,6 +102,5 @@ def test_each_built_in_config_has_its_kind_read_from_the_target_type():
     assert kinds == {"hate": "classification", "sentiment": "classification", "nli": "classification"}
     assert TaskConfig(qa).kind is TaskKind.SPAN
     assert TaskConfig(red).kind is TaskKind.GENERATION
-    assert TaskConfig(red).is_red_team and not TaskConfig(qa).is_red_team
     with pytest.raises(ValueError, match="no task kind has the target type 'string'"):
         _ = TaskConfig({**hate, "target_field": {"name": "label", "type": "string"}}).kind

@@ -21,7 +21,7 @@ def _messages(config) -> list[str]:
 def test_the_red_team_config_is_valid_and_reads_back():
     validate_config(RED_TEAM_CONFIG)
     cfg = TaskConfig(RED_TEAM_CONFIG)
-    assert cfg.is_red_team and not TaskConfig(HATE_SPEECH_CONFIG).is_red_team
+    assert cfg.kind == "generation" and TaskConfig(HATE_SPEECH_CONFIG).kind == "classification"
     assert cfg.red_team_modes == ["conversation", "multiple_choice"]
     assert (cfg.max_turns, cfg.min_negatives, cfg.max_options) == (3, 2, 5)
     assert [c["name"] for c in cfg.failure_categories] == [
