@@ -24,10 +24,10 @@ from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 
 from annotation.chat_format import context_message
-from annotation.kinds import conversational
 from annotation.models import Example, Prediction
 from annotation.selectors import validations_in_order
 from models_registry.models import RegisteredModel
+from tasks.kinds import conversational
 from tasks.models import Round, Task
 
 FORMAT_VERSION = "1.4"

@@ -12,7 +12,6 @@ import uuid
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from annotation.kinds import conversational
 from core import spans
 from core.text_rules import (
     check_free_text,
@@ -26,6 +25,7 @@ from core.text_rules import (
 from models_registry import serving
 from tasks import qualification
 from tasks.config import TaskConfig
+from tasks.kinds import conversational
 from tasks.models import Context, Round, Task
 
 from . import selectors, signals

@@ -13,10 +13,10 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
 
-from annotation.kinds import conversational
 from core.text_rules import ascii_id
 from tasks import qualification
 from tasks import selectors as task_selectors
+from tasks.kinds import conversational
 from tasks.models import Task
 
 from . import selectors, services, session_examples, submissions, verdict

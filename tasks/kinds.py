@@ -1,6 +1,9 @@
 """The kinds of task (``config.TaskKind``) whose rounds collect conversations with a generative target
-and multiple-choice items, chosen here once for this app: their task page shows the attack success
-rate per round (``red_team_stats``) instead of MER and vMER. Asked as ``conversational(task.cfg)``."""
+and multiple-choice items instead of examples, chosen here once for the apps that store and show them:
+their task page shows the attack success rate per round (``red_team_stats``) instead of MER and vMER;
+their pages, API and export are ``annotation/red_team/``'s, the create page sends writers there and
+``create_example`` refuses them; the validate page shows them without the author's judgement. Asked
+as ``conversational(task.cfg)``."""
 
 from __future__ import annotations
 

@@ -13,12 +13,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from annotation.kinds import conversational
 from annotation.red_team import presenting as red_team_presenting
 from annotation.selectors import predictions_of
 from core.text_rules import ascii_id
 from tasks import qualification
 from tasks import selectors as task_selectors
+from tasks.kinds import conversational
 from tasks.models import Task
 
 from . import selectors, services, verdict_undo

@@ -22,7 +22,6 @@ from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.kinds import conversational
 from annotation.models import Conversation, Turn
 from annotation.serializers import ExampleSerializer, TextField
 from core.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
@@ -31,6 +30,7 @@ from core.api.permissions import IsContributor
 from core.api.throttling import ExampleCreateThrottle
 from tasks import qualification
 from tasks.api import SLUG, NotQualifiedError
+from tasks.kinds import conversational
 from tasks.selectors import context_of_round, task_or_404
 
 from . import selectors

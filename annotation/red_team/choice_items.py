@@ -24,12 +24,12 @@ from django.db import IntegrityError, transaction
 
 from annotation import signals
 from annotation.chat_format import context_message
-from annotation.kinds import conversational
 from annotation.models import Example, Prediction
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from models_registry.serving import InferenceError, PromptTooLong, QueueFull, choose
 from tasks import qualification
+from tasks.kinds import conversational
 from tasks.models import Context, Round
 
 from .conversations import ConversationError, check_context, round_target

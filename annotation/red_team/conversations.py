@@ -35,7 +35,6 @@ from django.db import transaction
 
 from annotation import signals
 from annotation.chat_format import context_message
-from annotation.kinds import conversational
 from annotation.models import Conversation, Example, Turn
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
@@ -43,6 +42,7 @@ from models_registry.models import RegisteredModel
 from models_registry.serving import AnswerStream, InferenceError, PromptTooLong, admit, chat_stream, fits
 from tasks import qualification
 from tasks import selectors as task_selectors
+from tasks.kinds import conversational
 from tasks.models import Context, Round
 
 from . import selectors

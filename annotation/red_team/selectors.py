@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from annotation.kinds import conversational
 from annotation.models import Conversation, Example
+from tasks.kinds import conversational
 from tasks.models import Round, Task
 
 #: ``Example.metadata["mode"]`` of the examples written by red-teaming (conversations, choice items).

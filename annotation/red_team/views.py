@@ -19,7 +19,6 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from annotation.kinds import conversational
 from annotation.models import Turn
 from annotation.session_examples import remember_example
 from core.text_rules import ascii_id
@@ -27,6 +26,7 @@ from models_registry.queue_full import queue_full_response
 from models_registry.serving import QueueFull
 from tasks import qualification
 from tasks import selectors as task_selectors
+from tasks.kinds import conversational
 from tasks.models import Task
 
 from . import selectors

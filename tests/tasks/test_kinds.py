@@ -1,19 +1,18 @@
 """Each app chooses a task's kind once, from ``TaskConfig.kind``: the red-teaming kind (generation) is the
-one whose rounds are conversations (tasks, annotation), whose models are chat models (models_registry)
+one whose rounds are conversations (tasks.kinds, for tasks, annotation and validation), whose models are chat models (models_registry)
 and benchmarked (generative_bench); classification and span tasks are none of these."""
 
 from __future__ import annotations
 
 import pytest
 
-from annotation.kinds import conversational as written_as_conversations
 from generative_bench.kinds import benchmarked
 from models_registry.kinds import chat_models
 from tasks.builtin_configs import HATE_SPEECH_CONFIG, NLI_CONFIG, QA_CONFIG, RED_TEAM_CONFIG, SENTIMENT_CONFIG
 from tasks.config import TaskConfig
-from tasks.kinds import conversational as measured_by_asr
+from tasks.kinds import conversational
 
-ASKS = [written_as_conversations, benchmarked, chat_models, measured_by_asr]
+ASKS = [conversational, benchmarked, chat_models]
 
 
 @pytest.mark.parametrize("ask", ASKS, ids=lambda f: f"{f.__module__}.{f.__name__}")
