@@ -23,7 +23,7 @@ from pathlib import Path
 
 from annotation.importers.common import ImportReport, ProgressFactory, no_progress
 from core.text_rules import normalise_newlines
-from tasks.config import SENTIMENT_LABELS
+from tasks.builtin_configs import SENTIMENT_LABELS
 from tasks.models import Task
 
 from .round_examples import (
