@@ -8,8 +8,8 @@ from datetime import UTC
 from django.urls import reverse
 from django.utils import timezone
 
-from validation import gold_selectors
 from validation import selectors as validation_selectors
+from validation.gold import selectors as gold_selectors
 
 from . import selectors
 from .services import PLATFORM_NAMES, round_end_phrase

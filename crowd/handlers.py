@@ -20,7 +20,7 @@ def on_validation_recorded(sender, validation, **kwargs) -> None:
 
 
 def on_gold_answer_saved(sender, instance, created, **kwargs) -> None:
-    """A gold answer was stored (``validation.gold.record_gold_answer``): pay it as a verdict."""
+    """A gold answer was stored (``validation.gold.services.record_gold_answer``): pay it as a verdict."""
     if created:
         ledger.reconcile_gold_answer(instance)
 

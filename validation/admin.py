@@ -27,7 +27,9 @@ from core.text_rules import ascii_id
 from tasks.admin import TaskOwnedAdmin
 from tasks.models import Task
 
-from . import gold, gold_selectors, selectors
+from . import selectors
+from .gold import selectors as gold_selectors
+from .gold import services as gold
 from .models import GoldAnswer, GoldItem, Validation
 from .services import VerdictError, overturn_verdict, submit_validation
 

@@ -30,7 +30,7 @@ from annotation.models import Example
 from core.metrics import krippendorff_alpha_nominal
 from tasks.models import Round
 
-from . import gold_selectors
+from .gold import selectors as gold_selectors
 from .models import Validation
 from .selectors import STATUS_OF_VERDICT
 

@@ -16,7 +16,8 @@ from core.api.permissions import IsContributor
 from tasks.api import SLUG, NotQualifiedError
 from tasks.selectors import task_or_404
 
-from . import gold_selectors, selectors, services, verdict_undo
+from . import selectors, services, verdict_undo
+from .gold import selectors as gold_selectors
 from .models import ValidationClaim
 from .serializers import (
     NextValidationQuerySerializer,

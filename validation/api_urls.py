@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from . import api, gold_api, quality_api
+from . import api, quality_api
+from .gold import api as gold_api
 
 urlpatterns = [
     path("tasks/<str:slug>/validations/next/", api.NextValidation.as_view(), name="api-validation-next"),

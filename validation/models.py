@@ -82,7 +82,7 @@ class GoldItem(models.Model):
     """An example of the task whose verdict its owners know, mixed into validators' queues to measure
     them (docs/crowd.md, "Gold items"). Any round of the task, normally an example already settled.
 
-    A gold item is served like any other example (``validation.gold_selectors.gold_queue_for``) and a
+    A gold item is served like any other example (``validation.gold.selectors.gold_queue_for``) and a
     verdict on it is a ``GoldAnswer``, never a ``Validation``: it changes no vote count, quorum, MER,
     vMER or agreement. ``retired_at`` set: no longer served (the answers stay for gold accuracy).
     """

@@ -15,7 +15,7 @@ from tasks.api import NUMBER, SLUG
 from tasks.models import Round
 
 from .agreement import round_quality
-from .gold_api import owned_task_or_403
+from .gold.api import owned_task_or_403
 
 
 class AgreementValidatorSerializer(serializers.Serializer):

@@ -59,7 +59,7 @@ def _n_validations() -> Subquery:
 def _open(task: Task, **where) -> QuerySet[Example]:
     """Examples of ``task`` open for validation (see ``open_examples``), filtered by ``where``."""
     qs = annotation_selectors.validatable_examples().filter(status=Example.Status.PENDING, **where)
-    # A gold item's verdict is known: it is served only as gold (validation.gold_selectors.gold_queue_for).
+    # A gold item's verdict is known: it is served only as gold (validation.gold.selectors.gold_queue_for).
     qs = qs.exclude(pk__in=GoldItem.objects.filter(retired_at__isnull=True).values("example_id"))
     if not task.cfg.validate_non_fooling:
         # A rating example (a replayed model's answer) has no model verdict to be fooled by: it is served

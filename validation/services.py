@@ -31,7 +31,9 @@ from core.text_rules import normalise_newlines
 from tasks import qualification
 from tasks.models import Round
 
-from . import gold, gold_selectors, selectors, signals
+from . import selectors, signals
+from .gold import selectors as gold_selectors
+from .gold import services as gold
 from .models import Validation, ValidationClaim
 
 NON_FIELD = "__all__"

@@ -187,7 +187,7 @@ def test_recount_rebuilds_missing_rows_and_a_second_run_adds_nothing(
 
 def test_a_verdict_on_a_gold_item_is_paid_and_counted_like_any_verdict(study, participant, annotator, owner):
     """Pay and progress must not reveal which items were gold."""
-    from validation.gold import mark_gold
+    from validation.gold.services import mark_gold
     from validation.models import GoldAnswer
 
     item = mark_gold(

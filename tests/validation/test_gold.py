@@ -11,8 +11,8 @@ from tasks.round_stats import round_counts
 from tests.factories.annotation import make_example
 from tests.factories.validation import GoldItemFactory, ValidationFactory, serve_as_gold, submit_served
 from tests.helpers.api import client_for
-from validation import gold_selectors
-from validation.gold_selectors import ServedCounts, gold_due_after
+from validation.gold import selectors as gold_selectors
+from validation.gold.selectors import ServedCounts, gold_due_after
 from validation.models import GoldAnswer, GoldClaim, Validation
 from validation.services import VerdictError, next_example, submit_validation
 

@@ -8,7 +8,7 @@ import pytest
 from tasks.models import TaskWorker
 from tests.factories.annotation import make_example
 from tests.factories.validation import GoldItemFactory, serve_as_gold
-from validation.gold_selectors import gold_accuracy, gold_accuracy_table
+from validation.gold.selectors import gold_accuracy, gold_accuracy_table
 from validation.services import submit_validation
 
 pytestmark = pytest.mark.django_db

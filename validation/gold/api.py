@@ -6,7 +6,7 @@
 * ``DELETE /api/tasks/{slug}/gold/{id}/``: stop serving it (deleted if unanswered, else retired), 204;
 * ``GET /api/tasks/{slug}/gold/accuracy/``: gold accuracy per validator, with whether they are held.
 
-Thin: ``validation.gold`` and ``validation.gold_selectors``.
+Thin: ``validation.gold.services`` and ``validation.gold.selectors``.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from tasks.api import SLUG
 from tasks.models import Task
 from tasks.selectors import task_or_404
 
-from . import gold, gold_selectors
-from .gold_serializers import GoldAccuracySerializer, GoldItemCreateSerializer, GoldItemSerializer
-from .models import GoldItem
+from ..models import GoldItem
+from . import selectors as gold_selectors
+from . import services as gold
+from .serializers import GoldAccuracySerializer, GoldItemCreateSerializer, GoldItemSerializer
 
 GOLD_ID = OpenApiParameter("pk", int, OpenApiParameter.PATH, description="The gold item's id.")
 

@@ -17,8 +17,8 @@ from core.text_rules import check_free_text, normalise_newlines
 from tasks.models import Round, Task
 from tasks.qualification import hold_for_review
 
-from . import gold_selectors
-from .models import GoldAnswer, GoldClaim, GoldItem, Validation
+from ..models import GoldAnswer, GoldClaim, GoldItem, Validation
+from . import selectors as gold_selectors
 
 MAX_NOTE_LENGTH = 2000
 

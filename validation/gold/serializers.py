@@ -7,8 +7,8 @@ from rest_framework import serializers
 from annotation.serializers import TextField
 from core.api.bodies import RejectUnknownFieldsMixin
 
-from .gold import MAX_NOTE_LENGTH
-from .models import GoldItem, Validation
+from ..models import GoldItem, Validation
+from .services import MAX_NOTE_LENGTH
 
 
 class GoldItemSerializer(serializers.ModelSerializer):

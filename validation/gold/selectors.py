@@ -3,7 +3,7 @@ validator, the gold claims that make a verdict a gold answer, and gold accuracy 
 
 Gold accuracy of a validator on a task = correct gold answers / gold answers there (a fraction in
 [0, 1]; None with no answer). The schedule and the hold rule are stated on ``gold_due`` and
-``validation.gold.check_gold_accuracy``.
+``validation.gold.services.check_gold_accuracy``.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from django.utils import timezone
 from annotation.models import Example
 from tasks.models import Round, Task, TaskWorker
 
-from .models import GoldAnswer, GoldClaim, GoldItem, Validation
+from ..models import GoldAnswer, GoldClaim, GoldItem, Validation
 
 # floor(share * n) with share a float: 0.29 * 100 is 28.999999999999996, which must count as 29.
 _EPSILON = 1e-9
