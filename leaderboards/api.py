@@ -31,7 +31,7 @@ from tasks.selectors import task_or_404
 from . import selectors
 from .filters import DatasetFilter
 from .forms import parse_leaderboard_query
-from .generative_board import BoardError, generative_board, params_from
+from .generative.board import BoardError, generative_board, params_from
 from .serializers import (
     DatasetSerializer,
     ExportQuerySerializer,

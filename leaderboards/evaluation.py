@@ -99,7 +99,7 @@ from models_registry.serving import (
 )
 
 from .cycle import count_fooled
-from .generative_eval import NotMultipleChoice, evaluate_generative_on_dataset
+from .generative.evaluation import NotMultipleChoice, evaluate_generative_on_dataset
 from .models import Dataset
 from .perturbations import KINDS
 from .services import ensure_perturbed_dataset

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from . import annotators_views, dashboard_views, generative_views, round_views, views
+from . import annotators_views, dashboard_views, round_views, views
+from .generative import views as generative_views
 
 app_name = "leaderboards"
 

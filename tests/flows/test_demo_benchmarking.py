@@ -25,7 +25,7 @@ from generative_bench.judges.selectors import judge_agreement
 from generative_bench.judges.services import run_judge
 from generative_bench.models import Battle, Judge, Replay, ReplayAnswer
 from generative_bench.replay.services import open_rating
-from leaderboards.generative_board import generative_board
+from leaderboards.generative.board import generative_board
 from models_registry import generative
 from models_registry.models import RegisteredModel
 from tasks.models import Context, Task

@@ -1,4 +1,4 @@
-"""The generative leaderboard (leaderboards/generative_board.py): its figures come from the replay, judge
+"""The generative leaderboard (leaderboards/generative/board.py): its figures come from the replay, judge
 and arena selectors, replaced here by hand-made ones so the Dynascore can be computed by hand."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from generative_bench.judges.selectors import Rate as JudgeRate
 from generative_bench.models import Judge
 from generative_bench.replay.selectors import Rate as PeopleRate
 from generative_bench.replay.selectors import ReplayFigures
-from leaderboards import generative_board
-from leaderboards.generative_board import BoardError, params_from
-from leaderboards.generative_board import generative_board as board_of
+from leaderboards.generative import board as generative_board
+from leaderboards.generative.board import BoardError, params_from
+from leaderboards.generative.board import generative_board as board_of
 from leaderboards.models import Dataset, Score
 from models_registry.models import RegisteredModel
 from tasks.builtin_configs import RED_TEAM_CONFIG

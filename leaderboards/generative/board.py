@@ -6,7 +6,7 @@ per thousand prompts, and the Dynascore over them with the viewer's weights.
 Where each figure comes from, per model m and round r (a round is the Dynascore's "dataset"):
 
 * **perf** (multiple-choice accuracy): m's done ``Score`` on r's scoring dataset
-  (``leaderboards.generative_eval``; the mean when r has several), else the accuracy of m's replay of r's
+  (``leaderboards.generative.evaluation``; the mean when r has several), else the accuracy of m's replay of r's
   items (``replay_figures``).
 * **asr_people** (attack success rate judged by people, ``generative_bench.replay.selectors.
   people_rates``): for r's target, the round's attack success rate (``tasks.red_team_stats``: verified
@@ -49,9 +49,9 @@ from models_registry.runtime_facts import is_remote
 from models_registry.selectors import anonymous_numbers, models_visible_to
 from tasks.models import Task
 
-from .dynascore import PERF, compute_dynascore
-from .models import Dataset, Score
-from .selectors import display_name, memory_ceiling, not_measurable, ranked_models
+from ..dynascore import PERF, compute_dynascore
+from ..models import Dataset, Score
+from ..selectors import display_name, memory_ceiling, not_measurable, ranked_models
 
 #: The figures of every generative board, in the column order; judges' columns come after asr_people.
 BASE_METRICS = ("perf", "asr_people", "bt", "tokens_per_second", "first_token", "memory", "cost")

@@ -9,7 +9,7 @@ from django.shortcuts import render
 from leaderboards.kinds import rules_for
 from tasks.selectors import task_or_404
 
-from .generative_board import BoardError, BoardParams, generative_board, params_from
+from .board import BoardError, BoardParams, generative_board, params_from
 
 
 def _text(metric: str, value) -> str:
