@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from . import annotators_api, api, cycle_api, releases_api
+from . import api, cycle_api, releases_api
+from .annotators import api as annotators_api
 from .probes import api as probes_api
 
 urlpatterns = [

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import annotators_views, dashboard_views, round_views, views
+from . import round_views, views
+from .annotators import views as annotators_views
+from .dashboard import views as dashboard_views
 from .generative import views as generative_views
 
 app_name = "leaderboards"

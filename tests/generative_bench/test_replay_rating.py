@@ -15,8 +15,8 @@ from generative_bench.jobs import run_replay_job
 from generative_bench.models import Replay, ReplayAnswer
 from generative_bench.replay.selectors import Rate, people_rates, replay_figures
 from generative_bench.replay.services import ReplayError, open_rating, request_replay
-from leaderboards.annotators import annotator_board
-from leaderboards.dashboard import task_dashboard
+from leaderboards.annotators.board import annotator_board
+from leaderboards.dashboard.figures import task_dashboard
 from leaderboards.models import DatasetItem
 from leaderboards.releases import released_records
 from leaderboards.services import build_round_datasets

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboards.annotators import annotator_board, annotator_pseudonym
+from leaderboards.annotators.board import annotator_board, annotator_pseudonym
 from tasks.services import ensure_round
 from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example

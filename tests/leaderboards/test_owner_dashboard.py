@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from crowd.models import LedgerEntry
-from leaderboards.dashboard import task_dashboard
+from leaderboards.dashboard.figures import task_dashboard
 from leaderboards.models import Score, TrainingJob
 from tasks.services import ensure_round
 from tests.factories.accounts import UserFactory

@@ -1,4 +1,4 @@
-"""``GET /api/tasks/{slug}/annotators/?round=N``: the annotator leaderboard (``leaderboards.annotators``),
+"""``GET /api/tasks/{slug}/annotators/?round=N``: the annotator leaderboard (``leaderboards.annotators.board``),
 public and paginated (``?page=``, ``?page_size=``). Besides ``count``, ``next``, ``previous`` and
 ``results``, the body names the board: ``round`` (null for every round), ``title``, ``is_final_table``
 (a competition round, ranked by vMER) and ``quota`` (its examples per participant, else null).
@@ -18,7 +18,7 @@ from tasks.api import SLUG
 from tasks.models import Round
 from tasks.selectors import task_or_404
 
-from .annotators import annotator_board
+from .board import annotator_board
 
 
 class AnnotatorQuerySerializer(StrictQuerySerializer):

@@ -26,7 +26,7 @@ from tasks.models import Task
 from tasks.round_stats import RoundCounts, round_counts_for_task
 from validation.selectors import open_examples_of_task
 
-from .models import Score, TrainingJob
+from ..models import Score, TrainingJob
 
 #: Training jobs listed on the dashboard, latest first (the Training jobs admin lists them all).
 JOBS_SHOWN = 20

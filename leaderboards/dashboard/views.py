@@ -1,4 +1,4 @@
-"""The task owner's dashboard page (reads in ``leaderboards.dashboard``)."""
+"""The task owner's dashboard page (reads in ``leaderboards.dashboard.figures``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, render
 
 from tasks.models import Task
 
-from .dashboard import task_dashboard
+from .figures import task_dashboard
 
 
 @login_required

@@ -10,7 +10,7 @@ from core.text_rules import ascii_id
 from tasks.models import Round
 from tasks.selectors import rounds_of, task_or_404
 
-from .annotators import annotator_board
+from .board import annotator_board
 
 PAGE_SIZE = 50
 
