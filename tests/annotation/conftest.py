@@ -1,4 +1,5 @@
-"""Fixtures of the annotation tests: ``small_round``, a round of six examples whose counts and
+"""Fixtures of the annotation tests: ``writer``, the annotator signed in on the hate-speech create page
+with its rule model (a test file may define its own); ``small_round``, a round of six examples whose counts and
 visibility are worked out by hand (tests/annotation/test_round_statistics.py and
 tests/annotation/test_example_visibility.py; tests/annotation/test_export.py has a ``small_round`` of
 its own)."""
@@ -14,6 +15,13 @@ from tests.helpers.fakes import crashing_predict, rule_predict
 
 def _create(task, user, statement, label):
     return create_example(task=task, annotator=user, inputs={"statement": statement}, target=label)[0]
+
+
+@pytest.fixture
+def writer(client, annotator, password, rule_model):
+    """The annotator's client, signed in; hate-speech's round scored by ``rule_model``."""
+    client.login(username=annotator.username, password=password)
+    return client
 
 
 @pytest.fixture

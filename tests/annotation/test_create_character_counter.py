@@ -6,18 +6,11 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from django.urls import reverse
 
 from tests.helpers.create_js import run_create_js as _run_script
 
 URL = reverse("annotation:create", args=["hate-speech"])
-
-
-@pytest.fixture
-def writer(client, annotator, password, rule_model):
-    client.login(username=annotator.username, password=password)
-    return client
 
 
 def test_the_box_carries_its_limit_and_no_maxlength(writer):

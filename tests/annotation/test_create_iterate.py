@@ -36,12 +36,6 @@ URL = reverse("annotation:create", args=["hate-speech"])
 FETCH = {"HTTP_X_REQUESTED_WITH": "fetch"}
 
 
-@pytest.fixture
-def writer(client, annotator, password, rule_model):
-    client.login(username=annotator.username, password=password)
-    return client
-
-
 def _form_values(client, url=URL) -> dict:
     form = client.get(url).context["form"]
     return {"client_token": str(form["client_token"].value()), "started": form["started"].value()}

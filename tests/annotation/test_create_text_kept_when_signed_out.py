@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import uuid
 
-import pytest
 from django.conf import settings
 from django.shortcuts import resolve_url
 from django.urls import reverse
@@ -18,12 +17,6 @@ from tests.helpers.create_js import run_create_js as _run_script
 
 URL = reverse("annotation:create", args=["hate-speech"])
 FETCH = {"HTTP_X_REQUESTED_WITH": "fetch"}
-
-
-@pytest.fixture
-def writer(client, annotator, password, rule_model):
-    client.login(username=annotator.username, password=password)
-    return client
 
 
 def _post(client, statement, label, *, fetch=False):
