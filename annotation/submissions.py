@@ -169,8 +169,7 @@ def settle_context(submission: Submission) -> Context | None:
         if written_for is not None:
             context = task_selectors.context_of_round(task.current_round, written_for)
         # A task whose context fields are all optional (sentiment's prompt) can be written without one.
-        required = any(not spec.get("optional", False) for spec in cfg.context_fields)
-        if context is None and (required or written_for is not None):
+        if context is None and (cfg.context_required or written_for is not None):
             old = selectors.context_of_task(task, written_for)
             raise Refused(context_gone_message(submission, old), code="context_gone", written_for=old)
     if submission.round_changed:

@@ -187,8 +187,6 @@ def _create_page(
     cfg = task.cfg
     collecting = task.open_round is not None
     needs_context = bool(cfg.context_fields) and collecting
-    # A task whose context fields are all optional (sentiment's prompt) can be written without one.
-    context_required = any(not spec.get("optional", False) for spec in cfg.context_fields)
     # A form shown again keeps the context it was written for (none, for a task whose context is
     # optional); a new form gets the next one.
     if needs_context and context is None and form is None:
@@ -207,7 +205,7 @@ def _create_page(
             "blocked": not request.user.can_contribute,
             "refusal": refusal,
             "needs_context": needs_context,
-            "context_missing": needs_context and context is None and context_required,
+            "context_missing": needs_context and context is None and cfg.context_required,
             "served_context": context,
             "context_gone": context_gone,
             "unsaved": unsaved or [],

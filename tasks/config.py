@@ -322,6 +322,13 @@ class TaskConfig:
         return list(self.raw.get("context_fields", []))
 
     @property
+    def context_required(self) -> bool:
+        """True when an example is written on a context: the task has a context field not marked
+        ``optional`` (a title alone may be optional; a passage, a premise is not). Sentiment's optional
+        prompt can be left out."""
+        return any(not spec.get("optional", False) for spec in self.context_fields)
+
+    @property
     def input_fields(self) -> list[dict]:
         return list(self.raw["input_fields"])
 

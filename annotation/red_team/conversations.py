@@ -46,7 +46,6 @@ from tasks.kinds import conversational
 from tasks.models import Context, Round
 
 from . import selectors
-from .selectors import needs_context
 
 #: How long a turn waits for the previous answer of its conversation before it is refused, in seconds.
 WAIT_SECONDS = 120.0
@@ -81,7 +80,7 @@ def round_target(round_: Round) -> RegisteredModel:
 
 def check_context(round_: Round, context: Context | None, *, what: str) -> None:
     """Refuse writing ``what`` (e.g. "A conversation") in ``round_`` on ``context``: a context of another
-    round, or none where the task needs one (``selectors.needs_context``). The one check of
+    round, or none where the task needs one (``TaskConfig.context_required``). The one check of
     conversations and multiple-choice items alike, so neither can be stored without its passage.
 
     Raises:
@@ -89,7 +88,7 @@ def check_context(round_: Round, context: Context | None, *, what: str) -> None:
     """
     if context is not None and context.round_id != round_.pk:
         raise ConversationError("That passage is not one of this round's.", code="bad_context")
-    if context is None and needs_context(round_.task.cfg):
+    if context is None and round_.task.cfg.context_required:
         raise ConversationError(
             f"{what} needs one of this round's passages (its context); none was given.", code="bad_context"
         )

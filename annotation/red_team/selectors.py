@@ -13,12 +13,6 @@ from tasks.models import Round, Task
 RED_TEAM_MODES = ("conversation", "multiple_choice")
 
 
-def needs_context(cfg) -> bool:
-    """True when what is written in a task of config ``cfg`` is written on a context: the task has a
-    context field not marked ``optional`` (a title alone may be optional; a passage is not)."""
-    return any(not spec.get("optional", False) for spec in cfg.context_fields)
-
-
 def open_conversation(user, round_: Round | None) -> Conversation | None:
     """``user``'s open conversation in ``round_`` (the latest), with its context and model; None if none."""
     if round_ is None:
@@ -51,10 +45,10 @@ def own_choice_item(user, pk: int | None) -> Example | None:
 
 def stored_without_context(task: Task | None = None) -> tuple[QuerySet[Conversation], QuerySet[Example]]:
     """``(conversations, examples)`` stored without a context in a red-teaming task that needs one
-    (``needs_context``), of every such task or of ``task`` only, oldest first: conversations with no
+    (``TaskConfig.context_required``), of every such task or of ``task`` only, oldest first: conversations with no
     context (in any status), and red-teaming examples (``RED_TEAM_MODES``) written on the platform with
     none. Only rows stored before ``conversations.check_context`` refused them can be found here."""
-    tasks = [t.pk for t in Task.objects.all() if conversational(t.cfg) and needs_context(t.cfg)]
+    tasks = [t.pk for t in Task.objects.all() if conversational(t.cfg) and t.cfg.context_required]
     if task is not None:
         tasks = [pk for pk in tasks if pk == task.pk]
     conversations = (
