@@ -78,11 +78,11 @@ class Clock:
 
 def instrument(clock: Clock) -> dict:
     """Wrap the demo's steps with timers (module attributes replaced for this process only)."""
+    import cycle.training.classifier as classifier
+    import cycle.training.span as span
     import demo.demo_tasks.base as base
     import demo.setup as demo
     import leaderboards.evaluation as evaluation
-    import leaderboards.training.classifier as classifier
-    import leaderboards.training.span as span
     from demo.demo_tasks import DEMO_TASK_MODULES
     from engine.runtime.embeddings import EMBEDDING_CACHE
 

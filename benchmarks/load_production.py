@@ -404,8 +404,8 @@ class Trainer(threading.Thread):
     def run(self) -> None:
         from django.db import connection
 
-        from leaderboards.models import TrainingJob
-        from leaderboards.training.requests import request_training
+        from cycle.models import TrainingJob
+        from cycle.training.requests import request_training
         from tasks.models import Task
 
         task = Task.objects.get(pk=self.task_id)
@@ -457,7 +457,7 @@ class Trainer(threading.Thread):
             self.running_since = self.window[1]
 
     def report(self) -> None:
-        from leaderboards.models import TrainingJob
+        from cycle.models import TrainingJob
 
         lo, hi = self.window
         print(

@@ -7,7 +7,7 @@ No database: the pairs are read with the importer's own functions (``annotation.
 ``read_anli`` and the split rule of ``docs/datasets.md``: rounds 1-2 dev files 90% train / 10% dev with
 the test files as test, round 3's dev file 60/10/30), and each target is trained with
 ``engine.training.classifier.train_classifier`` on the union of its rounds' train splits with the union of
-their dev splits for model selection, as ``leaderboards.training.targets.train_target_for_rounds``
+their dev splits for model selection, as ``cycle.training.targets.train_target_for_rounds``
 does. Test accuracy is measured on rounds 1, 2 and 3's test splits (1,000 / 1,000 / 307 pairs; round 3's
 is 30% of its dev file).
 

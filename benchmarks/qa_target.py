@@ -6,7 +6,7 @@ Run:  .venv/bin/python benchmarks/qa_target.py [--recipe quick|finetune] [--seed
 No database: the questions are read with the importer's own functions (``annotation.importers.squad``:
 ``squad_rows`` and the article split of ``docs/datasets.md``), the model is trained with
 ``engine.training.qa.train_qa_model`` exactly as the demo trains it (dev F1 / EM on a seeded
-sample of ``--dev`` dev questions, 300 by default as in ``leaderboards.training.span``), then served with the
+sample of ``--dev`` dev questions, 300 by default as in ``cycle.training.span``), then served with the
 platform's ``SpanPredictor`` on the test articles' questions and scored with the SQuAD v1.1 metrics
 (max over every reference answer). Prints the training time, the CPU seconds it used (less swayed by
 other processes than wall time, though not immune: on this 2-core machine the same run's CPU seconds

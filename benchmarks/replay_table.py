@@ -12,11 +12,11 @@ Procedure (all in a throwaway test database, created and dropped; models in a te
      the natural set ``hatemoji-build-originals`` (``import_natural_data``).
   2. Train the targets with the recipe and backbone (``train_target_for_rounds``, as
      ``train_target_model`` does): r1 (round 1's training split), r1-2, r1-2-3; with ``--natural-share``
-     each training set is mixed with that share of natural texts (``leaderboards.training.natural``).
+     each training set is mixed with that share of natural texts (``cycle.training.natural``).
   3. Measure each target's accuracy on the round test datasets (``round-1-test``, ``round-2-test``, and
      both pooled) and on HateCheck (its 3,425 cases), predicting with the served classifier.
   4. For each target, open a fresh round whose only target it is, and replay into it, with
-     ``leaderboards.training.replay.replay_file`` (the ``replay_round`` command's service, which calls
+     ``cycle.training.replay.replay_file`` (the ``replay_round`` command's service, which calls
      ``create_example`` as the create page does), the examples of source round 5 and 6 from the test
      split (test.csv) and of source round 7 from the dev split (validation.csv: the shared copy holds no
      round-7 test rows). The r1-2-3 target chose its epoch or regularisation on round 3's dev split (not
@@ -93,12 +93,12 @@ def run(args) -> None:
 
     from annotation.importers import import_hatemoji_build
     from core.intervals import wilson_interval
-    from leaderboards.importers.natural_sets import import_natural_set
+    from cycle.natural_sets import import_natural_set
+    from cycle.training.replay import replay_file
+    from cycle.training.targets import train_target_for_rounds
     from leaderboards.importers.static_sets import import_static_sets
     from leaderboards.models import Dataset
     from leaderboards.services import build_round_datasets
-    from leaderboards.training.replay import replay_file
-    from leaderboards.training.targets import train_target_for_rounds
     from models_registry.round_targets import set_round_targets
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 

@@ -20,6 +20,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from core.job_queue import ensure_registered_schedules, release_taken_jobs
+from cycle.training.requests import fail_interrupted_training_jobs
 from demo.demo_tasks import demo_tasks
 from demo.demo_tasks.base import TaskReport, lay_out_task
 from demo.demo_tasks.base import model_name as model_name
@@ -32,7 +33,6 @@ from leaderboards.scheduling import (
     retry_evaluations,
 )
 from leaderboards.services import build_round_datasets
-from leaderboards.training.requests import fail_interrupted_training_jobs
 from tasks.models import Task
 
 PASSWORD_FILE = "demo_password"

@@ -84,5 +84,6 @@ urlpatterns = [
     path("", include("generative_bench.api_urls")),
     path("", include("models_registry.api_urls")),
     path("", include("leaderboards.api_urls")),
+    path("", include("cycle.api_urls")),
     re_path(r"^", not_found),  # last: only what no API route matched
 ]

@@ -38,7 +38,7 @@ Files:
                        (``engine/runtime/backbones.py``).
     DYNABENCH_RELEASES_DIR path, default ``$DYNABENCH_VAR_DIR/releases``. Where round releases are
                        frozen, one read-only folder per version: ``<task slug>/round-<n>/v<version>/``
-                       (``leaderboards/releases.py``). Back it up: a release is never written twice.
+                       (``cycle/releases/services.py``). Back it up: a release is never written twice.
     DYNABENCH_STATIC_ROOT path, default ``$DYNABENCH_VAR_DIR/staticfiles``. Where ``collectstatic``
                        puts the static files whitenoise serves (the Docker image collects them at build).
 
@@ -272,6 +272,7 @@ INSTALLED_APPS = [
     "crowd",
     "generative_bench",
     "leaderboards",
+    "cycle",
     "dynabench",
     "demo",
 ]

@@ -12,7 +12,7 @@ How each figure is measured:
 * **per_tag**: accuracy per item tag (``metrics.per_tag_breakdown``): ``{tag: {n, correct, accuracy}}``.
 * **fooled**: the items the model gets wrong under the task's model-wrong rule (a label that differs;
   for QA a best F1 below the ``string_f1`` threshold), with ``n`` the cycle matrix's fooling rate
-  (``leaderboards.cycle``).
+  (``cycle.matrix.selectors``).
 * **span (QA) tasks**: the model's answer text stands for the label; ``metrics`` keeps SQuAD ``f1`` and
   ``exact_match`` (max over each item's reference answers, ``metrics.squad_f1``) instead of accuracy and
   macro-F1, the perf is the task's (``squad_f1`` or ``exact_match``), and per-tag "correct" means an
@@ -97,8 +97,8 @@ from models_registry.serving import (
     texts_for_inputs,
     vector_cache,
 )
+from tasks.rules import count_fooled
 
-from .cycle import count_fooled
 from .generative.evaluation import NotMultipleChoice, evaluate_generative_on_dataset
 from .models import Dataset
 from .perturbations import KINDS
@@ -398,7 +398,7 @@ def evaluate_model_on_dataset(
         ``Evaluation(perf, metrics, per_tag)`` where ``metrics`` has ``accuracy``, ``macro_f1``
         (fractions in [0, 1]), ``throughput`` (items/s, the median of the timed passes), ``memory``
         (GiB), ``fairness`` and ``robustness`` (consistencies in [0, 1] or ``None``), ``n`` (items),
-        ``fooled`` (items wrong under the task's model-wrong rule, ``cycle.count_fooled``) and
+        ``fooled`` (items wrong under the task's model-wrong rule, ``tasks.rules.count_fooled``) and
         ``fooled_rule`` (that rule in words), plus ``perf_metric``, ``seconds`` (the prediction pass), ``throughput_full_pass`` (items/s of
         it), ``throughput_passes``, ``throughput_spread``, ``throughput_sample``,
         ``throughput_extra_seconds``, ``batch_size``, ``memory_method``, ``working_memory`` (GiB),

@@ -1,16 +1,15 @@
 """What the leaderboards app does for each kind of task (``tasks.config.TaskKind``), chosen here once.
 
 A classification task (hate speech, NLI) and a span task (extractive QA) rank their models by Dynascore
-over datasets, run a round's artefact probes and draw the cycle matrix; a generation task (red teaming)
-ranks its generative models on the generative leaderboard (multiple-choice accuracy, attack success
-rate, Bradley-Terry, speed), its round datasets hold validated multiple-choice items, and probes and the
-cycle matrix do not apply. The functions of the app ask ``rules_for(task.cfg)`` instead of testing
-the config; a new kind is one more row of ``RULES``.
+over datasets; a generation task (red teaming) ranks its generative models on the generative leaderboard
+(multiple-choice accuracy, attack success rate, Bradley-Terry, speed), and its round datasets hold
+validated multiple-choice items. The functions of the app ask ``rules_for(task.cfg)`` instead of testing
+the config; a new kind is one more row of ``RULES``. (What the round-to-round loop does per kind, the
+probes, the cycle matrix and the release card, is ``cycle.kinds``.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from tasks.config import TaskConfig, TaskKind
@@ -21,46 +20,16 @@ class KindRules:
     """How leaderboards treats one kind of task.
 
     ``generative``: its models answer in free text: ranked on the generative leaderboard, evaluated on
-    multiple-choice items (``generative_eval``), its round datasets the validated items, with no cycle
-    matrix and no artefact probes. ``hub_task_category``: a release card's Hugging Face task category.
-    ``input_only_not_applicable``: why a round's input-only probe does not apply ("" when it does: a label
-    target). ``cycle_rule``: the cycle matrix's words for a target an example fooled, from the config.
+    multiple-choice items (``leaderboards.generative.evaluation``), its round datasets the validated items.
     """
 
     generative: bool
-    hub_task_category: str
-    input_only_not_applicable: str
-    cycle_rule: Callable[[TaskConfig], str]
 
-
-GENERATIVE_PROBES_REASON = (
-    "not applicable: a red-teaming task's examples are conversations with a generative model and "
-    "multiple-choice items, not labelled texts"
-)
 
 RULES: dict[TaskKind, KindRules] = {
-    TaskKind.CLASSIFICATION: KindRules(
-        generative=False,
-        hub_task_category="text-classification",
-        input_only_not_applicable="",
-        cycle_rule=lambda cfg: "a predicted label that differs from the validated label",
-    ),
-    TaskKind.SPAN: KindRules(
-        generative=False,
-        hub_task_category="question-answering",
-        input_only_not_applicable="not applicable: the target is an answer span in the passage, not a label",
-        cycle_rule=lambda cfg: (
-            f"an answer whose best SQuAD F1 against the reference answers is below {cfg.string_f1_threshold:g}"
-        ),
-    ),
-    TaskKind.GENERATION: KindRules(
-        generative=True,
-        hub_task_category="text-generation",
-        input_only_not_applicable=GENERATIVE_PROBES_REASON,
-        cycle_rule=lambda cfg: (
-            "not measured here: a red-teaming task's targets are ranked on its generative leaderboard"
-        ),
-    ),
+    TaskKind.CLASSIFICATION: KindRules(generative=False),
+    TaskKind.SPAN: KindRules(generative=False),
+    TaskKind.GENERATION: KindRules(generative=True),
 }
 """One row per ``TaskKind``."""
 

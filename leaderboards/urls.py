@@ -1,8 +1,7 @@
 from django.urls import path
 
-from . import round_views, views
+from . import views
 from .annotators import views as annotators_views
-from .dashboard import views as dashboard_views
 from .generative import views as generative_views
 
 app_name = "leaderboards"
@@ -20,6 +19,4 @@ urlpatterns = [
     path("tasks/<slug:slug>/leaderboard/snapshots/<int:pk>/", views.snapshot_detail, name="snapshot"),
     path("models/<int:pk>/", views.model_detail, name="model"),
     path("tasks/<slug:slug>/annotators/", annotators_views.annotator_leaderboard, name="annotators"),
-    path("tasks/<slug:slug>/dashboard/", dashboard_views.owner_dashboard, name="dashboard"),
-    path("tasks/<slug:slug>/rounds/<str:number>/", round_views.round_detail, name="round"),
 ]

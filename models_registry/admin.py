@@ -513,7 +513,7 @@ def candidates_context(
 
     Returns ``candidates`` (one dict per model, in the order given: ``model``, ``checkbox`` (its bound
     checkbox in the form, or None), ``is_current`` (a target of the current round), ``facts`` (scores and
-    training rounds, ``leaderboards.owner_forms.CandidateFacts``, or None when no app provides them)),
+    training rounds, ``cycle.training.owner_facts.CandidateFacts``, or None when no app provides them)),
     ``closing`` (the open current round the start closes, or None), ``waiting_in_closing_round``
     (its examples still waiting for validation; 0 when unknown), and ``live_studies`` and
     ``live_studies_next_round`` (the crowd studies the start ends, each a dict with ``study``, ``url``,

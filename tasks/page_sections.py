@@ -21,7 +21,7 @@ from .models import Task
 @dataclass(frozen=True)
 class PageSection:
     """A part of the task page: ``template`` (a template name, e.g.
-    ``"leaderboards/_cycle_matrix.html"``) rendered with ``context`` added to the page's own."""
+    ``"cycle/_cycle_matrix.html"``) rendered with ``context`` added to the page's own."""
 
     template: str
     context: Mapping[str, Any]

@@ -73,3 +73,34 @@ def ensemble_model_wrong(rule: str, verdicts: Sequence[bool]) -> bool | None:
     if rule == "majority":
         return wrong * 2 > len(verdicts)
     raise ValueError(f"unknown ensemble rule {rule!r}")
+
+
+def count_fooled(cfg: TaskConfig, gold: Sequence, predicted: Sequence[str]) -> tuple[int, str]:
+    """How many of the items the model gets wrong under the task's model-wrong rule, and that rule in words.
+
+    A label task: the predicted label differs from the gold one (``exact_match``, and for ``ask_user``
+    the same test, the only one a machine can make). A span (QA) task: the best SQuAD F1 of the answer
+    against the item's reference answers is below the task's ``string_f1`` threshold (default 0.4), the
+    rule that decides whether a QA example fooled the model (``span_model_wrong``).
+
+    Args:
+        cfg: the task's config.
+        gold: the items' targets (labels, or span targets for QA), in item order.
+        predicted: the model's labels (or answer texts for QA), one per item.
+
+    Returns:
+        ``(fooled, rule)``: a count in [0, len(gold)] and e.g. ``"label differs"`` or ``"F1 < 0.4"``.
+
+    Raises:
+        ValueError: the sequences differ in length, or a span target has no answer.
+    """
+    if len(gold) != len(predicted):
+        raise ValueError(f"{len(gold)} targets but {len(predicted)} predictions")
+    if cfg.target_field["type"] == "context_span":
+        threshold = cfg.string_f1_threshold
+        fooled = sum(
+            span_model_wrong(target=g, output={"answer": p}, threshold=threshold)
+            for g, p in zip(gold, predicted, strict=True)
+        )
+        return fooled, f"F1 < {threshold:g}"
+    return sum(g != p for g, p in zip(gold, predicted, strict=True)), "label differs"

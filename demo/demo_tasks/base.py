@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from leaderboards.training.targets import train_target_for_rounds
+from cycle.training.targets import train_target_for_rounds
 from models_registry.context_room import check_context_room
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets

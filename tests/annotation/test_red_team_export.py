@@ -23,7 +23,7 @@ from annotation.exports import (
     write_export,
 )
 from annotation.models import Example
-from leaderboards.releases import create_release, dataset_card, release_dir
+from cycle.releases.services import create_release, dataset_card, release_dir
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
 from tasks.builtin_configs import RED_TEAM_CONFIG

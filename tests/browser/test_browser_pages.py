@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from rest_framework.authtoken.models import Token
 
 from annotation.services import create_example
-from leaderboards.probes.services import run_round_probes
+from cycle.probes.services import run_round_probes
 from tests.factories.annotation import make_example
 from tests.factories.validation import submit_served
 
@@ -57,7 +57,7 @@ def test_the_other_pages_pass_axe(
     run.check(page, "model-try-it")
     for step, url in (
         ("annotators", reverse("leaderboards:annotators", args=[hate_task.slug])),
-        ("round", reverse("leaderboards:round", args=[hate_task.slug, hate_round.number])),
+        ("round", reverse("cycle:round", args=[hate_task.slug, hate_round.number])),
         ("profile", reverse("accounts:me")),
         ("my-statistics", reverse("validation:me", args=[hate_task.slug])),
         ("outcome", reverse("annotation:outcome", args=[examples[0].pk])),
@@ -69,7 +69,7 @@ def test_the_other_pages_pass_axe(
     for step, url in (
         ("review", reverse("validation:review", args=[hate_task.slug])),
         ("quality", reverse("validation:quality", args=[hate_task.slug, hate_round.number])),
-        ("dashboard", reverse("leaderboards:dashboard", args=[hate_task.slug])),
+        ("dashboard", reverse("cycle:dashboard", args=[hate_task.slug])),
     ):
         page.goto(url)
         expect(page.get_by_role("heading", level=1)).to_be_visible()

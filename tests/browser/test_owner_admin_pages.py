@@ -8,7 +8,8 @@ from django.contrib.admin import helpers
 from django.urls import reverse
 from playwright.sync_api import expect
 
-from leaderboards.models import Score, TrainingJob
+from cycle.models import TrainingJob
+from leaderboards.models import Score
 from tests.factories.accounts import UserFactory
 from tests.factories.annotation import make_example
 from tests.factories.leaderboards import DatasetFactory

@@ -39,6 +39,7 @@ def test_every_package_of_the_project_is_in_a_layer():
 def test_the_layers_name_whole_packages_in_the_documented_order():
     assert _layers() == [
         {"dynabench", "demo"},
+        {"cycle"},
         {"leaderboards"},
         {"generative_bench"},
         {"crowd"},
@@ -54,7 +55,7 @@ def test_the_layers_name_whole_packages_in_the_documented_order():
 
 
 APPS = {"accounts", "tasks", "models_registry", "annotation", "validation", "crowd", "generative_bench"}
-APPS |= {"leaderboards", "dynabench", "demo"}
+APPS |= {"leaderboards", "cycle", "dynabench", "demo"}
 
 
 def test_the_engine_imports_no_django_and_no_app_by_whole_packages():

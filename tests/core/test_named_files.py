@@ -4,7 +4,7 @@ A path such as ``dynabench/api_urls.py`` in a docstring is how a reader finds th
 that names a file moved or never written (six docstrings named an ``api/urls.py`` inside ``dynabench/``) sends the
 reader nowhere. Checked: every ``<folder>/.../<name>.py`` or ``.md`` whose first folder is a top-level
 folder of the repository, in the project's Python, Markdown, shell and TOML files. A template's name
-(``leaderboards/release_readme.md``) counts when a file of that name sits in a ``templates/`` folder.
+(``cycle/release_readme.md``) counts when a file of that name sits in a ``templates/`` folder.
 """
 
 from __future__ import annotations

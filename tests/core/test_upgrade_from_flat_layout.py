@@ -43,7 +43,7 @@ LEAVES_BEFORE_THE_MOVE = {
 }
 
 #: Project apps added after the move: every one of their migrations runs on such a database.
-APPS_SINCE_THE_MOVE = ("generative_bench",)
+APPS_SINCE_THE_MOVE = ("generative_bench", "cycle")
 
 #: The installed apps that are not the project's, migrated in full in either case.
 OTHER_APPS = ("contenttypes", "auth", "admin", "sessions", "account", "authtoken", "django_q", "auditlog")

@@ -11,7 +11,7 @@ from django.contrib.admin import helpers
 from django.urls import reverse
 
 from annotation.services import create_example
-from leaderboards.models import TrainingJob
+from cycle.models import TrainingJob
 from models_registry.models import RegisteredModel
 from models_registry.selectors import target_models_for_round
 from tasks.builtin_configs import HATE_SPEECH_CONFIG
@@ -42,19 +42,14 @@ def test_training_job_admin_is_read_only_and_shows_errors(owner_client, hate_tas
         task=hate_task, rounds=[1], status="failed", error_message="no validated training examples <b>"
     )
     TrainingJob.objects.create(task=other_task, rounds=[1])
-    response = owner_client.get(
-        reverse("admin:leaderboards_trainingjob_changelist") + "?status__exact=failed"
-    )
+    response = owner_client.get(reverse("admin:cycle_trainingjob_changelist") + "?status__exact=failed")
     assert response.status_code == 200
     assert list(response.context["cl"].result_list) == [job]  # the other task's job is not listed
-    page = owner_client.get(reverse("admin:leaderboards_trainingjob_change", args=[job.pk]))
+    page = owner_client.get(reverse("admin:cycle_trainingjob_change", args=[job.pk]))
     assert page.status_code == 200
     assert "no validated training examples &lt;b&gt;" in page.content.decode()
-    assert reverse("admin:leaderboards_trainingjob_add") not in page.content.decode()
-    assert (
-        owner_client.post(reverse("admin:leaderboards_trainingjob_change", args=[job.pk]), {}).status_code
-        == 403
-    )
+    assert reverse("admin:cycle_trainingjob_add") not in page.content.decode()
+    assert owner_client.post(reverse("admin:cycle_trainingjob_change", args=[job.pk]), {}).status_code == 403
 
 
 def test_train_next_round_target_form_then_job(
@@ -232,7 +227,7 @@ def test_train_form_refuses_a_taken_default_name(owner_client, hate_task, hate_r
 
 def test_name_help_texts_show_their_placeholders(owner_client, hate_task, hate_round):
     job = TrainingJob.objects.create(task=hate_task, rounds=[1], status="failed")
-    page = owner_client.get(reverse("admin:leaderboards_trainingjob_change", args=[job.pk])).content.decode()
+    page = owner_client.get(reverse("admin:cycle_trainingjob_change", args=[job.pk])).content.decode()
     assert "minilm--r." not in page.replace("<recipe>", "").replace("<rounds>", "")
     assert "blank: {backbone}-{recipe}-r{rounds}[-nat{share}]" in page
     form = _action(owner_client, "tasks_task", "train_next_round_target", [hate_task.pk]).content.decode()
@@ -249,7 +244,7 @@ def test_run_again_requeues_failed_jobs_and_explains_refusals(
     done = TrainingJob.objects.create(task=hate_task, rounds=[1], name="taken", status="done")
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = owner_client.post(
-            reverse("admin:leaderboards_trainingjob_changelist"),
+            reverse("admin:cycle_trainingjob_changelist"),
             {"action": "run_again", helpers.ACTION_CHECKBOX_NAME: [interrupted.pk, done.pk]},
             follow=True,
         )

@@ -12,11 +12,11 @@ from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboards.jobs import run_training_job
-from leaderboards.models import TrainingJob
-from leaderboards.training import requests as training_requests
-from leaderboards.training.planning import TargetTrainingError
-from leaderboards.training.requests import request_training
+from cycle.jobs import run_training_job
+from cycle.models import TrainingJob
+from cycle.training import requests as training_requests
+from cycle.training.planning import TargetTrainingError
+from cycle.training.requests import request_training
 from models_registry.models import RegisteredModel
 from models_registry.selectors import target_models_for_round
 from tasks.services import ensure_round
@@ -49,7 +49,7 @@ def test_enqueue_goes_through_django_q(hate_task, hate_round, settings):
     with mock.patch("django_q.tasks.async_task") as async_task:
         training_requests._enqueue(42)
     args, kwargs = async_task.call_args
-    assert args == ("leaderboards.jobs.run_training_job", 42)
+    assert args == ("cycle.jobs.run_training_job", 42)
     assert kwargs["sync"] is False
 
 
@@ -92,7 +92,7 @@ def test_safe_to_run_twice(
         job = request_training(task=hate_task, rounds=[1], backbone_path=str(tiny_backbone_dir))
     job.refresh_from_db()
     finished = job.finished_at
-    with mock.patch("leaderboards.jobs.train_target_for_rounds") as train:
+    with mock.patch("cycle.jobs.train_target_for_rounds") as train:
         assert run_training_job(job.pk) == TrainingJob.Status.DONE
         train.assert_not_called()
     job.refresh_from_db()
@@ -102,7 +102,7 @@ def test_safe_to_run_twice(
 
 def test_a_running_job_is_not_started_again(hate_task, hate_round):
     job = TrainingJob.objects.create(task=hate_task, rounds=[1], status=TrainingJob.Status.RUNNING)
-    with mock.patch("leaderboards.jobs.train_target_for_rounds") as train:
+    with mock.patch("cycle.jobs.train_target_for_rounds") as train:
         assert run_training_job(job.pk) == TrainingJob.Status.RUNNING
         train.assert_not_called()
     assert run_training_job(999_999) == "missing"
@@ -121,7 +121,7 @@ def test_failure_message_stored(hate_task, hate_round, django_capture_on_commit_
 
 def test_unexpected_exception_stored(hate_task, hate_round):
     job = TrainingJob.objects.create(task=hate_task, rounds=[1])
-    with mock.patch("leaderboards.jobs.train_target_for_rounds", side_effect=MemoryError("out of memory")):
+    with mock.patch("cycle.jobs.train_target_for_rounds", side_effect=MemoryError("out of memory")):
         assert run_training_job(job.pk) == TrainingJob.Status.FAILED
     job.refresh_from_db()
     assert job.error_message == "MemoryError: out of memory"

@@ -136,7 +136,7 @@ def test_the_pair_reaches_the_model_live_in_datasets_and_in_training(
     assert predict(model, [item.inputs])[0]["label"] in LABELS
 
     # Training on rounds 1-2 reads pairs (a tiny backbone instead of MiniLM).
-    from leaderboards.training.targets import train_target_for_rounds
+    from cycle.training.targets import train_target_for_rounds
 
     trained = train_target_for_rounds(
         task=nli_task, rounds=[1, 2], recipe="quick", name="pair-quick", backbone_path=tiny_backbone_dir

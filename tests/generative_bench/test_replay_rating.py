@@ -11,14 +11,14 @@ import pytest
 
 from annotation.exports import iter_records
 from annotation.models import Example
+from cycle.dashboard.figures import task_dashboard
+from cycle.releases.services import released_records
 from generative_bench.jobs import run_replay_job
 from generative_bench.models import Replay, ReplayAnswer
 from generative_bench.replay.selectors import Rate, people_rates, replay_figures
 from generative_bench.replay.services import ReplayError, open_rating, request_replay
 from leaderboards.annotators.board import annotator_board
-from leaderboards.dashboard.figures import task_dashboard
 from leaderboards.models import DatasetItem
-from leaderboards.releases import released_records
 from leaderboards.services import build_round_datasets
 from tasks.red_team_stats import red_team_stats
 from tasks.round_stats import round_counts

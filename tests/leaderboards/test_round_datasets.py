@@ -92,7 +92,7 @@ def test_idempotent_and_adds_newly_settled_examples(hate_round):
 
 
 def test_training_never_takes_an_example_of_the_round_dev_or_test_dataset(hate_task, hate_round):
-    from leaderboards.training.examples import split_examples, training_examples
+    from cycle.training.examples import split_examples, training_examples
 
     written = [_example(hate_round, i) for i in range(60)]
     imported_test = _example(hate_round, 99, split="test", source=Example.Source.IMPORTED, external_id="t")

@@ -109,5 +109,5 @@ def test_the_command_and_the_round_page_say_how_many(
 ):
     call_command("check_context_room", "nli")
     assert "nli round 1: 1 of 3 contexts left out" in capsys.readouterr().out
-    page = client.get(reverse("leaderboards:round", args=["nli", nli_round.number]))
+    page = client.get(reverse("cycle:round", args=["nli", nli_round.number]))
     assert "1 of its 3 contexts is not served" in page.content.decode()

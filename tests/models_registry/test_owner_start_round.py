@@ -8,7 +8,8 @@ import pytest
 from django.contrib.admin import helpers
 from django.urls import reverse
 
-from leaderboards.models import Score, TrainingJob
+from cycle.models import TrainingJob
+from leaderboards.models import Score
 from tests.factories.annotation import make_example
 from tests.factories.leaderboards import DatasetFactory
 from tests.factories.models_registry import RegisteredModelFactory
