@@ -33,10 +33,14 @@ def test_an_int8_label_is_the_same_alone_and_in_any_batch(int8_classifier, setti
         alone = int8_classifier.predict_batch([TEXT])[0]["probabilities"]
         for neighbour in NEIGHBOURS:
             in_batch = int8_classifier.predict_batch([TEXT, neighbour])[0]["probabilities"]
-            assert in_batch == alone  # exactly: the same run on the same tokens
+            # The same run on the same tokens; ONNX Runtime's threads may sum in another order (a few 1e-8
+            # apart, seen under load), far under what a batch-wide int8 scale changes (the next test).
+            assert in_batch == pytest.approx(alone, abs=1e-6)
         with onnx_graph.bulk():
             batched = int8_classifier.predict_batch([TEXT, *NEIGHBOURS] * 3, batch_size=4)
-    assert all(out["probabilities"] == alone for out in batched[:: len(NEIGHBOURS) + 1])
+    assert all(
+        out["probabilities"] == pytest.approx(alone, abs=1e-6) for out in batched[:: len(NEIGHBOURS) + 1]
+    )
 
 
 def test_an_int8_graph_in_one_batch_would_not_be(int8_classifier):
