@@ -1,6 +1,7 @@
 from django.urls import path
 
-from . import my_examples_views, views, why_views
+from . import views, why_views
+from .my_examples import views as my_examples_views
 from .red_team import views as red_team_views
 
 app_name = "annotation"

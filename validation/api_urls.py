@@ -2,8 +2,9 @@
 
 from django.urls import path
 
-from . import api, quality_api
+from . import api
 from .gold import api as gold_api
+from .quality import api as quality_api
 
 urlpatterns = [
     path("tasks/<str:slug>/validations/next/", api.NextValidation.as_view(), name="api-validation-next"),

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from . import quality_views, views
+from . import views
+from .quality import views as quality_views
 
 app_name = "validation"
 

@@ -15,8 +15,8 @@ from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.models import Round, Task
 
-from .agreement import round_quality
-from .quality_selectors import person_of_pseudonym
+from ..agreement import round_quality
+from .selectors import person_of_pseudonym
 
 
 def _owned_round_or_404(request, slug: str, number: str) -> tuple[Task, Round]:
@@ -57,7 +57,7 @@ def round_person(request, slug: str, number: str, person: str):
     exactly as no row, so following the link twice or by accident changes nothing).
 
     404 for anyone but the task's owners and superusers, an unknown round, and a pseudonym that is not
-    one of the people the round's quality page lists (``quality_selectors.person_of_pseudonym``).
+    one of the people the round's quality page lists (``quality.selectors.person_of_pseudonym``).
     """
     task, round_ = _owned_round_or_404(request, slug, number)
     user = person_of_pseudonym(round_, person)

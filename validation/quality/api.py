@@ -14,8 +14,8 @@ from core.api.lookups import positive_int_or_404
 from tasks.api import NUMBER, SLUG
 from tasks.models import Round
 
-from .agreement import round_quality
-from .gold.api import owned_task_or_403
+from ..agreement import round_quality
+from ..gold.api import owned_task_or_403
 
 
 class AgreementValidatorSerializer(serializers.Serializer):

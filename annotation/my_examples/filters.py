@@ -15,8 +15,8 @@ from core.api.filters import BOOLEAN_CHOICES
 from tasks.models import Task
 from tasks.round_stats import rate
 
-from .filters import ExampleFilter
-from .models import Example
+from ..filters import ExampleFilter
+from ..models import Example
 
 FOOLED_LABELS = {"true": "Fooled the model", "false": "Did not fool it"}
 

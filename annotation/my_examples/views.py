@@ -7,10 +7,10 @@ from django.core.paginator import Paginator
 from django.db.models import Prefetch
 from django.shortcuts import render
 
-from . import selectors
-from .models import Prediction
-from .my_examples_filters import MyExamplesFilter, summary
-from .red_team import presenting as red_team_presenting
+from .. import selectors
+from ..models import Prediction
+from ..red_team import presenting as red_team_presenting
+from .filters import MyExamplesFilter, summary
 
 MY_EXAMPLES_PER_PAGE = 50
 
@@ -20,8 +20,8 @@ def my_examples(request):
     """The requester's own examples, newest first, 50 a page, each linking to its outcome page.
 
     The GET form filters by task, round, status and whether the model was fooled
-    (``annotation.my_examples_filters.MyExamplesFilter``); the summary line counts the filtered examples
-    (``my_examples_filters.summary``); the page links keep the filters. Filters that do not validate are
+    (``annotation.my_examples.filters.MyExamplesFilter``); the summary line counts the filtered examples
+    (``filters.summary``); the page links keep the filters. Filters that do not validate are
     shown with their messages, and no rows (the list is not silently unfiltered).
     """
     own = selectors.own_examples(request.user)

@@ -1,6 +1,6 @@
 """Reads behind the round quality page's links (docs/crowd.md, "Quality"): who, among the people the page
 lists, an export pseudonym names. The page shows people by pseudonym only (``validation.agreement``); an
-owner who opens one is sent to that person's standing on the task (``quality_views.round_person``)."""
+owner who opens one is sent to that person's standing on the task (``quality.views.round_person``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from annotation import selectors as annotation_selectors
 from annotation.exports import PSEUDONYM_HEX_LENGTH, PSEUDONYM_PREFIX, pseudonym
 from tasks.models import Round
 
-from .models import Validation
+from ..models import Validation
 
 _PSEUDONYM = re.compile(rf"{re.escape(PSEUDONYM_PREFIX)}[0-9a-f]{{{PSEUDONYM_HEX_LENGTH}}}")
 

@@ -1,0 +1,1 @@
+"""A person's own examples: the page and its filters."""
