@@ -45,8 +45,8 @@ from engine.runtime.runtimes import RUNTIMES, TORCH, onnx_file
 from engine.runtime.runtimes import label as runtime_label
 from models_registry import inference
 from models_registry.archives import ArchiveRefused, extract_model_zip
-from models_registry.check_inputs import held_apart_inputs
-from models_registry.checks import PROBE_TEXT, check_model_folder, public_error
+from models_registry.checking.folder import PROBE_TEXT, check_model_folder, public_error
+from models_registry.checking.inputs import held_apart_inputs
 from models_registry.hub import HubDownloadError, download_hub_model, is_valid_hub_id
 from models_registry.models import RegisteredModel
 from models_registry.names import model_name_problem
@@ -86,7 +86,7 @@ def register_local_model(
             the platform's own registration: a trained round target, the demo) and keeps an existing
             model's flag; True or False sets it.
         check_inputs: held-apart model inputs (field -> text) to check the ONNX export on, e.g. a trained
-            model's dev and test examples; default ``check_inputs.held_apart_inputs(task)``.
+            model's dev and test examples; default ``checking.inputs.held_apart_inputs(task)``.
         check_targets: their gold targets, aligned with ``check_inputs`` (labels judge int8 on accuracy).
 
     Returns:
