@@ -11,6 +11,7 @@ from django.core.validators import ProhibitNullCharactersValidator
 
 from core.text_rules import ascii_id
 from tasks.config import TaskConfig
+from tasks.kinds import labelled, span_answers
 
 from .services import MAX_EXPLANATION_LENGTH, MAX_FLAG_REASON_LENGTH, NON_FIELD, ExampleError, clean_inputs
 from .submissions import UNSTAMPED, Submission
@@ -148,7 +149,7 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
         target = cfg.target_field
         self.target_name = target["name"]
         self.input_names = [spec["name"] for spec in cfg.input_fields]
-        if target["type"] == "multiclass":
+        if labelled(cfg):
             self.fields[target["name"]] = forms.ChoiceField(
                 label=target.get("label", target["name"]),
                 choices=[(label, label) for label in cfg.labels],
@@ -158,7 +159,7 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
                     "invalid_choice": f"Choose one of: {', '.join(cfg.labels)}.",
                 },
             )
-        self.span_target = target["type"] == "context_span"
+        self.span_target = span_answers(cfg)
         self.span_context_index = next(
             (i for i, spec in enumerate(cfg.context_fields) if spec["name"] == target.get("context_field")),
             -1,

@@ -21,6 +21,7 @@ from core.api.lookups import MAX_ID
 from core.api.queries import NO_NUL_PATTERN
 from core.text_rules import control_character_message, first_control_character
 from tasks import selectors as task_selectors
+from tasks.kinds import labelled, span_answers
 from tasks.models import Task
 
 from .models import Example, Prediction
@@ -53,7 +54,7 @@ MODEL_OUTPUT_SCHEMA = {
 
 def model_outputs(example: Example) -> list[dict]:
     """The target models' outputs on ``example`` in the API's shape (see ``MODEL_OUTPUT_SCHEMA``)."""
-    is_span = example.round.task.cfg.target_field["type"] == "context_span"
+    is_span = span_answers(example.round.task.cfg)
     rows = []
     for p in example.predictions.all():
         ok = p.status == Prediction.Status.OK
@@ -303,7 +304,7 @@ def example_create_serializer(task: Task) -> type[ExampleCreateBase]:
             required=not spec.get("optional", False), help_text=spec.get("help", spec.get("label", ""))
         )
     target = cfg.target_field
-    if target["type"] == "multiclass":
+    if labelled(cfg):
         labels = cfg.labels
         attrs[target["name"]] = serializers.ChoiceField(
             choices=labels, error_messages={"invalid_choice": f"Choose one of: {', '.join(labels)}."}

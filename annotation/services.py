@@ -25,7 +25,7 @@ from core.text_rules import (
 from models_registry import serving
 from tasks import qualification
 from tasks.config import TaskConfig
-from tasks.kinds import conversational
+from tasks.kinds import conversational, labelled, span_answers
 from tasks.models import Context, Round, Task
 
 from . import selectors, signals
@@ -125,10 +125,10 @@ def clean_inputs(
 
     target_spec = cfg.target_field
     tname = target_spec["name"]
-    if target_spec["type"] == "multiclass":
+    if labelled(cfg):
         if target not in cfg.labels:
             errors.setdefault(tname, []).append(f"Choose one of: {', '.join(cfg.labels)}.")
-    elif target_spec["type"] == "context_span":
+    elif span_answers(cfg):
         target = _clean_span(target, target_spec, context, errors)
     if errors:
         raise ExampleError(errors)

@@ -22,6 +22,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET
 
 from models_registry import serving
+from tasks.kinds import span_answers
 
 from . import selectors
 
@@ -71,7 +72,7 @@ def explanations_for(example) -> list[dict]:
     ``served``); never raises for a model's failure (``serving.explain``).
     """
     rows = []
-    span_task = example.round.task.cfg.target_field.get("type") == "context_span"
+    span_task = span_answers(example.round.task.cfg)
     for prediction in example.predictions.all():
         if prediction.status != "ok":
             continue

@@ -19,6 +19,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from core.admin_extensions import ObjectTool, extend_admin
+from cycle.kinds import rules_for
 from cycle.training.natural import MAX_NATURAL_SHARE, natural_datasets
 from cycle.training.planning import (
     BACKBONE_CHOICES,
@@ -235,7 +236,7 @@ class TrainNextTargetForm(forms.Form):
         """Refuse a name (typed, or the default one) that a model, a directory or a pending job holds."""
         data = super().clean()
         data["backbone"] = data.get("backbone") or "minilm"
-        if data.get("backbone") == "mpnet" and self.task.cfg.target_field["type"] == "context_span":
+        if data.get("backbone") == "mpnet" and rules_for(self.task.cfg).span_answers:
             self.add_error("backbone", "Extractive QA targets train on the MiniLM backbone only.")
         if data.get("backbone") == "mpnet" and len(self.task.cfg.model_input_fields) > 1:
             self.add_error(
@@ -310,11 +311,11 @@ def train_next_round_target(modeladmin, request, queryset):
         "title": f"Train the next round's target of {task.name}",
         "task": task,
         "form": form,
-        "span_task": task.cfg.target_field["type"] == "context_span",
+        "span_task": rules_for(task.cfg).span_answers,
         "card_datasets": [d.name for d in card_eval_datasets(task)],
         "leaderboard_datasets": [d.name for d in auto_eval_datasets(task)],
         "training_data": training_data_by_round(task),
-        "labels": task.cfg.labels if task.cfg.target_field["type"] == "multiclass" else [],
+        "labels": task.cfg.labels if rules_for(task.cfg).labelled else [],
         "opts": modeladmin.model._meta,
         "action_name": "train_next_round_target",
         "selected": [task.pk],

@@ -23,10 +23,15 @@ class KindRules:
     ``generative``: its models answer in free text, so no cycle matrix and no artefact probes.
     ``hub_task_category``: a release card's Hugging Face task category. ``input_only_not_applicable``:
     why a round's input-only probe does not apply ("" when it does: a label target). ``cycle_rule``: the
-    cycle matrix's words for a target an example fooled, from the config.
+    cycle matrix's words for a target an example fooled, from the config. ``labelled``: its examples'
+    targets are labels (a classifier is trained; the training form counts examples per label; a file of
+    texts and labels can be replayed). ``span_answers``: its targets are answer spans (a span model is
+    trained, on the MiniLM backbone without natural data).
     """
 
     generative: bool
+    labelled: bool
+    span_answers: bool
     hub_task_category: str
     input_only_not_applicable: str
     cycle_rule: Callable[[TaskConfig], str]
@@ -40,12 +45,16 @@ GENERATIVE_PROBES_REASON = (
 RULES: dict[TaskKind, KindRules] = {
     TaskKind.CLASSIFICATION: KindRules(
         generative=False,
+        labelled=True,
+        span_answers=False,
         hub_task_category="text-classification",
         input_only_not_applicable="",
         cycle_rule=lambda cfg: "a predicted label that differs from the validated label",
     ),
     TaskKind.SPAN: KindRules(
         generative=False,
+        labelled=False,
+        span_answers=True,
         hub_task_category="question-answering",
         input_only_not_applicable="not applicable: the target is an answer span in the passage, not a label",
         cycle_rule=lambda cfg: (
@@ -54,6 +63,8 @@ RULES: dict[TaskKind, KindRules] = {
     ),
     TaskKind.GENERATION: KindRules(
         generative=True,
+        labelled=False,
+        span_answers=False,
         hub_task_category="text-generation",
         input_only_not_applicable=GENERATIVE_PROBES_REASON,
         cycle_rule=lambda cfg: (

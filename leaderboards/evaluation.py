@@ -428,7 +428,7 @@ def evaluate_model_on_dataset(
         raise EvaluationError(f"dataset {dataset.slug} has no items")
     inputs = [inp for _, inp, _, _ in items]
     gold = [target for _, _, target, _ in items]
-    spans = cfg.target_field["type"] == "context_span"
+    spans = rules_for(cfg).span_answers
     try:
         for g in gold:
             if spans:

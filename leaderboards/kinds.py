@@ -21,15 +21,20 @@ class KindRules:
 
     ``generative``: its models answer in free text: ranked on the generative leaderboard, evaluated on
     multiple-choice items (``leaderboards.generative.evaluation``), its round datasets the validated items.
+    ``span_answers``: its items' targets are answer spans, scored by SQuAD F1 and exact match; a target
+    trained here is measured on its rounds' test splits only (no static set such as HateCheck).
+    ``explained``: the model page explains a prediction (word attributions of a label); not for spans.
     """
 
     generative: bool
+    span_answers: bool
+    explained: bool
 
 
 RULES: dict[TaskKind, KindRules] = {
-    TaskKind.CLASSIFICATION: KindRules(generative=False),
-    TaskKind.SPAN: KindRules(generative=False),
-    TaskKind.GENERATION: KindRules(generative=True),
+    TaskKind.CLASSIFICATION: KindRules(generative=False, span_answers=False, explained=True),
+    TaskKind.SPAN: KindRules(generative=False, span_answers=True, explained=False),
+    TaskKind.GENERATION: KindRules(generative=True, span_answers=False, explained=False),
 }
 """One row per ``TaskKind``."""
 

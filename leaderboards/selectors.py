@@ -32,6 +32,7 @@ from .dynascore import (
     measured_spreads,
 )
 from .fairness_flags import cell_flags, ranks_without_flagged, round_agreement
+from .kinds import rules_for
 from .models import Dataset, LeaderboardFork, LeaderboardSnapshot, Score
 
 BASE_METRICS = ("perf", "throughput", "memory")
@@ -415,7 +416,7 @@ def card_eval_datasets(task: Task) -> list[Dataset]:
     """The datasets, besides the chosen rounds' test splits, on which a target trained here is measured
     for its model card: those of ``DEFAULT_EVAL_DATASETS`` (HateCheck) that ``task``
     has. A span task (extractive QA) is measured on its test splits only. By slug order of that list."""
-    if task.cfg.target_field["type"] == "context_span":
+    if rules_for(task.cfg).span_answers:
         return []
     found = {d.slug: d for d in Dataset.objects.filter(task=task, slug__in=DEFAULT_EVAL_DATASETS)}
     return [found[slug] for slug in DEFAULT_EVAL_DATASETS if slug in found]

@@ -230,7 +230,7 @@ def _explain(request, model: RegisteredModel, inputs: dict, prediction: dict | N
     there is no answer or the task is extractive QA; a remote model's says no explanation is available.
     Counted against the caller's explanation rate like the API's (``DYNABENCH_EXPLAIN_RATE``): over it,
     the answer comes without its explanation and says why."""
-    if prediction is None or model.task.cfg.target_field.get("type") == "context_span":
+    if prediction is None or not rules_for(model.task.cfg).explained:
         return None
     try:
         ExplainThrottle().charge(request, 1)

@@ -27,6 +27,7 @@ from engine.explain import attributions
 from engine.runtime.outputs import clean_output
 from models_registry import explanations, inference
 from models_registry.filters import RegisteredModelFilter
+from models_registry.kinds import span_models
 from models_registry.models import RegisteredModel
 from models_registry.selectors import models_visible_to
 from models_registry.serializers import (
@@ -153,10 +154,9 @@ def _offsets_into_sent_text(model: RegisteredModel, body: dict, outputs: list[di
     The model reads the passage with its newlines normalised (CRLF -> LF), so its offset is one short
     per CRLF before the answer in the text that was sent; ``core.spans.source_offset`` maps it back.
     """
-    target = model.task.cfg.target_field
-    if target.get("type") != "context_span":
+    if not span_models(model.task.cfg):
         return outputs
-    field = target["context_field"]
+    field = model.task.cfg.target_field["context_field"]
     for sent, output in zip(body["inputs"], outputs, strict=True):
         passage = sent.get(field)
         if isinstance(output.get("answer_start"), int) and isinstance(passage, str):

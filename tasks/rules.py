@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from core.metrics import squad_answer_texts, squad_f1_score
 
 from .config import TaskConfig
+from .kinds import span_answers
 
 
 def label_model_wrong(*, intended_label: str, model_label: str) -> bool:
@@ -96,7 +97,7 @@ def count_fooled(cfg: TaskConfig, gold: Sequence, predicted: Sequence[str]) -> t
     """
     if len(gold) != len(predicted):
         raise ValueError(f"{len(gold)} targets but {len(predicted)} predictions")
-    if cfg.target_field["type"] == "context_span":
+    if span_answers(cfg):
         threshold = cfg.string_f1_threshold
         fooled = sum(
             span_model_wrong(target=g, output={"answer": p}, threshold=threshold)

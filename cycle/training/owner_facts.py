@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count
 
 from annotation.models import Example
+from cycle.kinds import rules_for
 from cycle.models import TrainingJob
 from leaderboards.models import Score
 from leaderboards.services import SPLITS, hash_split
@@ -95,7 +96,7 @@ def training_data_by_round(task: Task) -> list[RoundTrainingData]:
         n: RoundTrainingData(number=n)
         for n in Round.objects.filter(task=task).order_by("number").values_list("number", flat=True)
     }
-    labelled = task.cfg.target_field["type"] == "multiclass"
+    labelled = rules_for(task.cfg).labelled
     labels: dict[int, Counter] = defaultdict(Counter)
     usable = usable_examples(task, Round.objects.filter(task=task))
     extra = ["target"] if labelled else []

@@ -22,6 +22,7 @@ from annotation.importers.common import normalise_hate_label, read_csv_rows
 from annotation.models import Example
 from annotation.services import ExampleError, create_example
 from core.text_rules import ascii_id, normalise_newlines
+from cycle.kinds import rules_for
 from tasks.models import Round, Task
 
 DEFAULT_REPLAY_USER = "replay-bot"
@@ -199,7 +200,7 @@ def replay_file(
         raise ReplayError(f"round {round_number} of {task.slug} is closed")
     cfg = task.cfg
     required_fields = [f["name"] for f in cfg.input_fields if not f.get("optional", False)]
-    if len(required_fields) != 1 or cfg.target_field.get("type") != "multiclass" or cfg.context_fields:
+    if len(required_fields) != 1 or not rules_for(cfg).labelled or cfg.context_fields:
         raise ReplayError(
             f"task {task.slug} does not take one text and a label without a context; "
             "only such tasks (hate speech) can be replayed from a HatemojiBuild-format file"

@@ -20,6 +20,7 @@ from pathlib import Path
 from django.utils import timezone
 
 from annotation.models import Example
+from cycle.kinds import rules_for
 from leaderboards.services import build_round_datasets
 from models_registry.models import RegisteredModel
 from tasks.models import Task
@@ -92,7 +93,7 @@ def train_qa_target_for_rounds(
     from models_registry.serving import QA_RECIPES as RECIPES
     from models_registry.serving import train_qa_model
 
-    if task.cfg.target_field["type"] != "context_span":
+    if not rules_for(task.cfg).span_answers:
         raise TargetTrainingError(f"task {task.slug} has no span target: train a classifier instead")
     if recipe not in RECIPES:
         raise TargetTrainingError(f"unknown recipe {recipe!r}; choose one of {list(RECIPES)}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from cycle.kinds import rules_for
 from leaderboards.selectors import DEFAULT_EVAL_DATASETS
 from models_registry.models import RegisteredModel
 from tasks.models import Task
@@ -60,7 +61,7 @@ def train_target_for_rounds(
         progress=progress,
         replace=replace,
     )
-    if task.cfg.target_field["type"] == "context_span":
+    if rules_for(task.cfg).span_answers:
         if backbone != "minilm" or natural:
             raise TargetTrainingError(
                 "extractive QA targets train on the minilm backbone without natural data; "

@@ -12,6 +12,7 @@ from pathlib import Path
 from engine.runtime.classifier import InferenceError, clear_cache, get_classifier, texts_for_inputs
 from engine.runtime.model_files import without_server_paths
 from engine.runtime.weights import count_parameters
+from models_registry.kinds import span_models
 from tasks.models import Task
 
 logger = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def _load_and_probe(task: Task, path: str, allow_pickle: bool) -> tuple[dict, in
         [output] = classifier.predict_batch(texts)
     except InferenceError as exc:
         return facts, parameters, f"probe input failed: {exc}"
-    if task.cfg.target_field["type"] == "context_span":
+    if span_models(task.cfg):
         # A span task needs a span (QA) model: its answer must lie in the probe passage at its offset.
         passage = texts[0][0] if isinstance(texts[0], tuple) else texts[0]
         answer, start = output.get("answer"), output.get("answer_start")

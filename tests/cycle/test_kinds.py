@@ -15,6 +15,8 @@ def test_every_kind_has_a_row():
 def test_the_built_in_tasks_rows():
     hate, qa, red = (rules_for(TaskConfig(c)) for c in (HATE_SPEECH_CONFIG, QA_CONFIG, RED_TEAM_CONFIG))
     assert [r.generative for r in (hate, qa, red)] == [False, False, True]
+    assert [r.labelled for r in (hate, qa, red)] == [True, False, False]
+    assert [r.span_answers for r in (hate, qa, red)] == [False, True, False]
     assert [r.hub_task_category for r in (hate, qa, red)] == [
         "text-classification",
         "question-answering",
