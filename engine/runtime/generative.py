@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from engine.runtime.batcher import BatchRequest, ContinuousBatcher
 from engine.runtime.model_files import InferenceError, digest_problem, without_server_paths
 from engine.runtime.slots import GENERATION_SLOTS, SlotTimeout
 from engine.runtime.whole_characters import WholeCharacters
@@ -267,6 +268,8 @@ class Waiting(str):
 
 #: How long an answer may wait for a generation slot before it ends with finish reason ``timeout``.
 QUEUE_SECONDS = 600.0
+#: The most answers one model's continuous batch decodes together, whatever the generation slots allow.
+MAX_BATCH_ROWS = 32
 #: Conversations per ``generate`` in ``LocalChatModel.generate_batch`` unless told otherwise: measured
 #: on SmolLM2 and 2 cores, 8 answers batched gave 83.5 tokens/s in all against 26.6 for one alone
 #: (docs/generative.md, "Batching would help further"), while a red-teamer waits for one batch at most.
@@ -316,7 +319,7 @@ class ChatStream(AnswerStream):
 
     def _generate(self, ticket, started: float, inputs: dict, prompt_tokens: int) -> Iterator[str]:
         import torch
-        from transformers import StoppingCriteria, StoppingCriteriaList, TextIteratorStreamer
+        from transformers import TextIteratorStreamer
 
         model, decoding = self._model, self._decoding
         joined = time.perf_counter()
@@ -336,44 +339,22 @@ class ChatStream(AnswerStream):
         queued_ms = (time.perf_counter() - joined) * 1000 if waited else 0.0
         # Decoded through WholeCharacters: no piece, and not the final flush, ends inside a character.
         streamer = TextIteratorStreamer(
-            WholeCharacters(model.tokenizer), skip_prompt=True, skip_special_tokens=True
+            WholeCharacters(model.tokenizer), skip_prompt=False, skip_special_tokens=True
         )
-        cancelled = threading.Event()
-        counted: list[int] = []
-
-        class Cancel(StoppingCriteria):
-            def __call__(self, input_ids, scores, **kwargs):
-                counted[:] = [int(input_ids.shape[1]) - prompt_tokens]
-                return torch.full((input_ids.shape[0],), cancelled.is_set(), dtype=torch.bool)
-
-        kwargs = {
-            **inputs,
-            "streamer": streamer,
-            "max_new_tokens": decoding.max_new_tokens,
-            "do_sample": decoding.temperature > 0,
-            "stopping_criteria": StoppingCriteriaList([Cancel()]),
-            "pad_token_id": model.tokenizer.pad_token_id or model.tokenizer.eos_token_id,
-        }
-        if decoding.temperature > 0:
-            kwargs.update(temperature=decoding.temperature, top_p=decoding.top_p)
-        else:  # greedy: the model's generation_config may ask for sampling; say explicitly it does not
-            kwargs.update(temperature=None, top_p=None, top_k=None)
-        if decoding.stop:
-            kwargs.update(stop_strings=list(decoding.stop), tokenizer=model.tokenizer)
-        failure: list[BaseException] = []
-
-        def work():
-            try:
-                if decoding.seed is not None and decoding.temperature > 0:
-                    torch.manual_seed(decoding.seed)
-                with torch.inference_mode():
-                    model.model.generate(**kwargs)
-            except BaseException as exc:  # noqa: BLE001 - reported by the stream below
-                failure.append(exc)
-                streamer.end()
-
-        thread = threading.Thread(target=work, name="chat-generate", daemon=True)
-        thread.start()
+        sampled = decoding.temperature > 0
+        # The answer joins the model's running batch (runtime/batcher.py) at its next decoding step.
+        request = BatchRequest(
+            prompt=inputs["input_ids"][0].tolist(),
+            max_new_tokens=decoding.max_new_tokens,
+            temperature=decoding.temperature,
+            top_p=decoding.top_p,
+            top_k=model.sampling_top_k if sampled else 0,
+            seed=decoding.seed if sampled else None,
+            stop=tuple(decoding.stop),
+            on_token=lambda token: streamer.put(torch.tensor([token])),
+            on_end=streamer.end,
+        )
+        model.batcher.submit(request)
         text, first_token_ms, finish = "", None, "stop"
         deadline = time.perf_counter() + self._timeout
         try:
@@ -400,16 +381,17 @@ class ChatStream(AnswerStream):
             finish = "cut_short"
             raise
         finally:
-            cancelled.set()
-            thread.join(timeout=5)
-            output_tokens = counted[0] if counted else len(model.tokenizer(text)["input_ids"])
+            model.batcher.cancel(request)  # nothing when it has ended; else its row goes at the next step
+            request.done.wait(timeout=5)
+            output_tokens = len(request.generated)
             error = ""
-            if failure:
-                finish, error = "error", without_server_paths(f"{type(failure[0]).__name__}: {failure[0]}")
+            failure = request.error
+            if failure is not None:
+                finish, error = "error", without_server_paths(f"{type(failure).__name__}: {failure}")
             elif finish == "stop" and output_tokens >= decoding.max_new_tokens:
                 finish = "length"
             extra = {"queued_ms": round(queued_ms, 1)} if waited else {}
-            for stop in decoding.stop:  # transformers stops after the stop string; the answer ends before it
+            for stop in decoding.stop:  # the answer ends before its stop string
                 if stop in text:
                     text = text[: text.index(stop)]
             self.generation = Generation(
@@ -421,11 +403,11 @@ class ChatStream(AnswerStream):
                 output_tokens=output_tokens,
                 first_token_ms=first_token_ms,
                 latency_ms=(time.perf_counter() - started) * 1000,
-                seed=decoding.seed if decoding.temperature > 0 else None,
+                seed=decoding.seed if sampled else None,
                 error=error,
                 extra=extra,
             )
-        if failure:
+        if failure is not None:
             raise InferenceError(f"the model failed while answering: {self.generation.error}")
 
 
@@ -466,6 +448,14 @@ class LocalChatModel:
             output.weight = embeddings.weight
         self.model.eval()
         self.context_limit = int(getattr(self.model.config, "max_position_embeddings", 2048))
+        config = self.model.generation_config
+        #: Sampling's top-k, as ``generate`` takes it from the model's generation config (50 by default).
+        self.sampling_top_k = int(config.top_k or 0)
+        eos = config.eos_token_id if config.eos_token_id is not None else self.tokenizer.eos_token_id
+        eos_ids = [eos] if isinstance(eos, int) else list(eos or [])
+        #: Every streamed answer of this model decodes in this batch (``runtime/batcher.py``); how many at
+        #: once is the process's generation slots (``runtime/slots.py``), bounded here as a safety net.
+        self.batcher = ContinuousBatcher(self.model, self.tokenizer, max_rows=MAX_BATCH_ROWS, eos_ids=eos_ids)
 
     def encode(self, messages: Sequence[dict]) -> dict:
         """The chat template applied to ``messages`` with the assistant's turn opened: ``input_ids`` and
@@ -808,6 +798,9 @@ def get_chat_model(path: str | Path, name: str = "") -> LocalChatModel:
 
 
 def clear_chat_models() -> None:
-    """Forget every loaded chat model (tests; a replaced folder)."""
+    """Forget every loaded chat model (tests; a replaced folder); their batches' answers end ``cut_short``."""
     with _models_lock:
+        models = list(_models.values())
         _models.clear()
+    for model in models:
+        model.batcher.close()

@@ -510,12 +510,16 @@ def test_a_model_that_cannot_load_is_a_500_naming_no_path(red_round, owner, tmp_
 
 def test_a_model_that_breaks_mid_answer(smollm2_model, smollm2_dir, owner, monkeypatch):
     chat = get_chat_model(smollm2_dir)
+    forward, calls = chat.model.forward, []
 
-    def breaking(**kwargs):
-        kwargs["streamer"].on_finalized_text("Half an answer ")
-        raise RuntimeError(f"CUDA-like failure reading {smollm2_dir}/model.safetensors")
+    def breaking(*args, **kwargs):
+        # The prompt is read and four tokens decoded; the fifth decoding step fails.
+        calls.append(1)
+        if len(calls) % 6 == 0:
+            raise RuntimeError(f"CUDA-like failure reading {smollm2_dir}/model.safetensors")
+        return forward(*args, **kwargs)
 
-    monkeypatch.setattr(chat.model, "generate", breaking)
+    monkeypatch.setattr(chat.model, "forward", breaking)
     client = bearer(owner)
     whole = post(client, {"model": MODEL, "messages": [USER]})
     assert (whole.status_code, whole.json()["error"]["code"]) == (500, "model_error")
@@ -523,11 +527,11 @@ def test_a_model_that_breaks_mid_answer(smollm2_model, smollm2_dir, owner, monke
     stream = post(client, {"model": MODEL, "messages": [USER], "stream": True})
     assert (stream.status_code, stream["Content-Type"]) == (200, "text/event-stream; charset=utf-8")
     payloads = streamed(stream)
-    assert [p["choices"][0]["delta"] for p in payloads[:2]] == [
-        {"role": "assistant", "content": ""},
-        {"content": "Half an answer "},
-    ]
+    assert payloads[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
+    # What came before the failure was streamed, then the error (and no [DONE]).
+    assert payloads[1]["choices"][0]["delta"]["content"]
     assert payloads[-1]["error"]["code"] == "model_error" and "[DONE]" not in payloads
+    assert str(smollm2_dir) not in json.dumps(payloads)
 
 
 def test_an_unexpected_error_is_a_500_without_detail(red_round, owner, monkeypatch):
