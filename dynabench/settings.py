@@ -134,15 +134,20 @@ Models (engine/runtime/classifier.py):
                        throughput passes never read it.
     DYNABENCH_PRELOAD_TARGETS bool, default on. Each gunicorn worker loads the open rounds' target
                        models in the background when it starts (``gunicorn.conf.py``).
-    DYNABENCH_GENERATION_SLOTS int >= 1, default 1. Local generative answers (and multiple-choice
+    DYNABENCH_GENERATION_SLOTS int >= 1, default empty. Local generative answers (and multiple-choice
                        scorings) one process runs at once; the others wait in line and their readers are
-                       told how many are ahead (``engine/runtime/slots.py``, docs/generative.md).
+                       told how many are ahead (``engine/runtime/slots.py``, docs/generative.md). The
+                       streamed answers of one model decode together in one batch
+                       (``engine/runtime/batcher.py``). Empty: half a web process's request threads
+                       (rounded down, at least 1: 4 in the demo's server, 2 in a gunicorn worker of 4
+                       threads), since each streamed answer holds a thread; 1 in other processes.
     DYNABENCH_GENERATION_QUEUE int >= 0, default empty: the most requests one web process lets wait for
                        a generation slot; one more is refused at once, 503 with Retry-After and how
                        many wait, so that waiting requests never hold the threads ordinary pages need.
                        Empty: the process's request threads - DYNABENCH_GENERATION_SLOTS - half the
-                       threads (rounded up), at least 0: 3 in the demo's server (8 threads), 1 in a
-                       gunicorn worker of 4 threads (``slots.waiting_bound``, docs/serving.md).
+                       threads (rounded up), at least 0: with the default slots, 0 (a request that finds
+                       every slot answering is refused at once; ``slots.waiting_bound``,
+                       docs/serving.md).
 
 Background jobs (django-q2):
     DYNABENCH_JOB_WORKERS int, default 1. Worker processes of ``manage.py qcluster``.
@@ -486,7 +491,13 @@ DYNABENCH_VECTOR_CACHE_BYTES = env.int("DYNABENCH_VECTOR_CACHE_BYTES", default=6
 DYNABENCH_PRELOAD_TARGETS = env.bool("DYNABENCH_PRELOAD_TARGETS", default=True)
 # Read again from the environment by engine/runtime/slots.py (which imports no settings); read
 # here so that a value that does not parse stops the start with its name.
-DYNABENCH_GENERATION_SLOTS = env.int("DYNABENCH_GENERATION_SLOTS", default=1, minimum=1)
+# Empty: derived from the web server's threads when a web process starts (models_registry.warmup), 1
+# in every other process.
+DYNABENCH_GENERATION_SLOTS = (
+    env.int("DYNABENCH_GENERATION_SLOTS", minimum=1)
+    if env.str("DYNABENCH_GENERATION_SLOTS", default="").strip()
+    else None
+)
 # None: derived from the web server's threads when a web process starts (models_registry.warmup).
 DYNABENCH_GENERATION_QUEUE = (
     env.int("DYNABENCH_GENERATION_QUEUE", minimum=0)

@@ -17,7 +17,7 @@ from django.db import close_old_connections, connections
 from engine.runtime.classifier import get_classifier
 from engine.runtime.generative import get_chat_model
 from engine.runtime.model_files import InferenceError
-from engine.runtime.slots import GENERATION_SLOTS, waiting_bound
+from engine.runtime.slots import GENERATION_SLOTS, waiting_bound, web_slots
 from models_registry.kinds import chat_models
 from models_registry.models import RegisteredModel
 from models_registry.selectors import open_round_targets
@@ -96,6 +96,7 @@ def prepare_web_worker(*, processes: int, threads: int) -> threading.Thread | No
     import torch  # deferred: only web workers pay for importing torch at start
 
     torch.set_num_threads(torch_threads_per_process(processes))
+    GENERATION_SLOTS.size = web_slots(threads, settings.DYNABENCH_GENERATION_SLOTS)
     GENERATION_SLOTS.max_waiting = waiting_bound(
         threads, GENERATION_SLOTS.size, settings.DYNABENCH_GENERATION_QUEUE
     )

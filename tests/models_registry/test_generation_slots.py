@@ -16,6 +16,7 @@ from engine.runtime.slots import (
     QueueFull,
     SlotTimeout,
     waiting_bound,
+    web_slots,
 )
 
 
@@ -226,6 +227,28 @@ def test_retry_after_is_the_lines_length_times_the_mean_time_a_slot_was_held_rou
 )
 def test_the_bound_of_a_web_process_keeps_half_its_threads_for_pages(threads, slots, configured, bound):
     assert waiting_bound(threads, slots, configured) == bound
+
+
+@pytest.mark.parametrize(
+    ("threads", "configured", "slots"),
+    [
+        (8, None, 4),  # the demo's server: half its threads answer, decoded in one batch
+        (4, None, 2),  # a gunicorn worker of 4 threads
+        (5, None, 2),  # half of 5, rounded down
+        (1, None, 1),  # at least 1
+        (8, 1, 1),  # DYNABENCH_GENERATION_SLOTS wins
+        (4, 16, 16),
+    ],
+)
+def test_a_web_process_answers_with_half_its_threads(threads, configured, slots):
+    assert web_slots(threads, configured) == slots
+
+
+def test_web_slots_below_one_are_refused():
+    with pytest.raises(ValueError, match="DYNABENCH_GENERATION_SLOTS must be at least 1, not 0"):
+        web_slots(8, 0)
+    with pytest.raises(ValueError, match="at least 1 request thread"):
+        web_slots(0)
 
 
 def test_a_bound_below_zero_or_a_server_without_threads_is_refused():

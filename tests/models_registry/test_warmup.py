@@ -39,10 +39,10 @@ def tiny_model_path(model):
 
 @pytest.fixture
 def unbounded_line_after():
-    """The process's line for a generation slot unbounded again after the test (as in any process that
-    is not a web server)."""
+    """The process's line for a generation slot unbounded again, and its one slot back, after the test
+    (as in any process that is not a web server)."""
     yield
-    GENERATION_SLOTS.max_waiting = None
+    GENERATION_SLOTS.max_waiting, GENERATION_SLOTS.size = None, 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -67,13 +67,18 @@ def test_prepare_web_worker_sets_torch_threads_and_preloads(
 def test_prepare_web_worker_bounds_the_line_for_a_generation_slot(settings, unbounded_line_after):
     settings.DYNABENCH_PRELOAD_TARGETS = False
     assert GENERATION_SLOTS.size == 1 and GENERATION_SLOTS.max_waiting is None
-    prepare_web_worker(processes=1, threads=8)  # the demo's server: 8 - 1 slot - 4 kept for pages
-    assert GENERATION_SLOTS.max_waiting == 3
-    prepare_web_worker(processes=4, threads=4)  # a gunicorn worker: 4 - 1 - 2
-    assert GENERATION_SLOTS.max_waiting == 1
+    # The demo's server: half its 8 threads answer (decoded together), the other half serve pages.
+    prepare_web_worker(processes=1, threads=8)
+    assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (4, 0)
+    prepare_web_worker(processes=4, threads=4)  # a gunicorn worker: 2 answer, 2 for pages
+    assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (2, 0)
     settings.DYNABENCH_GENERATION_QUEUE = 6
     prepare_web_worker(processes=1, threads=8)
-    assert GENERATION_SLOTS.max_waiting == 6
+    assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (4, 6)
+    # Configured slots are taken as given; the line then keeps half the threads for pages.
+    settings.DYNABENCH_GENERATION_SLOTS, settings.DYNABENCH_GENERATION_QUEUE = 1, None
+    prepare_web_worker(processes=1, threads=8)  # 8 - 1 slot - 4 kept for pages
+    assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (1, 3)
 
 
 @pytest.mark.django_db(transaction=True)
