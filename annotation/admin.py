@@ -13,10 +13,12 @@ from django.utils.text import Truncator
 
 from core.admin_extensions import extend_admin
 from tasks.admin import TaskOwnedAdmin, only_one_owned_task
+from tasks.kinds import conversational
 from tasks.models import Round, Task
 
 from .exports import CONTENT_TYPES, export_filename, iter_export
-from .models import Example, Prediction
+from .models import Example, Prediction, RoundBudget
+from .red_team.budget import budget_state, money
 
 
 class PredictionInline(admin.TabularInline):
@@ -202,3 +204,42 @@ def export_rounds_csv(modeladmin, request, queryset):
 
 extend_admin(Task, actions=[export_task_jsonl, export_task_csv])
 extend_admin(Round, actions=[export_rounds_jsonl, export_rounds_csv])
+
+
+class RoundBudgetForm(forms.ModelForm):
+    class Meta:
+        model = RoundBudget
+        fields = ["round", "cap", "per_person", "per_day"]
+
+    def clean_round(self):
+        round_ = self.cleaned_data["round"]
+        if round_ is not None and not conversational(round_.task.cfg):
+            raise forms.ValidationError(
+                "Only a red-teaming round's target is called per turn; this round's task is not one."
+            )
+        return round_
+
+
+@admin.register(RoundBudget)
+class RoundBudgetAdmin(TaskOwnedAdmin):
+    """A red-teaming round's spending cap on its target (``annotation.red_team.budget``), with what its
+    turns have spent and reserved so far."""
+
+    form = RoundBudgetForm
+    task_path = "round__task"
+    owners_can_add = True
+    list_display = ["round", "cap", "per_person", "per_day", "spent", "reserved", "left"]
+    list_select_related = ["round__task"]
+    readonly_fields = ["spent", "reserved", "left"]
+
+    @admin.display(description="Spent")
+    def spent(self, obj) -> str:
+        return money(budget_state(obj.round).spent)
+
+    @admin.display(description="Answering now (reserved)")
+    def reserved(self, obj) -> str:
+        return money(budget_state(obj.round).reserved)
+
+    @admin.display(description="Left")
+    def left(self, obj) -> str:
+        return money(budget_state(obj.round).left)

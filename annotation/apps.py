@@ -13,3 +13,10 @@ class AnnotationConfig(AppConfig):
         # The recurring job (created by ``manage.py ensure_schedules`` and ``setup_demo``): every 2 minutes,
         # score again the examples whose target model failed or timed out when they were written.
         register_schedule(RETRY_SCHEDULE, "annotation.jobs.retry_failed_predictions_job", minutes=2)
+
+        # The task page (tasks, below) shows a red-teaming round's budget through its section registry.
+        from tasks import page_sections
+
+        from .red_team.budget import task_page_section
+
+        page_sections.register(task_page_section)

@@ -225,3 +225,68 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"turn {self.index} of {self.conversation}"
+
+
+class RoundBudget(models.Model):
+    """A red-teaming round's spending cap on its target, in the currency of the target's prices (its
+    generation settings' ``price_input_per_million`` / ``price_output_per_million``), set by the owner.
+
+    ``cap`` bounds every turn's charge together; ``per_person`` one writer's; ``per_day`` the round's in one
+    UTC day. A turn is refused before the model is called when its worst case (``BudgetCharge.reserved``)
+    would pass one of them (``annotation.red_team.budget``). A target without prices counts nothing.
+    """
+
+    round = models.OneToOneField("tasks.Round", on_delete=models.CASCADE, related_name="budget")
+    cap = models.DecimalField(
+        max_digits=14, decimal_places=6, help_text="The round's cap (the prices' currency)."
+    )
+    per_person = models.DecimalField(
+        max_digits=14, decimal_places=6, null=True, blank=True, help_text="One writer's cap; blank: none."
+    )
+    per_day = models.DecimalField(
+        max_digits=14,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="The round's cap per UTC day; blank: none.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(condition=Q(cap__gte=0), name="round_budget_cap_not_negative"),
+            models.CheckConstraint(
+                condition=Q(per_person__isnull=True) | Q(per_person__gte=0),
+                name="round_budget_per_person_not_negative",
+            ),
+            models.CheckConstraint(
+                condition=Q(per_day__isnull=True) | Q(per_day__gte=0),
+                name="round_budget_per_day_not_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"budget of {self.round}: {self.cap}"
+
+
+class BudgetCharge(models.Model):
+    """What one turn holds of its round's budget: ``reserved`` (the worst case, taken before the model is
+    called: the prompt's most tokens and the whole token budget at the target's prices) until the answer
+    ends, then ``spent`` (its cost from the counted tokens; the reservation when the server counted none).
+    A turn's charge is ``spent`` once settled, ``reserved`` before."""
+
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="charge")
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="budget_charges")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="budget_charges"
+    )
+    day = models.DateField(help_text="The UTC day the turn was sent.")
+    reserved = models.DecimalField(max_digits=14, decimal_places=6)
+    spent = models.DecimalField(max_digits=14, decimal_places=6, null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["round", "annotator"]), models.Index(fields=["round", "day"])]
+
+    def __str__(self) -> str:
+        return f"charge of turn {self.turn_id}: {self.spent if self.spent is not None else self.reserved}"

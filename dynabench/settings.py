@@ -56,6 +56,8 @@ Limits and behaviour:
                        with ``explain``), per user, counted in explained texts; over it, 429.
     DYNABENCH_OPENAI_RATE str, default ``30/min``. Throttle on ``POST /v1/chat/completions`` (the
                        OpenAI-compatible endpoint, docs/benchmarking.md), per user; over it, 429.
+    DYNABENCH_RED_TEAM_TURN_RATE str, default ``30/min``. Throttle on red-teaming messages to a target
+                       model, from the page and the API, per user; over it, 429 with Retry-After.
     DYNABENCH_MODEL_UPLOAD_MAX_BYTES int, default 1073741824 (1 GiB). Largest model zip, and largest
                        total unzipped size.
     DYNABENCH_ENDPOINT_TIMEOUT_SECONDS float, default 10. Timeout of one call to a remote inference
@@ -418,6 +420,7 @@ REST_FRAMEWORK = {
         "example_create": env.rate("DYNABENCH_CREATE_RATE", default="120/min"),
         "model_explain": env.rate("DYNABENCH_EXPLAIN_RATE", default="10/min"),
         "openai_chat": env.rate("DYNABENCH_OPENAI_RATE", default="30/min"),
+        "red_team_turn": env.rate("DYNABENCH_RED_TEAM_TURN_RATE", default="30/min"),
     },
 }
 SPECTACULAR_SETTINGS = {

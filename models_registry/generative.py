@@ -189,6 +189,20 @@ def fits(model: RegisteredModel, messages: list[dict]) -> None:
     chat.check_fits(chat.count_tokens(messages), decoding_of(model).max_new_tokens)
 
 
+def prompt_tokens(model: RegisteredModel, messages: list[dict]) -> int | None:
+    """The tokens the local chat ``model`` reads for ``messages`` (its stored system prompt added, its
+    chat template applied, as ``chat_stream`` sends them); None for a remote model, whose tokenizer is
+    not here.
+
+    Raises:
+        InferenceError: the model's files cannot be loaded.
+    """
+    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+        return None
+    chat = get_chat_model(model.path, name=model.name)
+    return chat.count_tokens(with_system_prompt(model, messages))
+
+
 def admit(*models: RegisteredModel) -> None:
     """Refuse now, before the caller stores anything, a request whose answer from one of ``models``
     would wait for a generation slot in a full line (``runtime.slots``): when one of them is local, the

@@ -38,7 +38,16 @@ from engine.runtime.slots import QueueFull
 
 from . import inference
 from .explanations import explain
-from .generative import admit, chat_stream, choose, decoding_of, fits, generate_batch, local_weights_gib
+from .generative import (
+    admit,
+    chat_stream,
+    choose,
+    decoding_of,
+    fits,
+    generate_batch,
+    local_weights_gib,
+    prompt_tokens,
+)
 from .inference import unread_tokens
 
 # Loaded on first use (PEP 562): these modules import torch when they load, and a web process that never
@@ -86,6 +95,7 @@ __all__ = [
     "chat_stream",
     "choose",
     "fits",
+    "prompt_tokens",
     "admit",
     "generate_batch",
     "decoding_of",

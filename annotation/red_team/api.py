@@ -37,6 +37,7 @@ from . import selectors
 from .choice_items import write_choice_item
 from .conversations import ConversationError, send_turn, start_conversation, submit_conversation
 from .sse import sse_response, turn_payload
+from .throttling import TurnThrottle
 
 CONVERSATION_ID = OpenApiParameter(
     "id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The conversation's id."
@@ -66,6 +67,7 @@ STATUS_OF_CODE = {
     "not_open": 409,
     "max_turns": 409,
     "busy": 409,
+    "budget": 409,
     "round_closed": 409,
     "no_target": 409,
     "not_ready": 409,
@@ -290,7 +292,7 @@ class TurnCreate(APIView):
     renderer_classes = [JSONRenderer, EventStreamRenderer]
 
     def get_throttles(self):
-        return [ExampleCreateThrottle()]
+        return [ExampleCreateThrottle(), TurnThrottle()]
 
     def handle_exception(self, exc):
         # A refusal is JSON with its status, also to a client that asked for a stream: no stream began.

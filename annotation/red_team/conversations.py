@@ -39,13 +39,21 @@ from annotation.models import Conversation, Example, Turn
 from core.api.permissions import can_contribute
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from models_registry.models import RegisteredModel
-from models_registry.serving import AnswerStream, InferenceError, PromptTooLong, admit, chat_stream, fits
+from models_registry.serving import (
+    AnswerStream,
+    InferenceError,
+    PromptTooLong,
+    admit,
+    chat_stream,
+    decoding_of,
+    fits,
+)
 from tasks import qualification
 from tasks import selectors as task_selectors
 from tasks.kinds import conversational
 from tasks.models import Context, Round
 
-from . import selectors
+from . import budget, selectors
 
 #: How long a turn waits for the previous answer of its conversation before it is refused, in seconds.
 WAIT_SECONDS = 120.0
@@ -234,6 +242,7 @@ def send_turn(
             if busy and (time.time() - last.created_at.timestamp()) > STALE_SECONDS:
                 Turn.objects.filter(pk=last.pk).update(status=Turn.Status.FAILED, error="the answer was lost")
                 last.status = Turn.Status.FAILED
+                budget.settle(last, locked.model)  # what was generated is not known: its reservation
                 busy = False
             if not busy:
                 if len(turns) >= max_turns:
@@ -243,10 +252,20 @@ def send_turn(
                     )
                 messages = messages_of(locked, turns, prompt)
                 _check_fits(locked, messages)
-                admit(locked.model)  # last: a full line refuses before the turn is stored
+                admit(locked.model)  # a full line refuses before the turn is stored
                 turn = Turn.objects.create(
                     conversation=locked, index=len(turns), prompt=prompt, client_token=client_token
                 )
+                try:  # last: a budget passed refuses before the model is called, and nothing stays stored
+                    budget.reserve(
+                        turn=turn,
+                        annotator=annotator,
+                        model=locked.model,
+                        messages=messages,
+                        max_new_tokens=decoding_of(locked.model).max_new_tokens,
+                    )
+                except budget.BudgetExceeded as refusal:
+                    raise ConversationError(str(refusal), code="budget") from None
                 break
         if time.monotonic() > deadline:
             raise ConversationError(
@@ -328,6 +347,7 @@ class TurnStream(AnswerStream):
             elif turn.status == Turn.Status.ANSWERING:
                 turn.status = Turn.Status.FAILED
             turn.save(update_fields=["answer", "generation", "status", "error", "updated_at"])
+            budget.settle(turn, turn.conversation.model)
 
 
 def _clean_judgement(cfg, rubric_answers, categories) -> tuple[dict, list[str], bool]:

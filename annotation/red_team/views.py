@@ -40,6 +40,7 @@ from .conversations import (
 )
 from .presenting import rubric_answers_from, rubric_questions
 from .sse import sse_response
+from .throttling import TurnThrottle
 
 
 def _red_team_task(slug: str) -> Task:
@@ -165,6 +166,21 @@ def _error(request, task: Task, message: str, *, status: int = 400):
 STATUS_OF_CODE = {"not_found": 404, "invalid": 400, "too_long": 400, "blocked": 403}
 
 
+def _throttled(request, task, prompt: str):
+    """The 429 (with ``Retry-After``) for a writer over the turn rate (``throttling.TurnThrottle``), the
+    message kept in the box; None under it."""
+    throttle = TurnThrottle()
+    if throttle.allow_request(request, None):
+        return None
+    error, wait = throttle.refusal()
+    if _wants_stream(request) or request.headers.get("X-Requested-With") == "fetch":
+        response = _error(request, task, error, status=429)
+    else:
+        response = _page(request, task, prompt=prompt, error=error, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
 @login_required
 @require_POST
 def send(request, slug: str):
@@ -180,6 +196,8 @@ def send(request, slug: str):
             request, task, refusal if isinstance(refusal, str) else "Finish the tutorial first.", status=403
         )
     prompt = request.POST.get("prompt", "")
+    if (throttled := _throttled(request, task, prompt)) is not None:
+        return throttled
     try:
         token = uuid.UUID(request.POST.get("client_token", ""))
     except ValueError:

@@ -393,3 +393,46 @@ def test_the_examples_endpoint_refuses_a_red_teaming_task_and_stores_nothing(ann
         response.json()
     )
     assert not Example.objects.filter(round=round_).exists()
+
+
+def test_over_the_turn_rate_a_message_is_a_429_and_another_person_is_not_held_back(
+    api, red_round, validator, settings
+):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "red_team_turn": "1/min",
+        },
+    }
+    started = _start(api, red_round)
+    turns_url = f"/api/conversations/{started['id']}/turns/"
+    assert api.post(turns_url, {"prompt": "Hi?"}, format="json").status_code == 201
+    refused = api.post(turns_url, {"prompt": "Hi again?"}, format="json")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert Turn.objects.count() == 1
+    other = client_for(validator)
+    context = make_passage(red_round, passage="Another passage.", title="Other")
+    theirs = other.post("/api/tasks/red-team/conversations/", {"context": context.pk}, format="json").json()
+    assert (
+        other.post(f"/api/conversations/{theirs['id']}/turns/", {"prompt": "Hi?"}, format="json").status_code
+        == 201
+    )
+
+
+def test_a_round_s_budget_spent_is_a_409_with_code_budget(api, red_round):
+    from decimal import Decimal
+
+    from annotation.models import RoundBudget
+
+    RegisteredModel.objects.filter(task=red_round.task).update(
+        generation={"max_new_tokens": 12, "price_input_per_million": 2.0, "price_output_per_million": 10.0}
+    )
+    RoundBudget.objects.create(round=red_round, cap=Decimal("0.000001"))
+    started = _start(api, red_round)
+    refused = api.post(f"/api/conversations/{started['id']}/turns/", {"prompt": "Hi?"}, format="json")
+    assert refused.status_code == 409 and refused.json()["code"] == "budget"
+    assert refused.json()["detail"].startswith(
+        "This round's budget for the model is spent (0.000001 of 0.000001 left"
+    )
+    assert not Turn.objects.exists()

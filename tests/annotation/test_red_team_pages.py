@@ -266,3 +266,21 @@ def test_the_judge_form_carries_the_answers_shown_and_a_stale_or_second_judgemen
     assert "Stored as example" not in html
     example.refresh_from_db()
     assert (example.target, Example.objects.count()) == ({"supported": "no", "helpful": "3"}, 1)
+
+
+def test_over_the_turn_rate_a_message_is_refused_429_and_kept_in_the_box(page, settings):
+    settings.REST_FRAMEWORK = {
+        **settings.REST_FRAMEWORK,
+        "DEFAULT_THROTTLE_RATES": {
+            **settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"],
+            "red_team_turn": "2/min",
+        },
+    }
+    first = _send(page, "Hello?")
+    conversation = Conversation.objects.get().pk
+    _send(page, "Again?", conversation=conversation)
+    third = _send(page, "Third time?", conversation=conversation)
+    assert third.status_code == 429 and 1 <= int(third["Retry-After"]) <= 60
+    body = third.content.decode()
+    assert "faster than this server allows (2/min per person)" in body and "Third time?" in body
+    assert first.status_code == 302 and Turn.objects.count() == 2
