@@ -29,6 +29,14 @@ class CycleConfig(AppConfig):
         # The task page (tasks, below) shows the cycle matrix through its section registry.
         page_sections.register(task_page_section)
 
+        # The recurring job (created by ``manage.py ensure_schedules`` and ``setup_demo``): every minute,
+        # training jobs cut off with their worker end failed and forgotten queued ones are queued again.
+        from core.job_queue import register_schedule
+
+        from .jobs import SWEEP_SCHEDULE
+
+        register_schedule(SWEEP_SCHEDULE, "cycle.jobs.sweep_training_jobs_job", minutes=1)
+
         # The audit log (core/audit.py): who released which round version (a release never changes).
         audit.register(
             Release,

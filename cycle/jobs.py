@@ -15,10 +15,13 @@ from core.job_queue import worker_timeout_seconds
 
 from .models import TrainingJob
 from .training.planning import TargetTrainingError
-from .training.requests import fail_interrupted_training_jobs
+from .training.requests import fail_interrupted_training_jobs, requeue_forgotten_training_jobs
 from .training.targets import train_target_for_rounds
 
 logger = logging.getLogger(__name__)
+
+#: Registered by ``CycleConfig.ready()``: ``sweep_training_jobs_job`` every minute.
+SWEEP_SCHEDULE = "sweep training jobs"
 
 MAX_LOG_LINE = 500
 MAX_ERROR = 5000
@@ -106,3 +109,17 @@ def run_training_job(job_id: int) -> str:
     _record_progress(job_id, summary)
     _finish(job_id, TrainingJob.Status.DONE, model=model, dev_accuracy=dev)
     return TrainingJob.Status.DONE
+
+
+def sweep_training_jobs_job() -> dict:
+    """Mend the training jobs no worker will finish (on the ``SWEEP_SCHEDULE``, every minute): a job
+    left ``running`` past the worker timeout by a worker that is gone ends ``failed`` (the admin's "Run
+    again" queues it anew), and a job ``queued`` long ago that no worker took is put on the queue again
+    (``training.requests.requeue_forgotten_training_jobs``).
+
+    Returns:
+        ``{"failed": n, "requeued": n}``.
+    """
+    timeout = worker_timeout_seconds()
+    failed = fail_interrupted_training_jobs(older_than_seconds=timeout) if timeout is not None else 0
+    return {"failed": failed, "requeued": requeue_forgotten_training_jobs()}

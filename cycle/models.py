@@ -70,6 +70,9 @@ class TrainingJob(models.Model):
         related_name="training_jobs",
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the job was last put on the job queue (the sweep's clock)."
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from core.job_queue import enqueue, worker_timeout_seconds
@@ -109,6 +110,32 @@ def _enqueue(job_id: int) -> None:
     enqueue("cycle.jobs.run_training_job", job_id, task_name=f"training-job-{job_id}")
 
 
+#: A job still ``queued`` this long after it was last put on the queue is put on it again: its queue
+#: entry may be gone (a broker restarted without its data, Redis keeping nothing on disk; an entry
+#: queued under a name the code no longer has). A second entry is harmless: a job is claimed once.
+REQUEUE_SECONDS = 600
+
+
+def requeue_forgotten_training_jobs(*, now=None) -> int:
+    """Put on the job queue again every training job ``queued`` since more than ``REQUEUE_SECONDS``
+    (``queued_at``, or ``created_at`` for a job from before that field), once per ``REQUEUE_SECONDS``
+    each; queued when the transaction commits. Returns how many."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=REQUEUE_SECONDS)
+    waiting = TrainingJob.objects.filter(status=TrainingJob.Status.QUEUED).filter(
+        Q(queued_at__lt=cutoff) | Q(queued_at__isnull=True, created_at__lt=cutoff)
+    )
+    with transaction.atomic():
+        ids = list(waiting.values_list("pk", flat=True))
+        # Conditional: a job a worker claimed meanwhile is not queued again.
+        TrainingJob.objects.filter(pk__in=ids, status=TrainingJob.Status.QUEUED).update(queued_at=now)
+        for job_id in ids:
+            transaction.on_commit(lambda job_id=job_id: _enqueue(job_id))
+    if ids:
+        logger.warning("training jobs queued long ago and not started: %s queued again", len(ids))
+    return len(ids)
+
+
 def request_training(
     *,
     task: Task,
@@ -187,6 +214,7 @@ def request_training(
         natural_dataset=natural_dataset,
         natural_share=natural_share,
         requested_by=requested_by,
+        queued_at=timezone.now(),
     )
     job_id = job.pk
     transaction.on_commit(lambda: _enqueue(job_id))

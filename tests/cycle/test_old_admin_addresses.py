@@ -15,6 +15,9 @@ import pytest
         ),
         ("/admin/leaderboards/release/7/change/", "/admin/cycle/release/7/change/"),
         ("/admin/leaderboards/artefactprobe/12/change/", "/admin/cycle/artefactprobe/12/change/"),
+        # The rest of the path is quoted again: an escaped % or ? stays in the path.
+        ("/admin/leaderboards/trainingjob/%2525/change/", "/admin/cycle/trainingjob/%2525/change/"),
+        ("/admin/leaderboards/artefactprobe/%3Fq=1/", "/admin/cycle/artefactprobe/%3Fq%3D1/"),
     ],
 )
 def test_an_old_admin_address_of_a_moved_model_leads_to_its_new_one(client, old, new):

@@ -12,7 +12,7 @@ from django_q.models import Schedule
 
 
 @pytest.mark.django_db
-def test_ensure_schedules_creates_both_once():
+def test_ensure_schedules_creates_each_once():
     call_command("ensure_schedules", stdout=io.StringIO())
     call_command("ensure_schedules", stdout=io.StringIO())
     rows = {s.name: (s.func, s.schedule_type, s.minutes, s.repeats) for s in Schedule.objects.all()}
@@ -21,6 +21,7 @@ def test_ensure_schedules_creates_both_once():
         "sweep evaluations": ("leaderboards.jobs.sweep_evaluations_job", Schedule.MINUTES, 1, -1),
         "abandon expired participations": ("crowd.jobs.abandon_expired_job", Schedule.MINUTES, 5, -1),
         "mend model checks": ("models_registry.jobs.sweep_model_checks_job", Schedule.MINUTES, 5, -1),
+        "sweep training jobs": ("cycle.jobs.sweep_training_jobs_job", Schedule.MINUTES, 1, -1),
     }
 
 
@@ -33,7 +34,9 @@ def test_ensure_schedules_creates_exactly_the_registered_schedules_of_importable
     registered = registered_schedules()
     rows = {s.name: (s.func, s.minutes) for s in Schedule.objects.all()}
     assert rows == {job.name: (job.func, job.minutes) for job in registered}
-    assert len(registered) == 4  # one a job-running app: annotation, crowd, leaderboards, models_registry
+    assert (
+        len(registered) == 5
+    )  # one a job-running app: annotation, crowd, leaderboards, cycle, models_registry
     for job in registered:
         assert callable(import_string(job.func)), job.func  # the worker imports the func by this path
         assert job.name in out.getvalue()
@@ -85,7 +88,7 @@ def test_a_schedule_of_the_projects_jobs_that_no_app_registers_is_removed_anothe
     names = set(Schedule.objects.values_list("name", flat=True))
     assert "old sweep" not in names
     assert "operator's backup" in names
-    assert len(names) == 5  # the four registered and the operator's
+    assert len(names) == 6  # the five registered and the operator's
     assert "removed (no app registers them): old sweep" in out.getvalue()
     assert "kept (not the project's jobs): operator's backup" in out.getvalue()
     out = io.StringIO()

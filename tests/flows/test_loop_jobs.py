@@ -255,3 +255,38 @@ def test_jobs_stuck_longer_than_the_worker_timeout_are_failed_when_a_new_job_sta
     stuck.refresh_from_db()
     assert stuck.status == TrainingJob.Status.FAILED
     assert stuck.error_message.startswith("interrupted:")
+
+
+def test_a_job_whose_queue_entry_was_lost_is_queued_again_by_the_sweep_once_per_interval(
+    hate_task, hate_round, django_capture_on_commit_callbacks
+):
+    """A job queued under a name the code no longer has (before the loop moved to cycle), or lost with
+    a broker that kept nothing, stays 'queued': the sweep puts it on the queue again under today's name."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from cycle.jobs import sweep_training_jobs_job
+    from cycle.training.requests import REQUEUE_SECONDS
+
+    now = timezone.now()
+    lost = TrainingJob.objects.create(
+        task=hate_task, rounds=[1], queued_at=now - timedelta(seconds=REQUEUE_SECONDS + 5)
+    )
+    recent = TrainingJob.objects.create(task=hate_task, rounds=[1], name="recent", queued_at=now)
+    with mock.patch.object(training_requests, "enqueue") as enqueue:
+        with django_capture_on_commit_callbacks(execute=True):
+            assert sweep_training_jobs_job() == {"failed": 0, "requeued": 1}
+        enqueue.assert_called_once_with(
+            "cycle.jobs.run_training_job", lost.pk, task_name=f"training-job-{lost.pk}"
+        )
+        # Once per interval: the next sweep leaves it to the queue.
+        with django_capture_on_commit_callbacks(execute=True):
+            assert sweep_training_jobs_job() == {"failed": 0, "requeued": 0}
+        assert enqueue.call_count == 1
+    lost.refresh_from_db()
+    recent.refresh_from_db()
+    assert lost.queued_at > now - timedelta(seconds=5) and recent.status == TrainingJob.Status.QUEUED
+    # Run from the queue again, it is claimed once and runs (here it fails: round 1 has no examples).
+    assert run_training_job(lost.pk) == TrainingJob.Status.FAILED
+    assert run_training_job(lost.pk) == TrainingJob.Status.FAILED

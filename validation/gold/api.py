@@ -31,11 +31,12 @@ from .serializers import GoldAccuracySerializer, GoldItemCreateSerializer, GoldI
 GOLD_ID = OpenApiParameter("pk", int, OpenApiParameter.PATH, description="The gold item's id.")
 
 
-def owned_task_or_403(request, slug: str) -> Task:
-    """The active task ``slug`` (404 if none) when the caller owns it, else 403."""
+def owned_task_or_403(request, slug: str, what: str = "its gold items") -> Task:
+    """The active task ``slug`` (404 if none) when the caller owns it, else 403 saying only the owners
+    may see and change ``what``."""
     task = task_or_404(slug)
     if not task.is_owner(request.user):
-        raise exceptions.PermissionDenied("Only the task's owners may see and change its gold items.")
+        raise exceptions.PermissionDenied(f"Only the task's owners may see and change {what}.")
     return task
 
 

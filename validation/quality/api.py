@@ -66,7 +66,7 @@ class RoundAgreement(APIView):
 
     @extend_schema(parameters=[SLUG, NUMBER], responses={200: RoundAgreementSerializer})
     def get(self, request, slug: str, number):
-        task = owned_task_or_403(request, slug)
+        task = owned_task_or_403(request, slug, what="its rounds' agreement per person")
         number = positive_int_or_404(number, what="round")
         round_ = Round.objects.select_related("task").filter(task=task, number=number).first()
         if round_ is None:
