@@ -4,6 +4,7 @@ streamed as server-sent events, against a bare ``generate``, and 20 red-teamers 
 Run:  .venv/bin/python benchmarks/red_team_load.py [--clients 20] [--tokens 48] [--prompts 5] [--rounds 3]
                                                    [--turns 3] [--passages 20] [--port 8530]
                                                    [--server-workers N] [--server-log FILE]
+                                                   [--think SECONDS] [--patient]
 
 What it does, all on loopback, in a new temporary folder (removed at the end):
   1. migrates an SQLite database (and collects the static files) with the demo's settings (``benchmarks.demo_load.demo_environment``),
@@ -43,7 +44,9 @@ What it does, all on loopback, in a new temporary folder (removed at the end):
      Prints p50/p95/max time to first token, p50/p95/max time to the whole answer, the server's own
      ``first_token_ms`` (from the runner's start, so without the wait for a server thread), tokens per
      second per answer and in all, finish reasons, HTTP statuses, and the integrity read back from the
-     database: turns sent, acknowledged (``done`` came), stored (answered / failed / still answering),
+     database (with ``--think S``, each waits an exponential S seconds, mean, before each message, as
+     people who read the answer and think do; with ``--patient``, a 503 is sent again after its
+     ``Retry-After`` until answered, and the client's times count from the first try): turns sent, acknowledged (``done`` came), stored (answered / failed / still answering),
      conversations, lost (acknowledged, not stored), duplicated (one ``client_token`` or index stored
      twice), stored but not acknowledged, conversations whose turns are not 0..n-1; the server log's
      5xx, tracebacks and "database is locked" lines; the machine's load averages before and after.
@@ -56,6 +59,7 @@ import argparse
 import http.client
 import json
 import os
+import random
 import re
 import secrets
 import shutil
@@ -189,6 +193,7 @@ class Streamed:
     tokens: int = 0
     text: str = ""
     body: str = ""
+    retry_after: float = 0.0
 
     @property
     def output_tokens(self) -> int | None:
@@ -212,6 +217,7 @@ def stream_post(port: int, path: str, body: bytes, headers: dict) -> Streamed:
         conn.request("POST", path, body=body, headers={**headers, "Accept": "text/event-stream"})
         response = conn.getresponse()
         result.status = response.status
+        result.retry_after = float(response.getheader("Retry-After") or 0)
         if response.status != 200 or "event-stream" not in (response.getheader("Content-Type") or ""):
             result.body = response.read().decode("utf-8", "replace")[:300]
             return result
@@ -456,25 +462,38 @@ class ClientRun:
 
 
 def red_teamer(args, port: int, setup: dict, user, barrier: threading.Barrier, out: ClientRun) -> None:
-    """Step 4's client: the page, then ``--turns`` messages, each resent once on no answer or a 5xx."""
+    """Step 4's client: the page, then ``--turns`` messages, each resent once on no answer or a 5xx
+    (with ``--patient``: a 503 is resent after its ``Retry-After`` until answered, and the times count
+    from the first try); with ``--think``, an exponential wait of that mean before each message."""
     _, session_key, _ = user
     client = PageClient(port, setup, session_key)
+    thinking = random.Random(out.user_id)
     barrier.wait()
     out.page_status, context = client.page_context()
     if context is None:
         return
     for turn in range(args.turns):
+        if args.think:
+            time.sleep(thinking.expovariate(1 / args.think))
         prompt = PROMPTS[(out.user_id + turn) % len(PROMPTS)] if turn == 0 else FOLLOW_UPS[(turn - 1) % 2]
         token = str(uuid.uuid4())
-        tries = 0
+        tries, began = 0, time.perf_counter()
         while True:
             tries += 1
             if out.conversation is None:
                 seen = client.send(prompt, token, context=context)
             else:
                 seen = client.send(prompt, token, conversation=out.conversation)
-            if tries == 2 or (seen.status != 0 and seen.status < 500):
+            if args.patient and seen.status == 503 and tries < 200:
+                time.sleep(min(30.0, max(0.5, seen.retry_after)))
+                continue
+            if tries >= 2 or (seen.status != 0 and seen.status < 500):
                 break
+        waited = time.perf_counter() - began - (seen.done_at or seen.first or 0)
+        if seen.first is not None:  # the person's wait: from the first try
+            seen.first += max(0.0, waited) if args.patient else 0.0
+            if seen.done_at is not None:
+                seen.done_at += max(0.0, waited) if args.patient else 0.0
         out.sends.append((turn, token, seen, tries))
         if seen.turn and out.conversation is None:
             out.conversation = seen.turn.get("conversation")
@@ -551,6 +570,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="single-client rounds over the prompts")
     parser.add_argument("--turns", type=int, default=3, help="turns per concurrent client (the task's max)")
     parser.add_argument("--passages", type=int, default=20, help="passages in round 1 (default 20)")
+    parser.add_argument(
+        "--think", type=float, default=0.0, help="mean seconds (exponential) before each message"
+    )
+    parser.add_argument(
+        "--patient", action="store_true", help="resend a 503 after its Retry-After until answered"
+    )
     parser.add_argument("--port", type=int, default=8530)
     parser.add_argument("--server-workers", type=int, help="demo_server --workers (default: its own)")
     parser.add_argument("--server-log", type=Path, help="keep a copy of the server's output")
