@@ -23,7 +23,7 @@ sampled answers in one batch, stop strings.
 
 Greedy answers are the tokens ``generate`` gives alone as long as the batched step computes the same
 argmax: the prefill is the same computation, and later steps differ only in the order of float sums
-(tests/models_registry/test_batcher.py checks SmolLM2 answers token for token).
+(tests/engine/test_batcher.py checks SmolLM2 answers token for token).
 
 Imports no Django; torch and transformers load on first use.
 """
