@@ -2,6 +2,7 @@
 
 Run:  .venv/bin/python benchmarks/demo_load.py [--annotators 50] [--validators 0] [--seconds 60]
                                                [--think 0] [--port 8500] [--no-qcluster] [--server-log FILE]
+                                               [--server-workers N]
 
 What it does, all on loopback:
   1. in a new temporary folder (removed at the end) migrates an SQLite database
@@ -67,6 +68,7 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=0.0, help="mean seconds between a client's requests")
     parser.add_argument("--port", type=int, default=8500)
     parser.add_argument("--no-qcluster", action="store_true", help="do not start the job cluster")
+    parser.add_argument("--server-workers", type=int, help="demo_server --workers (default: its own, 8)")
     parser.add_argument("--server-log", type=Path, help="keep a copy of the server's output (access log)")
     args = parser.parse_args()
 
@@ -98,6 +100,8 @@ def run(args, workdir: Path) -> None:
     if not args.no_qcluster:
         processes.append(start([sys.executable, "manage.py", "qcluster"], env, workdir / "qcluster.log"))
     server_command = [sys.executable, "manage.py", "demo_server", f"127.0.0.1:{args.port}", "--noreload"]
+    if args.server_workers:
+        server_command += ["--workers", str(args.server_workers)]
     processes.append(start(server_command, env, log_path))
     base = f"http://127.0.0.1:{args.port}"
     load_before = os.getloadavg()
