@@ -21,6 +21,11 @@ continuous_batching.py, docs/generative.md, "Continuous batching") and it lacks 
 records per answer: one sampling generator per request (a seeded answer must repeat), greedy and
 sampled answers in one batch, stop strings.
 
+Only a model whose key/value cache is made of plain ``DynamicLayer``s (full attention: Llama, SmolLM2,
+Qwen2 without a window...) batches rows: a sliding-window or recurrent cache keeps positions of its own
+that left padding would break, so such a model decodes one answer at a time here (``batchable``), as
+before, and the others wait in line.
+
 Greedy answers are the tokens ``generate`` gives alone as long as the batched step computes the same
 argmax: the prefill is the same computation, and later steps differ only in the order of float sums
 (tests/engine/test_batcher.py checks SmolLM2 answers token for token).
@@ -85,6 +90,19 @@ class BatchRequest:
     _submitted: float = 0.0
 
 
+def batchable(model) -> bool:
+    """True when ``model``'s key/value cache (as ``DynamicCache`` builds it from its config) is made of
+    plain ``DynamicLayer``s only, whose rows can be left-padded, joined and cut."""
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    try:
+        layers = DynamicCache(config=model.config).layers
+    except Exception:  # noqa: BLE001 - a cache transformers cannot build from the config: do not batch
+        return False
+    return bool(layers) and all(type(layer) is DynamicLayer for layer in layers)
+
+
 class _Row:
     """A request in the running batch: its sampling generator, its real tokens in the cache, the token
     to feed at the next step."""
@@ -102,6 +120,7 @@ class ContinuousBatcher:
             ``position_ids``.
         tokenizer: its tokenizer (stop strings are looked for in the decoded answer).
         max_rows: the most rows decoded together (at least 1); more requests wait in submission order.
+            A model that is not ``batchable`` gets 1 whatever is asked.
         eos_ids: the token ids that end a turn.
 
     Raises:
@@ -111,7 +130,8 @@ class ContinuousBatcher:
     def __init__(self, model, tokenizer, *, max_rows: int, eos_ids: Sequence[int]):
         if max_rows < 1:
             raise ValueError(f"a batch has at least 1 row, not {max_rows}")
-        self.model, self.tokenizer, self.max_rows = model, tokenizer, max_rows
+        self.model, self.tokenizer = model, tokenizer
+        self.max_rows = max_rows if batchable(model) else 1
         self.eos_ids = frozenset(int(i) for i in eos_ids)
         self._pending: deque[BatchRequest] = deque()
         self._rows: list[_Row] = []

@@ -178,3 +178,27 @@ def test_streams_of_one_model_decode_together_and_a_reader_who_leaves_frees_the_
     while smollm2.batcher.rows() and time.monotonic() < deadline:
         time.sleep(0.01)
     assert smollm2.batcher.rows() == 0
+
+
+def test_only_a_full_attention_cache_batches_rows():
+    """A sliding-window cache keeps positions of its own that left padding would break: such a model
+    answers one at a time (tiny random models built from their configs)."""
+    from transformers import LlamaForCausalLM, MistralForCausalLM
+    from transformers.models.llama import LlamaConfig
+    from transformers.models.mistral import MistralConfig
+
+    from engine.runtime.batcher import batchable
+
+    shape = {
+        "num_hidden_layers": 2,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": 100,
+    }
+    llama = LlamaForCausalLM(LlamaConfig(**shape))
+    mistral = MistralForCausalLM(MistralConfig(**shape, sliding_window=16))
+    assert batchable(llama) and not batchable(mistral)
+    assert ContinuousBatcher(llama, None, max_rows=8, eos_ids=[]).max_rows == 8
+    assert ContinuousBatcher(mistral, None, max_rows=8, eos_ids=[]).max_rows == 1
