@@ -211,6 +211,14 @@ class RoundBudgetForm(forms.ModelForm):
         model = RoundBudget
         fields = ["round", "cap", "per_person", "per_day"]
 
+    def clean(self):
+        data = super().clean()
+        for name in ("cap", "per_person", "per_day"):
+            value = data.get(name)
+            if value is not None and value < 0:
+                self.add_error(name, "An amount cannot be negative.")
+        return data
+
     def clean_round(self):
         round_ = self.cleaned_data["round"]
         if round_ is not None and not conversational(round_.task.cfg):

@@ -34,7 +34,11 @@ from django.utils.html import format_html
 from core.admin_extensions import ObjectTool, extend_admin
 from engine.runtime.runtimes import ONNX_FP32, ONNX_INT8, TORCH, label
 from models_registry.forms import RegisterModelForm, StartRoundForm
-from models_registry.generative import register_chat_endpoint_model, register_local_chat_model
+from models_registry.generative import (
+    clean_generation_settings,
+    register_chat_endpoint_model,
+    register_local_chat_model,
+)
 from models_registry.jobs import check_model
 from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets, start_next_round
@@ -82,9 +86,31 @@ class ServedByFilter(admin.SimpleListFilter):
         return queryset
 
 
+class RegisteredModelAdminForm(forms.ModelForm):
+    """The change form; a generative model's settings (``generation``) are checked as at registration
+    (``generative.clean_generation_settings``: prices numbers, finite and not negative, ...)."""
+
+    class Meta:
+        model = RegisteredModel
+        fields = ["generation"]  # the admin's own field list applies; this form adds the check
+
+    def clean_generation(self):
+        value = self.cleaned_data.get("generation")
+        if not value:  # a classifier's: nothing to check
+            return value
+        if not isinstance(value, dict):
+            raise forms.ValidationError("The generation settings are a JSON object of settings.")
+        try:
+            return clean_generation_settings(value)
+        except ModelRegistryError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+
 @admin.register(RegisteredModel)
 class RegisteredModelAdmin(TaskOwnedAdmin):
     """Models with their status, size and dev accuracy (from the card); the card is shown read-only."""
+
+    form = RegisteredModelAdminForm
 
     list_display = [
         "name",

@@ -19,6 +19,7 @@ red-teaming task): one short answer to a probe message, so an owner learns at on
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from pathlib import Path
 
@@ -102,6 +103,8 @@ def clean_generation_settings(raw: dict | None) -> dict:
         prices = {k: (None if raw.get(k) in (None, "") else float(raw[k])) for k in _PRICE_KEYS}
     except (TypeError, ValueError):
         raise ModelRegistryError("generation settings: timeout and prices must be numbers") from None
+    if not all(math.isfinite(v) for v in [timeout, *(p for p in prices.values() if p is not None)]):
+        raise ModelRegistryError("generation settings: timeout and prices must be finite numbers")
     if not 0 < timeout <= MAX_TIMEOUT:
         raise ModelRegistryError(
             f"generation settings: timeout must be above 0 and at most {MAX_TIMEOUT:.0f} s"
@@ -216,8 +219,8 @@ def admit(*models: RegisteredModel) -> None:
         GENERATION_SLOTS.admit()
 
 
-def _local_cost(model: RegisteredModel, generation: Generation) -> float | None:
-    """A local answer's cost at the model's prices per million tokens (input and output), as
+def answer_cost(model: RegisteredModel, generation: Generation) -> float | None:
+    """An answer's cost at the model's prices per million tokens (input and output), as
     ``RemoteChat.cost`` computes a remote one's; None without both prices or counts."""
     stored = model.generation or {}
     prices = (stored.get("price_input_per_million"), stored.get("price_output_per_million"))
@@ -286,7 +289,7 @@ def generate_batch(
         timeout=_timeout_of(model),
     )
     for generation in generations:
-        generation.cost = _local_cost(model, generation)
+        generation.cost = answer_cost(model, generation)
         # The loaded weights are shared by every registration of one folder (cached by path), so the
         # record names the registered model asked, not the first one that loaded them.
         generation.model = model.name

@@ -40,6 +40,7 @@ from . import inference
 from .explanations import explain
 from .generative import (
     admit,
+    answer_cost,
     chat_stream,
     choose,
     decoding_of,
@@ -97,6 +98,7 @@ __all__ = [
     "fits",
     "prompt_tokens",
     "admit",
+    "answer_cost",
     "generate_batch",
     "decoding_of",
     "local_weights_gib",

@@ -294,6 +294,15 @@ class TurnCreate(APIView):
     def get_throttles(self):
         return [ExampleCreateThrottle(), TurnThrottle()]
 
+    def throttled(self, request, wait):
+        # As the page says it, with the rate; the body's code is "throttled".
+        rate = TurnThrottle().get_rate()
+        raise exceptions.Throttled(
+            wait=wait,
+            detail=f"You are sending messages faster than this server allows ({rate} per person, "
+            "refused messages included).",
+        )
+
     def handle_exception(self, exc):
         # A refusal is JSON with its status, also to a client that asked for a stream: no stream began.
         self.request.accepted_renderer, self.request.accepted_media_type = JSONRenderer(), "application/json"

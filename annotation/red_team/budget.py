@@ -23,8 +23,9 @@ A round without a budget, or a target without both prices, reserves nothing.
 from __future__ import annotations
 
 import datetime
+import logging
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, Decimal
+from decimal import ROUND_CEILING, Decimal, InvalidOperation
 
 from django.db.models import Case, DecimalField, F, Sum, When
 from django.utils import timezone
@@ -32,6 +33,8 @@ from django.utils import timezone
 from annotation.models import BudgetCharge, RoundBudget, Turn
 from models_registry.serving import prompt_tokens
 from tasks.page_sections import PageSection
+
+logger = logging.getLogger(__name__)
 
 #: A remote prompt's template tokens per message on top of its text's bytes (ChatML adds 5:
 #: ``<|im_start|>``, the role, a newline, ``<|im_end|>``, a newline; other templates as many or fewer).
@@ -69,7 +72,16 @@ def prices_of(model) -> tuple[Decimal, Decimal] | None:
     prices = (stored.get("price_input_per_million"), stored.get("price_output_per_million"))
     if None in prices:
         return None
-    return Decimal(str(prices[0])), Decimal(str(prices[1]))
+    try:
+        values = Decimal(str(prices[0])), Decimal(str(prices[1]))
+    except InvalidOperation:
+        values = None
+    if values is None or not all(v.is_finite() and v >= 0 for v in values):
+        # Refused where prices enter (clean_generation_settings); a row stored before that check is
+        # named in the log and counts nothing rather than breaking every turn.
+        logger.warning("model %s has unreadable prices %r: its turns are not counted", model.pk, prices)
+        return None
+    return values
 
 
 def _money(value: Decimal) -> Decimal:

@@ -44,6 +44,7 @@ from models_registry.serving import (
     InferenceError,
     PromptTooLong,
     admit,
+    answer_cost,
     chat_stream,
     decoding_of,
     fits,
@@ -285,7 +286,8 @@ def send_message(
     Raises:
         ConversationError: another user's or an unknown conversation (``not_found``), a passage that is
             not open in ``round_`` (``bad_context``), and ``send_turn``'s refusals.
-        QueueFull: the target's line is full; nothing is stored (not even the new conversation).
+        QueueFull: the target's line is full; nothing is stored (not even the new conversation). Any
+            refusal of a first message leaves no new conversation either.
         qualification.NotQualified: the writer may not contribute (``start_conversation``).
     """
     if conversation_id is not None:
@@ -301,7 +303,13 @@ def send_message(
                     "That passage is no longer open; here is another one.", code="bad_context"
                 )
         admit(round_target(round_))  # a full line refuses before the conversation is stored
-        conversation = start_conversation(round_=round_, annotator=annotator, context=context)
+        # One transaction: a first message refused (its text, the budget, the model's context) leaves no
+        # empty conversation behind.
+        with transaction.atomic():
+            conversation = start_conversation(round_=round_, annotator=annotator, context=context)
+            return send_turn(
+                conversation=conversation, annotator=annotator, prompt=prompt, client_token=client_token
+            )
     return send_turn(conversation=conversation, annotator=annotator, prompt=prompt, client_token=client_token)
 
 
@@ -339,6 +347,8 @@ class TurnStream(AnswerStream):
                 stream.close()  # the reader left early: the generation stops, what came is recorded
                 generation = stream.generation
                 if generation is not None:
+                    if generation.cost is None:  # a local answer: priced here, as replays price theirs
+                        generation.cost = answer_cost(turn.conversation.model, generation)
                     turn.answer, turn.generation = generation.text, generation.as_dict()
                     if turn.status != Turn.Status.FAILED:
                         empty_failure = generation.finish_reason == "error" and not generation.text

@@ -83,6 +83,8 @@ def test_a_turn_reserves_its_worst_case_then_is_charged_its_cost(red_round, conv
     charge.refresh_from_db()
     generation = Turn.objects.get(pk=stream.turn.pk).generation
     expected = Decimal(generation["input_tokens"] * 2 + generation["output_tokens"] * 10) / 1_000_000
+    # The answer's record holds its cost, as a replay's does (the red-teaming figures sum it).
+    assert generation["cost"] == pytest.approx(float(expected), abs=1e-12)
     # The prompt's count is exact for a local target; the answer used at most its budget.
     assert charge.spent == expected.quantize(Decimal("0.000001")) and charge.spent <= charge.reserved
     state = budget.budget_state(red_round)
@@ -205,3 +207,57 @@ def test_fifty_turns_racing_for_the_last_ten_worst_cases_take_exactly_ten(smollm
         thread.join(60)
     assert (len(taken), len(refused)) == (10, 40)
     assert budget.budget_state(round_).reserved == need * 10 == RoundBudget.objects.get().cap
+
+
+def test_a_refused_first_message_leaves_no_conversation(red_round, annotator):
+    from annotation.red_team.conversations import send_message
+
+    RoundBudget.objects.create(round=red_round, cap=Decimal("0.000001"))
+    passage = make_passage(red_round)
+    with pytest.raises(ConversationError) as refused:
+        send_message(
+            round_=red_round,
+            annotator=annotator,
+            conversation_id=None,
+            context_id=str(passage.pk),
+            prompt="Hi?",
+        )
+    assert refused.value.code == "budget"
+    assert not Conversation.objects.exists() and not Turn.objects.exists()
+
+
+def test_the_budget_form_refuses_a_negative_amount(red_round):
+    from annotation.admin import RoundBudgetForm
+
+    form = RoundBudgetForm(data={"round": red_round.pk, "cap": "-1", "per_day": "-0.5"})
+    assert not form.is_valid()
+    assert form.errors["cap"] == ["An amount cannot be negative."]
+    assert form.errors["per_day"] == ["An amount cannot be negative."]
+
+
+@pytest.mark.parametrize(
+    ("settings_json", "error"),
+    [
+        ('{"price_input_per_million": -100, "price_output_per_million": 1}', "prices cannot be negative"),
+        ('{"price_input_per_million": "abc", "price_output_per_million": 1}', "prices must be numbers"),
+        ('{"price_input_per_million": NaN, "price_output_per_million": 1}', "must be finite numbers"),
+        ('{"price_input_per_million": 1e400, "price_output_per_million": 1}', "must be finite numbers"),
+    ],
+)
+def test_the_model_admin_checks_a_generative_model_s_prices(red_round, settings_json, error):
+    """Prices enter through the model's admin form too: checked there as at registration."""
+    from django.contrib import admin as django_admin
+    from django.test import RequestFactory
+
+    from models_registry.models import RegisteredModel as Model
+
+    model = red_round.targets.get().model
+    model_admin = django_admin.site.get_model_admin(Model)
+    request = RequestFactory().get("/")
+    request.user = get_user_model().objects.create_superuser(username="root", password="x-x-x-x-x-1")
+    form_class = model_admin.get_form(request, model)
+    data = {f: getattr(model, f) for f in form_class.base_fields if f not in ("generation", "owner", "task")}
+    data.update(generation=settings_json, task=model.task_id, owner="")
+    form = form_class(data=data, instance=model)
+    assert not form.is_valid()
+    assert error in " ".join(form.errors["generation"])
