@@ -254,7 +254,8 @@ def _own(request, pk) -> Conversation:
 @extend_schema(parameters=[SLUG])
 class ConversationStart(APIView):
     """Start a conversation with the current round's target, on ``context`` where the task has contexts
-    (the caller's other open conversation in the round is abandoned). 400 ``bad_context`` for a context
+    (the caller's other open conversation in the round is abandoned when it has no message yet; one with
+    messages must be judged or left first: 409 ``open_conversation``). 400 ``bad_context`` for a context
     left out where the task needs one, not a JSON integer, or not of the current round; 404 for a task
     that is not a red-teaming task; 409 when the round is closed or has no ready target."""
 

@@ -195,11 +195,17 @@ def budget_state(round_) -> BudgetState:
 
 def task_page_section(request, task) -> PageSection | None:
     """The task page's "Budget for the model" table (``tasks.page_sections``): per round with a budget,
-    its cap, spent, answering now and left; None for a task with no budgeted round. Three queries a round."""
+    its cap, spent, answering now and left, and with a cap per day what is left of it today (UTC); None
+    for a task with no budgeted round. Three or four queries a round."""
     budgets = RoundBudget.objects.filter(round__task=task).select_related("round").order_by("round__number")
     rows = []
+    today = timezone.now().astimezone(datetime.UTC).date()
     for b in budgets:
         state = budget_state(b.round)
+        left_today = None
+        if b.per_day is not None:
+            spent_today = _charged(BudgetCharge.objects.filter(round=b.round, day=today))
+            left_today = max(Decimal(0), b.per_day - spent_today)
         rows.append(
             {
                 "round": b.round.number,
@@ -209,6 +215,7 @@ def task_page_section(request, task) -> PageSection | None:
                 "left": money(state.left),
                 "per_person": money(b.per_person),
                 "per_day": money(b.per_day),
+                "left_today": money(left_today),
             }
         )
     if not rows:
