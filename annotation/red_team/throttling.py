@@ -7,25 +7,17 @@ from __future__ import annotations
 
 import math
 
-from rest_framework.settings import api_settings
-from rest_framework.throttling import SimpleRateThrottle
+from core.api.throttling import PerUserRateThrottle
 
 SCOPE = "red_team_turn"
 
 
-class TurnThrottle(SimpleRateThrottle):
+class TurnThrottle(PerUserRateThrottle):
     """At most ``DEFAULT_THROTTLE_RATES["red_team_turn"]`` messages per user (e.g. ``30/min``), counted
     per request whatever its answer; keyed by user id (both entry points refuse the anonymous first). The
     rate is read on every request, so a changed setting applies at once."""
 
     scope = SCOPE
-
-    def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
-
-    def get_cache_key(self, request, view) -> str:
-        ident = request.user.pk if request.user and request.user.is_authenticated else self.get_ident(request)
-        return self.cache_format % {"scope": self.scope, "ident": ident}
 
     def refusal(self) -> tuple[str, int]:
         """After ``allow_request`` said no: the writer's message and the whole seconds to wait (at least 1)."""
