@@ -104,11 +104,32 @@ def batchable(model) -> bool:
 
 
 class _Row:
-    """A request in the running batch: its sampling generator, its real tokens in the cache, the token
-    to feed at the next step."""
+    """A request in the running batch: its sampling generator and warpers (None for greedy), its real
+    tokens in the cache, the token to feed at the next step."""
 
-    def __init__(self, request: BatchRequest, generator, length: int, last: int):
-        self.request, self.generator, self.length, self.last = request, generator, length, last
+    def __init__(self, request: BatchRequest, length: int, last: int):
+        self.request, self.length, self.last = request, length, last
+        self.generator = self.warpers = None
+        if request.temperature > 0:
+            import torch
+            from transformers import (
+                LogitsProcessorList,
+                TemperatureLogitsWarper,
+                TopKLogitsWarper,
+                TopPLogitsWarper,
+            )
+
+            self.generator = torch.Generator()
+            if request.seed is None:
+                self.generator.seed()  # a fresh, unrecorded seed
+            else:
+                self.generator.manual_seed(request.seed)
+            # transformers' own warpers, in generate's order: temperature, top-k, top-p.
+            self.warpers = LogitsProcessorList([TemperatureLogitsWarper(request.temperature)])
+            if request.top_k:
+                self.warpers.append(TopKLogitsWarper(request.top_k))
+            if request.top_p < 1.0:
+                self.warpers.append(TopPLogitsWarper(request.top_p))
 
 
 class ContinuousBatcher:
@@ -251,12 +272,7 @@ class ContinuousBatcher:
             request.error = exc
             self._end(request, "error")
             return
-        generator = torch.Generator()
-        if request.seed is None:
-            generator.seed()  # a fresh, unrecorded seed
-        else:
-            generator.manual_seed(request.seed)
-        row = _Row(request, generator, length=len(request.prompt), last=-1)
+        row = _Row(request, length=len(request.prompt), last=-1)
         token = self._choose(row, logits)
         if self._deliver(row, token):
             return
@@ -342,24 +358,13 @@ class ContinuousBatcher:
 
     def _choose(self, row: _Row, logits) -> int:
         """The row's next token from its logits (vocabulary-sized): argmax, or a sample drawn with the
-        row's own generator after temperature, top-k and top-p as transformers' warpers apply them."""
+        row's own generator after the row's warpers (temperature, top-k, top-p)."""
         import torch
 
-        request = row.request
-        if request.temperature <= 0:
+        if row.warpers is None:
             return int(torch.argmax(logits))
-        scores = logits.float() / request.temperature
-        if request.top_k and request.top_k < scores.shape[-1]:
-            threshold = torch.topk(scores, request.top_k).values[-1]
-            scores = scores.masked_fill(scores < threshold, float("-inf"))
-        if request.top_p < 1.0:
-            ordered, order = torch.sort(scores, descending=False)
-            cumulative = ordered.softmax(dim=-1).cumsum(dim=-1)
-            remove = cumulative <= (1 - request.top_p)
-            remove[-1] = False  # the likeliest token always stays
-            scores = scores.masked_fill(remove.scatter(0, order, remove), float("-inf"))
-        probabilities = scores.softmax(dim=-1)
-        return int(torch.multinomial(probabilities, 1, generator=row.generator))
+        scores = row.warpers(None, logits.float()[None])[0]
+        return int(torch.multinomial(scores.softmax(dim=-1), 1, generator=row.generator))
 
     def _deliver(self, row: _Row, token: int) -> bool:
         """Give ``token`` to the request; True when the request has now ended (and was ended)."""
