@@ -333,10 +333,12 @@ class ContinuousBatcher:
 
     def _drop_cancelled(self) -> None:
         """Rows whose readers left end before the next step computes them."""
-        keep = [i for i, row in enumerate(self._rows) if not row.request.cancelled.is_set()]
-        for row in self._rows:
+        keep = []
+        for index, row in enumerate(self._rows):
             if row.request.cancelled.is_set():
                 self._end(row.request, "cut_short")
+            else:
+                keep.append(index)
         if len(keep) < len(self._rows):
             self._keep(keep)
 
