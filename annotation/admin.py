@@ -18,7 +18,7 @@ from tasks.models import Round, Task
 
 from .exports import CONTENT_TYPES, export_filename, iter_export
 from .models import Example, Prediction, RoundBudget
-from .red_team.budget import budget_state, money
+from .red_team.budget import charged_state, money, with_charges
 
 
 class PredictionInline(admin.TabularInline):
@@ -240,14 +240,18 @@ class RoundBudgetAdmin(TaskOwnedAdmin):
     list_select_related = ["round__task"]
     readonly_fields = ["spent", "reserved", "left"]
 
+    def get_queryset(self, request):
+        # The charges' sums come with each row: three columns read them, no query per cell.
+        return with_charges(super().get_queryset(request))
+
     @admin.display(description="Spent")
     def spent(self, obj) -> str:
-        return money(budget_state(obj.round).spent)
+        return money(charged_state(obj).spent)
 
     @admin.display(description="Answering now (reserved)")
     def reserved(self, obj) -> str:
-        return money(budget_state(obj.round).reserved)
+        return money(charged_state(obj).reserved)
 
     @admin.display(description="Left")
     def left(self, obj) -> str:
-        return money(budget_state(obj.round).left)
+        return money(charged_state(obj).left)

@@ -27,7 +27,8 @@ import logging
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 
-from django.db.models import Case, DecimalField, F, Sum, When
+from django.db.models import DecimalField, F, Q, Sum, Value
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import BudgetCharge, RoundBudget, Turn
@@ -44,6 +45,16 @@ TEMPLATE_TOKENS = 64
 #: Money is kept to a millionth of the prices' unit, rounded up (a cap is never passed by a rounding).
 QUANTUM = Decimal("0.000001")
 PER_MILLION = Decimal(1_000_000)
+_AMOUNT = DecimalField(max_digits=14, decimal_places=6)
+#: A turn's charge: ``spent`` once settled, ``reserved`` before.
+CHARGE = Coalesce(F("spent"), F("reserved"), output_field=_AMOUNT)
+
+
+def _sum(expression, **condition):
+    """The sum of ``expression`` over the charges meeting ``condition`` (0 for none), for ``aggregate``."""
+    return Coalesce(
+        Sum(expression, filter=Q(**condition) if condition else None), Value(Decimal(0)), output_field=_AMOUNT
+    )
 
 
 class BudgetExceeded(Exception):
@@ -54,16 +65,23 @@ class BudgetExceeded(Exception):
 @dataclass(frozen=True)
 class BudgetState:
     """A round's budget as the task page shows it: ``cap`` and ``spent`` (settled turns), ``reserved``
-    (turns being answered), ``left`` (cap - spent - reserved, at least 0); None fields for a round
-    without a budget."""
+    (turns being answered), ``left`` (cap - spent - reserved, at least 0), and with a cap per day
+    ``per_day`` and ``left_today`` (per_day - today's charges, at least 0); None for what the round has
+    no cap for."""
 
     cap: Decimal | None
     spent: Decimal
     reserved: Decimal
+    per_day: Decimal | None = None
+    charged_today: Decimal = Decimal(0)
 
     @property
     def left(self) -> Decimal | None:
         return None if self.cap is None else max(Decimal(0), self.cap - self.spent - self.reserved)
+
+    @property
+    def left_today(self) -> Decimal | None:
+        return None if self.per_day is None else max(Decimal(0), self.per_day - self.charged_today)
 
 
 def prices_of(model) -> tuple[Decimal, Decimal] | None:
@@ -116,15 +134,6 @@ def cost_of(model, generation: dict) -> Decimal | None:
     return _money((counts[0] * prices[0] + counts[1] * prices[1]) / PER_MILLION)
 
 
-def _charged(queryset) -> Decimal:
-    """The sum of the charges of ``queryset``: ``spent`` once settled, ``reserved`` before."""
-    field = DecimalField(max_digits=14, decimal_places=6)
-    total = queryset.aggregate(
-        total=Sum(Case(When(spent__isnull=True, then=F("reserved")), default=F("spent"), output_field=field))
-    )["total"]
-    return total or Decimal(0)
-
-
 def _left(cap: Decimal, used: Decimal) -> str:
     return money(max(Decimal(0), cap - used))
 
@@ -145,23 +154,24 @@ def reserve(
     need = worst_case(model, messages, max_new_tokens)
     if need is None:
         return None
-    charges = BudgetCharge.objects.filter(round=round_)
-    day = timezone.now().astimezone(datetime.UTC).date()
-    used = _charged(charges)
+    day = _today()
+    # One query for the three sums, under the budget row's lock.
+    charged = BudgetCharge.objects.filter(round=round_).aggregate(
+        used=_sum(CHARGE), mine=_sum(CHARGE, annotator=annotator), today=_sum(CHARGE, day=day)
+    )
+    used, mine, today = charged["used"], charged["mine"], charged["today"]
     if used + need > budget.cap:
         raise BudgetExceeded(
             f"This round's budget for the model is spent ({_left(budget.cap, used)} of {money(budget.cap)} "
             "left, not enough for another answer); your message was not sent."
         )
     if budget.per_person is not None:
-        mine = _charged(charges.filter(annotator=annotator))
         if mine + need > budget.per_person:
             raise BudgetExceeded(
                 "You have used your share of this round's budget for the model "
                 f"({_left(budget.per_person, mine)} of {money(budget.per_person)} left); your message was not sent."
             )
     if budget.per_day is not None:
-        today = _charged(charges.filter(day=day))
         if today + need > budget.per_day:
             raise BudgetExceeded(
                 "Today's budget for the model in this round is spent "
@@ -181,31 +191,66 @@ def settle(turn: Turn, model) -> None:
         charge.update(spent=cost)
 
 
-def budget_state(round_) -> BudgetState:
-    """The round's budget, spent and reserved (three queries)."""
-    budget = RoundBudget.objects.filter(round=round_).first()
-    charges = BudgetCharge.objects.filter(round=round_)
-    settled = _charged(charges.filter(spent__isnull=False))
+def _today() -> datetime.date:
+    """Today's UTC date: the day a charge counts for."""
+    return timezone.now().astimezone(datetime.UTC).date()
+
+
+def state_of(budget: RoundBudget | None, charges: dict) -> BudgetState:
+    """``BudgetState`` from a round's budget (None: none) and the sums ``charge_sums`` names."""
     return BudgetState(
         cap=budget.cap if budget else None,
-        spent=settled,
-        reserved=_charged(charges.filter(spent__isnull=True)),
+        spent=charges["charged_spent"],
+        reserved=charges["charged_reserved"],
+        per_day=budget.per_day if budget else None,
+        charged_today=charges["charged_today"],
     )
+
+
+def charge_sums(prefix: str = "") -> dict:
+    """The sums a ``BudgetState`` needs, for ``aggregate`` over charges (``prefix`` ""), or for
+    ``annotate`` over rows that reach them (e.g. ``"round__budget_charges__"`` from ``RoundBudget``):
+    ``charged_spent`` (settled), ``charged_reserved`` (still answering) and ``charged_today`` (every
+    charge of today, UTC): named apart from the charges' own fields, which the sums read."""
+    return {
+        "charged_spent": _sum(F(f"{prefix}spent")),
+        "charged_reserved": _sum(F(f"{prefix}reserved"), **{f"{prefix}spent__isnull": True}),
+        "charged_today": _sum(
+            Coalesce(F(f"{prefix}spent"), F(f"{prefix}reserved"), output_field=_AMOUNT),
+            **{f"{prefix}day": _today()},
+        ),
+    }
+
+
+def with_charges(budgets):
+    """``budgets`` (a ``RoundBudget`` queryset) with their rounds' charge sums added in the same query,
+    for ``charged_state``."""
+    return budgets.annotate(**charge_sums("round__budget_charges__"))
+
+
+def charged_state(budget: RoundBudget) -> BudgetState:
+    """The ``BudgetState`` of a budget read through ``with_charges``.
+
+    Raises:
+        AttributeError: ``budget`` was not read through ``with_charges``.
+    """
+    return state_of(budget, {name: getattr(budget, name) for name in charge_sums()})
+
+
+def budget_state(round_) -> BudgetState:
+    """The round's budget, spent, reserved and charged today (two queries)."""
+    budget = RoundBudget.objects.filter(round=round_).first()
+    return state_of(budget, BudgetCharge.objects.filter(round=round_).aggregate(**charge_sums()))
 
 
 def task_page_section(request, task) -> PageSection | None:
     """The task page's "Budget for the model" table (``tasks.page_sections``): per round with a budget,
     its cap, spent, answering now and left, and with a cap per day what is left of it today (UTC); None
-    for a task with no budgeted round. Three or four queries a round."""
-    budgets = RoundBudget.objects.filter(round__task=task).select_related("round").order_by("round__number")
+    for a task with no budgeted round. One query."""
+    budgets = with_charges(RoundBudget.objects.filter(round__task=task)).select_related("round")
     rows = []
-    today = timezone.now().astimezone(datetime.UTC).date()
-    for b in budgets:
-        state = budget_state(b.round)
-        left_today = None
-        if b.per_day is not None:
-            spent_today = _charged(BudgetCharge.objects.filter(round=b.round, day=today))
-            left_today = max(Decimal(0), b.per_day - spent_today)
+    for b in budgets.order_by("round__number"):
+        state = charged_state(b)
         rows.append(
             {
                 "round": b.round.number,
@@ -215,12 +260,10 @@ def task_page_section(request, task) -> PageSection | None:
                 "left": money(state.left),
                 "per_person": money(b.per_person),
                 "per_day": money(b.per_day),
-                "left_today": money(left_today),
+                "left_today": money(state.left_today),
             }
         )
-    if not rows:
-        return None
-    return PageSection("annotation/red_team/_budget.html", {"rows": rows})
+    return PageSection("annotation/red_team/_budget.html", {"rows": rows}) if rows else None
 
 
 def money(value: Decimal | None) -> str:

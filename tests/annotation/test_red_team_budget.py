@@ -260,3 +260,16 @@ def test_the_model_admin_checks_a_generative_model_s_prices(red_round, settings_
     form = form_class(data=data, instance=model)
     assert not form.is_valid()
     assert error in " ".join(form.errors["generation"])
+
+
+def test_the_budget_admin_shows_spent_and_left(client, red_round, conversation_of, annotator):
+    RoundBudget.objects.create(round=red_round, cap=Decimal("0.5"))
+    "".join(send_turn(conversation=conversation_of(annotator), annotator=annotator, prompt="Say hi."))
+    spent = BudgetCharge.objects.get().spent
+    client.force_login(get_user_model().objects.create_superuser(username="root", password="x-x-x-x-x-1"))
+    listing = client.get(reverse("admin:annotation_roundbudget_changelist")).content.decode()
+    assert f'<td class="field-spent">{budget.money(spent)}</td>' in listing
+    assert f'<td class="field-left">{budget.money(Decimal("0.5") - spent)}</td>' in listing
+    change = client.get(reverse("admin:annotation_roundbudget_change", args=[RoundBudget.objects.get().pk]))
+    assert change.status_code == 200 and budget.money(spent) in change.content.decode()
+    assert client.get(reverse("admin:annotation_roundbudget_add")).status_code == 200
