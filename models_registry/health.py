@@ -3,7 +3,7 @@
 A target whose files are gone or incomplete would fail every example written in its round, so the
 service is not healthy without them. Only the files are checked (``model_files.check_model_dir``: a
 few ``stat`` calls), not a forward pass: the check must stay cheap enough for a load balancer to call
-every few seconds. Remote endpoint targets are not called (that would send traffic on every probe);
+every few seconds. Remote targets (inference endpoints and chat servers) are not called (that would send traffic on every probe);
 their failures show as failed predictions instead.
 """
 
@@ -16,7 +16,7 @@ from health_check.base import HealthCheck
 from health_check.exceptions import ServiceUnavailable
 
 from engine.runtime.model_files import InferenceError, check_model_dir
-from models_registry.models import RegisteredModel
+from models_registry.runtime_facts import is_remote
 from models_registry.selectors import open_round_targets
 
 
@@ -39,7 +39,7 @@ class TargetModelFiles(HealthCheck):
     def _problems(self) -> list[str]:
         problems = []
         for model in open_round_targets():
-            if model.source == RegisteredModel.Source.ENDPOINT:
+            if is_remote(model):  # an inference endpoint or a chat server: no files here
                 continue
             try:
                 check_model_dir(model.path, allow_pickle=model.allow_pickle)
