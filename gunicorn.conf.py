@@ -11,12 +11,14 @@ Everything comes from the environment:
                        validators at 10 s think time and a training job running (docs/serving.md,
                        "Where the time went"): 2 workers x 8 threads, p95 305 ms and max 804 ms;
                        4 workers x 4 threads, p95 243 ms and max 778 ms.
-    DYNABENCH_WEB_THREADS  request threads per worker, default 4 (gunicorn's gthread workers), so a slow
-                       request does not hold the whole worker; with DYNABENCH_INFERENCE_BATCHING on,
-                       concurrent requests in one worker share the target's forward
-                       (engine/runtime/batching.py). They also bound the requests a worker
-                       lets wait for a local generation (DYNABENCH_GENERATION_QUEUE: by default half
-                       the threads stay free for ordinary pages; engine/runtime/slots.py).
+    DYNABENCH_WEB_THREADS  default 4: what a worker's local generation is sized from (its generation
+                       slots and the line waiting for them, DYNABENCH_GENERATION_QUEUE; by default half
+                       of it, engine/runtime/slots.py). The workers are ASGI ones (uvicorn,
+                       dynabench/asgi_worker.py): every request runs in a thread of its own (Django's
+                       ASGI handler), and a streamed answer is read on the event loop, so a remote
+                       model's answers hold no thread while they stream (docs/serving.md, "Many streams
+                       per worker"). Until 2026-12 the workers were gunicorn's gthread ones with this
+                       many threads each.
     DYNABENCH_WEB_TIMEOUT  seconds before a silent worker is killed and replaced, default 60; above
                        DYNABENCH_INFERENCE_TIMEOUT_SECONDS, so a slow model fails its call first.
 """
@@ -36,9 +38,11 @@ def _whole_number(var: str, default: int, minimum: int) -> int:
 
 bind = f"{os.environ.get('DYNABENCH_HOST', '127.0.0.1')}:{_whole_number('DYNABENCH_PORT', 8000, 1)}"
 workers = _whole_number("DYNABENCH_WEB_WORKERS", 2 * len(os.sched_getaffinity(0)), 1)
-worker_class = "gthread"
+# ASGI under uvicorn (dynabench/asgi_worker.py): streamed answers are read on the event loop, every other
+# view runs in a thread of its own (Django's ASGI handler), as it did under gthread.
+worker_class = "dynabench.asgi_worker.Worker"
 threads = _whole_number("DYNABENCH_WEB_THREADS", 4, 1)
-wsgi_app = "dynabench.wsgi:application"
+wsgi_app = "dynabench.asgi:application"
 timeout = _whole_number("DYNABENCH_WEB_TIMEOUT", 60, 1)
 # A stop (SIGTERM) lets requests in hand finish for this long, then kills them.
 graceful_timeout = 10

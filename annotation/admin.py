@@ -12,6 +12,7 @@ from django.http import StreamingHttpResponse
 from django.utils.text import Truncator
 
 from core.admin_extensions import extend_admin
+from core.streaming import streaming_response
 from tasks.admin import TaskOwnedAdmin, only_one_owned_task
 from tasks.kinds import conversational
 from tasks.models import Round, Task
@@ -158,15 +159,17 @@ class ExampleAdmin(TaskOwnedAdmin):
 # --- Example exports on the Task and Round admins (extensions of tasks.admin) ---------------------
 
 
-def _export_response(task: Task, rounds: list[Round] | None, fmt: str) -> StreamingHttpResponse:
-    response = StreamingHttpResponse(iter_export(task, rounds, fmt=fmt), content_type=CONTENT_TYPES[fmt])
+def _export_response(request, task: Task, rounds: list[Round] | None, fmt: str) -> StreamingHttpResponse:
+    response = streaming_response(
+        request, iter_export(task, rounds, fmt=fmt), content_type=CONTENT_TYPES[fmt]
+    )
     response["Content-Disposition"] = f'attachment; filename="{export_filename(task, rounds, fmt)}"'
     return response
 
 
 def _export_tasks(modeladmin, request, queryset, fmt: str):
     task = only_one_owned_task(modeladmin, request, list(queryset))
-    return None if task is None else _export_response(task, None, fmt)
+    return None if task is None else _export_response(request, task, None, fmt)
 
 
 def _export_rounds(modeladmin, request, queryset, fmt: str):
@@ -179,7 +182,7 @@ def _export_rounds(modeladmin, request, queryset, fmt: str):
     if not task.is_owner(request.user):
         modeladmin.message_user(request, "Only the task's owners can export.", level=messages.ERROR)
         return None
-    return _export_response(task, rounds, fmt)
+    return _export_response(request, task, rounds, fmt)
 
 
 @admin.action(description="Export the task's examples (JSONL)")

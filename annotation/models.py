@@ -189,9 +189,10 @@ class Turn(models.Model):
     """One user message of a conversation and the target's answer to it, with what produced the answer
     (``generation``: ``runtime.generative.Generation.as_dict()``: tokens, times, cost, finish reason).
 
-    ``answering`` while the target streams; ``answered`` with the whole answer; ``failed`` when the
-    target failed before any text (``error`` says why). A partial answer (cut off, timed out) is
-    ``answered`` with its finish reason in ``generation``.
+    ``answering`` while the target streams (``answer`` then holds the text so far, written every few
+    seconds); ``answered`` with the whole answer; ``failed`` when the target failed before any text
+    (``error`` says why). A partial answer (cut off, timed out, its process gone) is ``answered`` with its
+    finish reason in ``generation``.
     """
 
     class Status(models.TextChoices):
@@ -208,6 +209,12 @@ class Turn(models.Model):
     error = models.TextField(blank=True)
     client_token = models.UUIDField(
         null=True, blank=True, help_text="The form's token: a resent turn is stored once."
+    )
+    answered_by = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="The process streaming the answer (core.processes.this_process): one that died is "
+        "known at once.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

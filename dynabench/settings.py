@@ -80,6 +80,14 @@ Production profile (docs/deployment.md; ``make serve`` sets the first two):
     DYNABENCH_DB_CONN_MAX_AGE int, default 60. Seconds a database connection is kept open for reuse
                        (Django's ``CONN_MAX_AGE``, with ``CONN_HEALTH_CHECKS`` on, so a connection that
                        died while idle is replaced before it is used); ``0`` opens one per request.
+                       Not used with DYNABENCH_DB_POOL.
+    DYNABENCH_DB_POOL  int, default 0 (off); ``make serve`` sets 16. On PostgreSQL, each process keeps a
+                       pool of at most this many connections (psycopg_pool, Django's ``"pool"`` option;
+                       2 kept open), and a request takes one from it and gives it back when it ends. The
+                       ASGI workers of the production profile need it: each request runs in a thread of
+                       its own there, so a connection kept per thread (CONN_MAX_AGE) would be opened
+                       anew for every request (docs/serving.md, "Many streams per worker"). A request
+                       waits up to 10 s for a free connection, then fails with a 500.
     DYNABENCH_HTTPS    bool, default off. The site is served over HTTPS behind a proxy that terminates
                        TLS and sets ``X-Forwarded-Proto``: secure session and CSRF cookies, redirect of
                        plain HTTP (``/health/`` excepted, for load balancers), and HSTS.
@@ -331,6 +339,16 @@ DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'd
 # PostgreSQL); the health check replaces a connection the server closed (a restart) before it is used.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DYNABENCH_DB_CONN_MAX_AGE", default=60, minimum=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DB_POOL_SIZE = env.int("DYNABENCH_DB_POOL", default=0, minimum=0)
+if DB_POOL_SIZE and DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # A pool replaces persistent connections (Django refuses both); with CONN_HEALTH_CHECKS, Django has
+    # the pool check a connection before lending it.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": min(2, DB_POOL_SIZE),
+        "max_size": DB_POOL_SIZE,
+        "timeout": 10,
+    }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Without a busy timeout the dev server and a job worker trip over each other's write locks, and
     # without IMMEDIATE a transaction that reads then writes (a validation claim) fails at once with

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 from django.db.models import Count, F
-from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import generics
@@ -23,6 +22,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.exports import CONTENT_TYPES, ExportError, export_filename, iter_export
+from core.streaming import streaming_response
 from leaderboards.kinds import rules_for
 from models_registry.serializers import ModelErrorSerializer
 from tasks.models import Round, Task
@@ -209,7 +209,7 @@ class ExportView(APIView):
             pieces = iter_export(task, rounds, fmt=fmt)
         except ExportError as exc:
             raise ValidationError({"format": [str(exc)]}) from None
-        response = StreamingHttpResponse(pieces, content_type=CONTENT_TYPES[fmt])
+        response = streaming_response(request, pieces, content_type=CONTENT_TYPES[fmt])
         response["Content-Disposition"] = f'attachment; filename="{export_filename(task, rounds, fmt)}"'
         return response
 

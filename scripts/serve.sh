@@ -20,6 +20,9 @@ export HF_HUB_OFFLINE="${HF_HUB_OFFLINE:-1}" TRANSFORMERS_OFFLINE="${TRANSFORMER
 export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/dynabench}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379/0}"
 export DYNABENCH_JOB_WORKERS="${DYNABENCH_JOB_WORKERS:-2}"
+# A pool of database connections per process (dynabench/settings.py): the ASGI workers run each request in
+# a thread of its own.
+export DYNABENCH_DB_POOL="${DYNABENCH_DB_POOL:-16}"
 export DYNABENCH_HOST="${DYNABENCH_HOST:-127.0.0.1}" DYNABENCH_PORT="${DYNABENCH_PORT:-8000}"
 # A stop gives gunicorn its graceful_timeout (10 s) to finish the requests in hand.
 export STOP_GRACE_SECONDS="${STOP_GRACE_SECONDS:-12}"

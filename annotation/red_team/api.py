@@ -333,7 +333,7 @@ class TurnCreate(APIView):
             )
         )
         if _wants_stream(request):
-            return sse_response(stream)
+            return sse_response(request, stream)
         turn = stream.drain()
         code = status.HTTP_200_OK if resent else status.HTTP_201_CREATED
         return Response(TurnSerializer(turn_payload(turn)).data, status=code)

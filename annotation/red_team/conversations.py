@@ -28,15 +28,18 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
+from asgiref.sync import sync_to_async
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connections, transaction
+from django.utils import timezone
 
 from annotation import signals
 from annotation.chat_format import context_message
 from annotation.models import Conversation, Example, Turn
 from core.api.permissions import can_contribute
+from core.processes import gone, this_process
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from models_registry.models import RegisteredModel
 from models_registry.serving import (
@@ -58,8 +61,14 @@ from . import budget, selectors
 
 #: How long a turn waits for the previous answer of its conversation before it is refused, in seconds.
 WAIT_SECONDS = 120.0
-#: An answer still ``answering`` this long after its turn was stored is taken as lost (its process died).
+#: An answer still ``answering`` this long after it was last written is taken as lost, whoever answers
+#: it (a process on another machine, whose death cannot be seen from here).
 STALE_SECONDS = 900.0
+#: While an answer streams, its text so far is written to its turn at most this often, in seconds: a
+#: process killed mid-answer leaves what came.
+CHECKPOINT_SECONDS = 5.0
+#: The reason stored with an answer whose process died before it ended.
+LOST = "the answer was lost: the process answering it stopped before it ended"
 
 
 class ConversationError(Exception):
@@ -188,6 +197,28 @@ def _clean_prompt(conversation: Conversation, prompt) -> str:
     return prompt
 
 
+def is_lost(turn: Turn) -> bool:
+    """True for a turn still ``answering`` whose process is gone (``core.processes.gone``: on this
+    machine, known at once) or that nothing has written for ``STALE_SECONDS``."""
+    if turn.status != Turn.Status.ANSWERING:
+        return False
+    return gone(turn.answered_by) or (time.time() - turn.updated_at.timestamp()) > STALE_SECONDS
+
+
+def end_lost_turn(turn: Turn, model: RegisteredModel) -> None:
+    """End a lost turn (``is_lost``) as its process would have: the text it last wrote kept as an answer
+    with finish reason ``error`` and ``LOST`` as the reason, or ``failed`` when none came; its
+    reservation charged (its tokens were never counted; ``budget.settle``, once)."""
+    if turn.answer:
+        turn.status = Turn.Status.ANSWERED
+        turn.generation = {"text": turn.answer, "finish_reason": "error", "model": model.name, "error": LOST}
+    else:
+        turn.status = Turn.Status.FAILED
+    turn.error = LOST
+    turn.save(update_fields=["status", "generation", "error", "updated_at"])
+    budget.settle(turn, model)
+
+
 def _check_fits(conversation: Conversation, messages: list[dict]) -> None:
     """Refuse a conversation the local target cannot read with room for its answer (a remote model's
     server says so itself)."""
@@ -240,10 +271,8 @@ def send_turn(
             turns = list(locked.turns.all())
             last = turns[-1] if turns else None
             busy = last is not None and last.status == Turn.Status.ANSWERING
-            if busy and (time.time() - last.created_at.timestamp()) > STALE_SECONDS:
-                Turn.objects.filter(pk=last.pk).update(status=Turn.Status.FAILED, error="the answer was lost")
-                last.status = Turn.Status.FAILED
-                budget.settle(last, locked.model)  # what was generated is not known: its reservation
+            if busy and is_lost(last):
+                end_lost_turn(last, locked.model)
                 busy = False
             if not busy:
                 if len(turns) >= max_turns:
@@ -255,7 +284,11 @@ def send_turn(
                 _check_fits(locked, messages)
                 admit(locked.model)  # a full line refuses before the turn is stored
                 turn = Turn.objects.create(
-                    conversation=locked, index=len(turns), prompt=prompt, client_token=client_token
+                    conversation=locked,
+                    index=len(turns),
+                    prompt=prompt,
+                    client_token=client_token,
+                    answered_by=this_process(),
                 )
                 try:  # last: a budget passed refuses before the model is called, and nothing stays stored
                     budget.reserve(
@@ -314,13 +347,24 @@ def send_message(
 
 
 class TurnStream(AnswerStream):
-    """The pieces of a turn's answer as the target generates them (``AnswerStream``); ``turn`` is the
-    stored ``Turn``, updated with the answer, its generation record and status when the stream ends (or
-    is left)."""
+    """The pieces of a turn's answer as the target generates them (``AnswerStream``: ``for`` or
+    ``async for``); ``turn`` is the stored ``Turn``, updated with the answer, its generation record and
+    status when the stream ends (or is left), and its reservation settled (``budget.settle``).
+
+    The target's stream is asked for here, in the caller's (blocking) code, so that an async reader
+    touches the database only to store the end (in the request's thread)."""
 
     def __init__(self, turn: Turn, messages: list[dict] | None):
         self.turn = turn
-        self._messages = messages
+        self._answer: AnswerStream | None = None
+        self._failure: InferenceError | None = None
+        self._text, self._written_at = "", time.monotonic()
+        if messages is not None:
+            self._model = turn.conversation.model
+            try:
+                self._answer = chat_stream(self._model, messages)
+            except InferenceError as exc:
+                self._failure = exc
         super().__init__()
 
     def drain(self) -> Turn:
@@ -330,34 +374,88 @@ class TurnStream(AnswerStream):
             pass
         return self.turn
 
+    async def adrain(self) -> Turn:
+        """``drain()`` for an async reader."""
+        async for _ in self.__aiter__():
+            pass
+        return self.turn
+
+    def _stored(self) -> bool:
+        """True for a resent turn (nothing to generate: the stored answer is the stream)."""
+        return self._answer is None and self._failure is None
+
     def _run(self) -> Iterator[str]:
-        turn = self.turn
-        if self._messages is None:  # a resent turn: what is stored
-            if turn.answer:
-                yield turn.answer
+        if self._stored():
+            if self.turn.answer:
+                yield self.turn.answer
             return
-        stream = None
         try:
-            stream = chat_stream(turn.conversation.model, self._messages)
-            yield from stream
+            if self._answer is not None:
+                for piece in self._answer:
+                    if self._due(piece):  # written before it is given: a reader never saw more than is kept
+                        self._checkpoint()
+                    yield piece
         except InferenceError as exc:
-            turn.status, turn.error = Turn.Status.FAILED, str(exc)[:5000]
+            self._failure = exc
         finally:
-            if stream is not None:
-                stream.close()  # the reader left early: the generation stops, what came is recorded
-                generation = stream.generation
-                if generation is not None:
-                    if generation.cost is None:  # a local answer: priced here, as replays price theirs
-                        generation.cost = answer_cost(turn.conversation.model, generation)
-                    turn.answer, turn.generation = generation.text, generation.as_dict()
-                    if turn.status != Turn.Status.FAILED:
-                        empty_failure = generation.finish_reason == "error" and not generation.text
-                        turn.status = Turn.Status.FAILED if empty_failure else Turn.Status.ANSWERED
-                        turn.error = generation.error
-            elif turn.status == Turn.Status.ANSWERING:
-                turn.status = Turn.Status.FAILED
-            turn.save(update_fields=["answer", "generation", "status", "error", "updated_at"])
-            budget.settle(turn, turn.conversation.model)
+            if self._answer is not None:
+                self._answer.close()  # the reader left early: the generation stops, what came is recorded
+            self._store()
+
+    async def _arun(self) -> AsyncIterator[str]:
+        if self._stored():
+            if self.turn.answer:
+                yield self.turn.answer
+            return
+        try:
+            if self._answer is not None:
+                async for piece in self._answer:
+                    if self._due(piece):
+                        await sync_to_async(self._checkpoint)(release=True)
+                    yield piece
+        except InferenceError as exc:
+            self._failure = exc
+        finally:
+            if self._answer is not None:
+                await self._answer.aclose()
+            await sync_to_async(self._store)()
+
+    def _due(self, piece: str) -> bool:
+        """Add ``piece`` to the text so far; True when ``CHECKPOINT_SECONDS`` have passed since it was
+        last written."""
+        self._text += piece
+        return time.monotonic() - self._written_at >= CHECKPOINT_SECONDS
+
+    def _checkpoint(self, release: bool = False) -> None:
+        """Write the text so far to the turn while it is still answering (its process may die before the
+        end: ``end_lost_turn`` keeps this). ``release``: give the database connection back afterwards
+        (an ASGI stream holds none between pieces, ``core.streaming.without_database``)."""
+        self._written_at = time.monotonic()
+        Turn.objects.filter(pk=self.turn.pk, status=Turn.Status.ANSWERING).update(
+            answer=self._text, updated_at=timezone.now()
+        )
+        if release:
+            connections.close_all()
+
+    def _store(self) -> None:
+        """Store the answer as it ended (text, generation record, status, error) and settle the turn's
+        reservation with what it cost."""
+        turn, model, answer = self.turn, self._model, self._answer
+        generation = answer.generation if answer is not None else None
+        if self._failure is not None:
+            turn.status, turn.error = Turn.Status.FAILED, str(self._failure)[:5000]
+        if generation is not None:
+            if generation.cost is None:  # a local answer: priced here, as replays price theirs
+                generation.cost = answer_cost(model, generation)
+            turn.answer, turn.generation = generation.text, generation.as_dict()
+            if turn.status != Turn.Status.FAILED:
+                empty_failure = generation.finish_reason == "error" and not generation.text
+                turn.status = Turn.Status.FAILED if empty_failure else Turn.Status.ANSWERED
+                turn.error = generation.error
+        elif turn.status == Turn.Status.ANSWERING:
+            turn.status = Turn.Status.FAILED
+        turn.save(update_fields=["answer", "generation", "status", "error", "updated_at"])
+        budget.settle(turn, model)
 
 
 def _clean_judgement(cfg, rubric_answers, categories) -> tuple[dict, list[str], bool]:
@@ -458,6 +556,9 @@ def submit_conversation(
         # One opened before start_conversation refused a missing passage never becomes an example.
         check_context(locked.round, locked.context, what="A conversation")
         turns = list(locked.turns.all())
+        for turn in turns:
+            if is_lost(turn):
+                end_lost_turn(turn, locked.model)
         if any(t.status == Turn.Status.ANSWERING for t in turns):
             raise ConversationError("Wait for the model's answer before judging it.", code="not_ready")
         answered = [t for t in turns if t.status == Turn.Status.ANSWERED]

@@ -17,11 +17,13 @@ with finish reason ``cut_short``.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
+from asgiref.sync import sync_to_async
 from django.http import StreamingHttpResponse
 
 from annotation.models import Turn
+from core.streaming import event_stream_response, served_async
 from models_registry.serving import Waiting
 
 from .conversations import TurnStream
@@ -48,24 +50,43 @@ def turn_payload(turn: Turn) -> dict:
     }
 
 
+def _piece_event(piece: str) -> str | None:
+    if isinstance(piece, Waiting):  # the model is answering others first
+        return event("queued", {"ahead": piece.ahead})
+    return event("token", {"text": piece}) if piece else None
+
+
 def _events(stream: TurnStream) -> Iterator[str]:
     turn = stream.turn
     yield event("turn", {"turn": turn.index, "conversation": turn.conversation_id})
     try:
         for piece in stream:
-            if isinstance(piece, Waiting):  # the model is answering others first
-                yield event("queued", {"ahead": piece.ahead})
-            elif piece:
-                yield event("token", {"text": piece})
+            said = _piece_event(piece)
+            if said:
+                yield said
     finally:
         stream.close()
     turn.refresh_from_db()
     yield event("done", turn_payload(turn))
 
 
-def sse_response(stream: TurnStream) -> StreamingHttpResponse:
-    """The ``text/event-stream`` response of ``stream`` (no caching, no proxy buffering)."""
-    response = StreamingHttpResponse(_events(stream), content_type="text/event-stream; charset=utf-8")
-    response["Cache-Control"] = "no-cache"
-    response["X-Accel-Buffering"] = "no"
-    return response
+async def _aevents(stream: TurnStream) -> AsyncIterator[str]:
+    """``_events`` for an ASGI worker: the answer read with ``async for``, the database read in the
+    request's thread."""
+    turn = stream.turn
+    yield event("turn", {"turn": turn.index, "conversation": turn.conversation_id})
+    try:
+        async for piece in stream:
+            said = _piece_event(piece)
+            if said:
+                yield said
+    finally:
+        await stream.aclose()
+    await sync_to_async(turn.refresh_from_db)()
+    yield event("done", turn_payload(turn))
+
+
+def sse_response(request, stream: TurnStream) -> StreamingHttpResponse:
+    """The ``text/event-stream`` response of ``stream``, streamed by whichever server handles
+    ``request`` (``core.streaming``)."""
+    return event_stream_response(_aevents(stream) if served_async(request) else _events(stream))

@@ -222,7 +222,7 @@ def send(request, slug: str):
         page = partial(_page, request, task, prompt=prompt, error=str(exc), status=503)
         return queue_full_response(request, exc, page=page)
     if _wants_stream(request):
-        return sse_response(stream)
+        return sse_response(request, stream)
     turn = stream.drain()
     if turn.status == Turn.Status.FAILED or (turn.generation or {}).get("finish_reason") in (
         "error",

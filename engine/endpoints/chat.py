@@ -14,22 +14,33 @@ reported by status, not by echoing the server's text (which can quote the key).
     stream = stream_remote(remote, [{"role": "user", "content": "Hi"}])
     for piece in stream: ...
     stream.generation     # Generation: text, finish reason, tokens, times, cost
+
+An event loop reads the same stream with ``async for`` (``openai.AsyncOpenAI`` on a guarded async
+transport): under an ASGI worker an answer streaming from a remote server holds no thread, so one
+process carries hundreds of them (docs/serving.md, "Many streams per worker").
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import json
 import logging
 import os
 import re
 import socket
+import ssl
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import anyio
+import anyio.abc
 import httpcore2
 import httpx2
 import openai
+from httpcore2._backends.anyio import AnyIOBackend, AnyIOStream
 
 from engine.endpoints.addresses import EndpointAddressRefused, check_endpoint_url, connect_checked
 from engine.runtime.generative import (
@@ -66,12 +77,46 @@ class GuardedBackend(httpcore2.SyncBackend):
         return httpcore2._backends.sync.SyncStream(sock)
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS settings of every call to a chat server (httpx's default certificates):
+    made once per process. Made per client, they cost 20 ms of CPU for each answer (the certificates are
+    read and parsed each time), on the event loop of an ASGI worker too; a context is safe to share
+    between connections and threads."""
+    return httpx2.create_ssl_context()
+
+
 def guarded_http_client(timeout: float) -> httpx2.Client:
     """An httpx client whose connections obey the endpoint rule, with no environment proxies and no
     redirects (a redirect could point anywhere)."""
-    transport = httpx2.HTTPTransport(trust_env=False)
+    transport = httpx2.HTTPTransport(verify=_tls(), trust_env=False)
     transport._pool._network_backend = GuardedBackend()  # noqa: SLF001 - httpx takes no backend argument
     return httpx2.Client(transport=transport, trust_env=False, follow_redirects=False, timeout=timeout)
+
+
+class GuardedAsyncBackend(AnyIOBackend):
+    """``GuardedBackend`` for the event loop: the checked connection is made in a worker thread (name
+    lookup and connect block), then handed to the loop as an anyio socket stream."""
+
+    async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        try:  # EndpointAddressRefused passes through
+            sock = await anyio.to_thread.run_sync(connect_checked, host, port, timeout)
+        except TimeoutError as exc:
+            raise httpcore2.ConnectTimeout(str(exc)) from exc
+        except OSError as exc:
+            raise httpcore2.ConnectError(str(exc)) from exc
+        for option in socket_options or ():
+            sock.setsockopt(*option)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.settimeout(None)
+        return AnyIOStream(await anyio.abc.SocketStream.from_socket(sock))
+
+
+def guarded_async_http_client(timeout: float) -> httpx2.AsyncClient:
+    """``guarded_http_client`` for the event loop."""
+    transport = httpx2.AsyncHTTPTransport(verify=_tls(), trust_env=False)
+    transport._pool._network_backend = GuardedAsyncBackend()  # noqa: SLF001 - as guarded_http_client
+    return httpx2.AsyncClient(transport=transport, trust_env=False, follow_redirects=False, timeout=timeout)
 
 
 @dataclass(frozen=True)
@@ -141,9 +186,23 @@ def _client(remote: RemoteChat) -> openai.OpenAI:
     )
 
 
+def _async_client(remote: RemoteChat) -> openai.AsyncOpenAI:
+    check_endpoint_url(remote.base_url)
+    key = read_api_key(remote.api_key_env, remote.api_key_file)
+    return openai.AsyncOpenAI(
+        api_key=key or "none",
+        base_url=remote.base_url,
+        timeout=remote.timeout,
+        max_retries=MAX_RETRIES,
+        http_client=guarded_async_http_client(remote.timeout),
+    )
+
+
 def _explain(exc: Exception) -> InferenceError:
     """A user-facing error for what the openai client raised: the status and what it means, never the
     server's own text (it may quote the key or the prompt)."""
+    if isinstance(exc, InferenceError):  # said already (an error event in the stream)
+        return exc
     cause = exc
     while cause is not None:
         if isinstance(cause, EndpointAddressRefused):
@@ -165,6 +224,12 @@ def _explain(exc: Exception) -> InferenceError:
         return InferenceError(f"the chat server answered HTTP {exc.status_code}")
     if isinstance(exc, openai.APIConnectionError):
         return InferenceError("the chat server could not be reached")
+    # Mid-answer, the lines are read from the HTTP response itself (``_Reading.take``): its errors are
+    # httpx's, said as the client says them.
+    if isinstance(exc, httpx2.TimeoutException):
+        return InferenceError("the chat server did not answer in time")
+    if isinstance(exc, httpx2.TransportError):
+        return InferenceError("the chat server could not be reached")
     return InferenceError(f"the chat server's answer could not be read ({type(exc).__name__})")
 
 
@@ -179,9 +244,117 @@ def _with_system_prompt(remote: RemoteChat, messages: list[dict]) -> list[dict]:
     return [first, *messages[1:]]
 
 
+class _Reading:
+    """What has come of one remote answer so far, chunk by chunk; the blocking and the async reader of
+    ``RemoteChatStream`` share it, so both end an answer the same way."""
+
+    def __init__(self, remote: RemoteChat):
+        self.remote = remote
+        self.started = time.perf_counter()
+        self.deadline = self.started + remote.timeout
+        self.text, self.first_token_ms, self.finish, self.error = "", None, None, ""
+        self.usage: dict = {}
+        self.done = False
+        # A server that decoded a character cut in two sends U+FFFD for it: held back, dropped at the end.
+        self.tail = TextTail()
+
+    def take(self, line: str) -> str:
+        """The whole characters one line of the server's event stream adds to the answer ("" for none):
+        a ``data:`` line's ``chat.completion.chunk``, its usage and finish reason noted; ``data: [DONE]``
+        sets ``done``; comments, blank and ``event:`` lines add nothing.
+
+        Read by hand, one ``json.loads`` a line, and not by the ``openai`` client's stream objects: those
+        cost about 100 microseconds of CPU a chunk against 10 (a pydantic object each), and a worker
+        carrying hundreds of answers at 50 tokens a second reads thousands of chunks a second
+        (docs/serving.md, "Many streams per worker"). The request, its key, retries and HTTP errors
+        stay the client's.
+
+        Raises:
+            ValueError: a ``data:`` line that is not a JSON object (garbage from the server).
+            InferenceError: the server sent an error event instead of a chunk.
+        """
+        if not line.startswith("data:"):
+            return ""
+        data = line[5:].strip()
+        if data == "[DONE]":
+            self.done = True
+            return ""
+        chunk = json.loads(data)
+        if not isinstance(chunk, dict):
+            raise ValueError("a chunk that is not a JSON object")
+        if chunk.get("error") is not None:
+            raise InferenceError("the chat server sent an error instead of the rest of the answer")
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        out = ""
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            piece = delta.get("content") or ""
+            if choice.get("finish_reason"):
+                self.finish = choice["finish_reason"]
+            if piece:
+                if not isinstance(piece, str):
+                    raise ValueError("a chunk whose content is not text")
+                if self.first_token_ms is None:
+                    self.first_token_ms = (time.perf_counter() - self.started) * 1000
+                out += self.tail.feed(piece)
+                self.text = self.tail.text
+        return out
+
+    def over(self) -> bool:
+        """True when the answer ran past its time or ``MAX_ANSWER_CHARS``: it ends with ``timeout``."""
+        if time.perf_counter() > self.deadline or len(self.text) > MAX_ANSWER_CHARS:
+            self.finish, self.error = "timeout", "the answer did not end within the time limit"
+            return True
+        return False
+
+    def left(self) -> None:
+        """The reader left: unless the server had ended the answer, it is cut short."""
+        self.finish = self.finish or "cut_short"
+
+    def broke(self, exc: Exception) -> None:
+        """The stream failed: with text so far, kept (finish ``error``); with none, raised.
+
+        Raises:
+            InferenceError: ``_explain(exc)``, when nothing came before.
+        """
+        if not self.text:
+            raise _explain(exc) from None
+        self.finish, self.error = "error", f"the stream broke off: {_explain(exc)}"
+
+    def ended(self) -> None:
+        """The server's stream ended: one without a finish reason is an ``error``."""
+        if self.finish is None:
+            self.finish, self.error = "error", self.error or "the stream ended without a finish reason"
+
+    def generation(self) -> Generation:
+        remote = self.remote
+        input_tokens = _count(self.usage.get("prompt_tokens"))
+        output_tokens = _count(self.usage.get("completion_tokens"))
+        return Generation(
+            text=self.text,
+            finish_reason=self.finish or "error",
+            model=remote.name or remote.model,
+            decoding=remote.decoding.as_dict(),
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            first_token_ms=self.first_token_ms,
+            latency_ms=(time.perf_counter() - self.started) * 1000,
+            seed=remote.decoding.seed,
+            cost=remote.cost(input_tokens, output_tokens),
+            error=self.error,
+        )
+
+
+def _failed_to_start(remote: RemoteChat, exc: Exception) -> InferenceError:
+    logger.warning("chat server %s failed: %s", remote.name or remote.model, type(exc).__name__)
+    return _explain(exc)
+
+
 class RemoteChatStream(AnswerStream):
     """The pieces of a remote answer as they arrive; ``generation`` once ended (same contract as
-    ``runtime.generative.ChatStream``).
+    ``runtime.generative.ChatStream``), read with ``for`` (the ``openai`` client) or ``async for``
+    (``openai.AsyncOpenAI``: no thread held while the server answers).
 
     A stream that breaks after some text (garbage, a dropped connection, the timeout) ends without
     raising: the partial answer is kept with finish reason ``error`` or ``timeout`` and ``error`` says
@@ -213,66 +386,82 @@ class RemoteChatStream(AnswerStream):
         return request
 
     def _run(self) -> Iterator[str]:
-        remote = self.remote
-        started = time.perf_counter()
-        deadline = started + remote.timeout
-        text, first_token_ms, finish, error = "", None, None, ""
-        usage = None
-        # A server that decoded a character cut in two sends U+FFFD for it: held back, dropped at the end.
-        tail = TextTail()
-        client = _client(remote)
+        reading = _Reading(self.remote)
+        client = _client(self.remote)
         try:
             try:
-                response = client.chat.completions.create(**self._request())
+                opened = client.chat.completions.with_streaming_response.create(**self._request())
+                response = opened.__enter__()
             except Exception as exc:  # noqa: BLE001 - every failure becomes a clear InferenceError
-                logger.warning("chat server %s failed: %s", remote.name or remote.model, type(exc).__name__)
-                raise _explain(exc) from None
+                raise _failed_to_start(self.remote, exc) from None
             try:
-                for chunk in response:
-                    if getattr(chunk, "usage", None) is not None:
-                        usage = chunk.usage
-                    for choice in chunk.choices or ():
-                        piece = getattr(choice.delta, "content", None) or ""
-                        if choice.finish_reason:
-                            finish = choice.finish_reason
-                        if piece:
-                            if first_token_ms is None:
-                                first_token_ms = (time.perf_counter() - started) * 1000
-                            whole = tail.feed(piece)
-                            text = tail.text
-                            if whole:
-                                yield whole
-                    if time.perf_counter() > deadline or len(text) > MAX_ANSWER_CHARS:
-                        finish, error = "timeout", "the answer did not end within the time limit"
+                for line in response.http_response.iter_lines():
+                    whole = reading.take(line)
+                    if whole:
+                        yield whole
+                    if reading.done or reading.over():
                         break
-            except GeneratorExit:  # the reader left: unless the server had ended the answer, it is cut short
-                finish = finish or "cut_short"
+            except GeneratorExit:
+                reading.left()
                 raise
             except Exception as exc:  # noqa: BLE001 - a stream that breaks keeps what came
-                if not text:
-                    raise _explain(exc) from None
-                finish, error = "error", f"the stream broke off: {_explain(exc)}"
+                reading.broke(exc)
             finally:
-                response.close()
-            if finish is None:
-                finish, error = "error", error or "the stream ended without a finish reason"
+                _quietly_sync(opened)
+            reading.ended()
         finally:
             client.close()
-            input_tokens = getattr(usage, "prompt_tokens", None)
-            output_tokens = getattr(usage, "completion_tokens", None)
-            self.generation = Generation(
-                text=text,
-                finish_reason=finish or "error",
-                model=remote.name or remote.model,
-                decoding=remote.decoding.as_dict(),
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-                first_token_ms=first_token_ms,
-                latency_ms=(time.perf_counter() - started) * 1000,
-                seed=remote.decoding.seed,
-                cost=remote.cost(input_tokens, output_tokens),
-                error=error,
-            )
+            self.generation = reading.generation()
+
+    async def _arun(self) -> AsyncIterator[str]:
+        reading = _Reading(self.remote)
+        client = _async_client(self.remote)
+        try:
+            try:
+                opened = client.chat.completions.with_streaming_response.create(**self._request())
+                response = await opened.__aenter__()
+            except Exception as exc:  # noqa: BLE001 - as _run
+                raise _failed_to_start(self.remote, exc) from None
+            try:
+                async for line in response.http_response.aiter_lines():
+                    whole = reading.take(line)
+                    if whole:
+                        yield whole
+                    if reading.done or reading.over():
+                        break
+            except (GeneratorExit, asyncio.CancelledError):  # the reader left, or its request was cancelled
+                reading.left()
+                raise
+            except Exception as exc:  # noqa: BLE001 - as _run
+                reading.broke(exc)
+            finally:
+                await _quietly(opened.__aexit__(None, None, None))
+            reading.ended()
+        finally:
+            self.generation = reading.generation()
+            await _quietly(client.close())
+
+
+def _count(value) -> int | None:
+    """A token count from the server's usage: a whole number of at least 0, else None (not known)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _quietly_sync(opened) -> None:
+    """Close a streamed response, whatever closing raises (as ``_quietly``)."""
+    try:
+        opened.__exit__(None, None, None)
+    except Exception:  # noqa: BLE001
+        logger.debug("closing a chat server's stream failed", exc_info=True)
+
+
+async def _quietly(closing) -> None:
+    """Await ``closing`` (a connection's close), whatever it raises: the answer is recorded already, and
+    a reader who left may have left a broken connection behind."""
+    try:
+        await closing
+    except Exception:  # noqa: BLE001
+        logger.debug("closing a chat server's stream failed", exc_info=True)
 
 
 def stream_remote(remote: RemoteChat, messages: Sequence[dict]) -> RemoteChatStream:

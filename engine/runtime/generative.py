@@ -17,6 +17,7 @@ Django model (the benchmarks use it without a database); torch and transformers 
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import json
 import logging
@@ -25,7 +26,7 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -222,16 +223,104 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path) -> Path:
 # --- serving ------------------------------------------------------------------------------------------
 
 
+class _Ended:
+    """What ``pieces_in_thread``'s thread hands over last: the error its iterator raised, or None."""
+
+    def __init__(self, error: BaseException | None):
+        self.error = error
+
+
+async def pieces_in_thread(iterator: Iterator[str]) -> AsyncIterator[str]:
+    """The pieces of a blocking ``iterator``, pulled by a thread of its own and handed to the event loop
+    as they come, so the loop never blocks on them (a local model's answer under an ASGI worker).
+
+    A reader that leaves early (``aclose()``, a cancelled task) makes the thread close ``iterator`` once
+    its current piece is in (for a local answer, the next token or the next second in the queue), and
+    waits for that: the iterator's own ``finally`` (which records what was generated) has run when this
+    ends. An error the iterator raises is raised here.
+    """
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue = asyncio.Queue()
+    leave = threading.Event()
+
+    def hand_over(item) -> None:
+        try:
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the loop is closed: nobody is reading any more
+            pass
+
+    def pull() -> None:
+        error = None
+        try:
+            for piece in iterator:
+                hand_over(piece)
+                if leave.is_set():
+                    break
+        except BaseException as exc:  # noqa: BLE001 - handed to the reader, raised there
+            error = exc
+        finally:
+            try:
+                iterator.close()  # the reader left: the iterator's finally runs here, in its own thread
+            except BaseException as exc:  # noqa: BLE001
+                error = error or exc
+            hand_over(_Ended(error))
+
+    threading.Thread(target=pull, name="answer-pieces", daemon=True).start()
+    ended = False
+    try:
+        while True:
+            item = await queue.get()
+            if isinstance(item, _Ended):
+                ended = True
+                if item.error is not None:
+                    raise item.error
+                return
+            yield item
+    finally:
+        if not ended:
+            leave.set()
+            while not isinstance(await queue.get(), _Ended):
+                pass
+
+
 class AnswerStream:
     """The pieces (str) of one answer, in order, as they come; ``generation`` is set once it ends.
 
-    A subclass's ``_run`` generator yields the pieces and sets ``generation`` in its ``finally``;
-    ``close()`` (or leaving a loop over it) ends it early.
+    Read it with ``for`` (blocking) or ``async for`` (an event loop: an ASGI worker), not both. A
+    subclass's ``_run`` generator yields the pieces and sets ``generation`` in its ``finally``; its
+    ``_arun`` is the same answer as an async generator, by default ``_run`` pulled in a thread of its own
+    (``pieces_in_thread``). ``close()`` / ``aclose()`` (or leaving a loop over it) ends it early.
     """
 
     def __init__(self):
         self.generation: Generation | None = None
         self._iterator = self._run()
+        self._aiterator: AsyncIterator[str] | None = None
+
+    def __aiter__(self) -> AsyncIterator[str]:
+        if self._aiterator is None:
+            self._aiterator = self._arun()
+        return self._aiterator
+
+    async def __anext__(self) -> str:
+        return await self.__aiter__().__anext__()
+
+    async def aclose(self) -> None:
+        """End the answer early (an async reader): as ``close()``, from the event loop."""
+        if self._aiterator is not None:
+            await self._aiterator.aclose()
+        else:
+            self.close()
+
+    async def adrain(self) -> Generation:
+        """``drain()`` for an async reader: the rest of the answer read, its ``Generation`` returned."""
+        async for _ in self.__aiter__():
+            pass
+        assert self.generation is not None
+        return self.generation
+
+    def _arun(self) -> AsyncIterator[str]:
+        return pieces_in_thread(self._iterator)
 
     def __iter__(self) -> Iterator[str]:
         return self._iterator

@@ -23,7 +23,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 
 from engine.runtime.generative import AnswerStream, Generation, PromptTooLong, Waiting
 from engine.runtime.model_files import InferenceError
@@ -65,20 +65,34 @@ def start(stream: AnswerStream) -> list[str]:
         return [next(stream)]
     except StopIteration:
         return []
-    except QueueFull:
-        raise
-    except PromptTooLong as exc:
-        raise OpenAIError(
+    except InferenceError as exc:
+        raise _not_started(exc) from None
+
+
+async def astart(stream: AnswerStream) -> list[str]:
+    """``start`` for a stream read with ``async for`` (an ASGI worker); the same errors."""
+    try:
+        return [await stream.__anext__()]
+    except StopAsyncIteration:
+        return []
+    except InferenceError as exc:
+        raise _not_started(exc) from None
+
+
+def _not_started(exc: InferenceError) -> Exception:
+    if isinstance(exc, QueueFull):
+        return exc
+    if isinstance(exc, PromptTooLong):
+        return OpenAIError(
             400,
             f"This model's maximum context length is {exc.limit:,} tokens. However, your messages "
             f"resulted in {exc.tokens:,} tokens and {exc.max_new_tokens:,} are asked for the answer. "
             "Please reduce the length of the messages or of max_tokens.",
             param="messages",
             code="context_length_exceeded",
-        ) from None
-    except InferenceError:
-        logger.exception("chat completion: the model failed before answering")
-        raise model_failed() from None
+        )
+    logger.error("chat completion: the model failed before answering", exc_info=exc)
+    return model_failed()
 
 
 def _busy(generation: Generation) -> bool:
@@ -164,6 +178,60 @@ def _data(payload) -> str:
     return f"data: {data}\n\n"
 
 
+class _Chunks:
+    """The ``chat.completion.chunk`` events of one answer, the blocking and the async loop alike."""
+
+    def __init__(self, *, model_id: str, stops: Iterable[str], include_usage: bool):
+        self.cid, self.created, self.model_id = completion_id(), int(time.time()), model_id
+        self.usage_field = {"usage": None} if include_usage else {}
+        self.include_usage = include_usage
+        self.trimmer = StopTrimmer(stops)
+
+    def chunk(self, delta: dict, finish: str | None = None) -> dict:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {
+            "id": self.cid,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model_id,
+            "system_fingerprint": None,
+            "choices": [choice],
+            **self.usage_field,
+        }
+
+    def first(self) -> str:
+        return _data(self.chunk({"role": "assistant", "content": ""}))
+
+    def piece(self, piece: str) -> str | None:
+        """The event of one piece of the answer (a comment while it waits in line), or None."""
+        if isinstance(piece, Waiting):
+            return f": waiting, {piece.ahead} ahead\n\n"
+        text = self.trimmer.feed(piece)
+        return _data(self.chunk({"content": text})) if text else None
+
+    @staticmethod
+    def broke() -> str:
+        logger.exception("chat completion (streamed): the model failed while answering")
+        return _data(model_failed().body())
+
+    def ended(self, generation: Generation | None) -> Iterator[str]:
+        """The last events once the stream is closed: the rest of the text, the finish reason, the usage
+        and ``[DONE]``; or the error event of an answer that failed or never got a slot."""
+        if generation is None or generation.finish_reason == "error":
+            yield _data(model_failed().body())
+            return
+        if _busy(generation):
+            yield _data(OpenAIError(503, BUSY, type=SERVER_ERROR, code="server_overloaded").body())
+            return
+        rest = self.trimmer.rest(generation.text)
+        if rest:
+            yield _data(self.chunk({"content": rest}))
+        yield _data(self.chunk({}, FINISH_REASONS.get(generation.finish_reason, "stop")))
+        if self.include_usage:
+            yield _data({**self.chunk({}), "choices": [], "usage": usage_of(generation)})
+        yield _data("[DONE]")
+
+
 def events(
     stream: AnswerStream,
     started: list[str],
@@ -174,48 +242,46 @@ def events(
 ) -> Iterator[str]:
     """The server-sent events of the answer (module docstring). Closing the iterator (the client left)
     closes ``stream``, which stops the generation at its next token."""
-    cid, created = completion_id(), int(time.time())
-    usage_field = {"usage": None} if include_usage else {}
-
-    def chunk(delta: dict, finish: str | None = None) -> dict:
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model_id,
-            "system_fingerprint": None,
-            "choices": [choice],
-            **usage_field,
-        }
-
-    trimmer = StopTrimmer(stops)
+    chunks = _Chunks(model_id=model_id, stops=stops, include_usage=include_usage)
     try:
-        yield _data(chunk({"role": "assistant", "content": ""}))
+        yield chunks.first()
         for piece in itertools.chain(started, stream):
-            if isinstance(piece, Waiting):
-                yield f": waiting, {piece.ahead} ahead\n\n"
-                continue
-            text = trimmer.feed(piece)
-            if text:
-                yield _data(chunk({"content": text}))
+            said = chunks.piece(piece)
+            if said:
+                yield said
     except InferenceError:
-        logger.exception("chat completion (streamed): the model failed while answering")
-        yield _data(model_failed().body())
+        yield chunks.broke()
         return
     finally:
         stream.close()
-    generation = stream.generation
-    if generation is None or generation.finish_reason == "error":
-        yield _data(model_failed().body())
+    yield from chunks.ended(stream.generation)
+
+
+async def aevents(
+    stream: AnswerStream,
+    started: list[str],
+    *,
+    model_id: str,
+    stops: Iterable[str] = (),
+    include_usage: bool = False,
+) -> AsyncIterator[str]:
+    """``events`` for an ASGI worker: the answer read with ``async for`` (a remote one holds no
+    thread)."""
+    chunks = _Chunks(model_id=model_id, stops=stops, include_usage=include_usage)
+    try:
+        yield chunks.first()
+        for piece in started:
+            said = chunks.piece(piece)
+            if said:
+                yield said
+        async for piece in stream:
+            said = chunks.piece(piece)
+            if said:
+                yield said
+    except InferenceError:
+        yield chunks.broke()
         return
-    if _busy(generation):
-        yield _data(OpenAIError(503, BUSY, type=SERVER_ERROR, code="server_overloaded").body())
-        return
-    rest = trimmer.rest(generation.text)
-    if rest:
-        yield _data(chunk({"content": rest}))
-    yield _data(chunk({}, FINISH_REASONS.get(generation.finish_reason, "stop")))
-    if include_usage:
-        yield _data({**chunk({}), "choices": [], "usage": usage_of(generation)})
-    yield _data("[DONE]")
+    finally:
+        await stream.aclose()
+    for said in chunks.ended(stream.generation):
+        yield said

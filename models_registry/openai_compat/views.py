@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from django.http import StreamingHttpResponse
+from asgiref.sync import async_to_sync
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.permissions import IsAuthenticated
@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.parsers import JSONParser
+from core.streaming import event_stream_response, served_async
 from engine.runtime.model_files import InferenceError
 from engine.runtime.slots import QueueFull
 from models_registry.generative import chat_stream, decoding_of
@@ -97,20 +98,16 @@ class ChatCompletions(OpenAIView):
         except InferenceError:
             logger.exception("chat completion: model %s could not start", model.pk)
             raise model_failed() from None
-        started = responses.start(stream)
         if not chat.stream:
-            return Response(responses.completion(stream, started, model_id=model_id(model)))
-        events = responses.events(
-            stream,
-            started,
-            model_id=model_id(model),
-            stops=decoding.stop,
-            include_usage=chat.include_usage,
-        )
-        response = StreamingHttpResponse(events, content_type="text/event-stream; charset=utf-8")
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"
-        return response
+            return Response(responses.completion(stream, responses.start(stream), model_id=model_id(model)))
+        details = {"model_id": model_id(model), "stops": decoding.stop, "include_usage": chat.include_usage}
+        if served_async(request):
+            # An ASGI worker: the answer is read on the event loop (a remote one holds no thread); its
+            # first piece is awaited here, so that a refusal is still an HTTP error.
+            started = async_to_sync(responses.astart)(stream)
+            return event_stream_response(responses.aevents(stream, started, **details))
+        started = responses.start(stream)
+        return event_stream_response(responses.events(stream, started, **details))
 
 
 @csrf_exempt

@@ -138,9 +138,10 @@ def test_a_lost_answer_is_charged_its_reservation(red_round, conversation_of, an
     RoundBudget.objects.create(round=red_round, cap=Decimal("1"))
     conversation = conversation_of(annotator)
     stream = send_turn(conversation=conversation, annotator=annotator, prompt="Say hi.")
-    # The worker died before the answer ended: the turn is still 'answering', never settled.
+    # The worker (on another machine: its death cannot be seen) died before the answer ended: the turn is
+    # still 'answering', nothing written for an hour, never settled.
     Turn.objects.filter(pk=stream.turn.pk).update(
-        created_at=stream.turn.created_at - datetime.timedelta(hours=1)
+        updated_at=stream.turn.created_at - datetime.timedelta(hours=1), answered_by="elsewhere|b|1|1"
     )
     "".join(send_turn(conversation=conversation, annotator=annotator, prompt="Again."))
     lost = BudgetCharge.objects.get(turn=stream.turn)

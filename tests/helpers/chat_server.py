@@ -12,6 +12,7 @@ misbehaviour instead, for the fault tests:
 * ``fault-cut``: two pieces, then the connection closes with no finish reason and no ``[DONE]``;
 * ``fault-endless``: a piece every 50 ms, forever (until the client goes);
 * ``fault-hang``: reads the request and never answers (until ``stop``);
+* ``fault-stall``: two pieces, then silence with the connection open (until ``stop``);
 * ``fault-nologprobs``: a 400 for a request that asks for ``logprobs``, else the real answer;
 * ``fault-noletter``: answers "Not sure, sorry." (``NO_LETTER``), streamed or not, without logprobs:
   a multiple-choice answer that names no option's letter.
@@ -27,7 +28,9 @@ seen, so a test can check what was sent.
 ``server.reply``, when set, is a function of the request body (JSON) that returns the answer's text: every
 request for a model name that is not a ``fault-*`` one is then answered with that text instead of the
 model's (streamed in two pieces, with usage when asked, or whole), so a test chooses what a remote model
-says; ``ChatServer(None)`` then needs no model at all.
+says; ``ChatServer(None)`` then needs no model at all. With ``server.hold`` (a ``threading.Event``) set
+to one, such an answer's second piece waits until the event is set (a test sees the first piece arrive
+while the server is still answering); ``server.first_sent`` counts the first pieces sent.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ class ChatServer:
         self.headers: list[str] = []
         self.fail_first = 0
         self.reply = None
+        self.hold: threading.Event | None = None
+        self.first_sent = 0
+        self._count_lock = threading.Lock()
         self._failed = 0
         self._stop = threading.Event()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -199,9 +205,17 @@ class ChatServer:
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
                 half = len(text) // 2
-                for piece in (text[:half], text[half:]):
-                    if piece:
-                        self._event(self._chunk(name, piece))
+                try:
+                    for number, piece in enumerate((text[:half], text[half:])):
+                        if number == 1 and server.hold is not None:
+                            server.hold.wait(30)
+                        if piece:
+                            self._event(self._chunk(name, piece))
+                        if number == 0:
+                            with server._count_lock:
+                                server.first_sent += 1
+                except (BrokenPipeError, ConnectionResetError):
+                    return None
                 self._event(self._chunk(name, None, "stop"))
                 if (request.get("stream_options") or {}).get("include_usage"):
                     self._event({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
@@ -228,9 +242,11 @@ class ChatServer:
                         self._event("[DONE]")
                         self.wfile.write(b"0\r\n\r\n")
                         return
-                    if name in ("fault-garbage", "fault-cut"):
+                    if name in ("fault-garbage", "fault-cut", "fault-stall"):
                         self._event(self._chunk(name, "Half "))
                         self._event(self._chunk(name, "an answer"))
+                        if name == "fault-stall":
+                            server._stop.wait(30)
                         if name == "fault-garbage":
                             self._event("{not json")
                         self.close_connection = True
