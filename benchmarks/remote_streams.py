@@ -386,11 +386,14 @@ def measure(args, chat_port: int) -> None:
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
+        cpu_before, clock = crowd.process_cpu(), time.perf_counter()
         beside = crowd.run_load(
             argparse.Namespace(seconds=args.seconds, think=args.think, ramp=10.0), base, setup
         )
         platform = summary(json.loads(streams_proc.communicate()[0]))
         sampling.set()
+        elapsed = time.perf_counter() - clock
+        cpu = {k: (v - cpu_before[k]) / elapsed for k, v in crowd.process_cpu().items()}
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
@@ -409,6 +412,9 @@ def measure(args, chat_port: int) -> None:
               + (f": {sorted(set(got['errors']))[:3]}" if got["errors"] else ""))  # fmt: skip
     print(f"added by the platform at p95: {added:.0f} ms")
     print(f"web processes at the busiest sample: {busiest[0]} threads, {busiest[1]:.0f} MB resident")
+    chunks = args.streams * args.turns * args.tokens
+    print(f"CPU while the streams ran (cores busy, of 2): web {cpu['web']:.2f}, postgres {cpu['postgres']:.2f}, "
+          f"this process (the crowd) {cpu['client']:.2f}; {chunks:,} chunks in {elapsed:.0f} s")  # fmt: skip
     print(f"turns stored: {total}, answered {answered} (of {args.streams * args.turns} sent)")
     line_alone, _ = crowd_line("classifier crowd alone", alone, setup)
     line_beside, crowd_met = crowd_line("classifier crowd beside the streams", beside, setup)

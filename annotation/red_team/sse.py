@@ -6,7 +6,8 @@ The stream (``text/event-stream``, https://html.spec.whatwg.org/multipage/server
 * ``event: queued`` while the answer waits for its turn on a busy local model (``runtime.slots``),
   about once a second, ``data`` = ``{"ahead": n}``, the answers before it;
 * ``event: token`` per piece of the answer, ``data`` = ``{"text": piece}`` (JSON, so newlines and any
-  character travel safely);
+  character travel safely); pieces that come within ``GATHER_SECONDS`` (0.1 s) of the last event are
+  sent together in the next;
 * ``event: done`` last, ``data`` = the stored turn (``turn_payload``): status, the whole answer, its
   finish reason, error and generation record. A broken or timed-out answer still ends with ``done``.
 
@@ -17,6 +18,7 @@ with finish reason ``cut_short``.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Iterator
 
 from asgiref.sync import sync_to_async
@@ -50,40 +52,67 @@ def turn_payload(turn: Turn) -> dict:
     }
 
 
-def _piece_event(piece: str) -> str | None:
-    if isinstance(piece, Waiting):  # the model is answering others first
-        return event("queued", {"ahead": piece.ahead})
-    return event("token", {"text": piece}) if piece else None
+#: Pieces that come within this many seconds of the last ``token`` event are sent together in the next
+#: one: a server streaming 50 tokens a second gives the reader 10 events a second, not 50 (each event is
+#: a write of its own, the larger part of a worker's CPU per stream; docs/serving.md, "Many streams per
+#: worker"). The first piece, and one after a pause, go at once.
+GATHER_SECONDS = 0.1
+
+
+class _Gathered:
+    """The answer's events, its pieces gathered per ``GATHER_SECONDS`` (the blocking and the async loop
+    alike)."""
+
+    def __init__(self):
+        self.held, self.sent_at = "", float("-inf")
+
+    def piece(self, piece: str) -> str | None:
+        """The event to send for ``piece`` now, or None while it is held."""
+        if isinstance(piece, Waiting):  # the model is answering others first: said at once
+            return self.rest() + event("queued", {"ahead": piece.ahead})
+        self.held += piece
+        now = time.monotonic()
+        if not self.held or now - self.sent_at < GATHER_SECONDS:
+            return None
+        self.sent_at = now
+        return self.rest()
+
+    def rest(self) -> str:
+        """The ``token`` event of what is held ("" for nothing)."""
+        text, self.held = self.held, ""
+        return event("token", {"text": text}) if text else ""
 
 
 def _events(stream: TurnStream) -> Iterator[str]:
     turn = stream.turn
+    gathered = _Gathered()
     yield event("turn", {"turn": turn.index, "conversation": turn.conversation_id})
     try:
         for piece in stream:
-            said = _piece_event(piece)
+            said = gathered.piece(piece)
             if said:
                 yield said
     finally:
         stream.close()
     turn.refresh_from_db()
-    yield event("done", turn_payload(turn))
+    yield gathered.rest() + event("done", turn_payload(turn))
 
 
 async def _aevents(stream: TurnStream) -> AsyncIterator[str]:
     """``_events`` for an ASGI worker: the answer read with ``async for``, the database read in the
     request's thread."""
     turn = stream.turn
+    gathered = _Gathered()
     yield event("turn", {"turn": turn.index, "conversation": turn.conversation_id})
     try:
         async for piece in stream:
-            said = _piece_event(piece)
+            said = gathered.piece(piece)
             if said:
                 yield said
     finally:
         await stream.aclose()
     await sync_to_async(turn.refresh_from_db)()
-    yield event("done", turn_payload(turn))
+    yield gathered.rest() + event("done", turn_payload(turn))
 
 
 def sse_response(request, stream: TurnStream) -> StreamingHttpResponse:
