@@ -174,27 +174,25 @@ def read_api_key(api_key_env: str = "", api_key_file: str = "") -> str | None:
     return None
 
 
-def _client(remote: RemoteChat) -> openai.OpenAI:
+def _client_settings(remote: RemoteChat) -> dict:
+    """What both clients are made with: the checked base URL, the key read now, the timeout, retries."""
     check_endpoint_url(remote.base_url)
     key = read_api_key(remote.api_key_env, remote.api_key_file)
-    return openai.OpenAI(
-        api_key=key or "none",
-        base_url=remote.base_url,
-        timeout=remote.timeout,
-        max_retries=MAX_RETRIES,
-        http_client=guarded_http_client(remote.timeout),
-    )
+    return {
+        "api_key": key or "none",
+        "base_url": remote.base_url,
+        "timeout": remote.timeout,
+        "max_retries": MAX_RETRIES,
+    }
+
+
+def _client(remote: RemoteChat) -> openai.OpenAI:
+    return openai.OpenAI(**_client_settings(remote), http_client=guarded_http_client(remote.timeout))
 
 
 def _async_client(remote: RemoteChat) -> openai.AsyncOpenAI:
-    check_endpoint_url(remote.base_url)
-    key = read_api_key(remote.api_key_env, remote.api_key_file)
     return openai.AsyncOpenAI(
-        api_key=key or "none",
-        base_url=remote.base_url,
-        timeout=remote.timeout,
-        max_retries=MAX_RETRIES,
-        http_client=guarded_async_http_client(remote.timeout),
+        **_client_settings(remote), http_client=guarded_async_http_client(remote.timeout)
     )
 
 

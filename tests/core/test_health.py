@@ -108,21 +108,7 @@ def test_health_is_plain_text_on_request(client):
 def test_a_remote_chat_target_has_no_files_to_check(client, db):
     """A red-teaming round whose target is a chat server (no path, no files here) is healthy: the server is
     not called either (each probe would send it traffic)."""
-    from models_registry.models import RegisteredModel, RoundTarget
-    from tasks.builtin_configs import RED_TEAM_CONFIG
-    from tasks.models import Task
-    from tasks.services import ensure_round, set_current_round
+    from tests.factories.red_team import make_remote_red_team_round
 
-    task = Task.objects.create(slug="red-remote", name="Red-team", config=RED_TEAM_CONFIG)
-    round_ = ensure_round(task=task, number=1)
-    set_current_round(task=task, round_=round_)
-    model = RegisteredModel.objects.create(
-        task=task,
-        name="remote",
-        source=RegisteredModel.Source.CHAT_ENDPOINT,
-        endpoint_url="http://127.0.0.1:9/v1",
-        chat_model_name="m",
-        status="ready",
-    )
-    RoundTarget.objects.create(round=round_, model=model)
+    make_remote_red_team_round("http://127.0.0.1:9/v1")
     assert _health(client).status_code == 200

@@ -9,7 +9,6 @@ a thread of the test process (tests/helpers/asgi_server.py).
 
 from __future__ import annotations
 
-import copy
 import json
 import threading
 import time
@@ -21,12 +20,11 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from annotation.models import BudgetCharge, Conversation, RoundBudget, Turn
-from models_registry.models import RegisteredModel, RoundTarget
+from models_registry.models import RegisteredModel
 from models_registry.serving import AnswerStream, Generation
-from tasks.builtin_configs import RED_TEAM_CONFIG
-from tasks.models import Context, Task
-from tasks.services import ensure_round, set_current_round
+from tasks.models import Context
 from tests.factories.accounts import UserFactory
+from tests.factories.red_team import make_remote_red_team_round
 from tests.helpers.asgi_server import AsgiServer
 from tests.helpers.chat_server import ChatServer
 
@@ -53,20 +51,10 @@ def asgi(settings):
 def remote_round(base_url: str, chat_model_name: str = "echo", **generation):
     """A red-teaming task whose round 1 targets a model on the chat server at ``base_url``, and its
     passage."""
-    task = Task.objects.create(slug="red-remote", name="Red-team", config=copy.deepcopy(RED_TEAM_CONFIG))
-    round_ = ensure_round(task=task, number=1)
-    set_current_round(task=task, round_=round_)
-    model = RegisteredModel.objects.create(
-        task=task,
-        name="remote",
-        source=RegisteredModel.Source.CHAT_ENDPOINT,
-        endpoint_url=base_url,
-        chat_model_name=chat_model_name,
-        status="ready",
-        generation={"max_new_tokens": 16, "temperature": 0.0, "timeout": 20, **generation},
+    round_ = make_remote_red_team_round(base_url, chat_model_name=chat_model_name, generation=generation)
+    passage = Context.objects.create(
+        task=round_.task, round=round_, data={"title": "T", "passage": "A passage."}
     )
-    RoundTarget.objects.create(round=round_, model=model)
-    passage = Context.objects.create(task=task, round=round_, data={"title": "T", "passage": "A passage."})
     return round_, passage
 
 

@@ -36,3 +36,24 @@ def make_red_team_round(
 def make_passage(round_: Round, passage: str = PASSAGE, title: str = "Amazon") -> Context:
     """A context of ``round_`` with ``title`` and ``passage``."""
     return Context.objects.create(task=round_.task, round=round_, data={"title": title, "passage": passage})
+
+
+def make_remote_red_team_round(
+    base_url: str, *, slug: str = "red-remote", chat_model_name: str = "echo", generation: dict | None = None
+) -> Round:
+    """A red-teaming task ``slug`` with round 1 current and open, its target a model on the chat server at
+    ``base_url`` (greedy, 16 new tokens, a 20 s timeout, unless ``generation`` adds or changes)."""
+    task = Task.objects.create(slug=slug, name="Red-team", config=copy.deepcopy(RED_TEAM_CONFIG))
+    round_ = ensure_round(task=task, number=1)
+    set_current_round(task=task, round_=round_)
+    model = RegisteredModel.objects.create(
+        task=task,
+        name="remote",
+        source=RegisteredModel.Source.CHAT_ENDPOINT,
+        endpoint_url=base_url,
+        chat_model_name=chat_model_name,
+        status="ready",
+        generation={"max_new_tokens": 16, "temperature": 0.0, "timeout": 20, **(generation or {})},
+    )
+    RoundTarget.objects.create(round=round_, model=model)
+    return round_

@@ -21,10 +21,11 @@ class AsgiServer:
         from django.core.asgi import get_asgi_application
         from django.db import connections
 
+        # As dynabench.asgi sets it, for the server's life only: read before that module is imported (its
+        # import sets it), so that the rest of the session keeps its connections.
+        self._kept = {alias: connections.settings[alias]["CONN_MAX_AGE"] for alias in connections}
         from dynabench.asgi import unkept_connections
 
-        # As dynabench.asgi sets it, for the server's life only: the test's own connection is kept.
-        self._kept = {alias: connections.settings[alias]["CONN_MAX_AGE"] for alias in connections}
         unkept_connections()
 
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
