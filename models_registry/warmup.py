@@ -101,7 +101,7 @@ def prepare_web_worker(*, processes: int, threads: int) -> threading.Thread | No
         threads, GENERATION_SLOTS.size, settings.DYNABENCH_GENERATION_QUEUE
     )
     logger.info(
-        "generation slots: %s at once, at most %s waiting (%s request threads)",
+        "generation slots: %s at once, at most %s waiting (sized for %s request threads)",
         GENERATION_SLOTS.size,
         GENERATION_SLOTS.max_waiting,
         threads,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The production profile (run through `make serve`; docs/deployment.md): gunicorn serving the WSGI app
-# and static files (whitenoise), django-q2's cluster on Redis, PostgreSQL as the database.
+# The production profile (run through `make serve`; docs/deployment.md): gunicorn with uvicorn workers
+# serving the ASGI app and static files (whitenoise), django-q2's cluster on Redis, PostgreSQL as the database.
 # Every setting comes from the environment (dynabench/settings.py, .env.example); the defaults below
 # are this machine's services on loopback. Ctrl-C (or SIGTERM to this script) stops everything.
 set -euo pipefail

@@ -14,7 +14,7 @@ An unknown or hidden task, round, release or file answers 404.
 
 from __future__ import annotations
 
-from django.http import FileResponse, Http404
+from django.http import Http404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -24,6 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from core.api.lookups import positive_int_or_404
+from core.streaming import file_response
 from models_registry.serializers import ModelErrorSerializer
 from tasks.models import Round, Task
 
@@ -156,7 +157,8 @@ class ReleaseFile(APIView):
         path = release_dir(release) / name
         if not path.is_file():
             raise Http404("No such file.")
-        response = FileResponse(
+        response = file_response(
+            request,
             path.open("rb"),
             as_attachment=True,
             filename=f"{release.task.slug}-round-{release.round.number}-v{release.version}-{name}",
