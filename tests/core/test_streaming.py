@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from django.test import AsyncRequestFactory, RequestFactory
 
 from core.streaming import file_response, served_async, streaming_response
+
+# Closing a response sends request_finished, whose handler closes the database connections.
+pytestmark = pytest.mark.django_db
 
 
 def _collect(response) -> bytes:
