@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import copy
 import json
 import os
 import random
@@ -218,32 +217,15 @@ def set_up_red_team(chat_port: int, streams: int, tokens: int) -> list[tuple[int
 
     from annotation.models import RoundBudget
     from annotation.red_team.conversations import start_conversation
-    from models_registry.models import RegisteredModel, RoundTarget
-    from tasks.builtin_configs import RED_TEAM_CONFIG
-    from tasks.models import Context, Task
-    from tasks.services import ensure_round, set_current_round
+    from tasks.models import Context
+    from tests.factories.red_team import make_remote_red_team_round
 
-    task = Task.objects.create(
-        slug="red-remote", name="Red-team (remote)", config=copy.deepcopy(RED_TEAM_CONFIG)
+    generation = {"max_new_tokens": tokens, "timeout": 600, "price_input_per_million": 1.0,
+                  "price_output_per_million": 2.0}  # fmt: skip
+    round_ = make_remote_red_team_round(
+        f"http://127.0.0.1:{chat_port}/v1", chat_model_name="fake", generation=generation
     )
-    round_ = ensure_round(task=task, number=1)
-    set_current_round(task=task, round_=round_)
-    model = RegisteredModel.objects.create(
-        task=task,
-        name="remote",
-        source=RegisteredModel.Source.CHAT_ENDPOINT,
-        endpoint_url=f"http://127.0.0.1:{chat_port}/v1",
-        chat_model_name="fake",
-        status="ready",
-        generation={
-            "max_new_tokens": tokens,
-            "temperature": 0.0,
-            "timeout": 600,
-            "price_input_per_million": 1.0,
-            "price_output_per_million": 2.0,
-        },  # fmt: skip
-    )
-    RoundTarget.objects.create(round=round_, model=model)
+    task = round_.task
     RoundBudget.objects.create(round=round_, cap=Decimal("1000000"))
     passage = Context.objects.create(task=task, round=round_, data={"title": "T", "passage": "A passage."})
     User = get_user_model()

@@ -61,20 +61,27 @@ MAX_RETRIES = 2
 MAX_ANSWER_CHARS = 100_000
 
 
+def _guarded_socket(host, port, timeout, socket_options) -> socket.socket:
+    """A socket connected by ``connect_checked`` (``EndpointAddressRefused`` passes through), with
+    ``socket_options`` and ``TCP_NODELAY`` set; a failed connect raised as httpcore's error. Blocking:
+    the async backend runs it in a worker thread."""
+    try:
+        sock = connect_checked(host, port, timeout)
+    except TimeoutError as exc:
+        raise httpcore2.ConnectTimeout(str(exc)) from exc
+    except OSError as exc:
+        raise httpcore2.ConnectError(str(exc)) from exc
+    for option in socket_options or ():
+        sock.setsockopt(*option)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
 class GuardedBackend(httpcore2.SyncBackend):
     """httpcore's network backend with every TCP connection made by ``connect_checked``."""
 
     def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        try:
-            sock = connect_checked(host, port, timeout)  # EndpointAddressRefused passes through
-        except TimeoutError as exc:
-            raise httpcore2.ConnectTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore2.ConnectError(str(exc)) from exc
-        for option in socket_options or ():
-            sock.setsockopt(*option)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        return httpcore2._backends.sync.SyncStream(sock)
+        return httpcore2._backends.sync.SyncStream(_guarded_socket(host, port, timeout, socket_options))
 
 
 @functools.cache
@@ -99,15 +106,7 @@ class GuardedAsyncBackend(AnyIOBackend):
     lookup and connect block), then handed to the loop as an anyio socket stream."""
 
     async def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
-        try:  # EndpointAddressRefused passes through
-            sock = await anyio.to_thread.run_sync(connect_checked, host, port, timeout)
-        except TimeoutError as exc:
-            raise httpcore2.ConnectTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore2.ConnectError(str(exc)) from exc
-        for option in socket_options or ():
-            sock.setsockopt(*option)
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock = await anyio.to_thread.run_sync(_guarded_socket, host, port, timeout, socket_options)
         sock.settimeout(None)
         return AnyIOStream(await anyio.abc.SocketStream.from_socket(sock))
 
