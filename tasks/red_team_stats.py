@@ -30,6 +30,13 @@ a model verdict (``model_wrong`` not None):
   is None (a model without prices, a server that reports no usage); **cost per verified failure** =
   that sum / verified failures (None with no verified failure, or no known cost).
 
+**Intervals across people** (``core.clustered``): the attack success rate, each category's and each
+number of turns' rate, and the cost per verified failure get a 95% interval from the studentized
+cluster bootstrap over the round's red-teamers (the examples' ``annotator``: each person's
+conversations resampled together), with the number of people and the effective sample size; Wilson's
+interval over conversations taken as independent is kept beside it for comparison. Attempts without an
+annotator (a deleted account) count as one person together.
+
 Multiple-choice items (``metadata["mode"] == "multiple_choice"``) are counted apart: items written,
 items that fooled the target (it picked a wrong option: ``model_wrong``), items validated correct, and
 their MER = fooled / items.
@@ -41,6 +48,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
+
+import numpy as np
+
+from core.clustered import ClusteredRate, clustered_rates, clustered_ratio_interval
 
 from .kinds import conversational
 from .models import Round, Task
@@ -59,6 +70,7 @@ class Rate:
     label: str
     attempts: int
     verified: int
+    clustered: ClusteredRate | None = None
 
     @property
     def rate(self) -> float | None:
@@ -85,6 +97,16 @@ class RedTeamStats:
     items: int = 0
     items_fooled: int = 0
     items_validated: int = 0
+    #: The attack success rate with its interval across people (``core.clustered``); None with no attempt.
+    asr: ClusteredRate | None = None
+    #: The 95% interval of the cost per verified failure across people, (low, high) with high possibly
+    #: ``inf``; None without one (fewer than 5 people, no known cost or no verified failure).
+    cost_per_verified_interval: tuple[float, float] | None = None
+
+    @property
+    def people(self) -> int:
+        """The red-teamers with at least one attempt in the round."""
+        return self.asr.people if self.asr is not None else 0
 
     @property
     def attack_success_rate(self) -> float | None:
@@ -127,6 +149,10 @@ class _Round:
         self.category: dict[str, int] = defaultdict(int)
         self.turns: dict[int, list[int]] = defaultdict(lambda: [0, 0])  # turns -> [attempts, verified]
         self.items = self.items_fooled = self.items_validated = 0
+        # Per person (the example's annotator): [attempts, verified, their known cost], their verified failures per category, and [attempts, verified] per number of turns.
+        self.person: dict[int | None, list] = defaultdict(lambda: [0, 0, 0.0])
+        self.person_category: dict[tuple[int | None, str], int] = defaultdict(int)
+        self.person_turns: dict[tuple[int | None, int], list[int]] = defaultdict(lambda: [0, 0])
 
 
 def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[int, RedTeamStats]:
@@ -148,11 +174,18 @@ def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[in
         )
         .exclude(source__in=not_collected_sources())
         .values_list(
-            "round_id", "model_wrong", "status", "tags", "metadata__mode", "metadata__turns", "metadata__cost"
+            "round_id",
+            "annotator_id",
+            "model_wrong",
+            "status",
+            "tags",
+            "metadata__mode",
+            "metadata__turns",
+            "metadata__cost",
         )
     )
     acc: dict[int, _Round] = defaultdict(_Round)
-    for round_id, model_wrong, status, tags, mode, turns, cost in rows.iterator(chunk_size=5000):
+    for round_id, person, model_wrong, status, tags, mode, turns, cost in rows.iterator(chunk_size=5000):
         a = acc[round_id]
         validated = status == Example.Status.VALIDATED_CORRECT
         if mode == "multiple_choice":
@@ -166,18 +199,25 @@ def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[in
         a.attempts += 1
         a.claimed += model_wrong
         a.verified += verified
+        mine = a.person[person]
+        mine[0] += 1
+        mine[1] += verified
         if isinstance(turns, int) and not isinstance(turns, bool):
             a.turns[turns][0] += 1
             a.turns[turns][1] += verified
+            a.person_turns[person, turns][0] += 1
+            a.person_turns[person, turns][1] += verified
         if verified:
             for tag in set(tags or []):
                 a.category[tag] += 1
+                a.person_category[person, tag] += 1
         amount = _cost(cost)
         if amount is None:
             a.cost_unknown += 1
         else:
             a.cost += amount
             a.cost_known += 1
+            mine[2] += float(amount)
 
     labels = {c["name"]: c.get("label", c["name"]) for c in task.cfg.failure_categories}
     stats = {}
@@ -185,18 +225,23 @@ def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[in
         a = acc.get(round_.pk) or _Round()
         # The config's categories in its order, then tags it no longer lists that have failures.
         names = list(labels) + sorted(set(a.category) - set(labels))
+        turn_counts = sorted(a.turns)
+        overall, categories, by_turns, cost_interval = _across_people(a, names, turn_counts, round_.pk)
         stats[round_.pk] = RedTeamStats(
             round=round_,
             attempts=a.attempts,
             claimed=a.claimed,
             verified=a.verified,
             by_category=tuple(
-                Rate(name, labels.get(name, name), a.attempts, a.category.get(name, 0)) for name in names
+                Rate(name, labels.get(name, name), a.attempts, a.category.get(name, 0), clustered)
+                for name, clustered in zip(names, categories, strict=True)
             ),
             by_turns=tuple(
-                Rate(str(t), f"{t} turn{'' if t == 1 else 's'}", n, v)
-                for t, (n, v) in sorted(a.turns.items())
+                Rate(str(t), f"{t} turn{'' if t == 1 else 's'}", a.turns[t][0], a.turns[t][1], clustered)
+                for t, clustered in zip(turn_counts, by_turns, strict=True)
             ),
+            asr=overall,
+            cost_per_verified_interval=cost_interval,
             cost=a.cost if a.cost_known else None,
             cost_unknown=a.cost_unknown,
             items=a.items,
@@ -204,3 +249,35 @@ def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[in
             items_validated=a.items_validated,
         )
     return stats
+
+
+def _across_people(a: _Round, names: list[str], turn_counts: list[int], seed: int):
+    """The round's rates with their intervals across people (``core.clustered``), the people resampled
+    once for the whole table: ``(overall, [per category], [per number of turns], cost per verified
+    failure's interval)``; ``(None, [None...], [None...], None)`` with no attempt.
+
+    Columns of one (people x rows) matrix: the overall rate (verified / attempts), each category
+    (its verified failures / all attempts), each number of turns (verified / attempts of that many
+    turns). The seed is the round's id, so a page shows the same interval on every view.
+    """
+    if not a.attempts:
+        return None, [None] * len(names), [None] * len(turn_counts), None
+    # In the order of their ids, so that the same data draw the same resamples whatever the query's order.
+    people = sorted(a.person, key=lambda person: (person is not None, person or 0))
+    top = np.zeros((len(people), 1 + len(names) + len(turn_counts)))
+    bottom = np.zeros_like(top)
+    for i, person in enumerate(people):
+        attempts, verified, _cost = a.person[person]
+        top[i, 0], bottom[i, 0] = verified, attempts
+        for j, name in enumerate(names, start=1):
+            top[i, j], bottom[i, j] = a.person_category.get((person, name), 0), attempts
+        for j, turns in enumerate(turn_counts, start=1 + len(names)):
+            bottom[i, j], top[i, j] = a.person_turns.get((person, turns), (0, 0))
+    rates = clustered_rates(top, bottom, seed=seed)
+    cost_interval = None
+    if a.cost_known and a.verified:
+        costs = np.array([a.person[p][2] for p in people])
+        failures = np.array([a.person[p][1] for p in people], dtype=float)  # as cost_per_verified
+        cost_interval = clustered_ratio_interval(costs, failures, seed=seed)
+    cut = 1 + len(names)
+    return rates[0], rates[1:cut], rates[cut:], cost_interval

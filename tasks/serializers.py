@@ -114,6 +114,37 @@ class RoundCostSerializer(serializers.Serializer):
         return self._money(cost.per_verified_fooling)
 
 
+class AcrossPeopleSerializer(serializers.Serializer):
+    """A rate's interval across people (``core.clustered.ClusteredRate``): the studentized cluster
+    bootstrap over red-teamers (docs/generative.md, "Intervals across people")."""
+
+    interval = serializers.SerializerMethodField(
+        help_text="The 95% interval [low, high] across people; null with fewer than 5 people or no attempt."
+    )
+    people = serializers.IntegerField(help_text="Red-teamers with at least one attempt counted here.")
+    effective_sample_size = serializers.FloatField(
+        source="effective_n",
+        allow_null=True,
+        help_text="Conversations as if independent that give the same variance (Kish: n / design effect).",
+    )
+    interval_method = serializers.CharField(
+        source="method",
+        allow_null=True,
+        help_text='"cluster bootstrap-t", or "Wilson over people" when people do not differ at all.',
+    )
+    independent_interval = serializers.SerializerMethodField(
+        help_text="Wilson's interval over the conversations taken as independent, for comparison."
+    )
+
+    @extend_schema_field({"type": "array", "items": {"type": "number"}, "nullable": True})
+    def get_interval(self, rate) -> list[float] | None:
+        return list(rate.interval) if rate.interval is not None else None
+
+    @extend_schema_field({"type": "array", "items": {"type": "number"}, "nullable": True})
+    def get_independent_interval(self, rate) -> list[float] | None:
+        return list(rate.iid_interval) if rate.iid_interval is not None else None
+
+
 class RedTeamRateSerializer(serializers.Serializer):
     """Verified failures of attempts for one failure category or one number of turns."""
 
@@ -126,6 +157,9 @@ class RedTeamRateSerializer(serializers.Serializer):
         help_text="Verified failures (with that category, or of that length)."
     )
     rate = serializers.FloatField(allow_null=True, help_text="verified / attempts; null with no attempt.")
+    across_people = AcrossPeopleSerializer(
+        source="clustered", allow_null=True, help_text="The rate's interval across people."
+    )
 
 
 class RedTeamChoiceSerializer(serializers.Serializer):
@@ -164,6 +198,11 @@ class RedTeamStatisticsSerializer(serializers.Serializer):
     attack_success_rate = serializers.FloatField(
         allow_null=True, help_text="verified_failures / attempts (the generative vMER)."
     )
+    across_people = AcrossPeopleSerializer(
+        source="asr",
+        allow_null=True,
+        help_text="The attack success rate's interval across people; null with no attempt.",
+    )
     claimed_rate = serializers.FloatField(allow_null=True, help_text="claimed_failures / attempts.")
     by_category = RedTeamRateSerializer(
         many=True,
@@ -184,7 +223,20 @@ class RedTeamStatisticsSerializer(serializers.Serializer):
         allow_null=True,
         help_text="cost / verified_failures; null with no verified failure or no known cost.",
     )
+    cost_per_verified_failure_interval = serializers.SerializerMethodField(
+        help_text=(
+            "Its 95% interval across people [low, high]; high is null when unbounded (too few failures "
+            "for an upper end); null without one."
+        )
+    )
     multiple_choice = RedTeamChoiceSerializer(source="*")
+
+    @extend_schema_field({"type": "array", "items": {"type": "number", "nullable": True}, "nullable": True})
+    def get_cost_per_verified_failure_interval(self, stats) -> list | None:
+        interval = stats.cost_per_verified_interval
+        if interval is None:
+            return None
+        return [interval[0], None if interval[1] == float("inf") else interval[1]]
 
     def get_attribute(self, instance):
         """The round's ``RedTeamStats`` from the context; skipped (no key) when there is none."""

@@ -29,12 +29,16 @@ from html.parser import HTMLParser
 import pytest
 
 from annotation.models import Example
+from core.clustered import clustered_rates
 from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Task
 from tasks.red_team_stats import red_team_stats
 from tasks.services import ensure_round, set_current_round
 
 pytestmark = pytest.mark.django_db
+
+#: What the page says beside a rate written by one person: no interval across people.
+ONE = "no interval: 1 person (at least 5 needed)"
 
 
 def conversation(round_, annotator, model_wrong, status, tags, turns, cost, **extra):
@@ -190,24 +194,24 @@ def test_the_task_page_shows_the_attack_success_rate_and_the_cost(client, red_ta
             "Items that fooled the model",
             "Items validated correct",
         ],
-        ["1", "5", "4 (80%)", "2", "40%", "0.10 / 1 without a cost", "0.05", "3", "2 (67%)", "1"],
-        ["2", "1", "1 (100%)", "1", "100%", "under 0.01", "under 0.01", "0", "0", "0"],
+        ["1", "5", "4 (80%)", "2", f"40% / {ONE}", "0.10 / 1 without a cost", "0.05", "3", "2 (67%)", "1"],
+        ["2", "1", "1 (100%)", "1", f"100% / {ONE}", "under 0.01", "under 0.01", "0", "0", "0"],
         ["3", "0", "0", "0", "not measured", "unknown", "–", "0", "0", "0"],
     ]
     assert tables["Round 1: attack success rate by kind of failure, over its 5 conversations judged"] == [
         ["Kind of failure", "Verified failures", "Attack success rate"],
-        ["Contradicts the passage", "1", "20%"],
-        ["Adds a detail the passage does not give", "2", "40%"],
-        ["Answers what the passage cannot answer", "0", "0%"],
-        ["Another failure", "0", "0%"],
+        ["Contradicts the passage", "1", f"20% / {ONE}"],
+        ["Adds a detail the passage does not give", "2", f"40% / {ONE}"],
+        ["Answers what the passage cannot answer", "0", f"0% / {ONE}"],
+        ["Another failure", "0", f"0% / {ONE}"],
     ]
     assert tables["Round 1: attack success rate by number of turns"] == [
         ["Turns (messages answered)", "Conversations judged", "Verified failures", "Attack success rate"],
-        ["1", "2", "1", "50%"],
-        ["2", "1", "0", "0%"],
-        ["3", "2", "1", "50%"],
+        ["1", "2", "1", f"50% / {ONE}"],
+        ["2", "1", "0", f"0% / {ONE}"],
+        ["3", "2", "1", f"50% / {ONE}"],
     ]
-    assert tables["Round 2: attack success rate by number of turns"][1:] == [["2", "1", "1", "100%"]]
+    assert tables["Round 2: attack success rate by number of turns"][1:] == [["2", "1", "1", f"100% / {ONE}"]]
     assert not any(caption.startswith("Round 3:") for caption in tables)  # no attempt, no breakdown
     # The MER wording gives way to the attack success rate on a red-teaming task's page.
     assert "Attack success rate per round" in html and "MER and vMER per round" not in html
@@ -218,6 +222,20 @@ def test_the_task_page_shows_the_attack_success_rate_and_the_cost(client, red_ta
 
 def test_the_round_api_gives_them(client, red_task):
     red = client.get("/api/tasks/red-team/rounds/1/").json()["statistics"]["red_team"]
+    # One person wrote them all: no interval across people, Wilson's over the 5 conversations beside
+    # (2 of 5: centre 0.78415/1.76829 = 0.44345, half 1.10839 * sqrt(0.048 + 0.038415) = 0.32583).
+    overall = red.pop("across_people")
+    assert overall["independent_interval"] == pytest.approx([0.117622, 0.769276], abs=2e-6)
+    assert {k: v for k, v in overall.items() if k != "independent_interval"} == {
+        "interval": None,
+        "people": 1,
+        "effective_sample_size": 5.0,
+        "interval_method": None,
+    }
+    for row in red["by_category"] + red["by_turns"]:
+        across = row.pop("across_people")
+        assert (across["interval"], across["people"]) == (None, 1)
+    assert red.pop("cost_per_verified_failure_interval") is None
     assert red == {
         "attempts": 5,
         "claimed_failures": 4,
@@ -290,3 +308,46 @@ def test_a_classifier_task_has_none(client, hate_task, hate_round, annotator):
         "Verified model-fooling",
         "vMER",
     ]
+
+
+def test_rates_across_people(red_task, django_user_model, client):
+    """Six people: (verified, attempts) = (2, 3), (0, 2), (1, 1), (0, 3), (1, 2), (0, 1), so R = 4/12;
+    residuals y - R n = 1, -2/3, 2/3, -1, 1/3, -1/3, squares 28/9; V = 6/5 * (28/9) / 144 and the
+    effective sample R(1 - R) / V = (2/9) * 144 * 45 / 168 = 60/7 = 8.571 of 12 conversations."""
+    round4 = ensure_round(task=red_task, number=4)
+    plan = [(2, 3), (0, 2), (1, 1), (0, 3), (1, 2), (0, 1)]
+    for i, (verified, attempts) in enumerate(plan):
+        person = django_user_model.objects.create_user(username=f"person{i}", password="x")
+        for k in range(attempts):
+            fooled = k < verified
+            conversation(round4, person, fooled, "validated_correct" if fooled else "pending",
+                         ["fabrication"] if fooled else [], 1 + k % 2, 0.01)  # fmt: skip
+    stats = red_team_stats(red_task, [round4])[round4.pk]
+    asr = stats.asr
+    assert (asr.rate, asr.people, asr.n) == (4 / 12, 6, 12)
+    assert asr.effective_n == pytest.approx(60 / 7)
+    assert asr.method == "cluster bootstrap-t"
+    low, high = asr.interval
+    assert 0 <= low < 4 / 12 < high <= 1
+    assert (
+        asr.interval
+        == clustered_rates([v for v, _ in plan], [n for _, n in plan], seed=round4.pk)[0].interval
+    )  # the people's sums, as the kernel gets them
+    [fabrication] = [r for r in stats.by_category if r.key == "fabrication"]
+    assert fabrication.clustered.rate == 4 / 12 and fabrication.clustered.people == 6
+    one_turn = stats.by_turns[0]
+    # Turns alternate 1, 2, 1: people with 2, 1, 1, 2, 1, 1 one-turn conversations (8); failures of one
+    # turn: person 0's first, person 2's and person 4's (3; person 0's second failure has 2 turns).
+    assert (one_turn.key, one_turn.attempts, one_turn.verified) == ("1", 8, 3)
+    assert one_turn.clustered.people == 6
+    cost_low, cost_high = stats.cost_per_verified_interval
+    assert 0 <= cost_low <= 0.03 <= cost_high  # 0.12 / 4 = 0.03
+    html = client.get("/tasks/red-team/").content.decode()
+    assert (
+        f"95% interval {low * 100:.0f}% to {high * 100:.0f}% across 6 people, effective sample 9 of 12"
+        in html
+    )
+    api = client.get("/api/tasks/red-team/rounds/4/").json()["statistics"]["red_team"]["across_people"]
+    assert api["interval"] == pytest.approx([low, high])
+    assert (api["people"], api["interval_method"]) == (6, "cluster bootstrap-t")
+    assert api["effective_sample_size"] == pytest.approx(60 / 7)
