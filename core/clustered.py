@@ -103,9 +103,10 @@ class ClusteredRate:
 
     def as_dict(self) -> dict:
         """The JSON form the API and exports give: ``{rate, interval: [low, high] | null, people,
-        effective_sample_size, interval_method}``."""
+        effective_sample_size, interval_method, n}``."""
         return {
             "rate": self.rate,
+            "n": self.n,
             "interval": list(self.interval) if self.interval is not None else None,
             "people": self.people,
             "effective_sample_size": self.effective_n,

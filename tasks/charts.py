@@ -37,10 +37,12 @@ class Point:
 
 @dataclass(frozen=True)
 class Series:
-    """A named line: one value (or ``None`` for no value) per category."""
+    """A named line: one value (or ``None`` for no value) per category, and optionally one 95% interval
+    ``(low, high)`` (or ``None``) per category, drawn as a whisker through the point."""
 
     name: str
     values: Sequence[float | None]
+    intervals: Sequence[tuple[float, float] | None] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,8 @@ def rate_chart(
 
     Args:
         labels: one label per category (x axis), e.g. ``["1", "2", "3"]`` for rounds.
-        series: lines to draw; each has one value per label, ``None`` for "nothing to plot here".
+        series: lines to draw; each has one value per label, ``None`` for "nothing to plot here", and
+            optionally an interval per label (a whisker from low to high, with its own ``<title>``).
         width, height: the SVG's size in pixels.
         title: an accessible name for the chart (``aria-label`` and ``<title>``).
         x_title: a caption under the x axis.
@@ -97,7 +100,8 @@ def rate_chart(
         A ``Chart`` with the points' coordinates per series and the SVG markup.
 
     Raises:
-        ValueError: when a series does not have one value per label, or a value lies outside [0, 1].
+        ValueError: when a series does not have one value (or interval) per label, a value lies outside
+            [0, 1], or an interval is not ``0 <= low <= high <= 1``.
     """
     labels = [str(label) for label in labels]
     n = len(labels)
@@ -117,6 +121,12 @@ def rate_chart(
                 )
             )
         points[s.name] = row
+        if s.intervals is not None:
+            if len(s.intervals) != n:
+                raise ValueError(f"series {s.name!r} has {len(s.intervals)} intervals for {n} labels")
+            for interval in s.intervals:
+                if interval is not None and not 0 <= interval[0] <= interval[1] <= 1:
+                    raise ValueError(f"series {s.name!r}: {interval!r} is not an interval in [0, 1]")
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width}" height="{height}" '
@@ -158,6 +168,9 @@ def rate_chart(
             previous = p
         parts.append(_polyline(run, colour, dash_attr))
         for p in points[s.name]:
+            interval = s.intervals[p.index] if s.intervals is not None else None
+            if interval is not None:
+                parts.append(_whisker(p, interval, height, colour, s.name))
             parts.append(
                 f'<circle class="point" data-series="{escape(s.name)}" cx="{_fmt(p.x)}" cy="{_fmt(p.y)}" '
                 f'r="4" fill="{colour}"><title>{escape(s.name)} {escape(p.label)}: '
@@ -171,6 +184,19 @@ def rate_chart(
         )
     parts.append("</svg>")
     return Chart(width=width, height=height, labels=labels, points=points, svg=mark_safe("".join(parts)))
+
+
+def _whisker(p: Point, interval: tuple[float, float], height: int, colour: str, name: str) -> str:
+    """A vertical line from the interval's low to its high through ``p``, with 8-pixel caps."""
+    x, top, bottom = _fmt(p.x), _fmt(y_of(interval[1], height)), _fmt(y_of(interval[0], height))
+    left, right = _fmt(p.x - 4), _fmt(p.x + 4)
+    return (
+        f'<g class="interval" data-series="{escape(name)}" stroke="{colour}" stroke-width="1.5">'
+        f"<title>{escape(name)} {escape(p.label)}: 95% interval {interval[0]:.1%} to {interval[1]:.1%}</title>"
+        f'<line x1="{x}" y1="{top}" x2="{x}" y2="{bottom}"/>'
+        f'<line x1="{left}" y1="{top}" x2="{right}" y2="{top}"/>'
+        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}"/></g>'
+    )
 
 
 def _polyline(run: list[Point], colour: str, dash_attr: str) -> str:

@@ -49,12 +49,17 @@ def task_detail(request, slug: str):
 
 def asr_chart(stats):
     """A red-teaming task's claimed rate and attack success rate per round (``RedTeamStats``), as an
-    inline SVG chart; a round without attempts has no point."""
+    inline SVG chart, the attack success rate with its 95% interval across people as a whisker; a round
+    without attempts has no point."""
     return rate_chart(
         [str(s.round.number) for s in stats],
         [
             Series("Claimed rate", [s.claimed_rate for s in stats]),
-            Series("Attack success rate", [s.attack_success_rate for s in stats]),
+            Series(
+                "Attack success rate",
+                [s.attack_success_rate for s in stats],
+                [s.asr.interval if s.asr is not None else None for s in stats],
+            ),
         ],
         title="Claimed failure rate and attack success rate per round",
         x_title="Round",

@@ -19,19 +19,32 @@ def _percent(value: float) -> str:
     return f"{value * 100:.0f}%" if value >= 0.01 or value == 0 else f"{value * 100:.1f}%"
 
 
+class _Figures:
+    """A ``ClusteredRate.as_dict`` read with the dataclass's attribute names."""
+
+    def __init__(self, data: dict):
+        self.rate, self.n, self.people = data.get("rate"), data.get("n") or 0, data.get("people") or 0
+        self.interval, self.method = data.get("interval"), data.get("interval_method")
+        self.effective_n = data.get("effective_sample_size") or 0
+
+
 @register.filter
 def across_people(rate) -> str:
-    """A ``ClusteredRate``'s interval as the page writes it beside the rate: "95% interval 12% to 68%
-    across 30 people, effective sample 82 of 120 conversations", with a note when the interval comes
-    from few people or from Wilson over people; "" for None or no rate."""
+    """A ``ClusteredRate``'s interval as the page writes it under the rate: "95% interval 12%–68%",
+    then "30 people, effective n 82 of 120", with a starred note when the interval comes from fewer than
+    ``FEW_PEOPLE`` people or from Wilson over people; "no interval (3 people)" under ``MIN_PEOPLE``; ""
+    for None or no rate."""
+    if isinstance(rate, dict):  # ``ClusteredRate.as_dict``, as the judges page gets it
+        rate = _Figures(rate)
     if rate is None or rate.rate is None:
         return ""
     if rate.interval is None:
         return format_html(
-            '<span class="muted interval">no interval: {} {} (at least {} needed)</span>',
+            '<span class="muted interval" title="at least {} people are needed for an interval across '
+            'people">no interval ({} {})</span>',
+            MIN_PEOPLE,
             rate.people,
             "person" if rate.people == 1 else "people",
-            MIN_PEOPLE,
         )
     low, high = rate.interval
     notes = []
@@ -40,24 +53,24 @@ def across_people(rate) -> str:
     if rate.people < FEW_PEOPLE:
         notes.append(f"under {FEW_PEOPLE} people, it may be too narrow")
     return format_html(
-        '<span class="muted interval" title="{}">95% interval {} to {} across {} people, effective '
-        "sample {} of {} conversations{}</span>",
+        '<span class="muted interval" title="{}">95% interval {}–{}{}<br>{} people, effective n {} of {}'
+        "</span>",
         "studentized cluster bootstrap over people (docs: Intervals across people)",
         _percent(low),
         _percent(high),
+        "*" if notes else "",
         rate.people,
         f"{rate.effective_n:.0f}",
         f"{rate.n:.0f}",
-        f" ({'; '.join(notes)})" if notes else "",
-    )
+    ) + (format_html('<br><span class="muted interval-note">*{}</span>', "; ".join(notes)) if notes else "")
 
 
 @register.filter
 def money_interval(interval) -> str:
-    """``(low, high)`` of an amount as "0.02 to 0.09", "0.02 to unbounded" when high is infinite; ""
-    for None."""
+    """``(low, high)`` of an amount as "0.02–0.09", "0.02–unbounded" when high is infinite; "" for
+    None."""
     if not interval:
         return ""
     low, high = interval
     top = "unbounded" if high == float("inf") else f"{high:.2f}"
-    return f"{low:.2f} to {top}"
+    return f"{low:.2f}–{top}"

@@ -53,16 +53,38 @@ class AgreementSerializer(serializers.Serializer):
     left_out = serializers.IntegerField(help_text="Unreadable or failed verdicts on outputs people settled.")
 
 
+class AcrossPeopleSerializer(serializers.Serializer):
+    """A rate's interval across the people who wrote the conversations (``core.clustered``)."""
+
+    rate = serializers.FloatField(allow_null=True)
+    n = serializers.FloatField(help_text="Conversations (or replayed answers) behind the rate.")
+    interval = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="95% interval [low, high] across people (studentized cluster bootstrap); null with "
+        "fewer than 5 people.",
+    )
+    people = serializers.IntegerField(help_text="The people who wrote them.")
+    effective_sample_size = serializers.FloatField(allow_null=True, help_text="Kish: n / design effect.")
+    interval_method = serializers.CharField(allow_null=True)
+
+
 class RateSerializer(serializers.Serializer):
     judged = serializers.IntegerField()
     failed = serializers.IntegerField()
     rate = serializers.FloatField(allow_null=True, help_text="failed / judged; null when none judged.")
+    across_people = AcrossPeopleSerializer(
+        allow_null=True, help_text="The rate's interval across people; null with nothing judged."
+    )
 
 
 class PeopleSerializer(serializers.Serializer):
     attempts = serializers.IntegerField(help_text="Conversations their authors judged.")
     verified = serializers.IntegerField(help_text="Failures validators confirmed.")
     attack_success_rate = serializers.FloatField(allow_null=True, help_text="verified / attempts.")
+    across_people = AcrossPeopleSerializer(
+        allow_null=True, help_text="The rate's interval across people; null with no attempt."
+    )
 
 
 class JudgeRoundSerializer(serializers.Serializer):

@@ -26,7 +26,8 @@ def _agreement(a: selectors.JudgeAgreement) -> dict:
 
 
 def _rate(rate: selectors.Rate) -> dict:
-    return {"judged": rate.judged, "failed": rate.failed, "rate": rate.rate}
+    across = rate.clustered.as_dict() if rate.clustered is not None else None
+    return {"judged": rate.judged, "failed": rate.failed, "rate": rate.rate, "across_people": across}
 
 
 def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
@@ -35,9 +36,13 @@ def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
     ``{"task": slug, "min_items": selectors.MIN_TRUSTED_ITEMS, "failures_only": bool, "judges": [{"id",
     "name", "model", "agreement_floor", "trusted", "status", "progress", "agreement": {n, kappa,
     kappa_undefined, kappa_interval [low, high], raw, raw_interval, left_out}, "rounds": [{"round" (number), "agreement": {...}, "judge":
-    {judged, failed, rate}, "people": {attempts, verified, attack_success_rate}}], "models": [{"round",
+    {judged, failed, rate, across_people}, "people": {attempts, verified, attack_success_rate,
+    across_people}}], "models": [{"round",
     "model", "is_target", "judged", "failed", "rate", "people": {judged, failed, rate} or None}]}]}``
     (``people``: people's failure rate on the same model and round, ``ModelRow.people``).
+    ``across_people`` is a rate's interval across the people who wrote the conversations
+    (``core.clustered.ClusteredRate.as_dict``: rate, interval, people, effective_sample_size,
+    interval_method, n), None with nothing judged.
 
     Rates are fractions in [0, 1] (None with nothing judged); kappa in [-1, 1], or None with
     ``kappa_undefined`` saying why (``core.agreement.NO_ITEMS``, ``ONE_LABEL``). ``failures_only``: the
@@ -80,6 +85,7 @@ def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
                             "attempts": row.people.attempts,
                             "verified": row.people.verified,
                             "attack_success_rate": row.people.attack_success_rate,
+                            "across_people": row.people.asr.as_dict() if row.people.asr else None,
                         },
                     }
                     for row in panel.rounds

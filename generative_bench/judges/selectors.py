@@ -25,6 +25,7 @@ from django.db.models.functions import Coalesce
 
 from annotation.models import Example
 from core.agreement import Agreement, agreement
+from core.clustered import ClusteredRate, clustered_rates
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
 from tasks.red_team_stats import RedTeamStats, red_team_stats
@@ -175,6 +176,9 @@ class Rate:
 
     judged: int
     failed: int
+    #: The rate with its interval across the people who wrote the conversations judged (for a replayed
+    #: answer, the author of the conversation replayed; ``core.clustered``); None with nothing judged.
+    clustered: ClusteredRate | None = field(default=None, compare=False)
 
     @property
     def rate(self) -> float | None:
@@ -210,6 +214,7 @@ class _RateRow:
     human: bool  # a human-judged conversation (else a replayed answer)
     model_id: int | None
     round_id: int
+    person_id: int | None  # who wrote the conversation judged (or replayed)
     judged: int
     failed: int
 
@@ -229,26 +234,45 @@ def _rate_rows(judges: list[Judge]) -> list[_RateRow]:
             ),
             item_model=Coalesce("example__conversation__model_id", "replay_answer__replay__model_id"),
             item_round=Coalesce("example__round_id", "replay_answer__replay__round_id"),
+            item_person=Coalesce("example__annotator_id", "replay_answer__example__annotator_id"),
         )
-        .values("judge_id", "human", "item_model", "item_round")
+        .values("judge_id", "human", "item_model", "item_round", "item_person")
         .annotate(judged=Count("id"), failed_count=Count("id", filter=Q(failed=True)))
         .order_by()
     )
     return [
-        _RateRow(r["judge_id"], r["human"], r["item_model"], r["item_round"], r["judged"], r["failed_count"])
+        _RateRow(
+            r["judge_id"],
+            r["human"],
+            r["item_model"],
+            r["item_round"],
+            r["item_person"],
+            r["judged"],
+            r["failed_count"],
+        )
         for r in rows
     ]
 
 
 def _sum_rates(rows: Iterable[_RateRow], key) -> dict:
-    sums: dict = defaultdict(lambda: [0, 0])
+    """``{key(row): Rate}`` summed over the rows with a key (None: left out), each with its interval
+    across the people who wrote the conversations (``core.clustered``; people in the order of their ids,
+    the seed 0, so the same verdicts give the same interval)."""
+    sums: dict = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     for row in rows:
         k = key(row)
         if k is None:
             continue
-        sums[k][0] += row.judged
-        sums[k][1] += row.failed
-    return {k: Rate(judged, failed) for k, (judged, failed) in sums.items()}
+        sums[k][row.person_id][0] += row.judged
+        sums[k][row.person_id][1] += row.failed
+    rates = {}
+    for k, people in sums.items():
+        order = sorted(people, key=lambda person: (person is not None, person or 0))
+        judged = [people[p][0] for p in order]
+        failed = [people[p][1] for p in order]
+        [clustered] = clustered_rates(failed, judged)
+        rates[k] = Rate(sum(judged), sum(failed), clustered)
+    return rates
 
 
 def active_judges(task: Task) -> list[Judge]:

@@ -13,6 +13,7 @@ from django.db.models import Count, Max, Q, QuerySet
 from django.utils import timezone
 
 from annotation.models import Example
+from core.clustered import ClusteredRate, clustered_rates
 from core.job_queue import worker_timeout_seconds
 from generative_bench.kinds import benchmarked
 from models_registry.models import RoundTarget
@@ -115,6 +116,9 @@ class Rate:
     failed: int
     judged: int
     source: str = "rating"
+    #: The rate with its interval across the people who wrote the conversations (for a replayed
+    #: answer, the author of the conversation replayed; ``core.clustered``).
+    clustered: ClusteredRate | None = field(default=None, compare=False)
 
     @property
     def rate(self) -> float | None:
@@ -136,7 +140,9 @@ def people_rates(task: Task) -> dict[tuple[int, int], Rate]:
       which replace its rating figures in that round when the round has attempts: the red-teamers'
       conversations are its answers as people met them.
 
-    A key is present only when something was judged (or attempted). Three queries plus those of
+    Each rate carries its interval across the people who wrote the conversations (``Rate.clustered``:
+    for a replayed answer, the author of the conversation replayed). A key is present only when
+    something was judged (or attempted). Three queries plus those of
     ``red_team_stats``.
     """
     rates: dict[tuple[int, int], Rate] = {}
@@ -147,15 +153,22 @@ def people_rates(task: Task) -> dict[tuple[int, int], Rate]:
             rating_example__is_retracted=False,
             rating_example__status__in=SETTLED,
         )
-        .values_list("replay__model_id", "replay__round_id")
+        .values_list("replay__model_id", "replay__round_id", "example__annotator_id")
         .annotate(
             judged=Count("pk"),
             failed=Count("pk", filter=Q(rating_example__status=Example.Status.VALIDATED_INCORRECT)),
         )
         .order_by()
     )
-    for model_id, round_id, judged, failed in rows:
-        rates[(model_id, round_id)] = Rate(failed=failed, judged=judged, source="rating")
+    by_person: dict[tuple[int, int], dict[int | None, tuple[int, int]]] = defaultdict(dict)
+    for model_id, round_id, person, judged, failed in rows:
+        by_person[(model_id, round_id)][person] = (failed, judged)
+    for key, people in by_person.items():
+        order = sorted(people, key=lambda person: (person is not None, person or 0))
+        failed = [people[p][0] for p in order]
+        judged = [people[p][1] for p in order]
+        [clustered] = clustered_rates(failed, judged)
+        rates[key] = Rate(failed=sum(failed), judged=sum(judged), source="rating", clustered=clustered)
     if not benchmarked(task.cfg):
         return rates
     targets: dict[int, int] = {}
@@ -166,7 +179,7 @@ def people_rates(task: Task) -> dict[tuple[int, int], Rate]:
     for round_id, stats in red_team_stats(task).items():
         if round_id in targets and stats.attempts:
             rates[(targets[round_id], round_id)] = Rate(
-                failed=stats.verified, judged=stats.attempts, source="red_team"
+                failed=stats.verified, judged=stats.attempts, source="red_team", clustered=stats.asr
             )
     return rates
 

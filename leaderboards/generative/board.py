@@ -129,6 +129,12 @@ def params_from(query: Mapping[str, str]) -> BoardParams:
     return BoardParams(metric_weights=metric_weights, round_weights=round_weights)
 
 
+def _across(rate) -> dict | None:
+    """A rate's interval across people as the board gives it (``ClusteredRate.as_dict``), or None."""
+    clustered = getattr(rate, "clustered", None)
+    return clustered.as_dict() if clustered is not None else None
+
+
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -142,6 +148,8 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
     ``complete``, ``missing`` (names of the weighted metrics it lacks somewhere), ``notes`` (one
     sentence per such metric, naming it by its label and saying what it does to the row), ``remote``,
     ``values`` {metric: aggregated value in its unit}, ``per_round`` {round number: {metric: value}},
+    ``across_people`` {round number: {attack success rate metric: ``ClusteredRate.as_dict`` (its 95%
+    interval across the people who wrote the conversations, people, effective sample size) or None}},
     ``bt_interval`` [low, high] or None, ``bt_votes``), ``amrs`` (``compute_dynascore``'s),
     ``left_out`` ({name of a weighted metric left out of the sum: reason, naming metrics by label}),
     ``reference`` (the metric
@@ -190,6 +198,9 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
     votes = {m.pk: ranking.votes_of(m.pk) for m in models}
 
     per_model: dict[int, dict[int, dict[str, float | None]]] = {}
+    # Each attack success rate's interval across the people who wrote the conversations, per model,
+    # round number and metric (``core.clustered``): shown beside the rate, not used by the Dynascore.
+    across: dict[int, dict[int, dict[str, dict | None]]] = {}
     for m in models:
         fig = figures.get(m.pk)
         bt = ranking.scores.get(m.pk) if votes[m.pk] else None
@@ -201,16 +212,20 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
             "memory": _mean(memory.get(m.pk, [])),
         }
         per_round: dict[int, dict[str, float | None]] = {}
+        across[m.pk] = {}
         for r in rounds:
             rate = people.get((m.pk, r.pk))
             accuracy = _mean(perf.get((m.pk, r.pk), []))
             if accuracy is None and fig is not None:
                 accuracy = fig.mc_accuracy_by_round.get(r.number)
             values = {"perf": accuracy, "asr_people": rate.rate if rate else None, **task_level}
+            intervals = {"asr_people": _across(rate)}
             for c, j in zip(columns, judge_metrics, strict=True):
                 rate = c.rates.get((m.pk, r.pk))
                 values[j] = rate.rate if rate else None
+                intervals[j] = _across(rate)
             per_round[r.number] = values
+            across[m.pk][r.number] = intervals
         per_model[m.pk] = per_round
 
     round_weights = {r.number: float(params.round_weights.get(r.number, 1.0)) for r in rounds}
@@ -282,6 +297,7 @@ def generative_board(task: Task, user, params: BoardParams | None = None) -> dic
                 "notes": _row_notes(r, labels, board["left_out"], not_measurable(m)) if r else [],
                 "values": dict(r.raw) if r else {j: None for j in metrics},
                 "per_round": per_model[m.pk],
+                "across_people": across[m.pk],
                 "bt_interval": list(interval) if interval and votes[m.pk] else None,
                 "bt_votes": votes[m.pk],
             }

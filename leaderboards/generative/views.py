@@ -27,6 +27,16 @@ def _text(metric: str, value) -> str:
     return f"{value:.2f}"
 
 
+def _interval(row: dict, number: int, metric: str) -> str:
+    """ " [12–30%, 40 people]": a rate's 95% interval across people in a round, as the board's detail
+    line writes it; "" without one (not an attack success rate, nothing judged, under 5 people)."""
+    figures = (row.get("across_people") or {}).get(number, {}).get(metric)
+    if not figures or not figures.get("interval"):
+        return ""
+    low, high = figures["interval"]
+    return f" [{100 * low:.0f}–{100 * high:.0f}%, {figures['people']} people]"
+
+
 def present(board: dict) -> dict:
     """``board`` with each row's ``cells``: per metric, ``text``, ``detail`` (per-round values, or the
     Bradley-Terry interval and votes) and ``untrusted`` (a judge below its floor: greyed); and
@@ -41,8 +51,12 @@ def present(board: dict) -> dict:
             detail = ""
             if name in per_round_metrics and len(row["per_round"]) > 1:
                 detail = " · ".join(
-                    f"R{n} {_text(name, v.get(name)) or '–'}" for n, v in row["per_round"].items()
+                    f"R{n} {_text(name, v.get(name)) or '–'}{_interval(row, n, name)}"
+                    for n, v in row["per_round"].items()
                 )
+            elif name in per_round_metrics and row["per_round"]:
+                [number] = row["per_round"]
+                detail = _interval(row, number, name).strip()
             elif name == "bt" and row["bt_interval"]:
                 low, high = row["bt_interval"]
                 detail = f"[{low:.0f}, {high:.0f}] · {row['bt_votes']} votes"

@@ -74,6 +74,19 @@ def test_a_task_without_judges_says_so(client, owner):
     assert "This task has no judges yet." in html
 
 
+def one_person(rate: float, n: int) -> dict:
+    """A rate's ``across_people`` when one person wrote every conversation: no interval (at least 5
+    people are needed), the effective sample the whole n (no spread between people to shrink it)."""
+    return {
+        "rate": rate,
+        "n": float(n),
+        "interval": None,
+        "people": 1,
+        "effective_sample_size": float(n),
+        "interval_method": None,
+    }
+
+
 def test_the_api_gives_the_pages_figures(world):
     response = client_for(None).get("/api/tasks/red-team/judges/")
     assert response.status_code == 200
@@ -94,9 +107,14 @@ def test_the_api_gives_the_pages_figures(world):
     assert (first["round"], first["agreement"]["n"], first["judge"]) == (
         1,
         6,
-        {"judged": 8, "failed": 5, "rate": 0.625},
+        {"judged": 8, "failed": 5, "rate": 0.625, "across_people": one_person(0.625, 8)},
     )
-    assert first["people"] == {"attempts": 10, "verified": 4, "attack_success_rate": 0.4}
+    assert first["people"] == {
+        "attempts": 10,
+        "verified": 4,
+        "attack_success_rate": 0.4,
+        "across_people": one_person(0.4, 10),
+    }
     assert (second["agreement"]["kappa"], second["judge"]["rate"]) == (pytest.approx(0.5), None)
     assert [(m["round"], m["model"], m["is_target"], m["failed"], m["judged"]) for m in judge["models"]] == [
         (1, "target", True, 5, 8),

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import pytest
 
+from core.clustered import clustered_rates
 from core.pairwise import Ranking
 from generative_bench.judges.selectors import JudgeAgreement, JudgeColumn
 from generative_bench.judges.selectors import Rate as JudgeRate
@@ -160,6 +161,26 @@ def test_the_page_and_the_api(world, client, outsider, api):
     response = api(outsider).get("/api/tasks/rt/leaderboard/generative/")
     assert response.status_code == 200 and [r["name"] for r in response.json()["rows"]] == ["B", "A", "C"]
     assert api(outsider).get("/api/tasks/rt/leaderboard/generative/?w_perf=x").status_code == 400
+
+
+def test_each_attack_success_rate_has_its_interval_across_people(world, client, api, outsider, monkeypatch):
+    # A's people rate, 3 of 10 answers, written by 5 people: (1, 2), (0, 2), (1, 2), (0, 2), (1, 2).
+    clustered = clustered_rates([1, 0, 1, 0, 1], [2, 2, 2, 2, 2])[0]
+    a, b = world["a"], world["b"]
+    round_id = world["task"].rounds.get().pk
+    people = {
+        (a.pk, round_id): PeopleRate(failed=3, judged=10, clustered=clustered),
+        (b.pk, round_id): PeopleRate(failed=1, judged=10),
+    }
+    monkeypatch.setattr(generative_board, "people_rates", lambda task: people)
+    low, high = clustered.interval
+    assert 0 <= low < 0.3 < high <= 1 and clustered.people == 5
+    body = api(outsider).get("/api/tasks/rt/leaderboard/generative/").json()
+    rows = {row["name"]: row for row in body["rows"]}
+    assert rows["A"]["across_people"]["1"]["asr_people"] == {**clustered.as_dict(), "interval": [low, high]}
+    assert rows["B"]["across_people"]["1"]["asr_people"] is None
+    html = client.get("/tasks/rt/leaderboard/generative/").content.decode()
+    assert f"[{100 * low:.0f}–{100 * high:.0f}%, 5 people]" in html
 
 
 def test_a_task_that_is_not_red_teaming_has_no_generative_leaderboard(hate_task, client, api, outsider):

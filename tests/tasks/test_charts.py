@@ -57,3 +57,22 @@ def test_labels_are_escaped_and_values_checked():
         rate_chart(["1"], [Series("MER", [1.5])])
     with pytest.raises(ValueError, match="values"):
         rate_chart(["1", "2"], [Series("MER", [0.5])])
+
+
+def test_an_interval_is_a_whisker_through_its_point():
+    # width 400, height 228: y = TOP + (1 - v) * plot height, so (see the polyline above) 0.1 -> 168.4
+    # and 0.3 -> 137.2; of two labels over the 336-pixel plot from x 48, the first's centre is
+    # 48 + 84 = 132: a line from y(0.3) to y(0.1) there, and 8-pixel caps.
+    chart = rate_chart(["a", "b"], [Series("ASR", [0.2, 0.5], [(0.1, 0.3), None])], width=400, height=228)
+    svg = str(chart.svg)
+    [whisker] = re.findall(r'<g class="interval"[^>]*>(.*?)</g>', svg)
+    assert "<title>ASR a: 95% interval 10.0% to 30.0%</title>" in whisker
+    assert re.findall(r'<line x1="([^"]+)" y1="([^"]+)" x2="([^"]+)" y2="([^"]+)"/>', whisker) == [
+        ("132", "137.2", "132", "168.4"),
+        ("128", "137.2", "136", "137.2"),
+        ("128", "168.4", "136", "168.4"),
+    ]
+    with pytest.raises(ValueError, match="intervals for 2 labels"):
+        rate_chart(["a", "b"], [Series("ASR", [0.2, 0.5], [(0.1, 0.3)])])
+    with pytest.raises(ValueError, match="not an interval"):
+        rate_chart(["a"], [Series("ASR", [0.2], [(0.3, 0.1)])])

@@ -38,7 +38,7 @@ from tasks.services import ensure_round, set_current_round
 pytestmark = pytest.mark.django_db
 
 #: What the page says beside a rate written by one person: no interval across people.
-ONE = "no interval: 1 person (at least 5 needed)"
+ONE = "no interval (1 person)"
 
 
 def conversation(round_, annotator, model_wrong, status, tags, turns, cost, **extra):
@@ -343,10 +343,10 @@ def test_rates_across_people(red_task, django_user_model, client):
     cost_low, cost_high = stats.cost_per_verified_interval
     assert 0 <= cost_low <= 0.03 <= cost_high  # 0.12 / 4 = 0.03
     html = client.get("/tasks/red-team/").content.decode()
-    assert (
-        f"95% interval {low * 100:.0f}% to {high * 100:.0f}% across 6 people, effective sample 9 of 12"
-        in html
-    )
+    assert f"95% interval {low * 100:.0f}%–{high * 100:.0f}%*<br>6 people, effective n 9 of 12" in html
+    assert "*under 30 people, it may be too narrow" in html
+    # The chart draws the interval as a whisker through round 4's point.
+    assert f"Attack success rate 4: 95% interval {low:.1%} to {high:.1%}" in html
     api = client.get("/api/tasks/red-team/rounds/4/").json()["statistics"]["red_team"]["across_people"]
     assert api["interval"] == pytest.approx([low, high])
     assert (api["people"], api["interval_method"]) == (6, "cluster bootstrap-t")
