@@ -102,8 +102,8 @@ class ClusteredRate:
     method: str | None = None
 
     def as_dict(self) -> dict:
-        """The JSON form the API and exports give: ``{rate, interval: [low, high] | null, people,
-        effective_sample_size, interval_method, n}``."""
+        """The JSON form the API and exports give: ``{rate, n, interval: [low, high] | null, people,
+        effective_sample_size, interval_method, independent_interval: [low, high] | null}``."""
         return {
             "rate": self.rate,
             "n": self.n,
@@ -111,6 +111,7 @@ class ClusteredRate:
             "people": self.people,
             "effective_sample_size": self.effective_n,
             "interval_method": self.method,
+            "independent_interval": list(self.iid_interval) if self.iid_interval is not None else None,
         }
 
 

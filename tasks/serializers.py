@@ -115,34 +115,35 @@ class RoundCostSerializer(serializers.Serializer):
 
 
 class AcrossPeopleSerializer(serializers.Serializer):
-    """A rate's interval across people (``core.clustered.ClusteredRate``): the studentized cluster
-    bootstrap over red-teamers (docs/generative.md, "Intervals across people")."""
+    """A rate's interval across the people who wrote the conversations (``core.clustered.ClusteredRate``,
+    or its ``as_dict``): the studentized cluster bootstrap over red-teamers (docs/generative.md,
+    "Intervals across people"). Shared by every API that gives an attack success rate."""
 
-    interval = serializers.SerializerMethodField(
-        help_text="The 95% interval [low, high] across people; null with fewer than 5 people or no attempt."
+    rate = serializers.FloatField(allow_null=True, help_text="The rate, in [0, 1]; null with n = 0.")
+    n = serializers.FloatField(help_text="Conversations (or replayed answers) behind the rate.")
+    interval = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="The 95% interval [low, high] across people; null with fewer than 5 people or no rate.",
     )
-    people = serializers.IntegerField(help_text="Red-teamers with at least one attempt counted here.")
+    people = serializers.IntegerField(help_text="The people who wrote them.")
     effective_sample_size = serializers.FloatField(
-        source="effective_n",
         allow_null=True,
         help_text="Conversations as if independent that give the same variance (Kish: n / design effect).",
     )
     interval_method = serializers.CharField(
-        source="method",
         allow_null=True,
         help_text='"cluster bootstrap-t", or "Wilson over people" when people do not differ at all.',
     )
-    independent_interval = serializers.SerializerMethodField(
-        help_text="Wilson's interval over the conversations taken as independent, for comparison."
+    independent_interval = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="Wilson's interval over the conversations taken as independent, for comparison.",
     )
 
-    @extend_schema_field({"type": "array", "items": {"type": "number"}, "nullable": True})
-    def get_interval(self, rate) -> list[float] | None:
-        return list(rate.interval) if rate.interval is not None else None
-
-    @extend_schema_field({"type": "array", "items": {"type": "number"}, "nullable": True})
-    def get_independent_interval(self, rate) -> list[float] | None:
-        return list(rate.iid_interval) if rate.iid_interval is not None else None
+    def to_representation(self, instance) -> dict:
+        """``instance.as_dict()`` (a ``ClusteredRate``), or the dict as it is (already that form)."""
+        return dict(instance) if isinstance(instance, dict) else instance.as_dict()
 
 
 class RedTeamRateSerializer(serializers.Serializer):

@@ -21,6 +21,7 @@ from generative_bench.kinds import benchmarked
 from models_registry.serializers import ModelErrorSerializer
 from tasks.api import SLUG
 from tasks.selectors import task_or_404
+from tasks.serializers import AcrossPeopleSerializer
 
 from ..models import Judge
 from .presenting import judges_figures
@@ -51,22 +52,6 @@ class AgreementSerializer(serializers.Serializer):
     raw = serializers.FloatField(allow_null=True, help_text="Share of outputs where both agree, in [0, 1].")
     raw_interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
     left_out = serializers.IntegerField(help_text="Unreadable or failed verdicts on outputs people settled.")
-
-
-class AcrossPeopleSerializer(serializers.Serializer):
-    """A rate's interval across the people who wrote the conversations (``core.clustered``)."""
-
-    rate = serializers.FloatField(allow_null=True)
-    n = serializers.FloatField(help_text="Conversations (or replayed answers) behind the rate.")
-    interval = serializers.ListField(
-        child=serializers.FloatField(),
-        allow_null=True,
-        help_text="95% interval [low, high] across people (studentized cluster bootstrap); null with "
-        "fewer than 5 people.",
-    )
-    people = serializers.IntegerField(help_text="The people who wrote them.")
-    effective_sample_size = serializers.FloatField(allow_null=True, help_text="Kish: n / design effect.")
-    interval_method = serializers.CharField(allow_null=True)
 
 
 class RateSerializer(serializers.Serializer):

@@ -74,10 +74,12 @@ def test_a_task_without_judges_says_so(client, owner):
     assert "This task has no judges yet." in html
 
 
-def one_person(rate: float, n: int) -> dict:
+def one_person(rate: float, n: int, independent: list[float]) -> dict:
     """A rate's ``across_people`` when one person wrote every conversation: no interval (at least 5
-    people are needed), the effective sample the whole n (no spread between people to shrink it)."""
+    people are needed), the effective sample the whole n (no spread between people to shrink it), and
+    Wilson's interval over the n conversations beside it."""
     return {
+        "independent_interval": pytest.approx(independent, abs=2e-6),
         "rate": rate,
         "n": float(n),
         "interval": None,
@@ -107,13 +109,18 @@ def test_the_api_gives_the_pages_figures(world):
     assert (first["round"], first["agreement"]["n"], first["judge"]) == (
         1,
         6,
-        {"judged": 8, "failed": 5, "rate": 0.625, "across_people": one_person(0.625, 8)},
+        {
+            "judged": 8,
+            "failed": 5,
+            "rate": 0.625,
+            "across_people": one_person(0.625, 8, [0.305742, 0.863156]),
+        },
     )
     assert first["people"] == {
         "attempts": 10,
         "verified": 4,
         "attack_success_rate": 0.4,
-        "across_people": one_person(0.4, 10),
+        "across_people": one_person(0.4, 10, [0.168180, 0.687326]),
     }
     assert (second["agreement"]["kappa"], second["judge"]["rate"]) == (pytest.approx(0.5), None)
     assert [(m["round"], m["model"], m["is_target"], m["failed"], m["judged"]) for m in judge["models"]] == [

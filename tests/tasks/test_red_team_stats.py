@@ -227,6 +227,8 @@ def test_the_round_api_gives_them(client, red_task):
     overall = red.pop("across_people")
     assert overall["independent_interval"] == pytest.approx([0.117622, 0.769276], abs=2e-6)
     assert {k: v for k, v in overall.items() if k != "independent_interval"} == {
+        "rate": 0.4,
+        "n": 5.0,
         "interval": None,
         "people": 1,
         "effective_sample_size": 5.0,
