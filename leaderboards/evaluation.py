@@ -65,6 +65,7 @@ How each figure is measured:
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import resource
@@ -97,7 +98,7 @@ from models_registry.serving import (
     texts_for_inputs,
     vector_cache,
 )
-from tasks.rules import count_fooled
+from tasks.rules import fooled_items
 
 from .generative.evaluation import NotMultipleChoice, evaluate_generative_on_dataset
 from .models import Dataset
@@ -375,6 +376,24 @@ def _per_tag(items: list, gold: list, predicted: list[str], spans: bool) -> dict
     return per_tag_breakdown(tags, ["1"] * len(hits), hits)
 
 
+def items_digest(item_ids: list[int]) -> str:
+    """The sha256 (hex, first 16 characters) of the dataset items' ids in order: two scores with the same
+    digest were made on the same items, so their ``fooled_items`` can be compared pairwise."""
+    return hashlib.sha256(",".join(map(str, item_ids)).encode()).hexdigest()[:16]
+
+
+def _fooled_metrics(cfg, item_ids: list[int], gold: list, predicted: list) -> dict:
+    """``fooled`` (count), ``fooled_rule`` (in words), ``fooled_items`` (the ids of the items wrong,
+    ascending) and ``items_digest`` (``items_digest``) of one evaluation."""
+    wrong, rule = fooled_items(cfg, gold, predicted)
+    return {
+        "fooled": sum(wrong),
+        "fooled_rule": rule,
+        "fooled_items": [item_id for item_id, w in zip(item_ids, wrong, strict=True) if w],
+        "items_digest": items_digest(item_ids),
+    }
+
+
 def _items(dataset: Dataset) -> list[tuple[int, dict, object, list]]:
     return list(dataset.items.order_by("pk").values_list("pk", "inputs", "target", "tags"))
 
@@ -398,8 +417,9 @@ def evaluate_model_on_dataset(
         ``Evaluation(perf, metrics, per_tag)`` where ``metrics`` has ``accuracy``, ``macro_f1``
         (fractions in [0, 1]), ``throughput`` (items/s, the median of the timed passes), ``memory``
         (GiB), ``fairness`` and ``robustness`` (consistencies in [0, 1] or ``None``), ``n`` (items),
-        ``fooled`` (items wrong under the task's model-wrong rule, ``tasks.rules.count_fooled``) and
-        ``fooled_rule`` (that rule in words), plus ``perf_metric``, ``seconds`` (the prediction pass), ``throughput_full_pass`` (items/s of
+        ``fooled`` (items wrong under the task's model-wrong rule, ``tasks.rules.fooled_items``),
+        ``fooled_rule`` (that rule in words), ``fooled_items`` (their item ids) and ``items_digest`` (of
+        the items scored; ``items_digest``), plus ``perf_metric``, ``seconds`` (the prediction pass), ``throughput_full_pass`` (items/s of
         it), ``throughput_passes``, ``throughput_spread``, ``throughput_sample``,
         ``throughput_extra_seconds``, ``batch_size``, ``memory_method``, ``working_memory`` (GiB),
         ``peak_rss`` (GiB), ``peak_rss_method``, ``fairness_n``, ``robustness_n``.
@@ -486,8 +506,9 @@ def evaluate_model_on_dataset(
             else {"accuracy": accuracy(gold, predicted), "macro_f1": macro_f1(gold, predicted, cfg.labels)}
         ),
         "n": len(items),
-        # The items the model gets wrong under the task's model-wrong rule: the cycle matrix's count.
-        **dict(zip(("fooled", "fooled_rule"), count_fooled(cfg, gold, predicted), strict=True)),
+        # The items the model gets wrong under the task's model-wrong rule: the cycle matrix's count,
+        # and which they are, so that two models on the same items are compared pairwise.
+        **_fooled_metrics(cfg, [item_id for item_id, _, _, _ in items], gold, predicted),
         "seconds": round(seconds, 4),
         "throughput_full_pass": len(items) / seconds if seconds > 0 else None,
         **throughput,

@@ -76,8 +76,8 @@ def ensemble_model_wrong(rule: str, verdicts: Sequence[bool]) -> bool | None:
     raise ValueError(f"unknown ensemble rule {rule!r}")
 
 
-def count_fooled(cfg: TaskConfig, gold: Sequence, predicted: Sequence[str]) -> tuple[int, str]:
-    """How many of the items the model gets wrong under the task's model-wrong rule, and that rule in words.
+def fooled_items(cfg: TaskConfig, gold: Sequence, predicted: Sequence[str]) -> tuple[list[bool], str]:
+    """Which of the items the model gets wrong under the task's model-wrong rule, and that rule in words.
 
     A label task: the predicted label differs from the gold one (``exact_match``, and for ``ask_user``
     the same test, the only one a machine can make). A span (QA) task: the best SQuAD F1 of the answer
@@ -90,7 +90,7 @@ def count_fooled(cfg: TaskConfig, gold: Sequence, predicted: Sequence[str]) -> t
         predicted: the model's labels (or answer texts for QA), one per item.
 
     Returns:
-        ``(fooled, rule)``: a count in [0, len(gold)] and e.g. ``"label differs"`` or ``"F1 < 0.4"``.
+        ``(wrong, rule)``: one bool per item, in order, and e.g. ``"label differs"`` or ``"F1 < 0.4"``.
 
     Raises:
         ValueError: the sequences differ in length, or a span target has no answer.
@@ -99,9 +99,20 @@ def count_fooled(cfg: TaskConfig, gold: Sequence, predicted: Sequence[str]) -> t
         raise ValueError(f"{len(gold)} targets but {len(predicted)} predictions")
     if span_answers(cfg):
         threshold = cfg.string_f1_threshold
-        fooled = sum(
-            span_model_wrong(target=g, output={"answer": p}, threshold=threshold)
+        wrong = [
+            bool(span_model_wrong(target=g, output={"answer": p}, threshold=threshold))
             for g, p in zip(gold, predicted, strict=True)
-        )
-        return fooled, f"F1 < {threshold:g}"
-    return sum(g != p for g, p in zip(gold, predicted, strict=True)), "label differs"
+        ]
+        return wrong, f"F1 < {threshold:g}"
+    return [g != p for g, p in zip(gold, predicted, strict=True)], "label differs"
+
+
+def count_fooled(cfg: TaskConfig, gold: Sequence, predicted: Sequence[str]) -> tuple[int, str]:
+    """How many of the items the model gets wrong under the task's model-wrong rule, and that rule in
+    words (``fooled_items``, counted).
+
+    Raises:
+        ValueError: as ``fooled_items``.
+    """
+    wrong, rule = fooled_items(cfg, gold, predicted)
+    return sum(wrong), rule

@@ -59,6 +59,15 @@ class CycleNoteSerializer(serializers.Serializer):
     later = serializers.IntegerField(help_text="The lower row's model id.")
     earlier = serializers.IntegerField(help_text="The row above it.")
     text = serializers.CharField()
+    p_value = serializers.FloatField(
+        allow_null=True,
+        help_text="McNemar's exact two-sided p on the items both answered; null without the items recorded.",
+    )
+    differs = serializers.BooleanField(allow_null=True, help_text="p < 0.05; null without the test.")
+    only_later = serializers.IntegerField(allow_null=True, help_text="Items wrong for the later model alone.")
+    only_earlier = serializers.IntegerField(
+        allow_null=True, help_text="Items wrong for the earlier model alone."
+    )
 
 
 class CycleTableSerializer(serializers.Serializer):

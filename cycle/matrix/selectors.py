@@ -10,8 +10,16 @@ table with the task's static sets (HateCheck, HatemojiCheck...).
 A cell is the model's **fooling rate** on the dataset: the share of its items the model gets wrong
 under the task's model-wrong rule (``tasks.rules.count_fooled``, stored by the evaluation), with n (the items scored) and the Wilson 95%
 interval (``core.intervals.wilson_interval``). For a classifier that is 1 - accuracy; on a static set
-it is the error rate. A note is added under a table wherever two adjacent target rows of one column
-have overlapping intervals: that difference is inside the interval, not a measured difference.
+it is the error rate.
+
+Two adjacent target rows of one column are compared **pairwise**: both models answered the same items,
+so McNemar's exact test on the items only one of them got wrong (``core.paired``) says whether their
+rates differ; a note under the table says, for every such pair, whether they differ (p < 0.05) or not.
+That needs the ids of the items each got wrong (``metrics["fooled_items"]``, stored by evaluations
+since the paired test) on the same items (the same ``metrics["items_digest"]``). For a pair without
+them (a score from before, or a dataset whose items changed between the two evaluations) the note falls
+back to the intervals: where they overlap, the difference is inside the interval, not a measured
+difference.
 
 Nothing is computed from predictions here: only ``Score`` rows are read (status done), so the page
 costs a fixed handful of queries (datasets, targets, scores, models, anonymous numbers) whatever the
@@ -25,6 +33,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 
 from core.intervals import wilson_interval
+from core.paired import PairedComparison, compare_fooled
 from cycle.kinds import rules_for
 from leaderboards.models import Dataset, Score
 from leaderboards.selectors import datasets_visible_to, display_name
@@ -69,6 +78,10 @@ class CycleCell:
     low: float | None = None
     high: float | None = None
     missing: str = ""
+    #: The ids of the items wrong and the digest of the items scored (``leaderboards.evaluation.
+    #: items_digest``), for the paired test; None for a score from before they were stored.
+    fooled_items: frozenset[int] | None = field(default=None, repr=False, compare=False)
+    items_digest: str | None = None
 
     @property
     def measured(self) -> bool:
@@ -94,7 +107,31 @@ def cell_for(score: Score | None) -> CycleCell:
         return CycleCell(missing="not counted")
     fooled, n = counts
     low, high = wilson_interval(fooled, n)
-    return CycleCell(fooled=fooled, n=n, rate=fooled / n, low=low, high=high)
+    metrics = score.metrics or {}
+    ids, digest = metrics.get("fooled_items"), metrics.get("items_digest")
+    paired = (
+        isinstance(ids, list)
+        and len(ids) == fooled
+        and all(isinstance(i, int) and not isinstance(i, bool) for i in ids)
+        and isinstance(digest, str)
+    )
+    return CycleCell(
+        fooled=fooled,
+        n=n,
+        rate=fooled / n,
+        low=low,
+        high=high,
+        fooled_items=frozenset(ids) if paired else None,
+        items_digest=digest if paired else None,
+    )
+
+
+def paired(a: CycleCell, b: CycleCell) -> PairedComparison | None:
+    """McNemar's exact test of two cells of one column (``core.paired``: ``only_first`` the items only
+    ``a``'s model got wrong), or None when they were not scored on the same recorded items."""
+    if a.fooled_items is None or b.fooled_items is None or a.items_digest != b.items_digest or a.n != b.n:
+        return None
+    return compare_fooled(a.fooled_items, b.fooled_items, a.n)
 
 
 @dataclass(frozen=True)
@@ -133,14 +170,20 @@ class CycleRow:
 
 @dataclass(frozen=True)
 class CycleNote:
-    """Two adjacent target rows whose intervals overlap on one column: ``later`` (the lower row) and
-    ``earlier`` (the row above it) by model id; ``text`` says it in words, ending with
-    ``INSIDE_THE_INTERVAL``."""
+    """Two adjacent target rows of one column: ``later`` (the lower row) and ``earlier`` (the row above
+    it) by model id, and ``text`` in words. Compared pairwise (McNemar): ``p_value``, ``differs`` and
+    the discordant items (``only_later``, ``only_earlier``: wrong for that model alone); without the
+    items recorded, only a pair whose intervals overlap has a note, its text ending with
+    ``INSIDE_THE_INTERVAL`` and the test's fields None."""
 
     dataset_id: int
     later: int
     earlier: int
     text: str
+    p_value: float | None = None
+    differs: bool | None = None
+    only_later: int | None = None
+    only_earlier: int | None = None
 
 
 @dataclass(frozen=True)
@@ -202,23 +245,51 @@ def overlapping(a: CycleCell, b: CycleCell) -> bool:
 
 
 def interval_notes(columns: list[CycleColumn], rows: list[CycleRow]) -> list[CycleNote]:
-    """A note per column and pair of adjacent target rows (a later target below an earlier one) whose
-    cells overlap (``overlapping``), column by column, top to bottom. Rows that are not targets are
-    not compared."""
+    """A note per column and pair of adjacent target rows (a later target below an earlier one), column
+    by column, top to bottom: McNemar's exact test when both were scored on the same recorded items
+    (``paired``), else, where their intervals overlap (``overlapping``), that the difference is inside
+    the interval. Rows that are not targets are not compared."""
     targets = [row for row in rows if row.is_target]
     notes = []
     for index, column in enumerate(columns):
         for earlier, later in zip(targets, targets[1:], strict=False):
             a, b = earlier.cells[index], later.cells[index]
-            if not overlapping(a, b):
+            if not (a.measured and b.measured):
                 continue
-            text = (
+            both = (
                 f"{column.name}: {later.name} ({later.target_text}) {_percent(b.rate)} "
                 f"[{_percent(b.low)}, {_percent(b.high)}] against {earlier.name} ({earlier.target_text}) "
-                f"{_percent(a.rate)} [{_percent(a.low)}, {_percent(a.high)}]: {INSIDE_THE_INTERVAL}."
+                f"{_percent(a.rate)} [{_percent(a.low)}, {_percent(a.high)}]"
             )
-            notes.append(CycleNote(column.dataset_id, later.model_id, earlier.model_id, text))
+            test = paired(b, a)
+            if test is not None:
+                verdict = "they differ" if test.differs else "no measured difference"
+                text = (
+                    f"{both}: {verdict} (McNemar's exact test on the {test.n} items both answered: "
+                    f"{test.only_first} wrong for {later.name} alone, {test.only_second} for "
+                    f"{earlier.name} alone; p {_p(test.p_value)})."
+                )
+                notes.append(
+                    CycleNote(
+                        column.dataset_id,
+                        later.model_id,
+                        earlier.model_id,
+                        text,
+                        test.p_value,
+                        test.differs,
+                        test.only_first,
+                        test.only_second,
+                    )
+                )
+            elif overlapping(a, b):
+                text = f"{both}: {INSIDE_THE_INTERVAL}."
+                notes.append(CycleNote(column.dataset_id, later.model_id, earlier.model_id, text))
     return notes
+
+
+def _p(value: float) -> str:
+    """A p-value as the notes write it after "p": "= 0.031", "< 0.001"."""
+    return "< 0.001" if value < 0.001 else f"= {value:.3f}"
 
 
 def cycle_matrix(task: Task, user) -> CycleMatrix:

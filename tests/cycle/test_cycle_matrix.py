@@ -404,3 +404,60 @@ def test_the_api_gives_the_same_matrix(cycle, api):
 
 def test_the_api_answers_404_for_an_unknown_task(api, db):
     assert api(None).get("/api/tasks/no-such-task/cycle/").status_code == 404
+
+
+def test_adjacent_targets_on_the_same_items_are_compared_by_mcnemars_test(cycle, hate_task, client):
+    """On round 2's test set (items 1-20 by id here), early got 14 wrong and late 8, as in the world:
+    early's are 1-14 and late's 9-16, so only early: 1-8 (8 items), only late: 15, 16 (2). McNemar's
+    exact test: d = 10, P(X <= 2) = (1 + 10 + 45) / 1024, doubled: 112 / 1024 = 0.109: no measured
+    difference, though 70% against 40%. With late wrong on 13-14 only instead (2 items, only early
+    12, only late 0): p = 2 / 4096 = 0.00049, they differ."""
+    from django.contrib.auth.models import AnonymousUser
+
+    from leaderboards.evaluation import items_digest
+
+    digest = items_digest(list(range(1, 21)))
+    early_ids, late_ids = list(range(1, 15)), list(range(9, 17))
+    for model, ids in ((cycle["early"], early_ids), (cycle["late"], late_ids)):
+        score = model.scores.get(dataset=cycle["t2"])
+        score.metrics = {"n": 20, "fooled": len(ids), "fooled_items": ids, "items_digest": digest}
+        score.save()
+    [note] = [
+        n for n in cycle_matrix(hate_task, AnonymousUser()).rounds.notes if n.dataset_id == cycle["t2"].pk
+    ]
+    assert (note.only_later, note.only_earlier, note.p_value, note.differs) == (2, 8, 112 / 1024, False)
+    assert "no measured difference (McNemar's exact test on the 20 items both answered: 2 wrong for late" in (
+        note.text
+    )
+    assert note.text.endswith("p = 0.109).")
+
+    score = cycle["late"].scores.get(dataset=cycle["t2"])
+    score.metrics = {"n": 20, "fooled": 2, "fooled_items": [13, 14], "items_digest": digest}
+    score.save()
+    [note] = [
+        n for n in cycle_matrix(hate_task, AnonymousUser()).rounds.notes if n.dataset_id == cycle["t2"].pk
+    ]
+    assert (note.only_later, note.only_earlier, note.differs) == (0, 12, True)
+    assert note.p_value == 2 / 4096 and note.text.endswith("p < 0.001).")
+
+    # Scored on other items (another digest): no paired test; the intervals do not overlap, no note.
+    score.metrics = {**score.metrics, "items_digest": "0" * 16}
+    score.save()
+    notes = cycle_matrix(hate_task, AnonymousUser()).rounds.notes
+    assert not [n for n in notes if n.dataset_id == cycle["t2"].pk]
+
+
+def test_an_evaluation_records_which_items_were_wrong(hate_task):
+    from leaderboards.evaluation import _fooled_metrics, items_digest
+
+    got = _fooled_metrics(hate_task.cfg, [5, 7, 9], ["hateful", "nothate", "hateful"], ["hateful"] * 3)
+    assert got == {
+        "fooled": 1,
+        "fooled_rule": "label differs",
+        "fooled_items": [7],
+        "items_digest": items_digest([5, 7, 9]),
+    }
+    # sha256 of "5,7,9", its first 16 hex digits.
+    import hashlib
+
+    assert items_digest([5, 7, 9]) == hashlib.sha256(b"5,7,9").hexdigest()[:16]
