@@ -60,6 +60,8 @@ class ProbeFigures:
     classes: dict[str, int]
     sampled_from: int
     top_features: dict[str, list[str]] = field(default_factory=dict)
+    #: The groups the folds kept together (``groups`` given): their number; 0 when not grouped.
+    groups: int = 0
 
     @property
     def n_classes(self) -> int:
@@ -107,12 +109,19 @@ def cross_validated_accuracy(
     seed: int = SEED,
     max_folds: int = MAX_FOLDS,
     top_features: int = 0,
+    groups: Sequence[str] | None = None,
 ) -> ProbeFigures:
     """Predict ``classes[i]`` from ``texts[i]`` with a bag of words and a logistic regression, scored by
     stratified k-fold cross-validation.
 
     k = min(``max_folds``, the smallest class's count); each fold's classifier (vectorizer included) is
-    fitted on the other folds only, so no word of a test fold is seen in training. ``accuracy`` pools the
+    fitted on the other folds only, so no word of a test fold is seen in training.
+
+    ``groups`` (one key per example): examples of one group stay in one fold (scikit-learn's
+    ``StratifiedGroupKFold``, stratified as far as the groups allow; k at most the number of groups).
+    A dataset of minimal pairs (an original and its edited twin of the other label) needs it: split
+    apart, the twin in training teaches the classifier the words of the test example with the opposite
+    label, and the accuracy falls below chance (a fold leak, not a measure of the cue). ``accuracy`` pools the
     folds' predictions (correct / n); ``chance`` is the majority class's share, what always answering the
     most frequent class scores. Above ``MAX_EXAMPLES`` a seeded random sample is probed.
 
@@ -130,10 +139,12 @@ def cross_validated_accuracy(
     Raises:
         NotMeasurable: fewer than two classes, or a class with fewer than two examples (no fold split
             can then test it).
-        ValueError: ``texts`` and ``classes`` differ in length, or ``max_folds`` < 2.
+        ValueError: ``texts``, ``classes`` (and ``groups``) differ in length, or ``max_folds`` < 2.
     """
     if len(texts) != len(classes):
         raise ValueError(f"{len(texts)} texts but {len(classes)} classes")
+    if groups is not None and len(groups) != len(texts):
+        raise ValueError(f"{len(texts)} texts but {len(groups)} groups")
     if max_folds < 2:
         raise ValueError(f"cross-validation needs at least 2 folds, not {max_folds}")
     sampled_from = len(texts)
@@ -142,6 +153,7 @@ def cross_validated_accuracy(
         indices = sorted(random.Random(seed).sample(indices, MAX_EXAMPLES))
     texts = [texts[i] for i in indices]
     classes = [str(classes[i]) for i in indices]
+    keys = [str(groups[i]) for i in indices] if groups is not None else None
     counts = Counter(classes)
     if len(counts) < 2:
         only = next(iter(counts), None)
@@ -159,8 +171,13 @@ def cross_validated_accuracy(
             f"of each {what}"
         )
     folds = min(max_folds, smallest)
+    if keys is not None:
+        distinct = len(set(keys))
+        if distinct < 2:
+            raise NotMeasurable(f"the {len(texts)} examples form a single group: no fold split can test one")
+        folds = min(folds, distinct)
 
-    from sklearn.model_selection import StratifiedKFold
+    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
     from threadpoolctl import threadpool_limits
 
     labels = list(classes)
@@ -170,8 +187,12 @@ def cross_validated_accuracy(
     # longer is better than taking every core from the requests.
     with threadpool_limits(limits=1), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence notes on tiny folds; the figures say enough
-        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed)
-        for train, test in splitter.split(texts, labels):
+        if keys is None:
+            splits = StratifiedKFold(n_splits=folds, shuffle=True, random_state=seed).split(texts, labels)
+        else:
+            splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
+            splits = splitter.split(texts, labels, keys)
+        for train, test in splits:
             pipeline = _pipeline(seed)
             pipeline.fit([texts[i] for i in train], [labels[i] for i in train])
             predicted = pipeline.predict([texts[i] for i in test])
@@ -194,4 +215,5 @@ def cross_validated_accuracy(
         classes=dict(sorted(counts.items())),
         sampled_from=sampled_from,
         top_features=top,
+        groups=len(set(keys)) if keys is not None else 0,
     )

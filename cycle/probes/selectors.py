@@ -92,6 +92,12 @@ class ProbeView:
         return percent(self.probe.chance if self.probe else None)
 
     @property
+    def grouped_by(self) -> str:
+        """How the folds grouped the examples, in words (``data.GROUPED_BY_*``); "" for a probe measured
+        before folds were grouped."""
+        return (self.probe.details or {}).get("folds_grouped_by", "") if self.probe else ""
+
+    @property
     def left_out(self) -> list[tuple[str, int]]:
         """``[(reason, count)]`` of the examples the probe left out, most frequent first."""
         return list(((self.probe.details or {}).get("left_out") or {}).items()) if self.probe else []
@@ -124,7 +130,13 @@ def verdict(probe: ArtefactProbe | None) -> str:
     if low > probe.chance:
         where = "the 95% interval of the accuracy lies above chance: the data carries a cue"
     elif high < probe.chance:
-        where = "the 95% interval of the accuracy lies below chance: no measured cue"
+        # Below chance is not "no cue": a classifier without a cue scores about chance. Wholly below
+        # it, the folds leak: a test example's twin (or group mate) of the other class was in training.
+        where = (
+            "the 95% interval of the accuracy lies below chance: a fold leak (examples whose twin or "
+            "group mate of another class sat in the training folds), not a measure of the cue; group "
+            "the examples (metadata group or matched_id) and run the probes again"
+        )
     else:
         where = "chance lies inside the 95% interval of the accuracy: no measured cue"
     side = "above" if points >= 0 else "below"

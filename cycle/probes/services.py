@@ -23,7 +23,7 @@ from tasks.config import TaskConfig
 from tasks.models import Round
 
 from ..models import ArtefactProbe
-from .data import RoundTexts, left_out_counts, round_texts
+from .data import NOT_GROUPED, RoundTexts, left_out_counts, round_texts
 from .measure import FEATURES, SEED, TOP_FEATURES, NotMeasurable, cross_validated_accuracy, has_words
 
 logger = logging.getLogger(__name__)
@@ -69,7 +69,20 @@ def _figures_details(figures, details: dict) -> dict:
         "interval": [round(figures.interval[0], 4), round(figures.interval[1], 4)],
         "fold_accuracies": [round(a, 4) for a in figures.fold_accuracies],
         "sampled_from": figures.sampled_from,
+        "groups": figures.groups,
     }
+
+
+def _groups(data: RoundTexts) -> list[str] | None:
+    """The examples' group keys when the round's data declares groups or pairs (``data.example_groups``),
+    else None (plain stratified folds)."""
+    if data.grouped_by in ("", NOT_GROUPED) or len(data.groups) != len(data.written):
+        return None
+    return data.groups
+
+
+def _grouping(data: RoundTexts) -> str:
+    return data.grouped_by or NOT_GROUPED
 
 
 def measure_input_only(cfg: TaskConfig, data: RoundTexts) -> Outcome:
@@ -84,6 +97,7 @@ def measure_input_only(cfg: TaskConfig, data: RoundTexts) -> Outcome:
         "features": FEATURES,
         "seed": SEED,
         "pending": data.pending,
+        "folds_grouped_by": _grouping(data),
     }
     reason = rules_for(cfg).input_only_not_applicable
     if reason or not data.baseline_fields:
@@ -91,7 +105,9 @@ def measure_input_only(cfg: TaskConfig, data: RoundTexts) -> Outcome:
             kind, Status.NOT_APPLICABLE, reason or "not applicable: the target is not a label", details
         )
     texts, labels, left_out = [], [], []
-    for text, label in zip(data.baseline, data.labels, strict=True):
+    all_groups = _groups(data)
+    groups: list[str] | None = [] if all_groups is not None else None
+    for index, (text, label) in enumerate(zip(data.baseline, data.labels, strict=True)):
         if label is None:
             left_out.append("label not one of the task's labels")
         elif not has_words(text):
@@ -99,6 +115,8 @@ def measure_input_only(cfg: TaskConfig, data: RoundTexts) -> Outcome:
         else:
             texts.append(text)
             labels.append(label)
+            if groups is not None:
+                groups.append(all_groups[index])
     details["left_out"] = left_out_counts(left_out)
     if not texts:
         return _not(
@@ -108,7 +126,9 @@ def measure_input_only(cfg: TaskConfig, data: RoundTexts) -> Outcome:
             details,
         )
     try:
-        figures = cross_validated_accuracy(texts, labels, what="label", top_features=TOP_FEATURES)
+        figures = cross_validated_accuracy(
+            texts, labels, what="label", top_features=TOP_FEATURES, groups=groups
+        )
     except NotMeasurable as exc:
         details["classes"] = dict(sorted(Counter(labels).items()))
         return Outcome(
@@ -147,29 +167,32 @@ def measure_author(cfg: TaskConfig, data: RoundTexts) -> Outcome:
         "seed": SEED,
         "pending": data.pending,
         "min_examples_per_author": MIN_AUTHOR_EXAMPLES,
+        "folds_grouped_by": _grouping(data),
     }
     if rules_for(cfg).generative:
         return _not(kind, Status.NOT_APPLICABLE, GENERATIVE_PROBES_REASON, details)
     left_out = []
     candidates = []
-    for text, author in zip(data.written, data.authors, strict=True):
+    all_groups = _groups(data)
+    for index, (text, author) in enumerate(zip(data.written, data.authors, strict=True)):
         if author is None:
             left_out.append("no known author (imported)")
         elif not has_words(text):
             left_out.append(EMPTY)
         else:
-            candidates.append((text, author))
-    per_author = Counter(author for _, author in candidates)
+            candidates.append((text, author, all_groups[index] if all_groups is not None else ""))
+    per_author = Counter(author for _, author, _ in candidates)
     eligible = sorted(
         (a for a, count in per_author.items() if count >= MIN_AUTHOR_EXAMPLES),
         key=lambda a: (-per_author[a], a),
     )
     kept = set(eligible[:MAX_AUTHORS])
-    texts, authors = [], []
-    for text, author in candidates:
+    texts, authors, groups = [], [], []
+    for text, author, group in candidates:
         if author in kept:
             texts.append(text)
             authors.append(str(author))
+            groups.append(group)
         elif per_author[author] < MIN_AUTHOR_EXAMPLES:
             left_out.append(f"author with fewer than {MIN_AUTHOR_EXAMPLES} examples")
         else:
@@ -192,7 +215,9 @@ def measure_author(cfg: TaskConfig, data: RoundTexts) -> Outcome:
             ),
         )
     try:
-        figures = cross_validated_accuracy(texts, authors, what="author")
+        figures = cross_validated_accuracy(
+            texts, authors, what="author", groups=groups if all_groups is not None else None
+        )
     except NotMeasurable as exc:  # not reached with MIN_AUTHOR_EXAMPLES >= 2, kept for safety
         return _not(kind, Status.NOT_MEASURABLE, f"not measurable: {exc}", details)
     return Outcome(

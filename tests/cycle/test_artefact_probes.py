@@ -438,3 +438,94 @@ def test_the_verdict_gives_the_difference_of_the_figures_it_shows():
         details={"interval": [0.608, 0.631]},
     )
     assert verdict(probe).startswith("62.0% against 33.3% by chance (28.7 points above)")
+
+
+def twins(pairs: int = 100):
+    """Minimal pairs whose two texts hold the same words (so a bag of words cannot tell them apart) and
+    opposite labels, as HatemojiBuild's perturbations nearly are: texts, labels, pair keys."""
+    texts, labels, groups = [], [], []
+    for i in range(pairs):
+        texts += [f"word{i} filler{i % 6}", f"filler{i % 6} word{i}"]
+        labels += ["hateful", "not-hateful"] if i % 2 else ["not-hateful", "hateful"]
+        groups += [f"pair{i}", f"pair{i}"]
+    return texts, labels, groups
+
+
+def test_folds_that_split_a_pair_leak_and_grouped_folds_do_not():
+    texts, labels, groups = twins()
+    # Split apart, the twin in training carries the test text's words with the other label: every
+    # prediction of a split pair is wrong. 17 of 200 right here (the pairs that stayed together).
+    leaking = cross_validated_accuracy(texts, labels)
+    assert leaking.accuracy == pytest.approx(17 / 200) and leaking.interval[1] < 0.5
+    # Kept in one fold, the two texts get the same prediction: one right, one wrong: exactly 50%.
+    grouped = cross_validated_accuracy(texts, labels, groups=groups)
+    assert (grouped.accuracy, grouped.chance, grouped.groups, grouped.folds) == (0.5, 0.5, 100, 5)
+    with pytest.raises(NotMeasurable, match="single group"):
+        cross_validated_accuracy(texts[:4], labels[:4], groups=["one"] * 4)
+    with pytest.raises(ValueError, match="groups"):
+        cross_validated_accuracy(texts, labels, groups=groups[:3])
+
+
+def test_groups_join_declared_groups_and_perturbation_pairs():
+    from cycle.probes.data import (
+        GROUPED_BY_DECLARED,
+        GROUPED_BY_DECLARED_AND_PAIRS,
+        GROUPED_BY_PAIRS,
+        NOT_GROUPED,
+        example_groups,
+    )
+
+    # a <-> b a pair, c names a partner that is not in the round, d and e share a declared group
+    # and e is paired with f: {a, b}, {c}, {d, e, f}.
+    keys, how = example_groups(
+        ["a", "b", "c", "d", "e", "f"],
+        [
+            {"matched_id": "b"},
+            {"matched_id": "a"},
+            {"matched_id": "zz"},
+            {"group": 7},
+            {"group": "7", "matched_id": "f"},
+            {},
+        ],
+    )
+    assert how == GROUPED_BY_DECLARED_AND_PAIRS
+    assert keys[0] == keys[1] and keys[3] == keys[4] == keys[5]
+    assert len({keys[0], keys[2], keys[3]}) == 3
+    assert example_groups(["a", "b"], [{"matched_id": "b"}, {}])[1] == GROUPED_BY_PAIRS
+    assert example_groups(["", ""], [{"group": "x"}, {"group": "x"}])[1] == GROUPED_BY_DECLARED
+    keys, how = example_groups(["", ""], [{"group": True}, {"matched_id": ""}])
+    assert how == NOT_GROUPED and keys[0] != keys[1]
+
+
+def test_a_round_of_twins_is_probed_with_pairs_in_one_fold(hate_round, writers, client):
+    texts, labels, _ = twins(30)
+    for i, (text, label) in enumerate(zip(texts, labels, strict=True)):
+        partner = i + 1 if i % 2 == 0 else i - 1
+        make_example(
+            hate_round,
+            writers[(i // 2) % 4],
+            label=label,
+            status=SETTLED,
+            inputs={"statement": text},
+            external_id=f"e{i}",
+            metadata={"matched_id": f"e{partner}"},
+        )
+    probe = run(hate_round)["input_only"]
+    assert probe.accuracy == 0.5 and probe.details["groups"] == 30
+    assert probe.details["folds_grouped_by"].startswith("perturbation pairs")
+    html = client.get(reverse("cycle:round", args=[hate_round.task.slug, hate_round.number])).content.decode()
+    assert (
+        "grouped by perturbation pairs (an example and its minimally edited twin, metadata matched_id): 30 groups"
+        in html
+    )
+
+
+def test_an_accuracy_below_chance_is_a_fold_leak_not_an_absent_cue():
+    from cycle.models import ArtefactProbe
+    from cycle.probes.selectors import verdict
+
+    probe = ArtefactProbe(
+        status=ArtefactProbe.Status.DONE, accuracy=0.431, chance=0.5, details={"interval": [0.41, 0.453]}
+    )
+    text = verdict(probe)
+    assert "a fold leak" in text and "no measured cue" not in text
