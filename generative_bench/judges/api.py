@@ -72,11 +72,48 @@ class PeopleSerializer(serializers.Serializer):
     )
 
 
+class JudgeErrorsSerializer(serializers.Serializer):
+    n = serializers.IntegerField(help_text="Outputs people settled and the judge judged (readable).")
+    sensitivity = serializers.FloatField(
+        allow_null=True, help_text="Judged failed among those people settled as failed; null with none."
+    )
+    sensitivity_interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    specificity = serializers.FloatField(
+        allow_null=True, help_text="Judged not failed among those people settled as not failed."
+    )
+    specificity_interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    failed_by_people = serializers.IntegerField()
+    not_failed_by_people = serializers.IntegerField()
+
+
+class CorrectedRateSerializer(serializers.Serializer):
+    observed = serializers.FloatField(
+        allow_null=True, help_text="The judge's failure rate on the outputs people never judged."
+    )
+    outputs = serializers.IntegerField(help_text="Those outputs.")
+    corrected = serializers.FloatField(
+        allow_null=True,
+        help_text="Rogan-Gladen: (observed + Sp - 1) / (Se + Sp - 1), clipped to [0, 1]; null when refused.",
+    )
+    interval = serializers.ListField(
+        child=serializers.FloatField(),
+        allow_null=True,
+        help_text="95% bootstrap interval over both the validation items and the outputs.",
+    )
+    refused = serializers.CharField(allow_null=True, help_text="Why there is no correction; null with one.")
+    undefined_share = serializers.FloatField(help_text="Share of resamples with Se + Sp <= 1 (left out).")
+    errors = JudgeErrorsSerializer()
+
+
 class JudgeRoundSerializer(serializers.Serializer):
     round = serializers.IntegerField(help_text="Round number.")
     agreement = AgreementSerializer()
     judge = RateSerializer(help_text="The judge's verdicts on the round's human-judged conversations.")
     people = PeopleSerializer()
+    corrected = CorrectedRateSerializer(
+        allow_null=True,
+        help_text="The judge's rate on outputs people never judged, corrected for its errors.",
+    )
 
 
 class JudgeModelSerializer(RateSerializer):

@@ -37,7 +37,9 @@ def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
     "name", "model", "agreement_floor", "trusted", "status", "progress", "agreement": {n, kappa,
     kappa_undefined, kappa_interval [low, high], raw, raw_interval, left_out}, "rounds": [{"round" (number), "agreement": {...}, "judge":
     {judged, failed, rate, across_people}, "people": {attempts, verified, attack_success_rate,
-    across_people}}], "models": [{"round",
+    across_people}, "corrected": {observed, outputs, corrected, interval, refused, undefined_share,
+    errors: {n, sensitivity, sensitivity_interval, specificity, specificity_interval, failed_by_people,
+    not_failed_by_people}}}], "models": [{"round",
     "model", "is_target", "judged", "failed", "rate", "people": {judged, failed, rate} or None}]}]}``
     (``people``: people's failure rate on the same model and round, ``ModelRow.people``).
     ``across_people`` is a rate's interval across the people who wrote the conversations
@@ -81,6 +83,7 @@ def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
                         "round": row.round.number,
                         "agreement": _agreement(row.agreement),
                         "judge": _rate(row.judge_rate),
+                        "corrected": row.corrected.as_dict() if row.corrected is not None else None,
                         "people": {
                             "attempts": row.people.attempts,
                             "verified": row.people.verified,

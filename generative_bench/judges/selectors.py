@@ -26,6 +26,7 @@ from django.db.models.functions import Coalesce
 from annotation.models import Example
 from core.agreement import Agreement, agreement
 from core.clustered import ClusteredRate, clustered_rates
+from core.rogan_gladen import CorrectedRate, corrected_rate
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
 from tasks.red_team_stats import RedTeamStats, red_team_stats
@@ -92,11 +93,17 @@ class _Pair:
     round_id: int
     status: str
     judge_failed: bool | None
-    human_failed: bool
+    human_failed: bool | None  # None: people never settled this output
 
 
 def _pairs(judge: Judge, round_ids: Iterable[int] | None = None) -> list[_Pair]:
     """The judge's verdicts on items people settled (this module's docstring), one query."""
+    return [p for p in _verdicts(judge, round_ids) if p.human_failed is not None]
+
+
+def _verdicts(judge: Judge, round_ids: Iterable[int] | None = None) -> list[_Pair]:
+    """Every verdict of the judge on an output not retracted, with people's settled verdict on it (None
+    when they never settled it), one query."""
     verdicts = JudgeVerdict.objects.filter(judge=judge).filter(
         Q(example__isnull=True) | Q(example__is_retracted=False)
     )
@@ -121,8 +128,7 @@ def _pairs(judge: Judge, round_ids: Iterable[int] | None = None) -> list[_Pair]:
             if ex_status is not None
             else human_failed_of(rating_status, rating_wrong)
         )
-        if human is not None:
-            pairs.append(_Pair(round_id, status, failed, human))
+        pairs.append(_Pair(round_id, status, failed, human))
     return pairs
 
 
@@ -308,6 +314,10 @@ class RoundRow:
     agreement: JudgeAgreement
     judge_rate: Rate
     people: RedTeamStats
+    #: The judge's failure rate on the round's outputs people never judged, corrected for its errors
+    #: (``core.rogan_gladen``: Rogan-Gladen, with the judge's sensitivity and specificity on the
+    #: round's outputs people settled); ``refused`` says why when it cannot be.
+    corrected: CorrectedRate | None = None
 
 
 @dataclass(frozen=True)
@@ -354,7 +364,8 @@ def judge_panels(task: Task, *, samples: int = 1000) -> list[JudgePanel]:
     people = people_rates(task) if judges else {}
     panels = []
     for judge in judges:
-        pairs = _pairs(judge)
+        verdicts = _verdicts(judge)
+        pairs = [p for p in verdicts if p.human_failed is not None]
         pooled = _agreement_of(pairs, samples=samples)
         agreements = _agreements_by_round(pairs, samples=samples)
         mine = [r for r in rows if r.judge_id == judge.pk]
@@ -365,6 +376,7 @@ def judge_panels(task: Task, *, samples: int = 1000) -> list[JudgePanel]:
                 agreement=agreements.get(round_.pk) or _empty_agreement(),
                 judge_rate=human_rates.get(round_.pk, Rate(0, 0)),
                 people=stats[round_.pk],
+                corrected=_corrected(verdicts, round_.pk),
             )
             for round_ in rounds
         ]
@@ -381,6 +393,23 @@ def judge_panels(task: Task, *, samples: int = 1000) -> list[JudgePanel]:
         )
         panels.append(JudgePanel(judge, is_trusted(judge, pooled), pooled, round_rows, model_rows))
     return panels
+
+
+def _corrected(verdicts: list[_Pair], round_id: int) -> CorrectedRate:
+    """The Rogan-Gladen rate of the judge's readable verdicts in ``round_id`` (``core.rogan_gladen``):
+    Se and Sp on the outputs people settled, corrected on those they never did. Seeded by the round."""
+    readable = [
+        v
+        for v in verdicts
+        if v.round_id == round_id and v.status == JudgeVerdict.Status.OK and v.judge_failed is not None
+    ]
+    settled = [v for v in readable if v.human_failed is not None]
+    return corrected_rate(
+        [v.judge_failed for v in settled],
+        [v.human_failed for v in settled],
+        [v.judge_failed for v in readable if v.human_failed is None],
+        seed=round_id,
+    )
 
 
 def _empty_agreement() -> JudgeAgreement:

@@ -7,10 +7,20 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from annotation.models import Example
 from generative_bench.judges.prompts import DEFAULT_TEMPLATE
 from generative_bench.models import Judge
 from tests.factories.accounts import UserFactory
-from tests.generative_bench.judge_world import agreement_world, chat_model, judge_of, red_team_task
+from tests.generative_bench.judge_world import (
+    URL,
+    VC,
+    agreement_world,
+    chat_model,
+    conversation,
+    judge_of,
+    red_team_task,
+    verdict,
+)
 from tests.helpers.api import client_for
 
 pytestmark = pytest.mark.django_db
@@ -123,6 +133,10 @@ def test_the_api_gives_the_pages_figures(world):
         "across_people": one_person(0.4, 10, [0.168180, 0.687326]),
     }
     assert (second["agreement"]["kappa"], second["judge"]["rate"]) == (pytest.approx(0.5), None)
+    # Round 1: 6 outputs both judged, and the pending and the flagged conversation the judge said
+    # not failed and failed: too few to correct, the raw rate given.
+    assert first["corrected"]["refused"] == "fewer than 20 outputs judged by both people and the judge (6)"
+    assert (first["corrected"]["observed"], first["corrected"]["outputs"]) == (0.5, 2)
     assert [(m["round"], m["model"], m["is_target"], m["failed"], m["judged"]) for m in judge["models"]] == [
         (1, "target", True, 5, 8),
         (2, "model-a", False, 2, 2),
@@ -329,3 +343,33 @@ def test_the_generative_leaderboard_says_the_kappa_is_undefined(client, yes_judg
         "Judge: Cohen's kappa undefined (one label on both sides) on 20 items settled by people; floor "
         "0.00: not trusted." in html
     )
+
+
+def test_the_judges_rate_is_corrected_for_its_errors(annotator, owner, client):
+    """24 conversations both judged: (people, judge) failed (T, T) 8, (T, F) 2, (F, T) 2, (F, F) 12, so
+    Se = 8/10 = 0.8 and Sp = 12/14 = 6/7; 10 pending conversations, 4 of them judged failed: p = 0.4.
+    Rogan-Gladen: (0.4 + 6/7 - 1) / (0.8 + 6/7 - 1) = (1.8/7) / (4.6/7) = 9/23 = 0.3913."""
+    task = red_team_task()
+    r1 = task.rounds.get(number=1)
+    target = chat_model(task, "target", URL)
+    judge = judge_of(task, chat_model(task, "judge-model", URL))
+    for people, judged, count in ((True, True, 8), (True, False, 2), (False, True, 2), (False, False, 12)):
+        for _ in range(count):
+            verdict(judge, conversation(r1, annotator, target, failed=people, status=VC), judged)
+    for k in range(10):
+        verdict(judge, conversation(r1, annotator, target, failed=True, status=Example.Status.PENDING), k < 4)
+    task.owners.add(owner)
+    [round_1] = client_for(None).get("/api/tasks/red-team/judges/").json()["judges"][0]["rounds"]
+    corrected = round_1["corrected"]
+    assert corrected["refused"] is None
+    assert corrected["corrected"] == pytest.approx(9 / 23)
+    assert (corrected["observed"], corrected["outputs"]) == (0.4, 10)
+    errors = corrected["errors"]
+    assert (errors["n"], errors["sensitivity"], errors["specificity"]) == (24, 0.8, pytest.approx(6 / 7))
+    assert (errors["failed_by_people"], errors["not_failed_by_people"]) == (10, 14)
+    low, high = corrected["interval"]
+    assert 0 <= low < 9 / 23 < high <= 1
+    client.force_login(owner)
+    html = client.get("/tasks/red-team/judges/").content.decode()
+    assert "<strong>39%</strong>" in html and "the judge said 40% of 10" in html
+    assert "sensitivity 80%" in html and "specificity 86%" in html
