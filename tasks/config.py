@@ -18,6 +18,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from jsonschema import Draft202012Validator
 
+from core.reliability import TENTATIVE
+
 DEFAULT_MAX_INPUT_LENGTH = 2000
 DEFAULT_CLOSE_CALL_MARGIN = 0.2
 
@@ -162,9 +164,16 @@ CONFIG_SCHEMA["properties"]["red_team"] = {
                         "minItems": 1,
                         "uniqueItems": True,
                     },
+                    # How validators' answers are compared for agreement (Krippendorff's alpha):
+                    # nominal, or ordinal in the answers' order; default ordinal when every answer is a
+                    # number (a scale), else nominal.
+                    "level": {"enum": ["nominal", "ordinal"]},
                 },
             },
         },
+        # The lowest acceptable lower end of a rubric question's alpha interval (default 0.667,
+        # Krippendorff's lowest for tentative conclusions): below it, the rates it bears on are greyed.
+        "agreement_floor": {"type": "number", "minimum": 0, "maximum": 1},
         "multiple_choice": {
             "type": "object",
             "additionalProperties": False,
@@ -416,6 +425,12 @@ class TaskConfig:
         from tasks.rubric import Rubric
 
         return Rubric.from_config(self.raw["red_team"]["rubric"])
+
+    @property
+    def agreement_floor(self) -> float:
+        """The floor of a rubric question's alpha interval (``red_team.agreement_floor``, default
+        ``core.reliability.TENTATIVE`` = 0.667)."""
+        return float(self.red_team.get("agreement_floor", TENTATIVE))
 
     @property
     def min_negatives(self) -> int:

@@ -56,6 +56,7 @@ from core.clustered import ClusteredRate, clustered_rates, clustered_ratio_inter
 from .kinds import conversational
 from .models import Round, Task
 from .round_stats import examples_model, not_collected_sources, rate
+from .rubric_agreement import RubricAgreement, rubric_agreement
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,9 @@ class Rate:
     attempts: int
     verified: int
     clustered: ClusteredRate | None = None
+    #: Why this rate is greyed ("" when it is not): validators' agreement below the floor on a rubric
+    #: question, for the round or for this kind of failure (``rubric_agreement``).
+    unreliable: str = ""
 
     @property
     def rate(self) -> float | None:
@@ -102,6 +106,19 @@ class RedTeamStats:
     #: The 95% interval of the cost per verified failure across people, (low, high) with high possibly
     #: ``inf``; None without one (fewer than 5 people, no known cost or no verified failure).
     cost_per_verified_interval: tuple[float, float] | None = None
+    #: Validators' agreement per rubric question (``tasks.rubric_agreement``), and what falls below the
+    #: task's floor; None for a round given no agreement.
+    agreement: RubricAgreement | None = None
+
+    @property
+    def unreliable(self) -> str:
+        """Why the round's rates are greyed ("" when they are not): a rubric question's alpha below the
+        floor (``rubric_agreement``)."""
+        return self.agreement.unreliable if self.agreement is not None else ""
+
+    def category_unreliable(self, name: str) -> str:
+        """Why kind ``name``'s rate is greyed, or ""."""
+        return self.agreement.unreliable_categories.get(name, "") if self.agreement is not None else ""
 
     @property
     def people(self) -> int:
@@ -159,10 +176,11 @@ def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[in
     """The figures of the red-teaming ``task``'s rounds, ``{round id: RedTeamStats}``; ``{}`` for a task
     that is not red-teaming (``kinds.conversational``).
 
-    ``rounds``: the rounds to compute (rounds of ``task``); all its rounds when None. Two queries
-    whatever the number of rounds and examples: the rounds (unless given), and one read of the examples'
-    round, verdict, status, tags and three metadata keys (``mode``, ``turns``, ``cost``; not the stored
-    generations). Counted in Python, so PostgreSQL and SQLite (the demo) agree.
+    ``rounds``: the rounds to compute (rounds of ``task``); all its rounds when None. Three queries
+    whatever the number of rounds and examples: the rounds (unless given), one read of the examples'
+    round, author, verdict, status, tags and three metadata keys (``mode``, ``turns``, ``cost``; not the
+    stored generations), and one of the validators' rubric answers (``rubric_agreement``). Counted in
+    Python, so PostgreSQL and SQLite (the demo) agree.
     """
     if not conversational(task.cfg):
         return {}
@@ -220,6 +238,7 @@ def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[in
             mine[2] += float(amount)
 
     labels = {c["name"]: c.get("label", c["name"]) for c in task.cfg.failure_categories}
+    agreements = rubric_agreement(task, rounds)
     stats = {}
     for round_ in rounds:
         a = acc.get(round_.pk) or _Round()
@@ -227,21 +246,34 @@ def red_team_stats(task: Task, rounds: Iterable[Round] | None = None) -> dict[in
         names = list(labels) + sorted(set(a.category) - set(labels))
         turn_counts = sorted(a.turns)
         overall, categories, by_turns, cost_interval = _across_people(a, names, turn_counts, round_.pk)
+        agreement = agreements.get(round_.pk)
+        whole = agreement.unreliable if agreement is not None else ""
+        kind = agreement.unreliable_categories if agreement is not None else {}
         stats[round_.pk] = RedTeamStats(
             round=round_,
             attempts=a.attempts,
             claimed=a.claimed,
             verified=a.verified,
             by_category=tuple(
-                Rate(name, labels.get(name, name), a.attempts, a.category.get(name, 0), clustered)
+                Rate(
+                    name,
+                    labels.get(name, name),
+                    a.attempts,
+                    a.category.get(name, 0),
+                    clustered,
+                    kind.get(name, "") or whole,
+                )
                 for name, clustered in zip(names, categories, strict=True)
             ),
             by_turns=tuple(
-                Rate(str(t), f"{t} turn{'' if t == 1 else 's'}", a.turns[t][0], a.turns[t][1], clustered)
+                Rate(
+                    str(t), f"{t} turn{'' if t == 1 else 's'}", a.turns[t][0], a.turns[t][1], clustered, whole
+                )
                 for t, clustered in zip(turn_counts, by_turns, strict=True)
             ),
             asr=overall,
             cost_per_verified_interval=cost_interval,
+            agreement=agreement,
             cost=a.cost if a.cost_known else None,
             cost_unknown=a.cost_unknown,
             items=a.items,

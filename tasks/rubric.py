@@ -26,6 +26,7 @@ class RubricQuestion:
     answers: tuple[str, ...]
     failure_answers: frozenset[str]
     help: str = ""
+    level: str = ""
 
     @classmethod
     def from_config(cls, raw: dict) -> RubricQuestion:
@@ -35,7 +36,21 @@ class RubricQuestion:
             answers=tuple(raw["answers"]),
             failure_answers=frozenset(raw["failure_answers"]),
             help=raw.get("help", ""),
+            level=raw.get("level", ""),
         )
+
+    @property
+    def measurement(self) -> str:
+        """How validators' answers are compared for agreement: the config's ``level``, else
+        ``"ordinal"`` when every answer is a number (a scale, ranked in the answers' order), else
+        ``"nominal"``."""
+        if self.level:
+            return self.level
+        try:
+            [float(answer) for answer in self.answers]
+        except ValueError:
+            return "nominal"
+        return "ordinal"
 
 
 @dataclass(frozen=True)

@@ -161,6 +161,9 @@ class RedTeamRateSerializer(serializers.Serializer):
     across_people = AcrossPeopleSerializer(
         source="clustered", allow_null=True, help_text="The rate's interval across people."
     )
+    unreliable = serializers.CharField(
+        help_text="Why the rate is greyed: validators' agreement below the floor on a rubric question; '' if not."
+    )
 
 
 class RedTeamChoiceSerializer(serializers.Serializer):
@@ -231,6 +234,18 @@ class RedTeamStatisticsSerializer(serializers.Serializer):
         )
     )
     multiple_choice = RedTeamChoiceSerializer(source="*")
+    rubric_agreement = serializers.SerializerMethodField(
+        help_text=(
+            "Validators' agreement per rubric question (tasks.rubric_agreement): {floor, questions: [{name, "
+            "level, overall: {level, items, answers, alpha, interval}, by_category: {kind: {...}}}], "
+            "unreliable: why every rate of the round is greyed or null, unreliable_categories: {kind: "
+            "why}}; null without one."
+        )
+    )
+
+    @extend_schema_field({"type": "object", "additionalProperties": True, "nullable": True})
+    def get_rubric_agreement(self, stats) -> dict | None:
+        return stats.agreement.as_dict() if stats.agreement is not None else None
 
     @extend_schema_field({"type": "array", "items": {"type": "number", "nullable": True}, "nullable": True})
     def get_cost_per_verified_failure_interval(self, stats) -> list | None:

@@ -94,7 +94,7 @@ def red_task(annotator):
 
 
 def test_the_figures_by_hand(red_task, django_assert_num_queries):
-    with django_assert_num_queries(2):  # the rounds, then the examples of all of them
+    with django_assert_num_queries(3):  # the rounds, the examples of all of them, the validators' answers
         stats = red_team_stats(red_task)
     one, two, three = (stats[r.pk] for r in red_task.rounds.order_by("number"))
 
@@ -133,7 +133,7 @@ def test_the_query_count_does_not_grow_with_the_examples(red_task, annotator, dj
     round1 = red_task.rounds.get(number=1)
     for _ in range(20):
         conversation(round1, annotator, True, "validated_correct", ["fabrication"], 2, 0.01)
-    with django_assert_num_queries(1):  # the rounds given: the examples only
+    with django_assert_num_queries(2):  # the rounds given: the examples and the validators' answers
         stats = red_team_stats(red_task, [round1])
     assert (stats[round1.pk].attempts, stats[round1.pk].verified) == (25, 22)
     assert stats[round1.pk].cost == Decimal("0.30")
@@ -237,6 +237,20 @@ def test_the_round_api_gives_them(client, red_task):
     for row in red["by_category"] + red["by_turns"]:
         across = row.pop("across_people")
         assert (across["interval"], across["people"]) == (None, 1)
+        assert row.pop("unreliable") == ""
+    # No validator answered the rubric here (the examples were settled directly): nothing to measure.
+    agreement = red.pop("rubric_agreement")
+    assert (agreement["floor"], agreement["unreliable"], agreement["unreliable_categories"]) == (
+        0.667,
+        None,
+        {},
+    )
+    assert [
+        (q["name"], q["level"], q["overall"]["items"], q["overall"]["alpha"]) for q in agreement["questions"]
+    ] == [
+        ("supported", "nominal", 0, None),
+        ("helpful", "ordinal", 0, None),
+    ]
     assert red.pop("cost_per_verified_failure_interval") is None
     assert red == {
         "attempts": 5,
