@@ -56,6 +56,7 @@ from cycle.kinds import rules_for
 from leaderboards.services import SPLITS, split_of
 from models_registry.models import RegisteredModel
 from tasks.models import Round
+from tasks.red_team_stats import red_team_stats
 
 from ..models import Release, TrainingJob
 from ..probes.selectors import release_card_probes
@@ -274,6 +275,12 @@ def generative_targets(release_info: dict[str, Any]) -> list[dict[str, Any]]:
     return targets
 
 
+def _red_team_figures(task, round_number: int):
+    """The ``RedTeamStats`` of ``task``'s round ``round_number`` (None when the round is unknown)."""
+    round_ = task.rounds.filter(number=round_number).first()
+    return red_team_stats(task, [round_]).get(round_.pk) if round_ is not None else None
+
+
 def dataset_card(release_info: dict[str, Any], task) -> str:
     """``README.md``: a YAML header (JSON-quoted strings, valid YAML) and a short description."""
     licence = release_info["licence"]
@@ -304,6 +311,9 @@ def dataset_card(release_info: dict[str, Any], task) -> str:
             "generative_targets": generative_targets(release_info) if kind.generative else [],
             # The round's artefact probes as measured when this version was made (cycle.probes).
             "probes": [] if kind.generative else release_card_probes(task, release_info["round"]),
+            # A red-teaming round's attack success rate, with its intervals and agreement per rubric
+            # question (tasks.red_team_stats), as they stood when this version was made.
+            "red_team": _red_team_figures(task, release_info["round"]) if kind.generative else None,
         },
     )
     return "\n".join(lines) + "\n\n" + body

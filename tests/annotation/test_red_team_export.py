@@ -28,6 +28,7 @@ from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
 from tasks.builtin_configs import RED_TEAM_CONFIG
 from tasks.models import Context, Task
+from tasks.red_team_stats import red_team_stats
 from tasks.services import ensure_round, set_current_round
 from tests.factories.accounts import UserFactory
 from validation.models import Validation
@@ -404,6 +405,14 @@ def test_the_release_card_starts_with_the_content_warning_and_gives_rubric_taxon
         "* `unanswerable`: Answers what the passage cannot answer\n"
         "* `other`: Another failure\n"
     ) in card
+    # The round's figures, as they stood: its conversations' attack success rate (one author: no
+    # interval across people) and the validators' agreement per question (none answered: not measured).
+    stats = red_team_stats(round_.task, [round_])[round_.pk]
+    assert (
+        f"* **Attack success rate**: {stats.verified} verified failures of {stats.attempts} conversations "
+        f"({stats.asr.people} people: too few for an interval across people)."
+    ) in card
+    assert "* `supported` (nominal): not measured\n* `helpful` (ordinal): not measured" in card
     model = RegisteredModel.objects.get(name="remote-smol")
     assert (
         "The target model and its decoding settings:\n\n"
