@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from django.db.models import Q, QuerySet
 from django.urls import reverse
 
+from annotation.models import Turn
+from generative_bench.models import ReplayAnswer
 from models_registry.models import RegisteredModel
 from models_registry.runtime_facts import runtime_key, runtime_label, served_runtime_text
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
@@ -482,3 +484,23 @@ def evaluable_datasets(task_ids: Sequence[int] | None = None, *, include_hidden:
     if not include_hidden:
         datasets = datasets.exclude(access=Dataset.Access.HIDDEN)
     return datasets if task_ids is None else datasets.filter(task_id__in=list(task_ids))
+
+
+def latest_provenance(model: RegisteredModel) -> dict | None:
+    """The provenance of ``model``'s latest stored answer (``Generation.provenance``: weights, tokenizer
+    and chat template digests and library versions, or a remote server's model and fingerprint), from its
+    red-teaming turns, else its replayed answers; None when it has none (not a generative model, or no
+    answer stored since answers record it). Two queries at most."""
+    for rows in (
+        Turn.objects.filter(conversation__model=model).exclude(generation__provenance={}),
+        ReplayAnswer.objects.filter(replay__model=model).exclude(generation__provenance={}),
+    ):
+        found = (
+            rows.filter(generation__has_key="provenance")
+            .order_by("-updated_at", "-pk")
+            .values_list("generation", flat=True)
+            .first()
+        )
+        if found and isinstance(found.get("provenance"), dict):
+            return found["provenance"]
+    return None

@@ -214,6 +214,8 @@ def model_detail(request, pk: int):
             "name": selectors.display_name(request.user, model),
             "identity": identity,
             "card": _card(model, identity),
+            # What produced its latest stored answer (a generative model's; engine.runtime.provenance).
+            "provenance": selectors.latest_provenance(model) if identity else None,
             "scores": score_rows,
             "previous_runtimes": _previous_runtimes(score_rows),
             "tag_sections": _tag_sections(scores, cfg.perf_metric),

@@ -51,6 +51,7 @@ from engine.runtime.generative import (
     check_messages,
 )
 from engine.runtime.model_files import InferenceError
+from engine.runtime.provenance import remote_provenance
 from engine.runtime.whole_characters import TextTail
 
 logger = logging.getLogger(__name__)
@@ -251,6 +252,7 @@ class _Reading:
         self.deadline = self.started + remote.timeout
         self.text, self.first_token_ms, self.finish, self.error = "", None, None, ""
         self.usage: dict = {}
+        self.fingerprint: str | None = None  # the server's system_fingerprint, when it sends one
         self.done = False
         # A server that decoded a character cut in two sends U+FFFD for it: held back, dropped at the end.
         self.tail = TextTail()
@@ -283,6 +285,8 @@ class _Reading:
             raise InferenceError("the chat server sent an error instead of the rest of the answer")
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
+        if isinstance(chunk.get("system_fingerprint"), str) and self.fingerprint is None:
+            self.fingerprint = chunk["system_fingerprint"][:200]
         out = ""
         for choice in chunk.get("choices") or ():
             delta = choice.get("delta") or {}
@@ -340,6 +344,7 @@ class _Reading:
             seed=remote.decoding.seed,
             cost=remote.cost(input_tokens, output_tokens),
             error=self.error,
+            provenance=remote_provenance(remote.model, self.fingerprint),
         )
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from engine.runtime.batcher import BatchRequest, ContinuousBatcher
 from engine.runtime.model_files import InferenceError, digest_problem, without_server_paths
+from engine.runtime.provenance import local_provenance
 from engine.runtime.slots import GENERATION_SLOTS, SlotTimeout
 from engine.runtime.whole_characters import WholeCharacters
 
@@ -119,6 +120,9 @@ class Generation:
     cost: float | None = None
     error: str = ""
     extra: dict = field(default_factory=dict)
+    #: What produced it (``runtime.provenance``): weights, tokenizer and chat template digests and the
+    #: libraries' versions for a local model; the server's model and fingerprint for a remote one.
+    provenance: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """JSON-ready record, as stored on the example."""
@@ -404,6 +408,7 @@ class ChatStream(AnswerStream):
             latency_ms=(time.perf_counter() - started) * 1000,
             error=error,
             extra=extra,
+            provenance=self._model.provenance,
         )
 
     def _generate(self, ticket, started: float, inputs: dict, prompt_tokens: int) -> Iterator[str]:
@@ -495,6 +500,7 @@ class ChatStream(AnswerStream):
                 seed=decoding.seed if sampled else None,
                 error=error,
                 extra=extra,
+                provenance=model.provenance,
             )
         if failure is not None:
             raise InferenceError(f"the model failed while answering: {self.generation.error}")
@@ -545,6 +551,19 @@ class LocalChatModel:
         #: Every streamed answer of this model decodes in this batch (``runtime/batcher.py``); how many at
         #: once is the process's generation slots (``runtime/slots.py``), bounded here as a safety net.
         self.batcher = ContinuousBatcher(self.model, self.tokenizer, max_rows=MAX_BATCH_ROWS, eos_ids=eos_ids)
+        self._provenance: dict | None = None
+
+    @property
+    def provenance(self) -> dict:
+        """What this model's answers are produced by (``runtime.provenance.local_provenance``), computed
+        on first use (hashing the weights) and kept; {} when the files cannot be read."""
+        if self._provenance is None:
+            try:
+                self._provenance = local_provenance(self.path, self.tokenizer.chat_template)
+            except OSError:
+                logger.warning("could not read the files of %s for the provenance", self.name)
+                self._provenance = {}
+        return self._provenance
 
     def encode(self, messages: Sequence[dict]) -> dict:
         """The chat template applied to ``messages`` with the assistant's turn opened: ``input_ids`` and
@@ -673,6 +692,7 @@ class LocalChatModel:
             output_tokens=0,
             error=error,
             extra=extra or {},
+            provenance=self.provenance,
         )
 
 
@@ -868,6 +888,7 @@ def _run_batch(
                 latency_ms=((ended_at[row] or finished) - started) * 1000,
                 seed=decoding.seed if decoding.temperature > 0 else None,
                 extra=dict(extra),
+                provenance=model.provenance,
             )
         )
     return generations

@@ -15,7 +15,7 @@ does not exist.
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.permissions import IsAuthenticated
@@ -64,14 +64,33 @@ class ReplaySerializer(serializers.ModelSerializer):
     round = serializers.IntegerField(source="round.number", read_only=True)
     model = serializers.IntegerField(source="model_id", read_only=True)
     model_name = serializers.CharField(source="model.name", read_only=True)
+    reproduction = serializers.SerializerMethodField(
+        help_text=(
+            "The answers compared byte for byte with the stored ones (the round's own target, keep, greedy "
+            "both times): {compared, identical, differing_examples}."
+        )
+    )
 
     class Meta:
         model = Replay
         fields = [
             "id", "task", "round", "model", "model_name", "target_turns", "status", "total", "done", "failed",
-            "progress", "error", "created_at", "started_at", "finished_at",
+            "progress", "error", "created_at", "started_at", "finished_at", "reproduction",
         ]  # fmt: skip
         read_only_fields = fields
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "properties": {
+                "compared": {"type": "integer"},
+                "identical": {"type": "integer"},
+                "differing_examples": {"type": "array", "items": {"type": "integer"}},
+            },
+        }
+    )
+    def get_reproduction(self, replay) -> dict:
+        return selectors.reproduction_of(replay).as_dict()
 
 
 class ReplayAnswerSerializer(serializers.ModelSerializer):

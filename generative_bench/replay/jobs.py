@@ -27,6 +27,7 @@ Rules of the job:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -36,7 +37,7 @@ from django.db.models import Count, F, Q
 from django.utils import timezone
 
 from annotation.chat_format import context_message
-from annotation.models import Example
+from annotation.models import Conversation, Example
 from annotation.red_team.choice_items import choice_messages
 from core.job_queue import enqueue, worker_timeout_seconds
 from models_registry.serving import (
@@ -167,6 +168,43 @@ def _answer_fields(messages: list[dict], generations: list[Generation]) -> dict:
     }
 
 
+def _held_with(replay: Replay, example_ids: list[int]) -> set[int]:
+    """The examples among ``example_ids`` whose conversation was held with ``replay.model`` (one query)."""
+    return set(
+        Conversation.objects.filter(example_id__in=example_ids, model_id=replay.model_id).values_list(
+            "example_id", flat=True
+        )
+    )
+
+
+def _greedy(decoding) -> bool:
+    return isinstance(decoding, dict) and decoding.get("temperature") == 0
+
+
+def reproduction(example: Example, generation: Generation) -> dict | None:
+    """Whether a replayed answer reproduces the stored one byte for byte, when it should: the same model
+    (the caller checks), the ``keep`` messages, and greedy decoding both times (temperature 0, recorded in
+    the stored answer's generation record and in the replay's). ``{"identical": bool, "stored_sha256",
+    "replayed_sha256"}`` (sha256 of the UTF-8 texts), or None when the two are not comparable
+    (docs/generative.md, "Provenance")."""
+    stored_records = (example.metadata or {}).get("generations") or []
+    if (
+        not stored_records
+        or not _greedy(stored_records[-1].get("decoding"))
+        or not _greedy(generation.decoding)
+    ):
+        return None
+    try:
+        stored = _stored_turns(example)[-1][1]
+    except ItemError:
+        return None
+    return {
+        "identical": generation.text == stored,
+        "stored_sha256": hashlib.sha256(stored.encode("utf-8")).hexdigest(),
+        "replayed_sha256": hashlib.sha256(generation.text.encode("utf-8")).hexdigest(),
+    }
+
+
 def answer_conversations(replay: Replay, examples: list[Example]) -> dict[int, dict | str]:
     """``replay.model``'s answers to ``examples`` (conversations): ``{example id: stored fields}`` for
     each answered one, ``{example id: error}`` for each that failed."""
@@ -180,8 +218,14 @@ def answer_conversations(replay: Replay, examples: list[Example]) -> dict[int, d
             except ItemError as exc:
                 outcome[example.pk] = str(exc)
         generations = generate_batch(model, list(asked.values()), batch_size=BATCH_SIZE)
+        own = _held_with(replay, [pk for pk in asked])
+        by_pk = {example.pk: example for example in examples}
         for (pk, messages), generation in zip(asked.items(), generations, strict=True):
             outcome[pk] = _failure(generation) or _answer_fields(messages, [generation])
+            if isinstance(outcome[pk], dict) and pk in own:
+                check = reproduction(by_pk[pk], generation)
+                if check is not None:
+                    outcome[pk]["generation"]["reproduction"] = check
         return outcome
     # regenerate: turn k of every conversation still going, together, then turn k + 1.
     going: dict[int, tuple[Example, list[Generation], list[dict]]] = {}

@@ -284,3 +284,38 @@ def replay_figures(task: Task) -> dict[int, ReplayFigures]:
             mc_items_by_round=items,
         )
     return figures
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """How many of a replay's answers could be compared byte for byte with the stored ones (the round's
+    own target, ``keep``, greedy both times: ``jobs.reproduction``), how many were identical, and the
+    examples whose answers differ (ids, ascending)."""
+
+    compared: int
+    identical: int
+    differing: tuple[int, ...]
+
+    def as_dict(self) -> dict:
+        return {
+            "compared": self.compared,
+            "identical": self.identical,
+            "differing_examples": list(self.differing),
+        }
+
+
+def reproduction_of(replay: Replay) -> Reproduction:
+    """The ``Reproduction`` of ``replay``'s stored answers (one query)."""
+    compared, identical, differing = 0, 0, []
+    rows = ReplayAnswer.objects.filter(replay=replay, status=ReplayAnswer.Status.OK).values_list(
+        "example_id", "generation__reproduction__identical"
+    )
+    for example_id, same in rows.order_by("example_id"):
+        if same is None:
+            continue
+        compared += 1
+        if same:
+            identical += 1
+        else:
+            differing.append(example_id)
+    return Reproduction(compared, identical, tuple(differing))

@@ -226,3 +226,40 @@ def test_a_remote_model_gets_its_429s_retried_and_its_cost_stored_exactly(world,
         usage = answer.generation
         expected = Decimal(repr((usage["input_tokens"] * 0.15 + usage["output_tokens"] * 0.6) / 1_000_000))
         assert answer.cost == expected.quantize(Decimal("0.00000001"))
+
+
+def test_a_greedy_replay_of_the_target_flags_an_answer_that_is_not_byte_identical(world):
+    """The target (greedy) replayed on its own conversations: one whose stored answer is what it
+    answers alone reproduces byte for byte; one whose stored answer was changed is flagged; a
+    conversation held with another model is not compared."""
+    from annotation.models import Conversation
+    from generative_bench.replay.selectors import reproduction_of
+    from tests.generative_bench.replay_world import ONE_TURN, conversation
+
+    cfg, target, round_ = world["task"].cfg, world["target"], world["round"]
+    Example.objects.filter(round=round_).update(is_retracted=True)
+    sent = keep_messages(world["one"], cfg)
+    alone = generative.chat_stream(target, sent).drain()
+    greedy = {"decoding": {"temperature": 0.0}, "model": target.name}
+    prompt = ONE_TURN[0][0]
+    same = conversation(round_, world["passage"], [(prompt, alone.text)])
+    changed = conversation(round_, world["passage"], [(prompt, alone.text + " (edited)")])
+    elsewhere = conversation(round_, world["passage"], [(prompt, alone.text)])
+    for example, model in ((same, target), (changed, target), (elsewhere, world["second"])):
+        example.metadata["generations"] = [greedy]
+        example.save()
+        Conversation.objects.create(
+            round=round_, context=world["passage"], annotator=example.annotator, model=model,
+            status="submitted", example=example,
+        )  # fmt: skip
+    replay = _replay(world, model=target)
+    assert run_replay_job(replay.pk) == "done"
+    answers = {
+        a.example_id: a.generation.get("reproduction") for a in ReplayAnswer.objects.filter(replay=replay)
+    }
+    assert answers[same.pk]["identical"] is True
+    assert answers[same.pk]["stored_sha256"] == answers[same.pk]["replayed_sha256"]
+    assert answers[changed.pk]["identical"] is False
+    assert answers[elsewhere.pk] is None
+    got = reproduction_of(replay)
+    assert (got.compared, got.identical, got.differing) == (2, 1, (changed.pk,))

@@ -194,7 +194,7 @@ class ChatServer:
                 if logprobs is not None:
                     choice["logprobs"] = logprobs
                 return {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": int(time.time()),
-                        "model": model, "choices": [choice]}  # fmt: skip
+                        "model": model, "system_fingerprint": "fp_loopback", "choices": [choice]}  # fmt: skip
 
             def _chosen(self, request, name, text):
                 """``text`` as the answer (``server.reply``), streamed in two pieces or whole."""

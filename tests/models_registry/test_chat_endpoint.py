@@ -45,6 +45,9 @@ def test_a_streamed_remote_answer_is_the_models_own_with_usage_and_cost(server, 
     # cost = (input x 0.5 + output x 2.0) / 1e6
     assert generation.cost == pytest.approx((local.input_tokens * 0.5 + local.output_tokens * 2.0) / 1e6)
     assert 0 < generation.first_token_ms <= generation.latency_ms
+    # What produced it: the server's model and its fingerprint (the loopback server sends "fp_loopback").
+    assert generation.provenance["system_fingerprint"] == "fp_loopback"
+    assert generation.provenance["server_model"] == chat.model
     # What was sent: the key as a bearer token, the decoding settings, usage asked for.
     (request,) = server.requests
     assert server.headers == [f"Bearer {KEY}"]
