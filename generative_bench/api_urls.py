@@ -6,4 +6,5 @@ urlpatterns = [
     path("", include("generative_bench.replay.api_urls")),
     path("", include("generative_bench.judges.api_urls")),
     path("", include("generative_bench.arena.api_urls")),
+    path("", include("generative_bench.transfer.api_urls")),
 ]

@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("generative_bench.replay.urls")),
     path("", include("generative_bench.judges.urls")),
     path("", include("generative_bench.arena.urls")),
+    path("", include("generative_bench.transfer.urls")),
 ]

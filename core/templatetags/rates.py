@@ -74,3 +74,19 @@ def money_interval(interval) -> str:
     low, high = interval
     top = "unbounded" if high == float("inf") else f"{high:.2f}"
     return f"{low:.2f}–{top}"
+
+
+@register.filter
+def percent_text(value) -> str:
+    """A fraction in [0, 1] as a whole percentage ("35%", "0.4%" under 1%); "–" for None."""
+    return "–" if value is None else _percent(float(value))
+
+
+@register.filter
+def heat(value) -> str:
+    """The background of a heat-map cell for a rate in [0, 1]: the site's red at an opacity from 0.05
+    (0%) to 0.6 (100%), so that the text stays readable; "transparent" for None."""
+    if value is None:
+        return "transparent"
+    rate = min(1.0, max(0.0, float(value)))
+    return f"rgba(176, 0, 32, {0.05 + 0.55 * rate:.3f})"

@@ -94,6 +94,7 @@ class _Pair:
     status: str
     judge_failed: bool | None
     human_failed: bool | None  # None: people never settled this output
+    model_id: int | None = None  # the model whose output it is (None: an example without its conversation)
 
 
 def _pairs(judge: Judge, round_ids: Iterable[int] | None = None) -> list[_Pair]:
@@ -107,7 +108,10 @@ def _verdicts(judge: Judge, round_ids: Iterable[int] | None = None) -> list[_Pai
     verdicts = JudgeVerdict.objects.filter(judge=judge).filter(
         Q(example__isnull=True) | Q(example__is_retracted=False)
     )
-    verdicts = verdicts.annotate(item_round=Coalesce("example__round_id", "replay_answer__replay__round_id"))
+    verdicts = verdicts.annotate(
+        item_round=Coalesce("example__round_id", "replay_answer__replay__round_id"),
+        item_model=Coalesce("example__conversation__model_id", "replay_answer__replay__model_id"),
+    )
     if round_ids is not None:
         verdicts = verdicts.filter(item_round__in=list(round_ids))
     rows = verdicts.values_list(
@@ -118,9 +122,10 @@ def _verdicts(judge: Judge, round_ids: Iterable[int] | None = None) -> list[_Pai
         "example__model_wrong",
         "replay_answer__rating_example__status",
         "replay_answer__rating_example__model_wrong",
+        "item_model",
     )
     pairs = []
-    for round_id, status, failed, ex_status, ex_wrong, rating_status, rating_wrong in rows.iterator(
+    for round_id, status, failed, ex_status, ex_wrong, rating_status, rating_wrong, model_id in rows.iterator(
         chunk_size=5000
     ):
         human = (
@@ -128,7 +133,7 @@ def _verdicts(judge: Judge, round_ids: Iterable[int] | None = None) -> list[_Pai
             if ex_status is not None
             else human_failed_of(rating_status, rating_wrong)
         )
-        pairs.append(_Pair(round_id, status, failed, human))
+        pairs.append(_Pair(round_id, status, failed, human, model_id))
     return pairs
 
 
@@ -395,21 +400,34 @@ def judge_panels(task: Task, *, samples: int = 1000) -> list[JudgePanel]:
     return panels
 
 
-def _corrected(verdicts: list[_Pair], round_id: int) -> CorrectedRate:
+def _corrected(verdicts: list[_Pair], round_id: int, model_id: int | None = None) -> CorrectedRate:
     """The Rogan-Gladen rate of the judge's readable verdicts in ``round_id`` (``core.rogan_gladen``):
-    Se and Sp on the outputs people settled, corrected on those they never did. Seeded by the round."""
+    Se and Sp on the round's outputs people settled (whatever their model), corrected on those they
+    never did (of ``model_id`` only, when given). Seeded by the round."""
     readable = [
         v
         for v in verdicts
         if v.round_id == round_id and v.status == JudgeVerdict.Status.OK and v.judge_failed is not None
     ]
     settled = [v for v in readable if v.human_failed is not None]
+    unjudged = [
+        v for v in readable if v.human_failed is None and (model_id is None or v.model_id == model_id)
+    ]
     return corrected_rate(
         [v.judge_failed for v in settled],
         [v.human_failed for v in settled],
-        [v.judge_failed for v in readable if v.human_failed is None],
+        [v.judge_failed for v in unjudged],
         seed=round_id,
     )
+
+
+def corrected_by_model(judge: Judge, round_ids: Iterable[int]) -> dict[tuple[int, int], CorrectedRate]:
+    """``{(model id, round id): CorrectedRate}``: the judge's failure rate on each model's outputs in each
+    round that people never judged, corrected for the judge's errors in that round (``_corrected``); a
+    pair is present when the judge judged some output of that model in that round. One query."""
+    verdicts = _verdicts(judge, round_ids)
+    keys = {(v.model_id, v.round_id) for v in verdicts if v.model_id is not None}
+    return {(model_id, round_id): _corrected(verdicts, round_id, model_id) for model_id, round_id in keys}
 
 
 def _empty_agreement() -> JudgeAgreement:
