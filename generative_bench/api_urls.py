@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("generative_bench.judges.api_urls")),
     path("", include("generative_bench.arena.api_urls")),
     path("", include("generative_bench.transfer.api_urls")),
+    path("", include("generative_bench.pairwise.api_urls")),
 ]

@@ -206,6 +206,66 @@ class JudgeVerdict(models.Model):
         return f"{self.judge}: {self.status}"
 
 
+class PairwiseJudge(models.Model):
+    """A registered generative model that votes arena battles, each in both orders, to measure its
+    position bias and its agreement with people's votes (docs/benchmarking.md, "Pairwise judges").
+
+    It is asked, for one battle's prompt and its two answers, which answer is better: "1", "2" or "tie"
+    (``pairwise.services.PROMPT``), read as the option with the highest log-likelihood
+    (``models_registry.generative.choose``), once with model a's answer first and once with b's.
+    """
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.PROTECT, related_name="pairwise_judges")
+    model = models.ForeignKey("models_registry.RegisteredModel", on_delete=models.PROTECT, related_name="+")
+    name = models.CharField(max_length=200)
+    is_active = models.BooleanField(default=True)
+    status = models.CharField(max_length=10, blank=True, help_text="The last run's state.")
+    progress = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["task", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["task", "name"], name="pairwise_judge_name_unique_per_task")
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class PairwiseVerdict(models.Model):
+    """A pairwise judge's preference on one battle shown in one order: ``order`` ``ab`` (model a's answer
+    first) or ``ba``; ``preferred`` in terms of the battle's models (``a``, ``b`` or ``tie``, already
+    mapped back for ``ba``), empty when the judge could not answer (``error`` says why)."""
+
+    class Order(models.TextChoices):
+        AB = "ab", "A's answer first"
+        BA = "ba", "B's answer first"
+
+    judge = models.ForeignKey(PairwiseJudge, on_delete=models.CASCADE, related_name="verdicts")
+    battle = models.ForeignKey("Battle", on_delete=models.CASCADE, related_name="pairwise_verdicts")
+    order = models.CharField(max_length=2, choices=Order.choices)
+    preferred = models.CharField(max_length=4, blank=True)
+    scores = models.JSONField(default=list, blank=True, help_text="The options' log-likelihood scores.")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judge", "battle", "order"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judge", "battle", "order"], name="pairwise_verdict_one_per_order"
+            ),
+            models.CheckConstraint(
+                condition=Q(preferred__in=["", "a", "b", "tie"]), name="pairwise_verdict_preferred_known"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judge} on battle {self.battle_id} ({self.order}): {self.preferred or 'no answer'}"
+
+
 class Battle(models.Model):
     """One arena comparison (docs/benchmarking.md, "Arena"): two anonymous generative models of a task
     answer the same prompt, and one person votes A, B, tie or both bad.

@@ -22,6 +22,7 @@ from tasks.models import Task
 from tasks.selectors import task_or_404
 
 from ..models import Battle
+from ..pairwise.presenting import pairwise_figures
 from . import selectors, services
 from .forms import PromptForm, RoundPromptForm, VoteForm
 
@@ -216,5 +217,10 @@ def ranking(request, slug: str):
     return render(
         request,
         "generative_bench/arena/ranking.html",
-        {"task": task, "table": selectors.ranking_table(task, request.user, summary)},
+        {
+            "task": task,
+            "table": selectors.ranking_table(task, request.user, summary),
+            # The pairwise judges of the battles: position bias, agreement with these votes.
+            "pairwise": pairwise_figures(task, request.user),
+        },
     )

@@ -1,0 +1,122 @@
+"""Pairwise judges (generative_bench/pairwise/): made and run as an owner, each battle voted in both
+orders, a position-biased judge's flips counted as ties, its figures against people's votes on the arena
+ranking page and in the API; on the real SmolLM2, one battle voted in both orders."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from generative_bench.jobs import run_pairwise_judge_job
+from generative_bench.judges.services import JudgeError
+from generative_bench.models import Battle, PairwiseVerdict
+from generative_bench.pairwise import jobs
+from generative_bench.pairwise.services import create_pairwise_judge, run_pairwise_judge
+from tests.factories.red_team import make_red_team_round
+from tests.generative_bench.judge_world import URL, chat_model, red_team_task
+from tests.helpers.api import client_for
+
+pytestmark = pytest.mark.django_db
+
+
+def battle(task, voter, a, b, vote, answer_a="Brazil.", answer_b="Peru."):
+    return Battle.objects.create(
+        task=task, voter=voter, model_a=a, model_b=b, answer_a=answer_a, answer_b=answer_b,
+        messages=[{"role": "system", "content": "Passage: The Amazon flows through Brazil."},
+                  {"role": "user", "content": "Where does the Amazon flow?"}],
+        status=Battle.Status.VOTED if vote else Battle.Status.READY, vote=vote or "",
+    )  # fmt: skip
+
+
+@pytest.fixture
+def arena(annotator, owner):
+    """Models x, y, z; people: x beats y (battles 1, 2), y beats z (3, 4), x beats z (5); battle 6 not voted."""
+    task = red_team_task()
+    task.owners.add(owner)
+    x, y, z = (chat_model(task, name, URL) for name in ("x", "y", "z"))
+    judge_model = chat_model(task, "judge-model", URL)
+    battles = [
+        battle(task, annotator, x, y, "a"),
+        battle(task, annotator, x, y, "a"),
+        battle(task, annotator, y, z, "a"),
+        battle(task, annotator, y, z, "a"),
+        battle(task, annotator, x, z, "a"),
+        battle(task, annotator, x, z, None),
+    ]
+    return SimpleNamespace(task=task, judge_model=judge_model, battles=battles, owner=owner)
+
+
+def stand_in(monkeypatch, pick):
+    """``choose`` replaced: ``pick(battle, order_shown_first_answer)`` gives the index of "1", "2", "tie"."""
+
+    def choose(model, messages, options):
+        text = messages[0]["content"]
+        first = text.split("Answer 1:\n<<<\n", 1)[1].split("\n>>>", 1)[0]
+        return SimpleNamespace(picked=pick(first), normalised=[0.0, 0.0, 0.0])
+
+    monkeypatch.setattr(jobs, "choose", choose)
+
+
+def test_a_judge_that_prefers_the_first_answer_flips_on_every_battle(arena, monkeypatch):
+    judge = create_pairwise_judge(task=arena.task, model=arena.judge_model, name="first-biased")
+    stand_in(monkeypatch, lambda first: 0)  # always "answer 1"
+    assert run_pairwise_judge_job(judge.pk) == "done"
+    verdicts = PairwiseVerdict.objects.filter(judge=judge)
+    assert verdicts.count() == 12  # 6 battles x 2 orders, the unvoted one too
+    # Shown a first it says a; shown b first it says b (mapped back): every battle a flip.
+    assert set(verdicts.filter(order="ab").values_list("preferred", flat=True)) == {"a"}
+    assert set(verdicts.filter(order="ba").values_list("preferred", flat=True)) == {"b"}
+    body = client_for(None).get("/api/tasks/red-team/pairwise-judges/").json()
+    [figures] = body
+    assert (figures["judged_both_orders"], figures["flips"], figures["flip_rate"]) == (6, 6, 1.0)
+    # Its vote is a tie on all 5 battles people voted "a": agreement 0.
+    assert (figures["compared_with_people"], figures["agreeing"], figures["agreement"]) == (5, 0, 0.0)
+    # A second run has nothing left to vote.
+    judge.refresh_from_db()
+    assert run_pairwise_judge_job(judge.pk) == "done"
+    judge.refresh_from_db()
+    assert (
+        judge.progress == "Nothing new to vote." and PairwiseVerdict.objects.filter(judge=judge).count() == 12
+    )
+
+
+def test_a_judge_that_reads_the_answers_agrees_and_ranks_as_people(arena, client, monkeypatch):
+    judge = create_pairwise_judge(task=arena.task, model=arena.judge_model, name="fair")
+    # It prefers "Brazil." wherever it is shown: model a's answer in every battle, as people did.
+    stand_in(monkeypatch, lambda first: 0 if first == "Brazil." else 1)
+    run_pairwise_judge_job(judge.pk)
+    [figures] = client_for(None).get("/api/tasks/red-team/pairwise-judges/").json()
+    assert (figures["flips"], figures["agreement"], figures["rank_correlation"]) == (0, 1.0, 1.0)
+    assert figures["agreement_interval"][0] < 1.0 == figures["agreement_interval"][1]
+    html = client.get("/tasks/red-team/arena/ranking/").content.decode()
+    assert "Pairwise judges" in html and "5 of 5 battles" in html
+
+
+def test_making_and_running_one_is_checked(arena, annotator):
+    with pytest.raises(JudgeError, match="name"):
+        create_pairwise_judge(task=arena.task, model=arena.judge_model, name="  ")
+    judge = create_pairwise_judge(task=arena.task, model=arena.judge_model, name="j")
+    with pytest.raises(JudgeError) as taken:
+        create_pairwise_judge(task=arena.task, model=arena.judge_model, name="j")
+    assert taken.value.code == "name_taken"
+    with pytest.raises(JudgeError) as not_owner:
+        run_pairwise_judge(judge=judge, user=annotator)
+    assert not_owner.value.code == "not_owner"
+    run_pairwise_judge(judge=judge, user=arena.owner)
+    with pytest.raises(JudgeError) as busy:  # a double click
+        run_pairwise_judge(judge=judge, user=arena.owner)
+    assert busy.value.code == "busy"
+
+
+def test_smollm2_votes_a_battle_in_both_orders(smollm2_dir, annotator):
+    round_ = make_red_team_round(smollm2_dir)
+    target = round_.targets.get().model
+    other = chat_model(round_.task, "other", URL)
+    one = battle(round_.task, annotator, target, other, "a", answer_a="It flows through Brazil.",
+                 answer_b="It flows through the Sahara desert.")  # fmt: skip
+    judge = create_pairwise_judge(task=round_.task, model=target, name="smol-judge")
+    assert run_pairwise_judge_job(judge.pk) == "done"
+    got = dict(PairwiseVerdict.objects.filter(judge=judge, battle=one).values_list("order", "preferred"))
+    assert set(got) == {"ab", "ba"} and set(got.values()) <= {"a", "b", "tie"}
+    assert all(len(v.scores) == 3 for v in PairwiseVerdict.objects.filter(judge=judge))
