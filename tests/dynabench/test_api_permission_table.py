@@ -162,6 +162,13 @@ JUDGE_ROWS = [
     *_each(ROLES, "GET", "/api/tasks/retired/judges/", None, 404),
     *_split("POST", "/api/judges/{judge}/run/", None, anonymous=401, owner=202, superuser=202, default=403),
     *_split("POST", "/api/judges/999999/run/", None, anonymous=401, default=404),
+    # The transfer matrix and the pairwise judges (generative_bench/transfer/, pairwise/): public figures
+    # of an active red-teaming task, 404 for another task or an inactive one; the flows are
+    # tests/generative_bench/test_transfer_matrix.py and test_pairwise_judges.py.
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/transfer/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/retired/transfer/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/pairwise-judges/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/retired/pairwise-judges/", None, 404),
 ]
 ROWS: list[tuple[str, str, str, str | None, int]] = [
     *RED_TEAM_ROWS,
