@@ -11,6 +11,7 @@ with one message per problem, each prefixed by the JSON path of the offending va
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -195,6 +196,23 @@ def _path(error) -> str:
     return "config" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in error.absolute_path)
 
 
+def _non_finite(value: Any, path: str = "config") -> str | None:
+    """The path of the first NaN or infinite number in ``value`` (nested dicts and lists), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    if isinstance(value, dict):
+        items = ((f"{path}[{k!r}]", v) for k, v in value.items())
+    elif isinstance(value, list):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for where, item in items:
+        found = _non_finite(item, where)
+        if found is not None:
+            return found
+    return None
+
+
 def validate_config(config: Any) -> None:
     """Check a task config; raise ``ValidationError`` listing every problem found.
 
@@ -206,6 +224,11 @@ def validate_config(config: Any) -> None:
     """
     if not isinstance(config, dict):
         raise ValidationError("The task config must be a JSON object.")
+    # NaN and infinity are not JSON, but Python's json module reads them, and the schema's minimum and
+    # maximum never refuse NaN (every comparison with it is false): refused here, for every number.
+    where = _non_finite(config)
+    if where is not None:
+        raise ValidationError(f"{where}: NaN and infinity are not numbers a config may hold.")
     errors = [f"{_path(e)}: {e.message}" for e in sorted(_VALIDATOR.iter_errors(config), key=str)]
     if errors:
         raise ValidationError(errors)

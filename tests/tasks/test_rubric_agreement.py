@@ -126,3 +126,16 @@ def test_a_question_level_can_be_set_in_the_config():
         {"name": "q", "question": "?", "answers": ["1", "2"], "failure_answers": ["1"], "level": "nominal"}
     )
     assert (scale.measurement, named.measurement, forced.measurement) == ("ordinal", "nominal", "nominal")
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 2, -0.1, "x"])
+def test_an_agreement_floor_that_is_not_a_share_is_refused(bad):
+    from django.core.exceptions import ValidationError
+
+    from tasks.config import validate_config
+
+    config = copy.deepcopy(RED_TEAM_CONFIG)
+    config["red_team"]["agreement_floor"] = bad
+    with pytest.raises(ValidationError) as refused:
+        validate_config(config)
+    assert "agreement_floor" in str(refused.value)
