@@ -28,6 +28,13 @@ rate: their verified failures and their conversations judged). The rate is the r
   has a conversation of that many turns), or whose people all have the same rate (s_b = 0). For a ratio
   that is not a proportion (cost per verified failure), more than 2.5% of resamples with a numerator but
   no denominator (no failure drawn) make the upper end infinite.
+* **Sparse rows.** When fewer than ``MIN_PEOPLE`` people have a success (or fewer than that many have a
+  failure), e.g. a kind of failure that one person found once, most resamples leave them out, have no t
+  value and are dropped, and the remaining t values all lie on one side: the bootstrap-t interval
+  collapses onto the rate (1 of 30 gave [0%, 3.8%], found by a tester). Such a row gets Wilson's score
+  interval on the effective sample size instead (``WILSON_EFFECTIVE``; Korn & Graubard 1998, "Confidence
+  intervals for proportions with small expected number of positive counts estimated from survey data",
+  Survey Methodology 24(2), use the effective sample size in an exact binomial interval the same way).
 * When the data's own standard error is 0 (no failure at all, every attempt a failure, or every person
   with the same rate) the bootstrap shows no spread although the rate is uncertain. The interval is then
   Wilson's score interval with the number of people as its n (``core.intervals.wilson_interval``):
@@ -72,6 +79,7 @@ MIN_PEOPLE = 5
 #: people do not differ at all (module docstring).
 BOOTSTRAP = "cluster bootstrap-t"
 WILSON_PEOPLE = "Wilson over people"
+WILSON_EFFECTIVE = "Wilson over the effective sample"
 
 #: Bootstrap resamples per table (one draw of people shared by all its rows).
 SAMPLES = 2000
@@ -240,6 +248,16 @@ def _studentized(
     return out
 
 
+def _wilson_share(rate: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval of a share ``rate`` observed on ``n`` (a real number: an effective sample
+    size), the formula of ``core.intervals.wilson_interval`` with p = rate."""
+    n = max(n, 1.0)
+    denominator = 1 + z * z / n
+    centre = (rate + z * z / (2 * n)) / denominator
+    half = z / denominator * (rate * (1 - rate) / n + z * z / (4 * n * n)) ** 0.5
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 def _whole(*values: float) -> bool:
     return all(float(v).is_integer() for v in values)
 
@@ -298,9 +316,15 @@ def clustered_rates(
         interval, method = None, None
         if people >= MIN_PEOPLE:
             interval, method = boot.get(j), BOOTSTRAP
+            effective = _effective(yj, nj)
+            with_some, without_all = int(((yj > 0) & (nj > 0)).sum()), int(((yj < nj) & (nj > 0)).sum())
             if interval is None:  # no spread between people (module docstring): each one observation
                 low, high = wilson_interval(round(rate * people), people, z)
                 interval, method = (min(low, rate), max(high, rate)), WILSON_PEOPLE
+            elif min(with_some, without_all) < MIN_PEOPLE:
+                # Few people with a success (or a failure): the resamples without them have no t value,
+                # and the bootstrap-t collapses onto the rate (module docstring, "Sparse rows").
+                interval, method = _wilson_share(rate, effective, z), WILSON_EFFECTIVE
             interval = (max(0.0, interval[0]), min(1.0, interval[1]))
         out.append(ClusteredRate(hits, total, people, rate, interval, _effective(yj, nj), iid, method))
     return out

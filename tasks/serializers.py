@@ -133,7 +133,10 @@ class AcrossPeopleSerializer(serializers.Serializer):
     )
     interval_method = serializers.CharField(
         allow_null=True,
-        help_text='"cluster bootstrap-t", or "Wilson over people" when people do not differ at all.',
+        help_text=(
+            '"cluster bootstrap-t"; "Wilson over the effective sample" when fewer than 5 people have a '
+            'success (or a failure); "Wilson over people" when people do not differ at all.'
+        ),
     )
     independent_interval = serializers.ListField(
         child=serializers.FloatField(),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django import template
 from django.utils.html import format_html
 
-from core.clustered import MIN_PEOPLE, WILSON_PEOPLE
+from core.clustered import MIN_PEOPLE, WILSON_EFFECTIVE, WILSON_PEOPLE
 
 register = template.Library()
 
@@ -50,6 +50,8 @@ def across_people(rate) -> str:
     notes = []
     if rate.method == WILSON_PEOPLE:
         notes.append("people do not differ here: Wilson's interval over people")
+    elif rate.method == WILSON_EFFECTIVE:
+        notes.append("few people with a failure, or without one: Wilson's interval on the effective sample")
     if rate.people < FEW_PEOPLE:
         notes.append(f"under {FEW_PEOPLE} people, it may be too narrow")
     return format_html(

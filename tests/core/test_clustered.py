@@ -11,6 +11,7 @@ from scipy import stats
 from core.clustered import (
     BOOTSTRAP,
     MIN_PEOPLE,
+    WILSON_EFFECTIVE,
     WILSON_PEOPLE,
     PeopleResample,
     clustered_rates,
@@ -147,3 +148,15 @@ def test_bad_counts_are_refused(successes, attempts, message):
 def test_bad_confidence_is_refused():
     with pytest.raises(ValueError, match="confidence"):
         clustered_rates(Y, N, confidence=1.0)
+
+
+def test_a_row_whose_successes_few_people_have_takes_wilson_on_the_effective_sample():
+    # One person of eight found the only failure of 30 conversations. The bootstrap-t would drop every
+    # resample without them (no t value) and collapse onto the rate ([0%, 3.8%] was seen); Wilson on the
+    # effective sample (29.5 conversations here: the person's 1 of 4 barely differs from the rest) is
+    # about Wilson's over the 30: [0.6%, 16.8%].
+    [got] = clustered_rates([1, 0, 0, 0, 0, 0, 0, 0], [4, 4, 4, 4, 4, 3, 4, 3])
+    assert got.method == WILSON_EFFECTIVE
+    assert got.effective_n == pytest.approx(29.5058, abs=1e-4)
+    assert got.interval == pytest.approx((0.00584, 0.16834), abs=1e-5)
+    assert got.interval[1] > 0.1  # not collapsed onto the rate

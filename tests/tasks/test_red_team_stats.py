@@ -342,9 +342,12 @@ def test_rates_across_people(red_task, django_user_model, client):
     asr = stats.asr
     assert (asr.rate, asr.people, asr.n) == (4 / 12, 6, 12)
     assert asr.effective_n == pytest.approx(60 / 7)
-    assert asr.method == "cluster bootstrap-t"
+    # Only 3 people have a verified failure (under 5): a sparse row, Wilson's interval on the effective
+    # sample: p = 1/3, n = 60/7, z = 1.96: centre (1/3 + 0.22409) / 1.44817 = 0.38491, half 1.35340 *
+    # sqrt(0.025926 + 0.013072) = 0.26727: [0.1176, 0.6522].
+    assert asr.method == "Wilson over the effective sample"
+    assert asr.interval == pytest.approx((0.1176, 0.6522), abs=1e-4)
     low, high = asr.interval
-    assert 0 <= low < 4 / 12 < high <= 1
     assert (
         asr.interval
         == clustered_rates([v for v, _ in plan], [n for _, n in plan], seed=round4.pk)[0].interval
@@ -365,5 +368,5 @@ def test_rates_across_people(red_task, django_user_model, client):
     assert f"Attack success rate 4: 95% interval {low:.1%} to {high:.1%}" in html
     api = client.get("/api/tasks/red-team/rounds/4/").json()["statistics"]["red_team"]["across_people"]
     assert api["interval"] == pytest.approx([low, high])
-    assert (api["people"], api["interval_method"]) == (6, "cluster bootstrap-t")
+    assert (api["people"], api["interval_method"]) == (6, "Wilson over the effective sample")
     assert api["effective_sample_size"] == pytest.approx(60 / 7)
