@@ -363,7 +363,8 @@ def test_rates_across_people(red_task, django_user_model, client):
     assert 0 <= cost_low <= 0.03 <= cost_high  # 0.12 / 4 = 0.03
     html = client.get("/tasks/red-team/").content.decode()
     assert f"95% interval {low * 100:.0f}%–{high * 100:.0f}%*<br>6 people, effective n 9 of 12" in html
-    assert "*under 30 people, it may be too narrow" in html
+    assert "few people with a failure, or without one" in html
+    assert "under 30 people, it may be too narrow" in html
     # The chart draws the interval as a whisker through round 4's point.
     assert f"Attack success rate 4: 95% interval {low:.1%} to {high:.1%}" in html
     api = client.get("/api/tasks/red-team/rounds/4/").json()["statistics"]["red_team"]["across_people"]
