@@ -97,8 +97,30 @@ def run_judge_action(modeladmin, request, queryset):
         modeladmin.message_user(request, f"Queued: {', '.join(queued)}.", messages.SUCCESS)
 
 
+class JudgeModelChoices:
+    """For a judge's admin, rubric or pairwise: the choices of its task and model."""
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        """Red-teaming tasks only; ready generative models only (the owner's tasks' when not a superuser)."""
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if field is None:
+            return field
+        if db_field.name == "task":
+            field.queryset = field.queryset.filter(config__has_key="red_team")
+        elif db_field.name == "model":
+            models = RegisteredModel.objects.filter(
+                source__in=GENERATIVE_SOURCES,
+                status=RegisteredModel.Status.READY,
+                task__in=Task.objects.filter(config__has_key="red_team"),
+            ).select_related("task")
+            if not self._sees_all(request):
+                models = models.filter(task__owners=request.user)
+            field.queryset = models.order_by("task__name", "name")
+        return field
+
+
 @admin.register(Judge)
-class JudgeAdmin(TaskOwnedAdmin):
+class JudgeAdmin(JudgeModelChoices, TaskOwnedAdmin):
     task_path = "task"
     owners_can_add = True
     form = JudgeForm
@@ -150,24 +172,6 @@ class JudgeAdmin(TaskOwnedAdmin):
         if obj.verdicts.exists():
             fixed.append("model")
         return fixed
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        """Red-teaming tasks only; ready generative models only (the owner's tasks' when not a superuser)."""
-        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
-        if field is None:
-            return field
-        if db_field.name == "task":
-            field.queryset = field.queryset.filter(config__has_key="red_team")
-        elif db_field.name == "model":
-            models = RegisteredModel.objects.filter(
-                source__in=GENERATIVE_SOURCES,
-                status=RegisteredModel.Status.READY,
-                task__in=Task.objects.filter(config__has_key="red_team"),
-            ).select_related("task")
-            if not self._sees_all(request):
-                models = models.filter(task__owners=request.user)
-            field.queryset = models.order_by("task__name", "name")
-        return field
 
     def save_model(self, request, obj, form, change):
         if change and "prompt_template" in form.changed_data and obj.verdicts.exists():

@@ -5,11 +5,10 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 
-from models_registry.models import RegisteredModel
 from tasks.admin import TaskOwnedAdmin
-from tasks.models import Task
 
-from ..judges.services import GENERATIVE_SOURCES, JudgeError, _check_model, _clean_name
+from ..judges.admin import JudgeModelChoices
+from ..judges.services import JudgeError, _check_model, _clean_name
 from ..models import PairwiseJudge
 from .services import run_pairwise_judge
 
@@ -50,7 +49,7 @@ def run_pairwise_action(modeladmin, request, queryset):
 
 
 @admin.register(PairwiseJudge)
-class PairwiseJudgeAdmin(TaskOwnedAdmin):
+class PairwiseJudgeAdmin(JudgeModelChoices, TaskOwnedAdmin):
     task_path = "task"
     owners_can_add = True
     form = PairwiseJudgeForm
@@ -61,21 +60,3 @@ class PairwiseJudgeAdmin(TaskOwnedAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return [] if obj is None else ["task", "model", "status", "progress"]
-
-    def formfield_for_foreignkey(self, db_field, request, **kwargs):
-        """Red-teaming tasks only; ready generative models only (the owner's tasks' when not a superuser)."""
-        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
-        if field is None:
-            return field
-        if db_field.name == "task":
-            field.queryset = field.queryset.filter(config__has_key="red_team")
-        elif db_field.name == "model":
-            models = RegisteredModel.objects.filter(
-                source__in=GENERATIVE_SOURCES,
-                status=RegisteredModel.Status.READY,
-                task__in=Task.objects.filter(config__has_key="red_team"),
-            )
-            if not self._sees_all(request):
-                models = models.filter(task__owners=request.user)
-            field.queryset = models.order_by("task__name", "name")
-        return field

@@ -120,3 +120,28 @@ def test_smollm2_votes_a_battle_in_both_orders(smollm2_dir, annotator):
     got = dict(PairwiseVerdict.objects.filter(judge=judge, battle=one).values_list("order", "preferred"))
     assert set(got) == {"ab", "ba"} and set(got.values()) <= {"a", "b", "tie"}
     assert all(len(v.scores) == 3 for v in PairwiseVerdict.objects.filter(judge=judge))
+
+
+def test_an_owner_adds_and_runs_one_in_the_admin(arena, client, django_capture_on_commit_callbacks):
+    """The add form offers the owner's red-teaming tasks and their ready generative models (the mixin the
+    rubric judges' admin shares); the action queues a run once."""
+    from generative_bench.models import PairwiseJudge
+
+    client.force_login(arena.owner)
+    form = client.get("/admin/generative_bench/pairwisejudge/add/")
+    assert form.status_code == 200
+    html = form.content.decode()
+    assert f'value="{arena.judge_model.pk}"' in html and f'value="{arena.task.pk}"' in html
+    response = client.post(
+        "/admin/generative_bench/pairwisejudge/add/",
+        {"task": arena.task.pk, "model": arena.judge_model.pk, "name": "from-admin", "is_active": "on"},
+    )
+    assert response.status_code == 302, response.content.decode()[:1000]
+    judge = PairwiseJudge.objects.get(name="from-admin")
+    with django_capture_on_commit_callbacks(execute=False) as queued:
+        client.post(
+            "/admin/generative_bench/pairwisejudge/",
+            {"action": "run_pairwise_action", "_selected_action": [judge.pk]},
+        )
+    judge.refresh_from_db()
+    assert (judge.status, len(queued)) == ("queued", 1)
