@@ -59,7 +59,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .intervals import Z_95, wilson_interval
+from .intervals import Z_95, wilson_interval, wilson_share
 
 __all__ = [
     "MIN_PEOPLE",
@@ -248,16 +248,6 @@ def _studentized(
     return out
 
 
-def _wilson_share(rate: float, n: float, z: float) -> tuple[float, float]:
-    """Wilson's score interval of a share ``rate`` observed on ``n`` (a real number: an effective sample
-    size), the formula of ``core.intervals.wilson_interval`` with p = rate."""
-    n = max(n, 1.0)
-    denominator = 1 + z * z / n
-    centre = (rate + z * z / (2 * n)) / denominator
-    half = z / denominator * (rate * (1 - rate) / n + z * z / (4 * n * n)) ** 0.5
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
 def _whole(*values: float) -> bool:
     return all(float(v).is_integer() for v in values)
 
@@ -314,9 +304,9 @@ def clustered_rates(
         rate = hits / total
         iid = wilson_interval(round(hits), round(total), z) if _whole(hits, total) else None
         interval, method = None, None
+        effective = _effective(yj, nj)
         if people >= MIN_PEOPLE:
             interval, method = boot.get(j), BOOTSTRAP
-            effective = _effective(yj, nj)
             with_some, without_all = int(((yj > 0) & (nj > 0)).sum()), int(((yj < nj) & (nj > 0)).sum())
             if interval is None:  # no spread between people (module docstring): each one observation
                 low, high = wilson_interval(round(rate * people), people, z)
@@ -324,9 +314,9 @@ def clustered_rates(
             elif min(with_some, without_all) < MIN_PEOPLE:
                 # Few people with a success (or a failure): the resamples without them have no t value,
                 # and the bootstrap-t collapses onto the rate (module docstring, "Sparse rows").
-                interval, method = _wilson_share(rate, effective, z), WILSON_EFFECTIVE
+                interval, method = wilson_share(rate, effective, z), WILSON_EFFECTIVE
             interval = (max(0.0, interval[0]), min(1.0, interval[1]))
-        out.append(ClusteredRate(hits, total, people, rate, interval, _effective(yj, nj), iid, method))
+        out.append(ClusteredRate(hits, total, people, rate, interval, effective, iid, method))
     return out
 
 

@@ -31,7 +31,18 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
         raise ValueError(f"an interval needs at least one example, got n={n}")
     if not 0 <= successes <= n:
         raise ValueError(f"successes must be between 0 and n={n}, got {successes}")
-    p = successes / n
+    return wilson_share(successes / n, n, z)
+
+
+def wilson_share(p: float, n: float, z: float = Z_95) -> tuple[float, float]:
+    """Wilson's score interval (as ``wilson_interval``) of a share ``p`` in [0, 1] observed on ``n``, a
+    real number at least 1: an effective sample size (``core.clustered``) as well as a count. ``n``
+    under 1 is taken as 1.
+
+    Returns:
+        (low, high), both in [0, 1].
+    """
+    n = max(float(n), 1.0)
     denominator = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denominator
     half = z / denominator * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))

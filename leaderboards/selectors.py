@@ -23,7 +23,7 @@ from annotation.models import Turn
 from generative_bench.models import ReplayAnswer
 from models_registry.models import RegisteredModel
 from models_registry.runtime_facts import runtime_key, runtime_label, served_runtime_text
-from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
+from models_registry.selectors import anonymous_numbers, display_name, models_visible_to, sees_real_identity
 from tasks.models import Task
 
 from .dynascore import (
@@ -128,16 +128,6 @@ def scoring_datasets(task: Task, round_number: int | None = None) -> list[Datase
     if round_number is not None:
         qs = qs.filter(round__number=round_number)
     return list(qs.order_by("round__number", "name", "id"))
-
-
-def display_name(
-    user, model: RegisteredModel, numbers: dict[int, int] | None = None, task_owner: bool | None = None
-) -> str:
-    """The name ``user`` is shown: the model's name, or "Anonymous model N"."""
-    if sees_real_identity(user, model, task_owner):
-        return model.name
-    numbers = anonymous_numbers(model.task) if numbers is None else numbers
-    return f"Anonymous model {numbers.get(model.pk, '?')}"
 
 
 def _number(value) -> float | None:

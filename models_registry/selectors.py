@@ -91,6 +91,36 @@ def anonymous_numbers(task: Task) -> dict[int, int]:
     return {pk: n for n, pk in enumerate(ids, start=1)}
 
 
+#: Shown instead of a model the viewer may not see (unpublished, or of someone else).
+HIDDEN_MODEL = "a model not published"
+
+
+def display_name(
+    user, model: RegisteredModel, numbers: dict[int, int] | None = None, task_owner: bool | None = None
+) -> str:
+    """The name ``user`` is shown: the model's name, or "Anonymous model N"."""
+    if sees_real_identity(user, model, task_owner):
+        return model.name
+    numbers = anonymous_numbers(model.task) if numbers is None else numbers
+    return f"Anonymous model {numbers.get(model.pk, '?')}"
+
+
+class ModelLabels:
+    """Names the models of ``task`` as ``user`` is shown them, when called with a model:
+    ``display_name`` for one they may see (``visible``, the ids of ``models_visible_to``),
+    ``HIDDEN_MODEL`` for one they may not. Three queries, made once."""
+
+    def __init__(self, user, task: Task):
+        self.user = user
+        self.visible = set(models_visible_to(user, task).values_list("pk", flat=True))
+        self.numbers, self.owns = anonymous_numbers(task), task.is_owner(user)
+
+    def __call__(self, model: RegisteredModel) -> str:
+        if model.pk not in self.visible:
+            return HIDDEN_MODEL
+        return display_name(self.user, model, self.numbers, self.owns)
+
+
 def card_training_text(model: RegisteredModel, *, with_count: bool = True) -> str:
     """What a model was trained on, in words, from its card: its own ``training_data`` text, else, for
     a target trained here (``card["training"]``), "<task> round(s) 1, 2", its number of training

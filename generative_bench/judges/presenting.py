@@ -3,14 +3,10 @@
 
 from __future__ import annotations
 
-from models_registry.models import RegisteredModel
-from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
+from models_registry.selectors import ModelLabels
 from tasks.models import Task
 
 from . import selectors
-
-#: Shown instead of a model the viewer may not see (unpublished, or of someone else).
-HIDDEN_MODEL = "a model not published"
 
 
 def _agreement(a: selectors.JudgeAgreement) -> dict:
@@ -52,18 +48,9 @@ def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
     verdicts on conversations, and the agreement with them, hold only claimed failures (replayed answers
     people rated are served whatever the setting). A model is named as on
     the leaderboard ("Anonymous model N" for an anonymous one the viewer may not identify); a model the
-    viewer may not see is left out of ``models`` and named ``HIDDEN_MODEL`` as a judge.
+    viewer may not see is left out of ``models`` and named ``models_registry.selectors.HIDDEN_MODEL`` as a judge.
     """
-    visible = set(models_visible_to(user, task).values_list("pk", flat=True))
-    numbers = anonymous_numbers(task)
-    owns = task.is_owner(user)
-
-    def label(model: RegisteredModel) -> str:
-        if model.pk not in visible:
-            return HIDDEN_MODEL
-        if sees_real_identity(user, model, owns):
-            return model.name
-        return f"Anonymous model {numbers.get(model.pk, '?')}"
+    label = ModelLabels(user, task)
 
     judges = []
     for panel in selectors.judge_panels(task, samples=samples):
@@ -108,7 +95,7 @@ def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
                         },
                     }
                     for row in panel.models
-                    if row.model.pk in visible
+                    if row.model.pk in label.visible
                 ],
             }
         )

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from models_registry.models import RegisteredModel, RoundTarget
-from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
+from models_registry.selectors import ModelLabels, models_visible_to
 from tasks.models import Task
 
 from ..judges.selectors import corrected_by_model, judge_rates
@@ -110,7 +110,7 @@ def transfer_matrix(task: Task, user) -> TransferMatrix:
     see, named as on the leaderboard ("Anonymous model N" for one they may not identify)."""
     rounds = list(task.rounds.order_by("number"))
     visible = list(models_visible_to(user, task))
-    numbers, owns = anonymous_numbers(task), task.is_owner(user)
+    name = ModelLabels(user, task)
     targets: dict[int, list[int]] = {}
     for model_id, number in RoundTarget.objects.filter(round__task=task).values_list(
         "model_id", "round__number"
@@ -120,11 +120,6 @@ def transfer_matrix(task: Task, user) -> TransferMatrix:
     trusted = [c.judge for c in judge_rates(task) if c.trusted]
     judge = trusted[0] if trusted else None
     corrected = corrected_by_model(judge, [r.pk for r in rounds]) if judge is not None else {}
-
-    def name(model: RegisteredModel) -> str:
-        if sees_real_identity(user, model, owns):
-            return model.name
-        return f"Anonymous model {numbers.get(model.pk, '?')}"
 
     def cell(model: RegisteredModel, round_) -> TransferCell:
         found = _people_cell(people.get((model.pk, round_.pk)))
