@@ -164,6 +164,7 @@ def setup_demo(
     log: Callable[[str], None] = print,
     worker_running: bool = False,
     evaluate: bool = True,
+    pilot: bool = False,
 ) -> DemoReport:
     """Set up every demo task (import, train the round targets, lay out the rounds, build the round
     datasets, evaluate every model on every dataset, inline; each pair once: training measures no test
@@ -183,6 +184,9 @@ def setup_demo(
             trained, so that the server can open sooner (``demo.sh``: the hate-speech task is open for
             annotators then; a later run with ``evaluate`` fills its leaderboard). The evaluations
             requested when each target was registered stay queued for a job worker meanwhile.
+        pilot: run each task's pilot (``DemoTask.pilot``: simulated people fill the open round so its
+            figures show), after its evaluations; ``manage.py setup_demo`` asks for it unless
+            ``--no-pilot``. Off by default, so code that sets up a task for its own people starts empty.
 
     Raises:
         django.core.management.CommandError: when the data folder is missing (from an importer).
@@ -206,6 +210,10 @@ def setup_demo(
 
     report.password, report.password_source = demo_password(password)
     ensure_demo_users(set_up, report.password, reset_password=bool(password))
+    if pilot and evaluate:  # the pilot's owner steps (replay, rating) need the task's owner
+        for spec, task in zip(chosen, set_up, strict=True):
+            if spec.pilot is not None:
+                spec.pilot(task, log)
     # The recurring jobs every app registered, as ``manage.py ensure_schedules`` creates them.
     ensure_registered_schedules()
     return report

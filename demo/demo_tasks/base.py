@@ -31,6 +31,9 @@ class DemoTask:
             its contexts). Idempotent.
         card_note: optional; written as the ``note`` of the model card of each target trained here
             (shown on the model page), e.g. where the training data came from.
+        pilot: optional; called with the task once it is laid out and evaluated, when the set-up is
+            asked for pilots (``setup_demo(pilot=True)``, the command's default): simulated people fill
+            the open round so that its figures show (``red_team_pilot``). Idempotent.
     """
 
     slug: str
@@ -39,6 +42,7 @@ class DemoTask:
     open_round: int
     prepare_open_round: Callable[[Task, Log], None] | None = None
     card_note: str = ""
+    pilot: Callable[[Task, Log], None] | None = None
 
 
 @dataclass

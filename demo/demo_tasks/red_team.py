@@ -26,6 +26,7 @@ from django.core.management.base import CommandError
 
 from annotation.importers.squad import article_split, read_squad
 from demo.demo_tasks.base import DemoTask, Log
+from demo.demo_tasks.red_team_pilot import run_pilot
 from generative_bench.judges.services import create_judge
 from generative_bench.models import Judge
 from models_registry import jobs as model_jobs
@@ -155,10 +156,26 @@ def prepare_open_round(task: Task, log: Log) -> None:
     ensure_benchmarking(task, target, log)
 
 
+def pilot(task: Task, log: Log) -> None:
+    """The simulated pilot of round 1 (``red_team_pilot``), with the second model and the judge, once the
+    target is ready; nothing when it already ran."""
+    target = RegisteredModel.objects.filter(task=task, name=TARGET).first()
+    if target is None or target.status != RegisteredModel.Status.READY:
+        return
+    run_pilot(
+        task,
+        squad_file=_squad_path(),
+        second=RegisteredModel.objects.filter(task=task, name=SECOND).first(),
+        judge=Judge.objects.filter(task=task, name=JUDGE).select_related("model").first(),
+        log=log,
+    )
+
+
 DEMO_TASK = DemoTask(
     slug="red-team",
     import_data=import_data,
     target_training_rounds={},
     open_round=1,
     prepare_open_round=prepare_open_round,
+    pilot=pilot,
 )

@@ -152,10 +152,11 @@ def _is_stale(judge: Judge) -> bool:
     return judge.updated_at < timezone.now() - timedelta(seconds=seconds)
 
 
-def run_judge(*, judge: Judge, user=None) -> Judge:
+def run_judge(*, judge: Judge, user=None, queue: bool = True) -> Judge:
     """Queue ``jobs.run_judge_job`` for ``judge`` (once the transaction commits): it judges every output
     of the task it has no readable verdict on yet (``jobs.run_judge_job``). ``user``, when given, must
-    own the task (a job run from code passes None).
+    own the task (a job run from code passes None). With ``queue`` False the judge is marked queued but
+    no job is sent: the caller runs ``run_judge_job`` itself (the demo's set-up, inline).
 
     Returns:
         The judge, ``status`` ``queued``.
@@ -178,8 +179,11 @@ def run_judge(*, judge: Judge, user=None) -> Judge:
         locked.status, locked.progress = "queued", "Queued."
         locked.save(update_fields=["status", "progress", "updated_at"])
         judge_id = locked.pk
-        transaction.on_commit(
-            lambda: enqueue("generative_bench.jobs.run_judge_job", judge_id, task_name=f"judge-{judge_id}")
-        )
+        if queue:
+            transaction.on_commit(
+                lambda: enqueue(
+                    "generative_bench.jobs.run_judge_job", judge_id, task_name=f"judge-{judge_id}"
+                )
+            )
     judge.status, judge.progress = locked.status, locked.progress
     return locked

@@ -72,10 +72,13 @@ def check_replayable(*, round_: Round, model: RegisteredModel, target_turns: str
         )
 
 
-def request_replay(*, round_: Round, model: RegisteredModel, target_turns: str = "keep", user=None) -> Replay:
+def request_replay(
+    *, round_: Round, model: RegisteredModel, target_turns: str = "keep", user=None, queue: bool = True
+) -> Replay:
     """Replay ``round_``'s settled prompts against ``model`` (docs/benchmarking.md, "Replay"): the replay
     of (round, model, target_turns), created on the first request, is queued, and its job
-    (``jobs.run_replay_job``) is queued once this transaction commits.
+    (``jobs.run_replay_job``) is queued once this transaction commits; with ``queue`` False it is not,
+    and the caller runs the job itself (the demo's set-up runs it inline beside a live job worker).
 
     Asking again for a replay that is done, failed or cancelled (or one left ``running`` by a worker that
     was killed: ``selectors.is_stale``) queues the same row again: its job skips the answers already
@@ -118,7 +121,8 @@ def request_replay(*, round_: Round, model: RegisteredModel, target_turns: str =
                 replay.requested_by = user
             replay.save(update_fields=["status", "error", "progress", "finished_at", "requested_by"])
         replay_id = replay.pk
-        transaction.on_commit(lambda: _enqueue(replay_id))
+        if queue:
+            transaction.on_commit(lambda: _enqueue(replay_id))
     return replay
 
 

@@ -26,7 +26,14 @@ class Command(OperatorCommand):
             "to a later run (demo.sh serves sooner; its background run evaluates).",
         )
 
-    def handle(self, *args, recipe, password, tasks, worker_running, skip_evaluations, **options):
+        parser.add_argument(
+            "--no-pilot",
+            action="store_true",
+            help="Leave the red-teaming round empty instead of running its simulated pilot "
+            "(docs/demo.md, a few minutes on 2 cores).",
+        )
+
+    def handle(self, *args, recipe, password, tasks, worker_running, skip_evaluations, no_pilot, **options):
         report = setup_demo(
             recipe=recipe,
             password=password or os.environ.get("DEMO_PASSWORD"),
@@ -34,6 +41,7 @@ class Command(OperatorCommand):
             log=self.stdout.write,
             worker_running=worker_running,
             evaluate=not skip_evaluations,
+            pilot=not no_pilot,
         )
         for slug, task_report in report.tasks.items():
             for number, name in task_report.models.items():

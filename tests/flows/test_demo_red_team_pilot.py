@@ -1,0 +1,138 @@
+"""The demo's simulated red-teaming pilot (demo/demo_tasks/red_team_pilot.py): its rule and its people
+worked by hand, then a small pilot run with the real SmolLM2 (8 new tokens an answer) through the
+services the pages use: conversations judged, every claimed failure settled by the five validators, the
+second model's replayed answers rated, the round's figures non-empty; a second run adds nothing."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from annotation.models import Conversation, Example
+from demo import setup as demo
+from demo.demo_tasks import red_team_pilot as pilot
+from demo.demo_tasks.red_team import SECOND, TARGET, _squad_path
+from generative_bench.models import Replay, ReplayAnswer
+from models_registry import generative
+from models_registry.models import RegisteredModel
+from tasks.models import Task
+from tasks.red_team_stats import red_team_stats
+
+PASSWORD = "pw-one-1234"
+
+
+def test_supported_reads_squad_normalised_whole_words():
+    assert pilot.supported("It was The Broncos, in 2016.", ["Denver Broncos", "the Broncos"])
+    assert pilot.supported("Denver  broncos!", ["Denver Broncos"])
+    # Whole words only: "1" is not found inside "2016"; nothing matches an empty reference.
+    assert not pilot.supported("In 2016.", ["1"])
+    assert not pilot.supported("Anything", ["", "!!"])
+    assert not pilot.supported("The Panthers won.", ["Denver Broncos"])
+
+
+def test_category_is_contradiction_when_the_answer_shares_a_word_with_a_reference():
+    assert pilot.category_of("The Denver Nuggets won.", ["Denver Broncos"]) == "contradiction"
+    assert pilot.category_of("The Panthers won.", ["Denver Broncos"]) == "fabrication"
+    # "The" is an article SQuAD's normalisation drops, so it shares nothing.
+    assert pilot.category_of("The Panthers won.", ["the Broncos"]) == "fabrication"
+
+
+class _Draws(random.Random):
+    """``random()`` returns the given values in turn; ``choice`` takes the first option."""
+
+    def __init__(self, *values):
+        super().__init__(0)
+        self.values = list(values)
+
+    def random(self):
+        return self.values.pop(0)
+
+    def choice(self, seq):
+        return seq[0]
+
+
+def test_helpfulness_by_the_rule():
+    question = "Which team won Super Bowl 50?"
+    assert pilot.helpfulness("The Denver Broncos.", question, True) == 5  # 3 words <= 25
+    assert pilot.helpfulness(" ".join(["word"] * 26), question, True) == 4
+    assert pilot.helpfulness("Nobody", question, False) == 1  # under 3 words
+    assert pilot.helpfulness("The Panthers won it.", question, False) == 2  # "won" is under 4 letters
+    assert pilot.helpfulness("The Panthers, a team from Carolina.", question, False) == 3  # "team"
+
+
+def test_a_person_judges_by_the_rule_and_errs_with_their_own_probability():
+    person = pilot.Person("p", lure=0.0, error=0.1)
+    # No error drawn (0.5 >= 0.1 twice): the rules' answers.
+    assert pilot.rubric_of(True, 5, person, _Draws(0.5, 0.5)) == {"supported": "yes", "helpful": "5"}
+    assert pilot.rubric_of(False, 2, person, _Draws(0.5, 0.5)) == {"supported": "no", "helpful": "2"}
+    # The support flipped (0.05 < 0.1), and "helpful" moved by -1 (the first option).
+    assert pilot.rubric_of(True, 5, person, _Draws(0.05, 0.05)) == {"supported": "no", "helpful": "4"}
+    # Kept in 1-5.
+    assert pilot.rubric_of(False, 1, person, _Draws(0.5, 0.05)) == {"supported": "no", "helpful": "1"}
+
+
+def test_people_are_seeded():
+    first = pilot.people(random.Random(pilot.SEED))
+    assert first == pilot.people(random.Random(pilot.SEED))
+    red_teamers, validators = first
+    assert [p.username for p in red_teamers][:2] == ["demo-pilot-01", "demo-pilot-02"]
+    assert len(red_teamers) == pilot.PEOPLE and len(validators) == pilot.VALIDATORS == 5
+    assert all(0.02 <= p.error <= 0.15 and 0 <= p.lure <= 0.9 for p in red_teamers)
+    assert all(0.01 <= p.error <= 0.05 for p in validators)
+
+
+@pytest.fixture
+def converted_once(monkeypatch, smollm2_dir):
+    monkeypatch.setattr(generative, "convert_gguf", lambda gguf, out_dir: smollm2_dir)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_small_pilot_fills_the_round_through_the_pages_services(converted_once):
+    demo.setup_demo(password=PASSWORD, tasks=["red-team"], log=lambda _: None)
+    task = Task.objects.get(slug="red-team")
+    round_ = task.current_round
+    assert not pilot.has_pilot(round_)  # setup_demo runs no pilot unless asked
+    for name in (TARGET, SECOND):
+        model = RegisteredModel.objects.get(task=task, name=name)
+        model.generation = {**model.generation, "max_new_tokens": 8}
+        model.save(update_fields=["generation"])
+    second = RegisteredModel.objects.get(task=task, name=SECOND)
+    added = pilot.run_pilot(
+        task,
+        squad_file=_squad_path(),
+        second=second,
+        judge=None,
+        log=lambda _: None,
+        n_people=5,
+        conversations_each=1,
+    )
+    assert added == 5 == Conversation.objects.filter(round=round_, status="submitted").count()
+    authors = set(
+        Example.objects.filter(round=round_, source="created").values_list("annotator__username", flat=True)
+    )
+    assert authors == {f"demo-pilot-{i:02d}" for i in range(1, 6)}
+    # Simulated people cannot sign in.
+    from django.contrib.auth import get_user_model
+
+    assert not any(
+        u.has_usable_password() for u in get_user_model().objects.filter(username__startswith="demo-pilot-")
+    )
+    created = Example.objects.filter(round=round_, source="created")
+    # Every claimed failure is settled (five validators, quorum three of one verdict); a conversation
+    # judged good by its author is never validated.
+    assert not created.filter(model_wrong=True, status="pending").exists()
+    assert set(created.filter(model_wrong=False).values_list("status", flat=True)) <= {"pending"}
+    # The second model replayed the settled conversations, and people rated every answer.
+    replay = Replay.objects.get(round=round_, model=second)
+    settled = created.filter(model_wrong=True).count()
+    assert replay.status == "done" and ReplayAnswer.objects.filter(replay=replay).count() == settled
+    ratings = Example.objects.filter(round=round_, source="rating")
+    assert ratings.count() == settled and not ratings.filter(status="pending").exists()
+    stats = red_team_stats(task)[round_.pk]
+    verified = created.filter(status="validated_correct", model_wrong=True).count()
+    assert (stats.attempts, stats.people, stats.verified) == (5, 5, verified)
+    assert stats.asr is not None and stats.agreement is not None
+    # A second run finds the pilot and adds nothing.
+    assert pilot.run_pilot(task, squad_file=_squad_path(), second=second, judge=None, log=lambda _: None) == 0
+    assert Conversation.objects.filter(round=round_).count() == 5
