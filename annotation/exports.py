@@ -29,8 +29,9 @@ from annotation.selectors import validations_in_order
 from models_registry.models import RegisteredModel
 from tasks.kinds import conversational
 from tasks.models import Round, Task
+from tasks.rubric_agreement import rubric_agreement
 
-FORMAT_VERSION = "1.4"
+FORMAT_VERSION = "1.5"
 FORMATS = ("jsonl", "csv")
 CONTENT_TYPES = {"jsonl": "application/x-ndjson; charset=utf-8", "csv": "text/csv; charset=utf-8"}
 DEFAULT_CHUNK_SIZE = 500  # examples per query; the working set of one chunk is ~10 MiB
@@ -93,6 +94,7 @@ RED_TEAM_KEYS = (
     "options",
     "answer",
     "picked",
+    "agreement_warning",
 )
 
 
@@ -111,6 +113,7 @@ GENERATION_KEYS = (
     "cost",
     "error",
     "extra",
+    "provenance",
 )
 #: The decoding settings of a record (``runtime.generative.Decoding``), in this order.
 DECODING_KEYS = ("temperature", "top_p", "max_new_tokens", "stop", "seed")
@@ -151,6 +154,8 @@ def generation_record(stored: dict) -> dict[str, Any]:
     stop = record["decoding"]["stop"]
     record["decoding"]["stop"] = list(stop) if isinstance(stop, (list, tuple)) else []
     record["extra"] = without_secrets(stored["extra"]) if isinstance(stored.get("extra"), dict) else {}
+    provenance = stored.get("provenance")
+    record["provenance"] = without_secrets(provenance) if isinstance(provenance, dict) else None
     return record
 
 
@@ -309,6 +314,23 @@ class _Exporter:
         self.red_team = conversational(cfg)
         self.keys = RECORD_KEYS + RED_TEAM_KEYS if self.red_team else RECORD_KEYS
         self.cfg = cfg
+        self._agreement: dict[int, object] = {}  # round id -> RubricAgreement, measured once per export
+
+    def agreement_warning(self, example: Example) -> str:
+        """Why validators' agreement makes this row's rates unreliable (``tasks.rubric_agreement``): the
+        round's reason, then each of the row's categories' reasons, joined by " "; "" when none (or for a
+        row that is not a conversation). The round's agreement is measured once per export."""
+        if (example.metadata or {}).get("mode") != "conversation":
+            return ""
+        round_ = example.round
+        if round_.pk not in self._agreement:
+            self._agreement.update(rubric_agreement(self.task, [round_]))
+        agreement = self._agreement.get(round_.pk)
+        if agreement is None:
+            return ""
+        tags = example.tags if isinstance(example.tags, list) else []
+        reasons = [agreement.unreliable, *(agreement.unreliable_categories.get(t, "") for t in tags)]
+        return " ".join(r for r in dict.fromkeys(reasons) if r)
 
     def record(self, example: Example) -> dict[str, Any]:
         """The record of one example (docs/export-format.md). Every key has one type in every row (no nulls except
@@ -390,6 +412,7 @@ class _Exporter:
             record["target"] = _json_text(example.target)
             questions = [q["name"] for q in self.cfg.red_team.get("rubric", [])]
             record.update(red_team_fields(example, context_message(self.cfg, context), questions))
+            record["agreement_warning"] = self.agreement_warning(example)
         return record
 
     def csv_header(self) -> list[str]:

@@ -84,7 +84,8 @@ def _reason(question: str, figure: Reliability, floor: float, where: str) -> str
     low, high = figure.interval
     return (
         f"validators do not agree enough on {question!r}{where}: alpha {figure.alpha:.2f} "
-        f"(95% interval {low:.2f} to {high:.2f}, {figure.items} conversations) has its lower end under "
+        f"(95% interval {low:.2f} to {high:.2f}, {figure.items} conversation{'' if figure.items == 1 else 's'}) "
+        "has its lower end under "
         f"the floor {floor:.3f}"
     )
 

@@ -126,7 +126,7 @@ def test_api_shows_null_for_changes_that_did_not_happen(api, hate_round, annotat
 
 
 def test_export_shows_the_history(hate_task, lived, owner, validator, hate_round):
-    assert FORMAT_VERSION == "1.4"
+    assert FORMAT_VERSION == "1.5"
     [record] = [json.loads(line) for line in "".join(iter_export(hate_task)).splitlines()]
     assert (record["created_at"], record["flagged_at"], record["settled_at"], record["retracted_at"]) == (
         "2025-03-04T10:00:00+00:00",

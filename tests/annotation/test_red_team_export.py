@@ -182,6 +182,7 @@ SECOND_EXPORTED = {  # SECOND as exported: the secret and the unknown key droppe
     "cost": 0.0004,
     "error": "",
     "extra": {"queued_ms": 1.5},
+    "provenance": None,  # stored before answers recorded it
 }
 
 
@@ -377,6 +378,7 @@ def test_without_secrets_drops_secret_keys_at_any_depth():
         "cost": None,
         "error": None,
         "extra": {},
+        "provenance": None,
     }
 
 
@@ -446,3 +448,57 @@ def test_a_classifier_release_card_has_no_red_teaming_section(hate_task, hate_ro
     assert "## Red-teaming" not in card and "decoding settings" not in card
     assert 'task_categories: "text-classification"' in card
     assert "## Target models of the round\n\n- none\n" in card
+
+
+def test_each_answer_exports_its_provenance_without_secrets():
+    stored = {
+        **FIRST,
+        "provenance": {
+            "weights": {"model.safetensors": "a" * 64},
+            "tokenizer": "b" * 64,
+            "chat_template": "c" * 64,
+            "libraries": {"torch": "2.13.0"},
+            "api_key": SECRET,  # by mistake
+        },
+    }
+    assert generation_record(stored)["provenance"] == {
+        "weights": {"model.safetensors": "a" * 64},
+        "tokenizer": "b" * 64,
+        "chat_template": "c" * 64,
+        "libraries": {"torch": "2.13.0"},
+    }
+
+
+def test_a_row_says_when_validators_agreement_greys_its_rates(red_round):
+    """Six more failures tagged 'fabrication', each with two validators who disagree on 'supported' in
+    three of six: the round's alpha on 'supported' is far under the floor (its lower end below 0.667), so
+    every conversation row carries the round's reason, and a 'fabrication' row the kind's reason too; the
+    multiple-choice item carries none."""
+    round_, item, failed, good = red_round
+    first, second = UserFactory(), UserFactory()
+    answers = [("no", "no"), ("no", "yes"), ("no", "no"), ("yes", "no"), ("no", "no"), ("no", "yes")]
+    for a, b in answers:
+        example = Example.objects.create(
+            round=round_,
+            annotator=failed.annotator,
+            inputs=failed.inputs,
+            target={"supported": "no", "helpful": "2"},
+            model_wrong=True,
+            status="validated_correct",
+            tags=["fabrication"],
+            metadata={"mode": "conversation", "turns": 2},
+        )
+        for validator, answer in ((first, a), (second, b)):
+            Validation.objects.create(
+                example=example,
+                validator=validator,
+                verdict="correct",
+                rubric_answers={"supported": answer, "helpful": "2"},
+            )
+    rows = {r["example_id"]: r for r in iter_records(round_.task)}
+    round_reason = red_team_stats(round_.task)[round_.pk].unreliable
+    assert "'supported'" in round_reason and "floor 0.667" in round_reason
+    assert rows[good.pk]["agreement_warning"] == round_reason
+    fabrication = rows[failed.pk]["agreement_warning"]
+    assert fabrication.startswith(round_reason + " ") and "'supported' in 'fabrication'" in fabrication
+    assert rows[item.pk]["agreement_warning"] == ""
