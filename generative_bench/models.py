@@ -235,16 +235,26 @@ class PairwiseJudge(models.Model):
 
 
 class PairwiseVerdict(models.Model):
-    """A pairwise judge's preference on one battle shown in one order: ``order`` ``ab`` (model a's answer
-    first) or ``ba``; ``preferred`` in terms of the battle's models (``a``, ``b`` or ``tie``, already
-    mapped back for ``ba``), empty when the judge could not answer (``error`` says why)."""
+    """A pairwise judge's preference on one pair shown in one order: an arena ``battle``, or a **replay
+    pair** (``answer_a`` and ``answer_b``: two models' replayed answers to one conversation, the lower
+    model id as a). ``order`` ``ab`` (a's answer first) or ``ba``; ``preferred`` in terms of the pair's
+    models (``a``, ``b`` or ``tie``, already mapped back for ``ba``), empty when the judge could not
+    answer (``error`` says why)."""
 
     class Order(models.TextChoices):
         AB = "ab", "A's answer first"
         BA = "ba", "B's answer first"
 
     judge = models.ForeignKey(PairwiseJudge, on_delete=models.CASCADE, related_name="verdicts")
-    battle = models.ForeignKey("Battle", on_delete=models.CASCADE, related_name="pairwise_verdicts")
+    battle = models.ForeignKey(
+        "Battle", null=True, blank=True, on_delete=models.CASCADE, related_name="pairwise_verdicts"
+    )
+    answer_a = models.ForeignKey(
+        ReplayAnswer, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    answer_b = models.ForeignKey(
+        ReplayAnswer, null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
     order = models.CharField(max_length=2, choices=Order.choices)
     preferred = models.CharField(max_length=4, blank=True)
     scores = models.JSONField(default=list, blank=True, help_text="The options' log-likelihood scores.")
@@ -252,10 +262,22 @@ class PairwiseVerdict(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["judge", "battle", "order"]
+        ordering = ["judge", "battle", "answer_a", "answer_b", "order"]
         constraints = [
             models.UniqueConstraint(
                 fields=["judge", "battle", "order"], name="pairwise_verdict_one_per_order"
+            ),
+            models.UniqueConstraint(
+                fields=["judge", "answer_a", "answer_b", "order"],
+                condition=Q(battle__isnull=True),
+                name="pairwise_verdict_one_per_replay_pair_order",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    Q(battle__isnull=False, answer_a__isnull=True, answer_b__isnull=True)
+                    | Q(battle__isnull=True, answer_a__isnull=False, answer_b__isnull=False)
+                ),
+                name="pairwise_verdict_battle_or_replay_pair",
             ),
             models.CheckConstraint(
                 condition=Q(preferred__in=["", "a", "b", "tie"]), name="pairwise_verdict_preferred_known"
@@ -263,7 +285,12 @@ class PairwiseVerdict(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.judge} on battle {self.battle_id} ({self.order}): {self.preferred or 'no answer'}"
+        pair = (
+            f"battle {self.battle_id}"
+            if self.battle_id
+            else f"replay pair {self.answer_a_id}/{self.answer_b_id}"
+        )
+        return f"{self.judge} on {pair} ({self.order}): {self.preferred or 'no answer'}"
 
 
 class Battle(models.Model):

@@ -16,12 +16,7 @@ from tasks.selectors import task_or_404
 from .presenting import pairwise_figures
 
 
-class PairwiseJudgeFiguresSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    name = serializers.CharField()
-    model = serializers.CharField()
-    status = serializers.CharField()
-    progress = serializers.CharField()
+class PairFiguresSerializer(serializers.Serializer):
     judged_both_orders = serializers.IntegerField(help_text="Battles it voted in both orders.")
     flips = serializers.IntegerField(
         help_text="Of those, battles where its preference followed the position."
@@ -40,6 +35,21 @@ class PairwiseJudgeFiguresSerializer(serializers.Serializer):
     rank_correlation = serializers.FloatField(
         allow_null=True,
         help_text="Kendall's tau-b between its Bradley-Terry ranking and people's on the same battles.",
+    )
+
+
+class PairwiseJudgeFiguresSerializer(PairFiguresSerializer):
+    """A judge's figures on arena battles (against people's votes), and on replay pairs."""
+
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    model = serializers.CharField()
+    status = serializers.CharField()
+    progress = serializers.CharField()
+    replay_pairs = PairFiguresSerializer(
+        help_text="The same figures on replay pairs (two models' replayed answers to one conversation), "
+        "against people's ratings: the answer people judged good preferred to the one they judged "
+        "failed, a tie when they judged both alike."
     )
 
 

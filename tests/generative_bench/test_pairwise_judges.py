@@ -14,7 +14,17 @@ from generative_bench.models import Battle, PairwiseVerdict
 from generative_bench.pairwise import jobs
 from generative_bench.pairwise.services import create_pairwise_judge, run_pairwise_judge
 from tests.factories.red_team import make_red_team_round
-from tests.generative_bench.judge_world import URL, chat_model, red_team_task
+from tests.generative_bench.judge_world import (
+    URL,
+    VC,
+    VI,
+    chat_model,
+    conversation,
+    passage,
+    red_team_task,
+    replay_of,
+    replayed,
+)
 from tests.helpers.api import client_for
 
 pytestmark = pytest.mark.django_db
@@ -145,3 +155,47 @@ def test_an_owner_adds_and_runs_one_in_the_admin(arena, client, django_capture_o
         )
     judge.refresh_from_db()
     assert (judge.status, len(queued)) == ("queued", 1)
+
+
+def test_replay_pairs_are_voted_in_both_orders_and_compared_with_peoples_ratings(
+    annotator, owner, monkeypatch
+):
+    """Models x and y replay three conversations (keep), people rated: 1: x good, y failed (people prefer
+    x: "a"); 2: both good ("tie"); 3: x failed, y unrated (not compared). The judge picks "Brazil."
+    when it is shown first, else the second answer. Pair 1 (x Brazil., y Peru.): a in both orders.
+    Pair 2 (both Brazil.): the first shown both times, a then b mapped back: a flip, a tie. Pair 3: a.
+    So 1 flip in 3 pairs; 2 compared with people, both agreeing (a = a, tie = tie)."""
+    task = red_team_task()
+    task.owners.add(owner)
+    round_ = task.current_round
+    x, y = chat_model(task, "x", URL), chat_model(task, "y", URL)
+    context = passage(round_)
+    examples = [conversation(round_, annotator, x, failed=True, status=VC, context=context) for _ in range(3)]
+    rx, ry = replay_of(round_, x), replay_of(round_, y)
+    replayed(rx, examples[0], "Brazil.", rating_status=VC)
+    replayed(ry, examples[0], "Peru.", rating_status=VI)
+    replayed(rx, examples[1], "Brazil.", rating_status=VC)
+    replayed(ry, examples[1], "Brazil.", rating_status=VC)
+    replayed(rx, examples[2], "Brazil.", rating_status=VI)
+    replayed(ry, examples[2], "Peru.")
+    judge = create_pairwise_judge(task=task, model=chat_model(task, "judge-model", URL), name="fair")
+    stand_in(monkeypatch, lambda first: 0 if first == "Brazil." else 1)
+    assert run_pairwise_judge_job(judge.pk) == "done"
+    verdicts = PairwiseVerdict.objects.filter(judge=judge)
+    assert verdicts.count() == 6 and not verdicts.filter(battle__isnull=False).exists()
+    [figures] = client_for(None).get("/api/tasks/red-team/pairwise-judges/").json()
+    assert figures["judged_both_orders"] == 0  # no arena battle
+    pairs = figures["replay_pairs"]
+    assert (pairs["judged_both_orders"], pairs["flips"]) == (3, 1)
+    assert (pairs["compared_with_people"], pairs["agreeing"], pairs["agreement"]) == (2, 2, 1.0)
+    # A second run has nothing left to vote.
+    assert run_pairwise_judge_job(judge.pk) == "done" and verdicts.count() == 6
+
+
+def test_people_preference_between_two_rated_answers():
+    from generative_bench.pairwise.selectors import people_preference
+
+    assert people_preference(False, True) == "a"
+    assert people_preference(True, False) == "b"
+    assert people_preference(True, True) == people_preference(False, False) == "tie"
+    assert people_preference(None, False) is None and people_preference(True, None) is None
