@@ -105,6 +105,18 @@ class CorrectedRateSerializer(serializers.Serializer):
     errors = JudgeErrorsSerializer()
 
 
+class KindSensitivitySerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="A kind of failure of the task (the author's tag).")
+    caught = serializers.IntegerField(
+        help_text="Conversations of that kind people settled as failed that the judge judged failed."
+    )
+    n = serializers.IntegerField(
+        help_text="Conversations of that kind people settled as failed, with a readable verdict."
+    )
+    sensitivity = serializers.FloatField(allow_null=True, help_text="caught / n; null with none.")
+    interval = serializers.ListField(child=serializers.FloatField(), allow_null=True, help_text="Wilson 95%.")
+
+
 class JudgeRoundSerializer(serializers.Serializer):
     round = serializers.IntegerField(help_text="Round number.")
     agreement = AgreementSerializer()
@@ -113,6 +125,9 @@ class JudgeRoundSerializer(serializers.Serializer):
     corrected = CorrectedRateSerializer(
         allow_null=True,
         help_text="The judge's rate on outputs people never judged, corrected for its errors.",
+    )
+    sensitivity_by_kind = KindSensitivitySerializer(
+        many=True, help_text="The judge's sensitivity per kind of failure, in the task's order."
     )
 
 

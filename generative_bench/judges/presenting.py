@@ -35,7 +35,7 @@ def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
     {judged, failed, rate, across_people}, "people": {attempts, verified, attack_success_rate,
     across_people}, "corrected": {observed, outputs, corrected, interval, refused, undefined_share,
     errors: {n, sensitivity, sensitivity_interval, specificity, specificity_interval, failed_by_people,
-    not_failed_by_people}}}], "models": [{"round",
+    not_failed_by_people}}, "sensitivity_by_kind": [{kind, caught, n, sensitivity, interval}]}], "models": [{"round",
     "model", "is_target", "judged", "failed", "rate", "people": {judged, failed, rate} or None}]}]}``
     (``people``: people's failure rate on the same model and round, ``ModelRow.people``).
     ``across_people`` is a rate's interval across the people who wrote the conversations
@@ -71,6 +71,7 @@ def judges_figures(task: Task, user, *, samples: int = 1000) -> dict:
                         "agreement": _agreement(row.agreement),
                         "judge": _rate(row.judge_rate),
                         "corrected": row.corrected.as_dict() if row.corrected is not None else None,
+                        "sensitivity_by_kind": [k.as_dict() for k in row.by_kind],
                         "people": {
                             "attempts": row.people.attempts,
                             "verified": row.people.verified,

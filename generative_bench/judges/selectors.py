@@ -26,6 +26,7 @@ from django.db.models.functions import Coalesce
 from annotation.models import Example
 from core.agreement import Agreement, agreement
 from core.clustered import ClusteredRate, clustered_rates
+from core.intervals import wilson_interval
 from core.rogan_gladen import CorrectedRate, corrected_rate
 from models_registry.models import RegisteredModel
 from tasks.models import Round, Task
@@ -95,6 +96,7 @@ class _Pair:
     judge_failed: bool | None
     human_failed: bool | None  # None: people never settled this output
     model_id: int | None = None  # the model whose output it is (None: an example without its conversation)
+    kinds: tuple[str, ...] = ()  # the author's kinds of failure of a human conversation (none for a rating)
 
 
 def _pairs(judge: Judge, round_ids: Iterable[int] | None = None) -> list[_Pair]:
@@ -123,17 +125,27 @@ def _verdicts(judge: Judge, round_ids: Iterable[int] | None = None) -> list[_Pai
         "replay_answer__rating_example__status",
         "replay_answer__rating_example__model_wrong",
         "item_model",
+        "example__tags",
     )
     pairs = []
-    for round_id, status, failed, ex_status, ex_wrong, rating_status, rating_wrong, model_id in rows.iterator(
-        chunk_size=5000
-    ):
+    for (
+        round_id,
+        status,
+        failed,
+        ex_status,
+        ex_wrong,
+        rating_status,
+        rating_wrong,
+        model_id,
+        tags,
+    ) in rows.iterator(chunk_size=5000):
         human = (
             human_failed_of(ex_status, ex_wrong)
             if ex_status is not None
             else human_failed_of(rating_status, rating_wrong)
         )
-        pairs.append(_Pair(round_id, status, failed, human, model_id))
+        kinds = tuple(t for t in tags if isinstance(t, str)) if isinstance(tags, list) else ()
+        pairs.append(_Pair(round_id, status, failed, human, model_id, kinds))
     return pairs
 
 
@@ -323,6 +335,57 @@ class RoundRow:
     #: (``core.rogan_gladen``: Rogan-Gladen, with the judge's sensitivity and specificity on the
     #: round's outputs people settled); ``refused`` says why when it cannot be.
     corrected: CorrectedRate | None = None
+    #: The judge's sensitivity per kind of failure (``sensitivity_by_kind``), kinds in the task's order.
+    by_kind: tuple[KindSensitivity, ...] = ()
+
+
+@dataclass(frozen=True)
+class KindSensitivity:
+    """Of the round's human conversations people settled as failures of kind ``kind`` (the author's tag;
+    a conversation of several kinds counts in each), how many the judge also judged failed (``caught``
+    of ``n``), the share and its Wilson 95% interval (None with none)."""
+
+    kind: str
+    caught: int
+    n: int
+    sensitivity: float | None
+    interval: tuple[float, float] | None
+
+    def as_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "caught": self.caught,
+            "n": self.n,
+            "sensitivity": self.sensitivity,
+            "interval": list(self.interval) if self.interval else None,
+        }
+
+
+def sensitivity_by_kind(
+    verdicts: list[_Pair], round_id: int, kinds: list[str]
+) -> tuple[KindSensitivity, ...]:
+    """The judge's sensitivity per kind of failure in round ``round_id``: among its readable verdicts on
+    human conversations people settled as failed and tagged with the kind, the share it judged failed.
+    Specificity has no kind (an output that did not fail has none), so the Rogan-Gladen correction is
+    per round, not per kind; this says which kinds the judge misses. ``kinds``: the task's kinds, in order."""
+    out = []
+    for kind in kinds:
+        hits = [
+            v.judge_failed
+            for v in verdicts
+            if v.round_id == round_id
+            and v.status == JudgeVerdict.Status.OK
+            and v.judge_failed is not None
+            and v.human_failed is True
+            and kind in v.kinds
+        ]
+        caught, n = sum(hits), len(hits)
+        out.append(
+            KindSensitivity(
+                kind, caught, n, caught / n if n else None, wilson_interval(caught, n) if n else None
+            )
+        )
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -367,6 +430,7 @@ def judge_panels(task: Task, *, samples: int = 1000) -> list[JudgePanel]:
     rows = _rate_rows(judges)
     models = RegisteredModel.objects.in_bulk({r.model_id for r in rows if r.model_id is not None})
     people = people_rates(task) if judges else {}
+    kinds = [c["name"] for c in task.cfg.failure_categories]
     panels = []
     for judge in judges:
         verdicts = _verdicts(judge)
@@ -382,6 +446,7 @@ def judge_panels(task: Task, *, samples: int = 1000) -> list[JudgePanel]:
                 judge_rate=human_rates.get(round_.pk, Rate(0, 0)),
                 people=stats[round_.pk],
                 corrected=_corrected(verdicts, round_.pk),
+                by_kind=sensitivity_by_kind(verdicts, round_.pk, kinds),
             )
             for round_ in rounds
         ]

@@ -373,3 +373,19 @@ def test_the_judges_rate_is_corrected_for_its_errors(annotator, owner, client):
     html = client.get("/tasks/red-team/judges/").content.decode()
     assert "<strong>39%</strong>" in html and "the judge said 40% of 10" in html
     assert "sensitivity 80%" in html and "specificity 86%" in html
+    # By kind: the 10 failures people settled are all tagged 'fabrication' (judge_world), 8 caught; Wilson
+    # (8, 10): centre (0.8 + 0.19208) / 1.38415 = 0.71674, half 1.41600 * sqrt(0.016 + 0.0096040) =
+    # 0.22658 -> [0.4902, 0.9433]. No conversation of the other kinds.
+    by_kind = {k["kind"]: k for k in round_1["sensitivity_by_kind"]}
+    assert list(by_kind) == ["contradiction", "fabrication", "unanswerable", "other"]
+    fabrication = by_kind["fabrication"]
+    assert (fabrication["caught"], fabrication["n"], fabrication["sensitivity"]) == (8, 10, 0.8)
+    assert fabrication["interval"] == [pytest.approx(0.4902, abs=1e-4), pytest.approx(0.9433, abs=1e-4)]
+    assert by_kind["contradiction"] == {
+        "kind": "contradiction",
+        "caught": 0,
+        "n": 0,
+        "sensitivity": None,
+        "interval": None,
+    }
+    assert "fabrication</span> 80%" in html and "(8 of 10;" in html
