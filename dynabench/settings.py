@@ -187,6 +187,8 @@ Read elsewhere (not through this module):
     DEMO_PASSWORD      the password of the demo accounts, read by ``manage.py setup_demo`` (``os.environ``,
                        so no ``_FILE`` form); ``--password`` wins over it. Unset: the password remembered
                        in ``$DYNABENCH_VAR_DIR/demo_password``, else a new one.
+    DEMO_PILOT         ``0``: ``manage.py setup_demo`` runs no simulated red-teaming pilot (as
+                       ``--no-pilot``; docs/demo.md, "The red-teaming pilot"). Default: it runs once.
     DYNABENCH_OPERATOR the username recorded as the actor of the audit log for management commands run
                        without ``--actor`` (``core/audit.py``); unset, the entries have no actor and
                        carry the OS user in ``additional_data``.
