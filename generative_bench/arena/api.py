@@ -163,6 +163,17 @@ class VoteBodySerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     vote = serializers.ChoiceField(choices=Battle.Vote.choices)
 
 
+class FragilitySerializer(serializers.Serializer):
+    removals = serializers.IntegerField(
+        allow_null=True,
+        help_text="The fewest votes found whose removal changes the model's rank (a greedy search: an "
+        "upper bound on the fewest); null when none was found within fragility_max_removals per rival.",
+    )
+    direction = serializers.CharField(
+        allow_null=True, help_text='"down": a model below passes it; "up": it passes the model above.'
+    )
+
+
 class RankingRowSerializer(serializers.Serializer):
     model_id = serializers.IntegerField()
     name = serializers.CharField()
@@ -171,6 +182,7 @@ class RankingRowSerializer(serializers.Serializer):
     low = serializers.FloatField(allow_null=True, help_text="The 95% bootstrap interval's low end.")
     high = serializers.FloatField(allow_null=True)
     votes = serializers.IntegerField()
+    fragility = FragilitySerializer(allow_null=True, help_text="Null without votes, or not searched.")
 
 
 class PairRowSerializer(serializers.Serializer):
@@ -197,6 +209,10 @@ class RankingSerializer(serializers.Serializer):
     left_out = LeftOutSerializer()
     n_left_out = serializers.IntegerField()
     unlisted = serializers.IntegerField(help_text="Models in the arena the caller may not see (unpublished).")
+    fragility_searched = serializers.BooleanField(
+        help_text="False when the arena has too many votes for the fragility search (each row's is null)."
+    )
+    fragility_max_removals = serializers.IntegerField()
 
 
 def _arena_task(slug: str):

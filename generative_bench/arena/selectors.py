@@ -28,6 +28,7 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 from annotation.chat_format import context_message
 from annotation.models import Example
 from core.api.lookups import MAX_ID
+from core.fragility import Fragility, rank_fragility
 from core.pairwise import Ranking, Vote, rank
 from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
@@ -44,6 +45,10 @@ LEFT_OUT_REASONS = ("blocked", "held")
 CACHE_SECONDS = 24 * 3600
 #: Bootstrap samples of the ranking (``core.pairwise.rank``'s default, the pages' and the API's).
 SAMPLES = 200
+#: Fragility (``core.fragility``): removals tried against each rival, and the most votes it is searched
+#: on (each removal refits the ranking: above this many votes the page would wait too long; it says so).
+FRAGILITY_MAX_REMOVALS = 20
+FRAGILITY_MAX_VOTES = 20_000
 
 
 def arena_models(task: Task) -> QuerySet[RegisteredModel]:
@@ -196,6 +201,10 @@ class ArenaSummary:
 
     ranking: Ranking
     left_out: dict[str, int]
+    #: Model id -> its rank's fragility (``core.fragility.rank_fragility``), for the models with votes;
+    #: empty when the arena has more than ``FRAGILITY_MAX_VOTES`` votes (``fragility_searched`` False).
+    fragility: dict[int, Fragility] = field(default_factory=dict)
+    fragility_searched: bool = True
 
     @property
     def n_left_out(self) -> int:
@@ -215,8 +224,9 @@ def _cache_key(task: Task, model_ids: list[int], samples: int) -> str:
 def arena_summary(task: Task, *, samples: int = SAMPLES) -> ArenaSummary:
     """``task``'s arena ranking: Bradley-Terry over the votes that count (``votes_of``), by
     ``core.pairwise.rank`` (``samples`` bootstrap samples, seed 0, 95% intervals), over the arena's
-    models (``arena_models``) and any model that has votes, so a model without votes is listed too.
-    Cached (module docstring)."""
+    models (``arena_models``) and any model that has votes, so a model without votes is listed too; and
+    each voted model's rank fragility (``core.fragility``, up to ``FRAGILITY_MAX_REMOVALS`` removals per
+    rival, when there are at most ``FRAGILITY_MAX_VOTES`` votes). Cached (module docstring)."""
     model_ids = sorted(set(arena_models(task).values_list("pk", flat=True)))
     voted_models = _voted(task).values_list("model_a_id", "model_b_id").distinct()
     model_ids = sorted(set(model_ids).union(*(set(pair) for pair in voted_models)))
@@ -224,7 +234,14 @@ def arena_summary(task: Task, *, samples: int = SAMPLES) -> ArenaSummary:
     summary = cache.get(key)
     if summary is None:
         counted = votes_of(task)
-        summary = ArenaSummary(rank(counted.votes, models=model_ids, samples=samples), counted.left_out)
+        ranking = rank(counted.votes, models=model_ids, samples=samples)
+        searched = len(counted.votes) <= FRAGILITY_MAX_VOTES
+        fragility = {}
+        if searched:
+            # Over the models with votes only, as the table's ranks are.
+            for pk in {k for v in counted.votes for k in (v.a, v.b)}:
+                fragility[pk] = rank_fragility(counted.votes, pk, max_removals=FRAGILITY_MAX_REMOVALS)
+        summary = ArenaSummary(ranking, counted.left_out, fragility, searched)
         cache.set(key, summary, CACHE_SECONDS)
     return summary
 
@@ -290,7 +307,9 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
     bootstrap interval; None without votes) and ``votes`` (votes counted with the model in them);
     ``pairs``: the matrix of votes per pair over the rows, ``{"model_id", "name", "votes": [count per
     row, None on the diagonal]}``; ``n_votes``, ``samples``, ``left_out`` ({reason: votes}),
-    ``n_left_out``, ``unlisted`` (models not shown).
+    ``n_left_out``, ``unlisted`` (models not shown); each row's ``fragility`` (``_fragility``), with
+    ``fragility_searched`` and ``fragility_max_removals``. The fragility's rival is not named: it may be
+    a model ``user`` may not see.
     """
     ranking = summary.ranking
     order = ranking.order()
@@ -313,6 +332,7 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
                 "low": interval[0] if interval else None,
                 "high": interval[1] if interval else None,
                 "votes": per_model[pk],
+                "fragility": _fragility(summary, pk),
             }
         )
     pairs = [
@@ -331,4 +351,15 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
         "left_out": dict(summary.left_out),
         "n_left_out": summary.n_left_out,
         "unlisted": len(order) - len(listed),
+        "fragility_searched": summary.fragility_searched,
+        "fragility_max_removals": FRAGILITY_MAX_REMOVALS,
     }
+
+
+def _fragility(summary: ArenaSummary, pk: int) -> dict | None:
+    """A row's ``fragility``: ``{"removals": k or None (none found within the cap), "direction": "up" or
+    "down" or None}``; None for a model without votes or an arena too large to search."""
+    found = summary.fragility.get(pk)
+    if found is None:
+        return None
+    return {"removals": found.removals, "direction": found.direction}

@@ -177,6 +177,10 @@ def _held_with(replay: Replay, example_ids: list[int]) -> set[int]:
     )
 
 
+#: Finish reasons of a whole answer: the model ended its turn, or reached its token budget.
+COMPLETE = ("stop", "length")
+
+
 def _greedy(decoding) -> bool:
     return isinstance(decoding, dict) and decoding.get("temperature") == 0
 
@@ -185,13 +189,18 @@ def reproduction(example: Example, generation: Generation) -> dict | None:
     """Whether a replayed answer reproduces the stored one byte for byte, when it should: the same model
     (the caller checks), the ``keep`` messages, and greedy decoding both times (temperature 0, recorded in
     the stored answer's generation record and in the replay's). ``{"identical": bool, "stored_sha256",
-    "replayed_sha256"}`` (sha256 of the UTF-8 texts), or None when the two are not comparable
-    (docs/generative.md, "Provenance")."""
+    "replayed_sha256"}`` (sha256 of the UTF-8 texts), or None when the two are not comparable: not both
+    greedy, or either cut short (a finish reason other than ``COMPLETE``: a timeout, an error, a reader
+    gone) (docs/generative.md, "Provenance")."""
     stored_records = (example.metadata or {}).get("generations") or []
     if (
         not stored_records
         or not _greedy(stored_records[-1].get("decoding"))
         or not _greedy(generation.decoding)
+        # An answer cut short (a timeout under load, the reader gone, an error) is not the model's whole
+        # answer: comparing it would blame the model for the machine.
+        or stored_records[-1].get("finish_reason") not in COMPLETE
+        or generation.finish_reason not in COMPLETE
     ):
         return None
     try:

@@ -250,12 +250,20 @@ def test_a_model_without_votes_is_listed_at_1000_without_an_interval(task, clien
         "low": None,
         "high": None,
         "votes": 0,
+        "fragility": None,
     }
     assert rows["target"]["votes"] == 0
+    # Fragility (core/fragility.py, worked by hand in tests/core/test_fragility.py): y's rank changes when
+    # 2 of x's 3 wins go (1.5 : 1.5, level); x's when all 3 go (0.5 : 1.5).
+    assert rows["x-model"]["fragility"] == {"removals": 3, "direction": "down"}
+    assert rows["y-model"]["fragility"] == {"removals": 2, "direction": "up"}
+    assert (table["fragility_searched"], table["fragility_max_removals"]) == (True, 20)
     page = client.get(RANKING).content.decode()
     assert '<caption id="arena-ranking-caption">Models by Bradley-Terry score, best first</caption>' in page
     assert '<th scope="row">quiet-model</th>' in page and "no votes yet" in page
     assert "4 votes counted. No vote left out." in page
+    assert "<strong>3</strong> <span class=\"muted\">(a model below passes it)</span>" in page
+    assert "<strong>2</strong> <span class=\"muted\">(it passes the model above)</span>" in page
 
 
 def test_the_ranking_page_lists_what_the_viewer_may_see(task, client, owner):

@@ -231,7 +231,8 @@ def test_a_remote_model_gets_its_429s_retried_and_its_cost_stored_exactly(world,
 def test_a_greedy_replay_of_the_target_flags_an_answer_that_is_not_byte_identical(world):
     """The target (greedy) replayed on its own conversations: one whose stored answer is what it
     answers alone reproduces byte for byte; one whose stored answer was changed is flagged; a
-    conversation held with another model is not compared."""
+    conversation held with another model is not compared, nor one whose stored answer was cut short
+    (a timeout under load: not the model's whole answer)."""
     from annotation.models import Conversation
     from generative_bench.replay.selectors import reproduction_of
     from tests.generative_bench.replay_world import ONE_TURN, conversation
@@ -240,13 +241,16 @@ def test_a_greedy_replay_of_the_target_flags_an_answer_that_is_not_byte_identica
     Example.objects.filter(round=round_).update(is_retracted=True)
     sent = keep_messages(world["one"], cfg)
     alone = generative.chat_stream(target, sent).drain()
-    greedy = {"decoding": {"temperature": 0.0}, "model": target.name}
+    assert alone.finish_reason in ("stop", "length")
+    greedy = {"decoding": {"temperature": 0.0}, "model": target.name, "finish_reason": alone.finish_reason}
     prompt = ONE_TURN[0][0]
     same = conversation(round_, world["passage"], [(prompt, alone.text)])
     changed = conversation(round_, world["passage"], [(prompt, alone.text + " (edited)")])
     elsewhere = conversation(round_, world["passage"], [(prompt, alone.text)])
-    for example, model in ((same, target), (changed, target), (elsewhere, world["second"])):
-        example.metadata["generations"] = [greedy]
+    cut = conversation(round_, world["passage"], [(prompt, alone.text[:3])])
+    records = {cut.pk: [{**greedy, "finish_reason": "timeout"}]}
+    for example, model in ((same, target), (changed, target), (elsewhere, world["second"]), (cut, target)):
+        example.metadata["generations"] = records.get(example.pk, [greedy])
         example.save()
         Conversation.objects.create(
             round=round_, context=world["passage"], annotator=example.annotator, model=model,
@@ -260,6 +264,6 @@ def test_a_greedy_replay_of_the_target_flags_an_answer_that_is_not_byte_identica
     assert answers[same.pk]["identical"] is True
     assert answers[same.pk]["stored_sha256"] == answers[same.pk]["replayed_sha256"]
     assert answers[changed.pk]["identical"] is False
-    assert answers[elsewhere.pk] is None
+    assert answers[elsewhere.pk] is None and answers[cut.pk] is None
     got = reproduction_of(replay)
     assert (got.compared, got.identical, got.differing) == (2, 1, (changed.pk,))
