@@ -262,8 +262,8 @@ def test_a_model_without_votes_is_listed_at_1000_without_an_interval(task, clien
     assert '<caption id="arena-ranking-caption">Models by Bradley-Terry score, best first</caption>' in page
     assert '<th scope="row">quiet-model</th>' in page and "no votes yet" in page
     assert "4 votes counted. No vote left out." in page
-    assert "<strong>3</strong> <span class=\"muted\">(a model below passes it)</span>" in page
-    assert "<strong>2</strong> <span class=\"muted\">(it passes the model above)</span>" in page
+    assert '<strong>3</strong> <span class="muted">(a model below passes it)</span>' in page
+    assert '<strong>2</strong> <span class="muted">(it passes the model above)</span>' in page
 
 
 def test_the_ranking_page_lists_what_the_viewer_may_see(task, client, owner):
