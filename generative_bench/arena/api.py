@@ -174,6 +174,22 @@ class FragilitySerializer(serializers.Serializer):
     )
 
 
+class StyleRowSerializer(serializers.Serializer):
+    score = serializers.FloatField(help_text="Bradley-Terry score controlled for answer length and markdown.")
+    low = serializers.FloatField(allow_null=True, help_text="Its 95% bootstrap interval's low end.")
+    high = serializers.FloatField(allow_null=True)
+
+
+class StyleCoefficientSerializer(serializers.Serializer):
+    feature = serializers.CharField(help_text="length (words), headers, lists or bold.")
+    coefficient = serializers.FloatField(
+        allow_null=True,
+        help_text="Change of the log-odds of winning per standard deviation of the feature's normalised "
+        "difference; > 0: voters preferred more of it. Null when it never varied.",
+    )
+    interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+
+
 class RankingRowSerializer(serializers.Serializer):
     model_id = serializers.IntegerField()
     name = serializers.CharField()
@@ -183,6 +199,7 @@ class RankingRowSerializer(serializers.Serializer):
     high = serializers.FloatField(allow_null=True)
     votes = serializers.IntegerField()
     fragility = FragilitySerializer(allow_null=True, help_text="Null without votes, or not searched.")
+    style_controlled = StyleRowSerializer(allow_null=True, help_text="Null without votes.")
 
 
 class PairRowSerializer(serializers.Serializer):
@@ -213,6 +230,7 @@ class RankingSerializer(serializers.Serializer):
         help_text="False when the arena has too many votes for the fragility search (each row's is null)."
     )
     fragility_max_removals = serializers.IntegerField()
+    style_coefficients = StyleCoefficientSerializer(many=True)
 
 
 def _arena_task(slug: str):

@@ -30,6 +30,7 @@ from annotation.models import Example
 from core.api.lookups import MAX_ID
 from core.fragility import Fragility, rank_fragility
 from core.pairwise import Ranking, Vote, rank
+from core.style_control import StyledVote, StyleRanking, style_controlled, style_counts
 from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
@@ -49,6 +50,9 @@ SAMPLES = 200
 #: on (each removal refits the ranking: above this many votes the page would wait too long; it says so).
 FRAGILITY_MAX_REMOVALS = 20
 FRAGILITY_MAX_VOTES = 20_000
+#: Bootstrap samples of the style-controlled fit (each a logistic regression built in Python: fewer than
+#: the plain ranking's).
+STYLE_SAMPLES = 100
 
 
 def arena_models(task: Task) -> QuerySet[RegisteredModel]:
@@ -147,6 +151,8 @@ class ArenaVotes:
 
     votes: list[Vote]
     left_out: dict[str, int] = field(default_factory=dict)
+    #: Each counted vote's two answers' style counts (``core.style_control.style_counts``), in order.
+    styles: list[tuple[dict, dict]] = field(default_factory=list)
 
     @property
     def n_left_out(self) -> int:
@@ -183,15 +189,21 @@ def votes_of(task: Task) -> ArenaVotes:
     counted (module docstring)."""
     excluded = left_out_voters(task)
     votes: list[Vote] = []
+    styles: list[tuple[dict, dict]] = []
     left_out = dict.fromkeys(LEFT_OUT_REASONS, 0)
-    rows = _voted(task).order_by("voted_at", "pk").values_list("model_a_id", "model_b_id", "vote", "voter_id")
-    for a, b, outcome, voter in rows:
+    rows = (
+        _voted(task)
+        .order_by("voted_at", "pk")
+        .values_list("model_a_id", "model_b_id", "vote", "voter_id", "answer_a", "answer_b")
+    )
+    for a, b, outcome, voter, answer_a, answer_b in rows.iterator(chunk_size=2000):
         reason = next((r for r in LEFT_OUT_REASONS if voter in excluded[r]), None)
         if reason is None:
             votes.append(Vote(a, b, outcome))
+            styles.append((style_counts(answer_a), style_counts(answer_b)))
         else:
             left_out[reason] += 1
-    return ArenaVotes(votes, left_out)
+    return ArenaVotes(votes, left_out, styles)
 
 
 @dataclass(frozen=True)
@@ -205,6 +217,8 @@ class ArenaSummary:
     #: empty when the arena has more than ``FRAGILITY_MAX_VOTES`` votes (``fragility_searched`` False).
     fragility: dict[int, Fragility] = field(default_factory=dict)
     fragility_searched: bool = True
+    #: The ranking controlled for answer length and markdown (``core.style_control``); None with no vote.
+    style: StyleRanking | None = None
 
     @property
     def n_left_out(self) -> int:
@@ -241,7 +255,16 @@ def arena_summary(task: Task, *, samples: int = SAMPLES) -> ArenaSummary:
             # Over the models with votes only, as the table's ranks are.
             for pk in {k for v in counted.votes for k in (v.a, v.b)}:
                 fragility[pk] = rank_fragility(counted.votes, pk, max_removals=FRAGILITY_MAX_REMOVALS)
-        summary = ArenaSummary(ranking, counted.left_out, fragility, searched)
+        style = None
+        if counted.votes:
+            style = style_controlled(
+                [
+                    StyledVote(v.a, v.b, v.outcome, sa, sb)
+                    for v, (sa, sb) in zip(counted.votes, counted.styles, strict=True)
+                ],
+                samples=min(samples, STYLE_SAMPLES),
+            )
+        summary = ArenaSummary(ranking, counted.left_out, fragility, searched, style)
         cache.set(key, summary, CACHE_SECONDS)
     return summary
 
@@ -309,7 +332,9 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
     row, None on the diagonal]}``; ``n_votes``, ``samples``, ``left_out`` ({reason: votes}),
     ``n_left_out``, ``unlisted`` (models not shown); each row's ``fragility`` (``_fragility``), with
     ``fragility_searched`` and ``fragility_max_removals``. The fragility's rival is not named: it may be
-    a model ``user`` may not see.
+    a model ``user`` may not see. Each row's ``style_controlled`` (``_style_row``) and
+    ``style_coefficients``: ``[{"feature", "coefficient", "interval"}]`` of the style-controlled fit
+    (``core.style_control``; empty without votes).
     """
     ranking = summary.ranking
     order = ranking.order()
@@ -333,6 +358,7 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
                 "high": interval[1] if interval else None,
                 "votes": per_model[pk],
                 "fragility": _fragility(summary, pk),
+                "style_controlled": _style_row(summary, pk),
             }
         )
     pairs = [
@@ -353,6 +379,21 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
         "unlisted": len(order) - len(listed),
         "fragility_searched": summary.fragility_searched,
         "fragility_max_removals": FRAGILITY_MAX_REMOVALS,
+        "style_coefficients": summary.style.as_dict()["coefficients"] if summary.style else [],
+    }
+
+
+def _style_row(summary: ArenaSummary, pk: int) -> dict | None:
+    """A row's ``style_controlled``: ``{"score", "low", "high"}`` of the style-controlled fit; None for a
+    model without votes."""
+    style = summary.style
+    if style is None or pk not in style.scores:
+        return None
+    interval = _finite(style.intervals.get(pk))
+    return {
+        "score": float(style.scores[pk]),
+        "low": interval[0] if interval else None,
+        "high": interval[1] if interval else None,
     }
 
 

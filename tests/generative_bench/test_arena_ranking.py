@@ -251,6 +251,7 @@ def test_a_model_without_votes_is_listed_at_1000_without_an_interval(task, clien
         "high": None,
         "votes": 0,
         "fragility": None,
+        "style_controlled": None,
     }
     assert rows["target"]["votes"] == 0
     # Fragility (core/fragility.py, worked by hand in tests/core/test_fragility.py): y's rank changes when
@@ -258,6 +259,10 @@ def test_a_model_without_votes_is_listed_at_1000_without_an_interval(task, clien
     assert rows["x-model"]["fragility"] == {"removals": 3, "direction": "down"}
     assert rows["y-model"]["fragility"] == {"removals": 2, "direction": "up"}
     assert (table["fragility_searched"], table["fragility_max_removals"]) == (True, 20)
+    # Every answer is two words, no markdown: style never varies, so the style-controlled scores are the
+    # plain ones and no feature has a coefficient.
+    assert rows["x-model"]["style_controlled"]["score"] == pytest.approx(rows["x-model"]["score"], abs=1e-4)
+    assert [c["coefficient"] for c in table["style_coefficients"]] == [None] * 4
     page = client.get(RANKING).content.decode()
     assert '<caption id="arena-ranking-caption">Models by Bradley-Terry score, best first</caption>' in page
     assert '<th scope="row">quiet-model</th>' in page and "no votes yet" in page
@@ -329,3 +334,32 @@ def test_a_round_prompt_is_picked_among_those_the_voter_has_not_had(task, annota
     assert sorted(e.pk for e in picked) == sorted([first.pk, second.pk])
     assert selectors.pick_round_prompt(task, 1, annotator) in (first, second)  # all had: any again
     assert selectors.pick_round_prompt(task, 2, annotator) is None
+
+
+def test_the_style_controlled_ranking_shows_a_taste_for_long_answers(task):
+    """x's answers are long (40 words) and win; y's are short (2 words): length then explains x's wins as
+    well as x itself does, so the length coefficient is positive and x's lead shrinks once it is
+    controlled for."""
+    x, y = add_model(task, "x-model"), add_model(task, "y-model")
+    z = add_model(task, "z-model")
+    voter = UserFactory()
+    long, short = " ".join(["word"] * 40), "Short one."
+    for n in range(12):
+        battle = stored_battle(task, voter, x, y, answer_a=long, answer_b=short)
+        services.vote(battle=battle, voter=voter, vote="a" if n < 9 else "b")
+    for n in range(12):  # z and y, both short: an even contest
+        battle = stored_battle(task, voter, z, y, answer_a=short, answer_b="Also short.")
+        services.vote(battle=battle, voter=voter, vote="a" if n % 2 else "b")
+    for n in range(6):  # x short against z: x still ahead
+        battle = stored_battle(task, voter, x, z, answer_a="Brief answer.", answer_b=short)
+        services.vote(battle=battle, voter=voter, vote="a" if n < 4 else "b")
+    table = selectors.ranking_table(task, None, selectors.arena_summary(task))
+    rows = {r["name"]: r for r in table["rows"]}
+    length = next(c for c in table["style_coefficients"] if c["feature"] == "length")
+    assert length["coefficient"] > 0
+    plain_lead = rows["x-model"]["score"] - rows["y-model"]["score"]
+    style_lead = rows["x-model"]["style_controlled"]["score"] - rows["y-model"]["style_controlled"]["score"]
+    assert style_lead < plain_lead
+    body = client_for(None).get("/api/tasks/red-team/arena/ranking/").json()
+    assert [c["feature"] for c in body["style_coefficients"]] == ["length", "headers", "lists", "bold"]
+    assert body["rows"][0]["style_controlled"]["score"] is not None
