@@ -200,6 +200,17 @@ class RankingRowSerializer(serializers.Serializer):
     votes = serializers.IntegerField()
     fragility = FragilitySerializer(allow_null=True, help_text="Null without votes, or not searched.")
     style_controlled = StyleRowSerializer(allow_null=True, help_text="Null without votes.")
+    share = serializers.FloatField(
+        allow_null=True, help_text="Share of the counted votes with this model in them (shares sum to 2)."
+    )
+    target_share = serializers.FloatField(
+        allow_null=True,
+        help_text="The share of battles the pair rule now aims at for it (the probability the next battle "
+        "involves it); null for a model no longer served.",
+    )
+    withdrawn = serializers.BooleanField(
+        help_text="In battles once, no longer served (not ready, or not generative): listed, never hidden."
+    )
 
 
 class PairRowSerializer(serializers.Serializer):

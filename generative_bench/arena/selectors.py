@@ -29,7 +29,7 @@ from annotation.chat_format import context_message
 from annotation.models import Example
 from core.api.lookups import MAX_ID
 from core.fragility import Fragility, rank_fragility
-from core.pairwise import Ranking, Vote, rank
+from core.pairwise import Ranking, Vote, pair_probabilities, rank
 from core.style_control import StyledVote, StyleRanking, style_controlled, style_counts
 from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
@@ -332,7 +332,11 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
     row, None on the diagonal]}``; ``n_votes``, ``samples``, ``left_out`` ({reason: votes}),
     ``n_left_out``, ``unlisted`` (models not shown); each row's ``fragility`` (``_fragility``), with
     ``fragility_searched`` and ``fragility_max_removals``. The fragility's rival is not named: it may be
-    a model ``user`` may not see. Each row's ``style_controlled`` (``_style_row``) and
+    a model ``user`` may not see. Each row's ``share`` (the share of counted votes with the model in
+    them; None without votes), ``target_share`` (``_target_shares``: the share the pair rule now aims
+    at; None for a model no longer served) and ``withdrawn`` (True for a model that was in battles but is
+    no longer served: not ready, or no longer generative; it stays listed, never hidden). Each row's
+    ``style_controlled`` (``_style_row``) and
     ``style_coefficients``: ``[{"feature", "coefficient", "interval"}]`` of the style-controlled fit
     (``core.style_control``; empty without votes).
     """
@@ -344,6 +348,8 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
     names = shown_names(user, task, [models[pk] for pk in listed])
     per_model = {pk: ranking.votes_of(pk) for pk in order}
     voted_scores = [float(ranking.scores[pk]) for pk in order if per_model[pk]]
+    served = set(arena_models(task).values_list("pk", flat=True))
+    target_share = _target_shares(ranking, sorted(served))
     rows = []
     for pk in listed:
         interval = _finite(ranking.intervals.get(pk)) if per_model[pk] else None
@@ -359,6 +365,9 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
                 "votes": per_model[pk],
                 "fragility": _fragility(summary, pk),
                 "style_controlled": _style_row(summary, pk),
+                "share": per_model[pk] / ranking.n_votes if ranking.n_votes else None,
+                "target_share": target_share.get(pk),
+                "withdrawn": pk not in served,
             }
         )
     pairs = [
@@ -381,6 +390,19 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
         "fragility_max_removals": FRAGILITY_MAX_REMOVALS,
         "style_coefficients": summary.style.as_dict()["coefficients"] if summary.style else [],
     }
+
+
+def _target_shares(ranking: Ranking, served: list[int]) -> dict[int, float]:
+    """Each served model's target share of battles: the probability that the next battle the pair rule
+    draws involves it (``core.pairwise.pair_probabilities`` summed over its pairs); {} with fewer than two
+    served models. The shares sum to 2: each battle has two models."""
+    if len(served) < 2:
+        return {}
+    shares = dict.fromkeys(served, 0.0)
+    for (i, j), p in pair_probabilities(ranking, served).items():
+        shares[i] += p
+        shares[j] += p
+    return shares
 
 
 def _style_row(summary: ArenaSummary, pk: int) -> dict | None:

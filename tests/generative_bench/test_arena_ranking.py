@@ -252,7 +252,16 @@ def test_a_model_without_votes_is_listed_at_1000_without_an_interval(task, clien
         "votes": 0,
         "fragility": None,
         "style_controlled": None,
+        "share": 0.0,
+        "target_share": rows["quiet-model"]["target_share"],
+        "withdrawn": False,
     }
+    # Exposure: x and y took part in all 4 votes; the pair rule's targets sum to 2 (two models a battle),
+    # and a model without votes (counted at twice the widest interval, with no vote on its pairs) is
+    # aimed at more than one with votes.
+    assert (rows["x-model"]["share"], rows["y-model"]["share"]) == (1.0, 1.0)
+    assert sum(r["target_share"] for r in rows.values()) == pytest.approx(2.0)
+    assert rows["quiet-model"]["target_share"] > rows["x-model"]["target_share"]
     assert rows["target"]["votes"] == 0
     # Fragility (core/fragility.py, worked by hand in tests/core/test_fragility.py): y's rank changes when
     # 2 of x's 3 wins go (1.5 : 1.5, level); x's when all 3 go (0.5 : 1.5).
@@ -363,3 +372,16 @@ def test_the_style_controlled_ranking_shows_a_taste_for_long_answers(task):
     body = client_for(None).get("/api/tasks/red-team/arena/ranking/").json()
     assert [c["feature"] for c in body["style_coefficients"]] == ["length", "headers", "lists", "bold"]
     assert body["rows"][0]["style_controlled"]["score"] is not None
+
+
+def test_a_withdrawn_model_stays_listed_and_marked(task, client):
+    x, y = add_model(task, "x-model"), add_model(task, "y-model")
+    voter = UserFactory()
+    for outcome in ("a", "b", "a"):
+        _vote(task, voter, x, y, outcome)
+    RegisteredModel.objects.filter(pk=y.pk).update(status="failed")  # no longer served
+    rows = {r["name"]: r for r in selectors.ranking_table(task, None, selectors.arena_summary(task))["rows"]}
+    assert rows["y-model"]["withdrawn"] is True and rows["y-model"]["target_share"] is None
+    assert rows["y-model"]["votes"] == 3 and rows["x-model"]["withdrawn"] is False
+    page = client.get(RANKING).content.decode()
+    assert 'y-model <span class="muted">(withdrawn: no longer served)</span>' in page
