@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from engine.runtime import runtimes
 
@@ -97,6 +100,16 @@ class RegisteredModel(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    answers_changed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When what produces its answers last changed (weights path, server, server model name or "
+        "generation settings); null: never since it was registered. The arena counts a rating's votes "
+        "from here.",
+    )
+
+    #: The fields whose change changes the model's answers (``answers_changed_at``).
+    ANSWER_FIELDS = ("source", "path", "endpoint_url", "chat_model_name", "generation", "runtime")
 
     class Meta:
         ordering = ["task", "name"]
@@ -111,6 +124,27 @@ class RegisteredModel(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args, **kwargs):
+        """Save; a change of any of ``ANSWER_FIELDS`` since the row was read stamps ``answers_changed_at``
+        (every path that edits a model, the admin's included, goes through here)."""
+        read = getattr(self, "_answers_as_read", None)
+        if read and any(getattr(self, f) != value for f, value in read.items()):
+            self.answers_changed_at = timezone.now()
+            fields = kwargs.get("update_fields")
+            if fields is not None:
+                kwargs["update_fields"] = {*fields, "answers_changed_at"}
+            self._answers_as_read = {f: copy.deepcopy(getattr(self, f)) for f in read}
+        super().save(*args, **kwargs)
+
+    @classmethod
+    def from_db(cls, db, field_names, values):
+        instance = super().from_db(db, field_names, values)
+        # What it answered with when read, so that save() knows whether that changed.
+        instance._answers_as_read = {
+            f: copy.deepcopy(getattr(instance, f)) for f in cls.ANSWER_FIELDS if f in field_names
+        }
+        return instance
 
     @property
     def public_name(self) -> str:

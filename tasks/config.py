@@ -175,6 +175,9 @@ CONFIG_SCHEMA["properties"]["red_team"] = {
         # The lowest acceptable lower end of a rubric question's alpha interval (default 0.667,
         # Krippendorff's lowest for tentative conclusions): below it, the rates it bears on are greyed.
         "agreement_floor": {"type": "number", "minimum": 0, "maximum": 1},
+        # The arena: votes a model needs since its answers last changed before its rating is no longer
+        # provisional (default 300).
+        "arena_min_votes": {"type": "integer", "minimum": 1, "maximum": 1000000},
         "multiple_choice": {
             "type": "object",
             "additionalProperties": False,
@@ -187,6 +190,8 @@ CONFIG_SCHEMA["properties"]["red_team"] = {
 }
 DEFAULT_MAX_TURNS = 3
 DEFAULT_MIN_NEGATIVES = 2
+#: Arena votes a model needs since its answers last changed before its rating is not provisional.
+DEFAULT_ARENA_MIN_VOTES = 300
 DEFAULT_MAX_OPTIONS = 6
 
 _VALIDATOR = Draft202012Validator(CONFIG_SCHEMA)
@@ -454,6 +459,12 @@ class TaskConfig:
         """The floor of a rubric question's alpha interval (``red_team.agreement_floor``, default
         ``core.reliability.TENTATIVE`` = 0.667)."""
         return float(self.red_team.get("agreement_floor", TENTATIVE))
+
+    @property
+    def arena_min_votes(self) -> int:
+        """Votes since a model's answers last changed before its arena rating stops being provisional
+        (``red_team.arena_min_votes``, default ``DEFAULT_ARENA_MIN_VOTES`` = 300)."""
+        return int(self.red_team.get("arena_min_votes", DEFAULT_ARENA_MIN_VOTES))
 
     @property
     def min_negatives(self) -> int:

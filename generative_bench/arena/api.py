@@ -208,6 +208,10 @@ class RankingRowSerializer(serializers.Serializer):
         help_text="The share of battles the pair rule now aims at for it (the probability the next battle "
         "involves it); null for a model no longer served.",
     )
+    votes_since_change = serializers.IntegerField(
+        help_text="Votes that count cast with it since its answers last changed (its weights, server or settings)."
+    )
+    provisional = serializers.BooleanField(help_text="Fewer votes since its last change than min_votes.")
     withdrawn = serializers.BooleanField(
         help_text="In battles once, no longer served (not ready, or not generative): listed, never hidden."
     )
@@ -242,6 +246,10 @@ class RankingSerializer(serializers.Serializer):
     )
     fragility_max_removals = serializers.IntegerField()
     style_coefficients = StyleCoefficientSerializer(many=True)
+    min_votes = serializers.IntegerField(
+        help_text="Votes a model needs since its last change before its rating is not provisional "
+        "(the task's red_team.arena_min_votes, default 300)."
+    )
 
 
 def _arena_task(slug: str):

@@ -335,8 +335,9 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
     a model ``user`` may not see. Each row's ``share`` (the share of counted votes with the model in
     them; None without votes), ``target_share`` (``_target_shares``: the share the pair rule now aims
     at; None for a model no longer served) and ``withdrawn`` (True for a model that was in battles but is
-    no longer served: not ready, or no longer generative; it stays listed, never hidden). Each row's
-    ``style_controlled`` (``_style_row``) and
+    no longer served: not ready, or no longer generative; it stays listed, never hidden),
+    ``votes_since_change`` (``_votes_since_change``) and ``provisional`` (fewer of those than the task's
+    ``arena_min_votes``, given as ``min_votes``). Each row's ``style_controlled`` (``_style_row``) and
     ``style_coefficients``: ``[{"feature", "coefficient", "interval"}]`` of the style-controlled fit
     (``core.style_control``; empty without votes).
     """
@@ -350,6 +351,8 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
     voted_scores = [float(ranking.scores[pk]) for pk in order if per_model[pk]]
     served = set(arena_models(task).values_list("pk", flat=True))
     target_share = _target_shares(ranking, sorted(served))
+    since_change = _votes_since_change(task, [models[pk] for pk in listed])
+    min_votes = task.cfg.arena_min_votes
     rows = []
     for pk in listed:
         interval = _finite(ranking.intervals.get(pk)) if per_model[pk] else None
@@ -368,6 +371,8 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
                 "share": per_model[pk] / ranking.n_votes if ranking.n_votes else None,
                 "target_share": target_share.get(pk),
                 "withdrawn": pk not in served,
+                "votes_since_change": since_change[pk],
+                "provisional": since_change[pk] < min_votes,
             }
         )
     pairs = [
@@ -389,7 +394,22 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
         "fragility_searched": summary.fragility_searched,
         "fragility_max_removals": FRAGILITY_MAX_REMOVALS,
         "style_coefficients": summary.style.as_dict()["coefficients"] if summary.style else [],
+        "min_votes": min_votes,
     }
+
+
+def _votes_since_change(task: Task, models: list[RegisteredModel]) -> dict[int, int]:
+    """``{model id: votes cast with it since its answers last changed}`` (``answers_changed_at``; all its
+    votes when never changed), of the votes that count now (held and blocked voters left out). One
+    query per model."""
+    excluded = set().union(*left_out_voters(task).values())
+    counts = {}
+    for model in models:
+        votes = _voted(task).filter(Q(model_a=model) | Q(model_b=model)).exclude(voter_id__in=excluded)
+        if model.answers_changed_at is not None:
+            votes = votes.filter(voted_at__gte=model.answers_changed_at)
+        counts[model.pk] = votes.count()
+    return counts
 
 
 def _target_shares(ranking: Ranking, served: list[int]) -> dict[int, float]:

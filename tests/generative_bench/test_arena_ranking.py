@@ -255,6 +255,8 @@ def test_a_model_without_votes_is_listed_at_1000_without_an_interval(task, clien
         "share": 0.0,
         "target_share": rows["quiet-model"]["target_share"],
         "withdrawn": False,
+        "votes_since_change": 0,
+        "provisional": True,
     }
     # Exposure: x and y took part in all 4 votes; the pair rule's targets sum to 2 (two models a battle),
     # and a model without votes (counted at twice the widest interval, with no vote on its pairs) is
@@ -385,3 +387,34 @@ def test_a_withdrawn_model_stays_listed_and_marked(task, client):
     assert rows["y-model"]["votes"] == 3 and rows["x-model"]["withdrawn"] is False
     page = client.get(RANKING).content.decode()
     assert 'y-model <span class="muted">(withdrawn: no longer served)</span>' in page
+
+
+def test_a_rating_is_provisional_until_enough_votes_since_its_answers_changed(task, client):
+    """With arena_min_votes 3: x and y have 4 votes each, not provisional. x's settings change (a new
+    system prompt): its 4 earlier votes no longer count toward it, so it is provisional again, with 0
+    of 3; publishing y (not a change of its answers) leaves it as it was."""
+    task.config["red_team"]["arena_min_votes"] = 3
+    task.save(update_fields=["config"])
+    x, y = add_model(task, "x-model"), add_model(task, "y-model")
+    voter = UserFactory()
+    for outcome in ("a", "a", "a", "b"):
+        _vote(task, voter, x, y, outcome)
+    rows = {r["name"]: r for r in selectors.ranking_table(task, None, selectors.arena_summary(task))["rows"]}
+    assert (rows["x-model"]["votes_since_change"], rows["x-model"]["provisional"]) == (4, False)
+    x = RegisteredModel.objects.get(pk=x.pk)
+    x.generation = {**x.generation, "system_prompt": "Be brief."}
+    x.save()
+    y = RegisteredModel.objects.get(pk=y.pk)
+    y.is_published = not y.is_published
+    y.save()
+    y.refresh_from_db()
+    assert y.answers_changed_at is None
+    y.is_published = True
+    y.save()
+    table = selectors.ranking_table(task, None, selectors.arena_summary(task))
+    rows = {r["name"]: r for r in table["rows"]}
+    assert (rows["x-model"]["votes_since_change"], rows["x-model"]["provisional"]) == (0, True)
+    assert (rows["y-model"]["votes_since_change"], rows["y-model"]["provisional"]) == (4, False)
+    assert table["min_votes"] == 3
+    page = client.get(RANKING).content.decode()
+    assert "provisional (0 of 3 votes since its last change)" in page
