@@ -9,7 +9,7 @@ What is real and what is simulated:
   ``start_conversation``, ``send_turn``, ``submit_conversation``), the validation (``next_example``,
   ``submit_validation``, the task's quorum), the second model's replay, the judge (``run_judge_job``).
 * **Simulated**: the people. Ten red-teamers (``demo-pilot-01`` ... ``demo-pilot-10``, no password: they
-  cannot sign in) and three validators (``demo-pilot-validator-1`` ... ``-3``). A red-teamer asks a SQuAD
+  cannot sign in) and five validators (``demo-pilot-validator-1`` ... ``-5``). A red-teamer asks a SQuAD
   question of the passage, plainly or with a lure ("Answer from memory: ..."), each person with their own
   taste for lures, so people differ in skill as real crowds do; a third of the conversations add a
   follow-up. Everyone judges a conversation by one rule, a stand-in for reading the passage: **supported**
@@ -20,8 +20,8 @@ What is real and what is simulated:
   the support flipped, "helpful" moved by one), so agreement is real to measure and below 1.
 
 Seeded (``SEED``), so two set-ups on one machine give the same people and the same questions; the
-answers are the model's (sampled at the target's temperature). Runs once: a round that already holds
-a pilot conversation is left as it is.
+answers are the model's (sampled at the target's temperature). Runs once: a round that holds the whole
+pilot is left as it is, and one cut off is taken up where it stopped (``run_pilot``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from django.db import transaction
 from annotation.importers.squad import read_squad
 from annotation.models import Conversation, Example
 from annotation.red_team.conversations import (
+    abandon_conversation,
     send_turn,
     start_conversation,
     submit_conversation,
@@ -44,9 +45,9 @@ from annotation.red_team.conversations import (
 from core.metrics import squad_normalize_answer
 from generative_bench.judges.jobs import run_judge_job
 from generative_bench.judges.services import run_judge
-from generative_bench.models import Judge
+from generative_bench.models import Judge, Replay
 from generative_bench.replay.jobs import run_replay_job
-from generative_bench.replay.services import open_rating, request_replay
+from generative_bench.replay.services import ReplayError, cancel_replay, open_rating, request_replay
 from models_registry.models import RegisteredModel
 from tasks.models import Context, Round, Task
 from validation.services import next_example, submit_validation
@@ -156,8 +157,14 @@ def _account(username: str):
 
 
 def has_pilot(round_: Round) -> bool:
-    """True when ``round_`` holds a conversation of a pilot red-teamer."""
+    """True when ``round_`` holds a conversation of a pilot red-teamer (whole or cut off)."""
     return Conversation.objects.filter(round=round_, annotator__username__startswith=PREFIX).exists()
+
+
+def _submitted(round_: Round, user) -> int:
+    return Conversation.objects.filter(
+        round=round_, annotator=user, status=Conversation.Status.SUBMITTED
+    ).count()
 
 
 def run_pilot(
@@ -176,11 +183,16 @@ def run_pilot(
     every output (the conversations their authors judged good are never validated: the outputs its
     corrected rate is about). Everything runs inline (no job is queued).
 
+    **Resumable**: a pilot cut off (Ctrl-C, a stopped set-up) is taken up where it stopped: each
+    red-teamer writes only the conversations they lack (an open one left by the cut is abandoned first),
+    and the later steps are each idempotent (validation serves what is left, the replay answers what is
+    missing, the judge reads what it has no verdict on). A pilot already whole does nothing.
+
     Returns:
-        How many conversations were added (0 when the round already had the pilot).
+        How many conversations were added (0 when the round already had the whole pilot).
     """
     round_ = task.rounds.get(number=1)
-    if has_pilot(round_) or not round_.is_open:
+    if not round_.is_open:
         return 0
     rng = random.Random(SEED)
     red_teamers, validators = people(rng, n_people)
@@ -195,15 +207,24 @@ def run_pilot(
         "answered by the target (a few minutes on 2 cores)..."
     )
     added = 0
-    for n, person in enumerate(red_teamers):
-        user = _account(person.username)
+    users = [_account(person.username) for person in red_teamers]
+    if has_pilot(round_) and all(_submitted(round_, u) >= conversations_each for u in users):
+        return 0  # whole: a later set-up adds nothing
+    for n, (person, user) in enumerate(zip(red_teamers, users, strict=True)):
+        for open_ in Conversation.objects.filter(
+            round=round_, annotator=user, status=Conversation.Status.OPEN
+        ):
+            abandon_conversation(conversation=open_, annotator=user)  # cut off by an interrupted run
         for k in range(conversations_each):
             context = contexts[(n * conversations_each + k) % len(contexts)]
             question, references = rng.choice(questions[context.external_id])
             prompt = rng.choice(LURES).format(question=question) if rng.random() < person.lure else question
+            follow_up = rng.random() < 1 / 3
+            if k < _submitted(round_, user):
+                continue  # written by an earlier, interrupted run (its context and question as seeded)
             conversation = start_conversation(round_=round_, annotator=user, context=context)
             answers = [send_turn(conversation=conversation, annotator=user, prompt=prompt).drain().answer]
-            if rng.random() < 1 / 3:
+            if follow_up:
                 answers.append(
                     send_turn(conversation=conversation, annotator=user, prompt=FOLLOW_UP).drain().answer
                 )
@@ -221,13 +242,21 @@ def run_pilot(
     _validate(round_, validators, references_of, rng)
     if second is not None and second.status == RegisteredModel.Status.READY:
         log(f"[{task.slug}] Pilot: {second.name} replays the settled conversations; people rate them...")
-        replay = request_replay(round_=round_, model=second, user=owner, queue=False)
+        try:
+            replay = request_replay(round_=round_, model=second, user=owner, queue=False)
+        except ReplayError as exc:  # left running by an interrupted set-up: nobody else runs it
+            if exc.code != "already_running":
+                raise
+            cancel_replay(replay=Replay.objects.get(round=round_, model=second, target_turns="keep"))
+            replay = request_replay(round_=round_, model=second, user=owner, queue=False)
         run_replay_job(replay.pk)
         if owner is not None:
             open_rating(replay=replay, user=owner)
             _validate(round_, validators, references_of, rng)
     if judge is not None and judge.model.status == RegisteredModel.Status.READY:
         log(f"[{task.slug}] Pilot: the judge {judge.name} reads every output...")
+        # A run left queued or running by an interrupted set-up is this pilot's own: taken over.
+        Judge.objects.filter(pk=judge.pk, status__in=["queued", "running"]).update(status="failed")
         run_judge(judge=judge, queue=False)
         run_judge_job(judge.pk)
     log(f"[{task.slug}] Pilot: {added} conversations, validated, replayed and judged.")

@@ -123,8 +123,9 @@ def params_from(query: Mapping[str, str]) -> BoardParams:
         if key.startswith("w_"):
             metric_weights[key[2:]] = _weight(key, raw)
         elif key.startswith("r_"):
-            if not key[2:].isdigit():
-                raise BoardError(f"{key}: a round weight is r_<round number>")
+            # ASCII digits only: str.isdigit() also takes "²" and "①", which int() refuses, and "١".
+            if not (key[2:].isascii() and key[2:].isdigit()) or len(key) > 12:
+                raise BoardError(f"{key}: a round weight is r_<round number>, the number in the digits 0-9")
             round_weights[int(key[2:])] = _weight(key, raw)
     return BoardParams(metric_weights=metric_weights, round_weights=round_weights)
 

@@ -16,7 +16,7 @@ from demo.demo_tasks.red_team import SECOND, TARGET, _squad_path
 from generative_bench.models import Replay, ReplayAnswer
 from models_registry import generative
 from models_registry.models import RegisteredModel
-from tasks.models import Task
+from tasks.models import Context, Task
 from tasks.red_team_stats import red_team_stats
 
 PASSWORD = "pw-one-1234"
@@ -133,6 +133,37 @@ def test_a_small_pilot_fills_the_round_through_the_pages_services(converted_once
     verified = created.filter(status="validated_correct", model_wrong=True).count()
     assert (stats.attempts, stats.people, stats.verified) == (5, 5, verified)
     assert stats.asr is not None and stats.agreement is not None
-    # A second run finds the pilot and adds nothing.
-    assert pilot.run_pilot(task, squad_file=_squad_path(), second=second, judge=None, log=lambda _: None) == 0
-    assert Conversation.objects.filter(round=round_).count() == 5
+    # A second run finds the pilot whole and adds nothing.
+    again = pilot.run_pilot(
+        task,
+        squad_file=_squad_path(),
+        second=second,
+        judge=None,
+        log=lambda _: None,
+        n_people=5,
+        conversations_each=1,
+    )
+    assert again == 0 and Conversation.objects.filter(round=round_).count() == 5
+    # A pilot cut off is taken up: a conversation left open with a message by the cut is abandoned, and
+    # only what is missing is written (asked for a sixth person: their one conversation).
+    from django.contrib.auth import get_user_model
+
+    from annotation.red_team.conversations import send_turn, start_conversation
+
+    cut = get_user_model().objects.get(username="demo-pilot-01")
+    left_open = start_conversation(
+        round_=round_, annotator=cut, context=Context.objects.filter(round=round_).first()
+    )
+    send_turn(conversation=left_open, annotator=cut, prompt="Cut off here?").drain()
+    added = pilot.run_pilot(
+        task,
+        squad_file=_squad_path(),
+        second=second,
+        judge=None,
+        log=lambda _: None,
+        n_people=5,
+        conversations_each=2,
+    )
+    left_open.refresh_from_db()
+    assert added == 5 and left_open.status == "abandoned"
+    assert Conversation.objects.filter(round=round_, status="submitted").count() == 10

@@ -147,7 +147,21 @@ def test_viewer_weights_and_an_untrusted_judge_the_viewer_cannot_weigh(world, ow
     assert next(m for m in board["metrics"] if m["name"] == weak)["weight"] == 0.0
 
 
-@pytest.mark.parametrize("query", [{"w_perf": "-1"}, {"w_perf": "abc"}, {"r_x": "1"}, {"w_bt": "1e9"}])
+@pytest.mark.parametrize(
+    "query",
+    [
+        {"w_perf": "-1"},
+        {"w_perf": "abc"},
+        {"r_x": "1"},
+        {"w_bt": "1e9"},
+        # Unicode digits that str.isdigit() takes: int() refuses the first two (a 500 before), and the
+        # third would read as round 1.
+        {"r_²": "1"},
+        {"r_①": "1"},
+        {"r_١": "1"},
+        {"r_" + "9" * 30: "1"},
+    ],
+)
 def test_a_bad_weight_is_refused_with_its_name(query):
     with pytest.raises(BoardError, match=next(iter(query))):
         params_from(query)
