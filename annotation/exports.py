@@ -318,7 +318,7 @@ class _Exporter:
 
     def agreement_warning(self, example: Example) -> str:
         """Why validators' agreement makes this row's rates unreliable (``tasks.rubric_agreement``): the
-        round's reason, then each of the row's categories' reasons, joined by " "; "" when none (or for a
+        round's reason, then each of the row's categories' reasons, joined by "; "; "" when none (or for a
         row that is not a conversation). The round's agreement is measured once per export."""
         if (example.metadata or {}).get("mode") != "conversation":
             return ""
@@ -330,7 +330,7 @@ class _Exporter:
             return ""
         tags = example.tags if isinstance(example.tags, list) else []
         reasons = [agreement.unreliable, *(agreement.unreliable_categories.get(t, "") for t in tags)]
-        return " ".join(r for r in dict.fromkeys(reasons) if r)
+        return "; ".join(r for r in dict.fromkeys(reasons) if r)
 
     def record(self, example: Example) -> dict[str, Any]:
         """The record of one example (docs/export-format.md). Every key has one type in every row (no nulls except

@@ -500,5 +500,5 @@ def test_a_row_says_when_validators_agreement_greys_its_rates(red_round):
     assert "'supported'" in round_reason and "floor 0.667" in round_reason
     assert rows[good.pk]["agreement_warning"] == round_reason
     fabrication = rows[failed.pk]["agreement_warning"]
-    assert fabrication.startswith(round_reason + " ") and "'supported' in 'fabrication'" in fabrication
+    assert fabrication.startswith(round_reason + "; ") and "'supported' in 'fabrication'" in fabrication
     assert rows[item.pk]["agreement_warning"] == ""

@@ -80,5 +80,5 @@ def test_task_page_shows_the_agreement(client, hate_round, annotator):
         for value in unit:
             ValidationFactory(example=example, verdict={"a": "correct", "b": "incorrect"}[value])
     page = client.get("/tasks/hate-speech/").content.decode()
-    assert "Validator agreement (α)" in page
+    assert "Validator agreement on verdicts (α)" in page
     assert "<td>0.20</td>" in page

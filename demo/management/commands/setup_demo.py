@@ -30,7 +30,7 @@ class Command(OperatorCommand):
             "--no-pilot",
             action="store_true",
             help="Leave the red-teaming round empty instead of running its simulated pilot "
-            "(docs/demo.md, a few minutes on 2 cores); DEMO_PILOT=0 in the environment does the same.",
+            "(docs/demo.md, a few minutes on 2 cores); DEMO_PILOT=0 (or false, no, off) in the environment does the same.",
         )
 
     def handle(self, *args, recipe, password, tasks, worker_running, skip_evaluations, no_pilot, **options):
@@ -41,7 +41,8 @@ class Command(OperatorCommand):
             log=self.stdout.write,
             worker_running=worker_running,
             evaluate=not skip_evaluations,
-            pilot=not no_pilot and os.environ.get("DEMO_PILOT", "1") != "0",
+            pilot=not no_pilot
+            and os.environ.get("DEMO_PILOT", "1").strip().lower() not in ("0", "false", "no", "off"),
         )
         for slug, task_report in report.tasks.items():
             for number, name in task_report.models.items():
