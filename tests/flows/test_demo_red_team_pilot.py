@@ -82,6 +82,19 @@ def test_people_are_seeded():
     assert all(0.01 <= p.error <= 0.05 for p in validators)
 
 
+def _pilot(task, second, *, people):
+    """A small pilot: ``people`` red-teamers, one conversation each, no judge."""
+    return pilot.run_pilot(
+        task,
+        squad_file=_squad_path(),
+        second=second,
+        judge=None,
+        log=lambda _: None,
+        n_people=people,
+        conversations_each=1,
+    )
+
+
 @pytest.fixture
 def converted_once(monkeypatch, smollm2_dir):
     monkeypatch.setattr(generative, "convert_gguf", lambda gguf, out_dir: smollm2_dir)
@@ -98,15 +111,7 @@ def test_a_small_pilot_fills_the_round_through_the_pages_services(converted_once
         model.generation = {**model.generation, "max_new_tokens": 8}
         model.save(update_fields=["generation"])
     second = RegisteredModel.objects.get(task=task, name=SECOND)
-    added = pilot.run_pilot(
-        task,
-        squad_file=_squad_path(),
-        second=second,
-        judge=None,
-        log=lambda _: None,
-        n_people=5,
-        conversations_each=1,
-    )
+    added = _pilot(task, second, people=5)
     assert added == 5 == Conversation.objects.filter(round=round_, status="submitted").count()
     authors = set(
         Example.objects.filter(round=round_, source="created").values_list("annotator__username", flat=True)
@@ -134,20 +139,10 @@ def test_a_small_pilot_fills_the_round_through_the_pages_services(converted_once
     assert (stats.attempts, stats.people, stats.verified) == (5, 5, verified)
     assert stats.asr is not None and stats.agreement is not None
     # A second run finds the pilot whole and adds nothing.
-    again = pilot.run_pilot(
-        task,
-        squad_file=_squad_path(),
-        second=second,
-        judge=None,
-        log=lambda _: None,
-        n_people=5,
-        conversations_each=1,
-    )
+    again = _pilot(task, second, people=5)
     assert again == 0 and Conversation.objects.filter(round=round_).count() == 5
     # A pilot cut off is taken up: a conversation left open with a message by the cut is abandoned, and
     # only what is missing is written (asked for a sixth person: their one conversation).
-    from django.contrib.auth import get_user_model
-
     from annotation.red_team.conversations import send_turn, start_conversation
 
     cut = get_user_model().objects.get(username="demo-pilot-01")
@@ -155,15 +150,8 @@ def test_a_small_pilot_fills_the_round_through_the_pages_services(converted_once
         round_=round_, annotator=cut, context=Context.objects.filter(round=round_).first()
     )
     send_turn(conversation=left_open, annotator=cut, prompt="Cut off here?").drain()
-    added = pilot.run_pilot(
-        task,
-        squad_file=_squad_path(),
-        second=second,
-        judge=None,
-        log=lambda _: None,
-        n_people=5,
-        conversations_each=2,
-    )
+    added = _pilot(task, None, people=6)
     left_open.refresh_from_db()
-    assert added == 5 and left_open.status == "abandoned"
-    assert Conversation.objects.filter(round=round_, status="submitted").count() == 10
+    assert added == 1 and left_open.status == "abandoned"
+    submitted = Conversation.objects.filter(round=round_, status="submitted")
+    assert submitted.count() == 6 and submitted.filter(annotator__username="demo-pilot-06").count() == 1
