@@ -15,9 +15,9 @@ says are better, far more often than chance allows. For each voter u:
    z < -``Z_FLAG`` (one-sided, 5%), and only with at least ``MIN_VOTES`` decisive votes (too few are not
    tested).
 
-**Push toward one model.** The same test restricted to u's votes that involve model m says whether u
-favours m; ``push`` gives, per voter, the model with the lowest such z and that z, which names the model a
-flagged voter pushes.
+**Which model.** For each model m in u's decisive votes, how much more often u chose m than the ranking
+predicts: z_m = sum(1[m won] - P(m wins)) / sqrt(sum P(m wins)(1 - P(m wins))) over those votes (a score
+test of a bonus for m). ``pushed`` is the model with the largest z_m: the one a flagged voter favours.
 
 This is the per-user half of voter integrity; groups of accounts that share the work (each with few votes)
 are not caught by it.
@@ -44,8 +44,8 @@ _LN10_400 = math.log(10) / 400
 @dataclass(frozen=True)
 class VoterTest:
     """One voter's test: ``votes`` decisive votes tested, ``z`` (None when fewer than ``MIN_VOTES``),
-    ``flagged`` (z < -Z_FLAG), ``pushed`` the model whose votes are least consistent with the ranking and
-    ``pushed_z`` their z (None without a decisive vote)."""
+    ``flagged`` (z < -Z_FLAG), ``pushed`` the model the voter favours most against the ranking and
+    ``pushed_z`` its z_m (module docstring; None without a decisive vote)."""
 
     voter: Hashable
     votes: int
@@ -94,18 +94,19 @@ def voter_tests(
     for voter, own in by_voter.items():
         others = [(a, b, o) for v, a, b, o in votes if v != voter]
         scores = fit_bradley_terry(others, models=models, prior=prior)
-        terms, per_model = [], defaultdict(list)
+        terms = []
+        favour: dict[Hashable, list[float]] = defaultdict(lambda: [0.0, 0.0])  # sum of (won - p), of p(1-p)
         for a, b, outcome in own:
             if outcome not in ("a", "b"):
                 continue
             q = 1 / (1 + math.exp(-(scores[a] - scores[b]) * _LN10_400))
-            term = _terms(q, outcome == "a")
-            terms.append(term)
-            per_model[a].append(term)
-            per_model[b].append(term)
+            terms.append(_terms(q, outcome == "a"))
+            for model, p, won in ((a, q, outcome == "a"), (b, 1 - q, outcome == "b")):
+                favour[model][0] += won - p
+                favour[model][1] += p * (1 - p)
         z = _z(terms) if len(terms) >= MIN_VOTES else None
-        pushed = {m: _z(t) for m, t in per_model.items() if _z(t) is not None}
-        worst = min(pushed, key=lambda m: (pushed[m], str(m))) if pushed else None
+        pushed = {m: d / math.sqrt(v) for m, (d, v) in favour.items() if v > 0}
+        worst = max(pushed, key=lambda m: (pushed[m], str(m))) if pushed else None
         out[voter] = VoterTest(
             voter,
             len(terms),

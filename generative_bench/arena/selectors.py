@@ -31,6 +31,7 @@ from core.api.lookups import MAX_ID
 from core.fragility import Fragility, rank_fragility
 from core.pairwise import Ranking, Vote, pair_probabilities, rank
 from core.style_control import StyledVote, StyleRanking, style_controlled, style_counts
+from core.voter_integrity import VoterTest, voter_tests
 from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
@@ -446,3 +447,17 @@ def _fragility(summary: ArenaSummary, pk: int) -> dict | None:
     if found is None:
         return None
     return {"removals": found.removals, "direction": found.direction}
+
+
+def voter_checks(task: Task) -> dict[int, VoterTest]:
+    """The per-voter test (``core.voter_integrity.voter_tests``) of every voter whose arena votes on
+    ``task`` count now (held and blocked voters are out of the ranking already): ``{user id: VoterTest}``,
+    ``pushed`` a model id. One query for the votes, one ranking fit per voter."""
+    excluded = set().union(*left_out_voters(task).values())
+    rows = (
+        _voted(task)
+        .exclude(voter_id__in=excluded)
+        .order_by("voted_at", "pk")
+        .values_list("voter_id", "model_a_id", "model_b_id", "vote")
+    )
+    return voter_tests(list(rows))

@@ -298,3 +298,27 @@ def vote(*, battle: Battle, voter, vote: str) -> tuple[Battle, bool]:
             raise ArenaError(battle.error or "This battle failed; no vote is taken.", code="not_ready")
         raise ArenaError("The models are still answering; vote once both answers are here.", code="not_ready")
     return battle, recorded
+
+
+def hold_flagged_voters(*, task, checks: dict, names: dict[int, str]) -> list[int]:
+    """Hold for review on ``task`` every voter ``checks`` (``selectors.voter_checks``) flags, through the
+    task's hold flow (``tasks.qualification.hold_for_review``): their votes leave the ranking until an
+    owner releases them. The reason names the test, its z and the model pushed (``names``: model id ->
+    name). Returns the ids of the voters this call held (one already held keeps their first reason)."""
+    from django.contrib.auth import get_user_model
+
+    from tasks.qualification import hold_for_review
+
+    held = []
+    users = get_user_model().objects.in_bulk([v for v, t in checks.items() if t.flagged])
+    for voter, test in sorted(checks.items(), key=lambda item: str(item[0])):
+        if not test.flagged or voter not in users:
+            continue
+        pushed = names.get(test.pushed, str(test.pushed))
+        reason = (
+            f"Arena votes inconsistent with the ranking: z = {test.z:.2f} over {test.votes} decisive votes "
+            f"(flagged under -1.64), favouring {pushed} (z = {test.pushed_z:+.2f})."
+        )
+        if hold_for_review(task=task, user=users[voter], reason=reason):
+            held.append(voter)
+    return held

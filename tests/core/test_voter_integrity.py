@@ -23,7 +23,9 @@ def test_z_by_hand():
     z = 10 * (math.log(1 - q) - expected) / math.sqrt(10 * variance)
     got = voter_tests(votes)
     assert got["A"].z == pytest.approx(z, abs=1e-4) and got["A"].flagged and z < -1.6449
-    assert (got["A"].votes, got["A"].pushed) == (10, "x")  # both models share each vote: the first by name
+    # A chose y every time: y is favoured, z_y = 10 (1 - (1 - q)) / sqrt(10 q (1 - q)) = 10 q / sqrt(10 q (1 - q)).
+    assert (got["A"].votes, got["A"].pushed) == (10, "y")
+    assert got["A"].pushed_z == pytest.approx(10 * q / math.sqrt(10 * q * (1 - q)), abs=1e-4)
     assert got["B"].z is None and not got["B"].flagged  # 8 decisive votes: fewer than MIN_VOTES
     assert MIN_VOTES == 10
 

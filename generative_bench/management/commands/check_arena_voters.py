@@ -1,0 +1,40 @@
+"""``manage.py check_arena_voters --task SLUG [--hold]``: the per-voter test of a task's arena votes
+(``core.voter_integrity``; docs/benchmarking.md, "Voter integrity, per voter"): each voter whose votes
+count, their decisive votes, z and, for a flagged voter, the model they favour; ``--hold`` holds the flagged ones for
+review through the task's hold flow, so their votes leave the ranking until an owner releases them."""
+
+from __future__ import annotations
+
+from django.core.management.base import CommandError
+
+from core.audit import OperatorCommand
+from generative_bench.arena.selectors import voter_checks
+from generative_bench.arena.services import hold_flagged_voters
+from generative_bench.kinds import benchmarked
+from models_registry.models import RegisteredModel
+from tasks.models import Task
+
+
+class Command(OperatorCommand):
+    help = "Test each arena voter's votes against the ranking; --hold holds the flagged ones for review."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--task", required=True, help="The red-teaming task's slug.")
+        parser.add_argument("--hold", action="store_true", help="Hold the flagged voters for review.")
+
+    def handle(self, *args, task, hold, **options):
+        found = Task.objects.filter(slug=task).first()
+        if found is None or not benchmarked(found.cfg):
+            raise CommandError(f"No red-teaming task {task!r}: only a red-teaming task has an arena.")
+        checks = voter_checks(found)
+        names = dict(RegisteredModel.objects.filter(task=found).values_list("pk", "name"))
+        flagged = [t for t in checks.values() if t.flagged]
+        for test in sorted(checks.values(), key=lambda t: (t.z is None, t.z or 0.0)):
+            z = "not tested (fewer than 10 decisive votes)" if test.z is None else f"z = {test.z:.2f}"
+            mark = "  FLAGGED" if test.flagged else ""
+            pushed = f", favouring {names.get(test.pushed, test.pushed)}" if test.flagged else ""
+            self.stdout.write(f"voter {test.voter}: {test.votes} decisive votes, {z}{pushed}{mark}")
+        self.stdout.write(f"{len(checks)} voters tested, {len(flagged)} flagged (z < -1.64, one-sided 5%).")
+        if hold and flagged:
+            held = hold_flagged_voters(task=found, checks=checks, names=names)
+            self.stdout.write(f"Held for review: {len(held)} (their votes leave the ranking).")
