@@ -115,12 +115,13 @@ def _influence(scores: dict, counts: Counter, prior: float, key, rival, candidat
     return effect
 
 
-def _search(votes: list[tuple], key, rival, direction: str, prior: float, max_removals: int, models):
-    """Greedy removals against ``rival`` (module docstring, step 2): the removed votes when the rank
-    changed, else None."""
+def _search(
+    votes: list[tuple], scores: dict, key, rival, direction: str, prior: float, max_removals: int, models
+):
+    """Greedy removals against ``rival`` (module docstring, step 2), from the fit of all ``votes``
+    (``scores``): the removed votes when the rank changed, else None."""
     counts = Counter(votes)
     removed: list[tuple] = []
-    scores = fit_bradley_terry(list(counts.elements()), models=models, prior=prior)
     start = rank_of(scores, key)
     sign = 1 if direction == "down" else -1  # the gap to close: key - rival below, rival - key above
     for _ in range(max_removals):
@@ -177,7 +178,7 @@ def rank_fragility(
         searches.append((max(below, key=lambda k: (scores[k], str(k))), "down"))
     best: tuple | None = None
     for rival, direction in searches:
-        removed = _search(canonical, key, rival, direction, prior, max_removals, models)
+        removed = _search(canonical, scores, key, rival, direction, prior, max_removals, models)
         if removed is not None and (best is None or len(removed) < len(best[2])):
             best = (rival, direction, removed)
     if best is None:

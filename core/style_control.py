@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .pairwise import BASE_SCORE, DEFAULT_PRIOR
+from .pairwise import BASE_SCORE, DEFAULT_PRIOR, _parts
 
 __all__ = ["FEATURES", "StyleRanking", "StyledVote", "style_controlled", "style_counts"]
 
@@ -88,7 +88,7 @@ class StyleRanking:
     n_votes: int
     samples: int
 
-    def as_dict(self, name=str) -> dict:
+    def as_dict(self) -> dict:
         return {
             "coefficients": [
                 {
@@ -179,25 +179,11 @@ def _fit(left, right, cov, y, w, m: int, reference: np.ndarray) -> np.ndarray:
     return out
 
 
-def _references(left: np.ndarray, right: np.ndarray, m: int) -> np.ndarray:
-    """One model per connected part of the comparison graph (the first met), pinned at 0."""
-    parent = list(range(m))
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for i, j in zip(left.tolist(), right.tolist(), strict=True):
-        parent[find(i)] = find(j)
-    seen, refs = set(), []
-    for i in range(m):
-        root = find(i)
-        if root not in seen:
-            seen.add(root)
-            refs.append(i)
-    return np.array(refs, dtype=int), np.array([find(i) for i in range(m)])
+def _references(left: np.ndarray, right: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(references, parts)``: the part of the comparison graph each model is in
+    (``core.pairwise._parts``), and the first model of each part, whose log-strength is pinned at 0."""
+    parts = _parts(m, left, right)
+    return np.unique(parts, return_index=True)[1], parts
 
 
 def _scores(theta: np.ndarray, parts: np.ndarray) -> np.ndarray:

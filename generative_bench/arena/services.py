@@ -32,6 +32,7 @@ import secrets
 import uuid
 from datetime import timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -305,10 +306,6 @@ def hold_flagged_voters(*, task, checks: dict, names: dict[int, str]) -> list[in
     task's hold flow (``tasks.qualification.hold_for_review``): their votes leave the ranking until an
     owner releases them. The reason names the test, its z and the model pushed (``names``: model id ->
     name). Returns the ids of the voters this call held (one already held keeps their first reason)."""
-    from django.contrib.auth import get_user_model
-
-    from tasks.qualification import hold_for_review
-
     held = []
     users = get_user_model().objects.in_bulk([v for v, t in checks.items() if t.flagged])
     for voter, test in sorted(checks.items(), key=lambda item: str(item[0])):
@@ -319,6 +316,6 @@ def hold_flagged_voters(*, task, checks: dict, names: dict[int, str]) -> list[in
             f"Arena votes inconsistent with the ranking: z = {test.z:.2f} over {test.votes} decisive votes "
             f"(flagged under -1.64), favouring {pushed} (z = {test.pushed_z:+.2f})."
         )
-        if hold_for_review(task=task, user=users[voter], reason=reason):
+        if qualification.hold_for_review(task=task, user=users[voter], reason=reason):
             held.append(voter)
     return held

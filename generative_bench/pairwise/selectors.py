@@ -59,9 +59,11 @@ def people_preference(failed_a: bool | None, failed_b: bool | None) -> str | Non
     return "b" if failed_a else "a"
 
 
-def _replay_figures(judge: PairwiseJudge, task: Task) -> PairwiseJudgeFigures:
-    """``judge``'s figures on ``task``'s replay pairs, against people's ratings of the two answers
-    (``people_preference``). Three queries."""
+def _replay_figures(
+    judge: PairwiseJudge, pairs_of_task: list[tuple[ReplayAnswer, ReplayAnswer]]
+) -> PairwiseJudgeFigures:
+    """``judge``'s figures on its task's replay pairs (``pairs_of_task``: ``replay_pairs`` of the task),
+    against people's ratings of the two answers (``people_preference``). Two queries."""
     orders: dict[tuple[int, int], list] = {}
     for a, b, order, preferred in PairwiseVerdict.objects.filter(
         judge=judge, battle__isnull=True
@@ -81,20 +83,22 @@ def _replay_figures(judge: PairwiseJudge, task: Task) -> PairwiseJudgeFigures:
             b.replay.model_id,
             people_preference(rated.get(a.pk), rated.get(b.pk)),
         )
-        for a, b in replay_pairs(task)
+        for a, b in pairs_of_task
         if (a.pk, b.pk) in orders
     }
     return pairwise_judge_figures({key: (v[0], v[1]) for key, v in orders.items() if key in pairs}, pairs)
 
 
 def pairwise_panels(task: Task) -> list[PairwisePanel]:
-    """The task's active pairwise judges by name with their figures (five queries per judge): each
-    battle's two orders combined, against people's votes on the same battles; each replay pair's, against
-    people's ratings of its two answers."""
-    panels = []
-    for judge in (
+    """The task's active pairwise judges by name with their figures (the task's replay pairs read once,
+    then four queries per judge): each battle's two orders combined, against people's votes on the same
+    battles; each replay pair's, against people's ratings of its two answers."""
+    judges = list(
         PairwiseJudge.objects.filter(task=task, is_active=True).select_related("model").order_by("name")
-    ):
+    )
+    pairs_of_task = replay_pairs(task) if judges else []
+    panels = []
+    for judge in judges:
         orders: dict[int, list] = {}
         for battle_id, order, preferred in PairwiseVerdict.objects.filter(
             judge=judge, battle__isnull=False
@@ -107,5 +111,5 @@ def pairwise_panels(task: Task) -> list[PairwisePanel]:
             )
         }
         figures = pairwise_judge_figures({k: (v[0], v[1]) for k, v in orders.items()}, battles)
-        panels.append(PairwisePanel(judge, figures, _replay_figures(judge, task)))
+        panels.append(PairwisePanel(judge, figures, _replay_figures(judge, pairs_of_task)))
     return panels
