@@ -27,6 +27,7 @@ Ranks are ``core.pairwise.Ranking.rank_of``'s (1 + the models with a higher scor
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
@@ -36,7 +37,7 @@ import numpy as np
 
 from .pairwise import DEFAULT_PRIOR, Vote, fit_bradley_terry
 
-__all__ = ["Fragility", "rank_fragility", "rank_of"]
+__all__ = ["Fragility", "fewest_removals_exhaustive", "rank_fragility", "rank_of"]
 
 #: Removals tried against each rival before giving up.
 DEFAULT_MAX_REMOVALS = 50
@@ -185,3 +186,31 @@ def rank_fragility(
         return Fragility(key, rank, None, None, None, (), max_removals)
     rival, direction, removed = best
     return Fragility(key, rank, len(removed), rival, direction, tuple(removed), max_removals)
+
+
+def fewest_removals_exhaustive(
+    votes: Sequence,
+    key: Hashable,
+    limit: int,
+    *,
+    models: Sequence | None = None,
+    prior: float = DEFAULT_PRIOR,
+) -> int | None:
+    """The exact fewest votes (up to ``limit``) whose removal changes ``key``'s rank, by refitting on every
+    subset of removals: C(n, 1) + ... + C(n, limit) fits, so for small arenas only (it checks the greedy
+    search, ``rank_fragility``). None when no subset of ``limit`` or fewer changes it.
+
+    Raises:
+        KeyError: ``key`` is not a ranked model; ValueError: as ``fit_bradley_terry``.
+    """
+    canonical = [_canonical(v) for v in votes]
+    models = list(models) if models is not None else list(dict.fromkeys(k for v in canonical for k in v[:2]))
+    scores = fit_bradley_terry(canonical, models=models, prior=prior)
+    start = rank_of(scores, key)
+    for k in range(1, limit + 1):
+        for drop in itertools.combinations(range(len(canonical)), k):
+            dropped = set(drop)
+            kept = [v for i, v in enumerate(canonical) if i not in dropped]
+            if rank_of(fit_bradley_terry(kept, models=models, prior=prior), key) != start:
+                return k
+    return None

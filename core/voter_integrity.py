@@ -19,8 +19,22 @@ says are better, far more often than chance allows. For each voter u:
 predicts: z_m = sum(1[m won] - P(m wins)) / sqrt(sum P(m wins)(1 - P(m wins))) over those votes (a score
 test of a bonus for m). ``pushed`` is the model with the largest z_m: the one a flagged voter favours.
 
-This is the per-user half of voter integrity; groups of accounts that share the work (each with few votes)
-are not caught by it.
+**Groups** (``group_tests``). Ten accounts that share the work of pushing one model, each with a handful of
+votes, escape the per-voter test (too few votes each, or too little evidence in each). Across voters, for
+each model m: with the ranking fitted on all counted votes, each voter's z_u,m (above, over their decisive
+votes with m in them), and N_m = the number of voters with z_u,m > ``Z_MEMBER`` (one-sided 1%): how many
+people chose m far more often than the ranking predicts. Under "everyone votes as the ranking predicts"
+N_m is small, but its distribution depends on how the votes fall (who met m, how often, against whom), so
+it is calibrated by a parametric bootstrap (Efron & Tibshirani 1993, ch. 6): the same voters' same battles
+are replayed ``samples`` times with each decisive vote's winner drawn from the fitted ranking, giving each
+model's null mean and standard deviation of N_m. The statistic is the standardised excess
+(N_m - mean_m) / (sd_m + 1/2) (the 1/2 keeps a model whose null count never varies from dividing by 0),
+and a model is flagged when its excess exceeds the (1 - ``level``) quantile of the **largest** excess over
+all models in the replays: the chance that an honest arena flags any model is about ``level``. The
+members of a flagged model's group are its voters with z_u,m > ``Z_MEMBER``; a few honest voters (about
+the null mean) are among them, which the owner's review of the hold sorts out. The fit is not redone
+without the group: its votes pull m's score up a little and so hide part of the excess, which makes the
+test conservative, not wrong, and it is the same fit in the replays.
 """
 
 from __future__ import annotations
@@ -30,14 +44,21 @@ from collections import defaultdict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from .pairwise import DEFAULT_PRIOR, fit_bradley_terry
 
-__all__ = ["MIN_VOTES", "VoterTest", "Z_FLAG", "voter_tests"]
+__all__ = ["GroupTest", "MIN_VOTES", "VoterTest", "Z_FLAG", "Z_MEMBER", "group_tests", "voter_tests"]
 
 #: Decisive votes a voter needs to be tested.
 MIN_VOTES = 10
 #: One-sided 5% critical value of the standard normal.
 Z_FLAG = 1.6448536269514722
+#: One-sided 1% critical value: a voter's z_u,m above it counts toward model m's group.
+Z_MEMBER = 2.3263478740408408
+#: The least information (sum of P(1 - P) over a voter's decisive votes with m) for z_u,m to count: below
+#: it, one lucky win of a weak model already passes Z_MEMBER, and honest noise would swamp the count.
+MIN_INFORMATION = 1.0
 _LN10_400 = math.log(10) / 400
 
 
@@ -114,5 +135,112 @@ def voter_tests(
             z is not None and z < -Z_FLAG,
             worst,
             pushed[worst] if worst is not None else None,
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class GroupTest:
+    """The group test of one model (module docstring, "Groups"): ``voters`` who chose it far more often
+    than the ranking predicts (z_u,m > ``Z_MEMBER``, sorted), ``count`` = len(voters), the null ``expected``
+    count and its standard deviation ``sd`` (parametric bootstrap), ``excess`` = (count - expected) /
+    (sd + 1/2), ``threshold`` the replays' (1 - level) quantile of the largest excess over models, and
+    ``flagged`` (excess > threshold, with at least two voters: one is the per-voter test's case)."""
+
+    model: Hashable
+    voters: tuple
+    count: int
+    expected: float
+    sd: float
+    excess: float
+    threshold: float
+    flagged: bool
+
+
+def group_tests(
+    votes: Sequence[tuple[Hashable, Hashable, Hashable, str]],
+    *,
+    prior: float = DEFAULT_PRIOR,
+    samples: int = 200,
+    level: float = 0.05,
+    seed: int = 0,
+) -> dict[Hashable, GroupTest]:
+    """The group test (module docstring, "Groups") of every model with decisive votes.
+
+    Args:
+        votes: ``(voter, a, b, outcome)`` with outcome "a", "b", "tie" or "both_bad".
+        samples: replays of the votes under the fitted ranking (the null distribution).
+        level: the chance that an honest arena has any model flagged, about.
+        seed: the replays' random seed (the test is repeatable).
+
+    Returns:
+        ``{model: GroupTest}``; {} without a decisive vote.
+
+    Raises:
+        ValueError: as ``core.pairwise.fit_bradley_terry``; ``samples`` < 1 or ``level`` not in (0, 1).
+    """
+    if samples < 1 or not 0 < level < 1:
+        raise ValueError(f"samples must be at least 1 and level in (0, 1), not {samples} and {level}")
+    models = list(dict.fromkeys(k for _, a, b, _ in votes for k in (a, b)))
+    scores = fit_bradley_terry([(a, b, o) for _, a, b, o in votes], models=models, prior=prior)
+    decisive = [(v, a, b, o) for v, a, b, o in votes if o in ("a", "b")]
+    if not decisive:
+        return {}
+    voters = list(dict.fromkeys(v for v, *_ in decisive))
+    voter_index = {v: i for i, v in enumerate(voters)}
+    model_index = {m: i for i, m in enumerate(models)}
+    n_models = len(models)
+    u = np.array([voter_index[v] for v, *_ in decisive])
+    a = np.array([model_index[x] for _, x, _, _ in decisive])
+    b = np.array([model_index[x] for _, _, x, _ in decisive])
+    theta = np.array([scores[m] for m in models]) * _LN10_400
+    q = 1 / (1 + np.exp(theta[b] - theta[a]))  # P(a beats b)
+    cells = len(voters) * n_models
+    cell_a, cell_b = u * n_models + a, u * n_models + b
+    variance = np.bincount(cell_a, q * (1 - q), cells) + np.bincount(cell_b, q * (1 - q), cells)
+    spread = np.sqrt(np.where(variance > 0, variance, np.inf)).reshape(len(voters), n_models)
+
+    informed = variance.reshape(len(voters), n_models) >= MIN_INFORMATION
+
+    def counts(a_won: np.ndarray) -> np.ndarray:
+        """Voters with z_u,m > Z_MEMBER per model, for rows of outcomes (S, votes) -> (S, models)."""
+        s = a_won.shape[0]
+        rows = np.arange(s)[:, None] * cells
+        favour = np.bincount((rows + cell_a).ravel(), (a_won - q).ravel(), s * cells) + np.bincount(
+            (rows + cell_b).ravel(), ((1 - a_won) - (1 - q)).ravel(), s * cells
+        )
+        z = favour.reshape(s, len(voters), n_models) / spread
+        return ((z > Z_MEMBER) & informed).sum(axis=1)
+
+    observed = np.array([o == "a" for *_, o in decisive], dtype=float)
+    rng = np.random.default_rng(seed)
+    null = np.concatenate(
+        [
+            counts((rng.random((min(50, samples - k), len(q))) < q).astype(float))
+            for k in range(0, samples, 50)
+        ]
+    )
+    expected, sd = null.mean(axis=0), null.std(axis=0)
+    largest = ((null - expected) / (sd + 0.5)).max(axis=1)
+    threshold = float(np.quantile(largest, 1 - level))
+    favour_observed = np.bincount(cell_a, observed - q, cells) + np.bincount(cell_b, q - observed, cells)
+    z_observed = favour_observed.reshape(len(voters), n_models) / spread
+    out = {}
+    for m, i in model_index.items():
+        members = tuple(
+            sorted(
+                (voters[k] for k in np.flatnonzero((z_observed[:, i] > Z_MEMBER) & informed[:, i])), key=str
+            )
+        )
+        excess = float((len(members) - expected[i]) / (sd[i] + 0.5))
+        out[m] = GroupTest(
+            m,
+            members,
+            len(members),
+            float(expected[i]),
+            float(sd[i]),
+            excess,
+            threshold,
+            excess > threshold and len(members) >= 2,
         )
     return out

@@ -233,6 +233,29 @@ class LeftOutSerializer(serializers.Serializer):
     )
 
 
+class FlaggedVoterSerializer(serializers.Serializer):
+    user_id = serializers.IntegerField()
+    username = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class VoterGroupSerializer(serializers.Serializer):
+    model_id = serializers.IntegerField()
+    name = serializers.CharField()
+    voters = serializers.IntegerField(help_text="Voters who chose the model far more often than predicted.")
+    expected = serializers.FloatField(help_text="How many such voters an honest arena has, on average.")
+    excess = serializers.FloatField()
+    threshold = serializers.FloatField()
+    flagged = serializers.BooleanField()
+
+
+class VoterChecksSerializer(serializers.Serializer):
+    tested = serializers.IntegerField()
+    flagged = FlaggedVoterSerializer(many=True)
+    groups = VoterGroupSerializer(many=True)
+    held = serializers.IntegerField()
+
+
 class RankingSerializer(serializers.Serializer):
     rows = RankingRowSerializer(many=True)
     pairs = PairRowSerializer(many=True)
@@ -249,6 +272,10 @@ class RankingSerializer(serializers.Serializer):
     min_votes = serializers.IntegerField(
         help_text="Votes a model needs since its last change before its rating is not provisional "
         "(the task's red_team.arena_min_votes, default 300)."
+    )
+    voter_checks = VoterChecksSerializer(
+        allow_null=True,
+        help_text="The voter-integrity tests, for the task's owners only (null for anyone else).",
     )
 
 
@@ -331,4 +358,5 @@ class ArenaRanking(APIView):
     def get(self, request, slug):
         task = _arena_task(slug)
         table = selectors.ranking_table(task, request.user, selectors.arena_summary(task))
+        table["voter_checks"] = selectors.voter_check_table(task, request.user)
         return Response(RankingSerializer(table).data)

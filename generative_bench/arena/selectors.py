@@ -31,7 +31,7 @@ from core.api.lookups import MAX_ID
 from core.fragility import Fragility, rank_fragility
 from core.pairwise import Ranking, Vote, pair_probabilities, rank
 from core.style_control import StyledVote, StyleRanking, style_controlled, style_counts
-from core.voter_integrity import VoterTest, voter_tests
+from core.voter_integrity import GroupTest, VoterTest, group_tests, voter_tests
 from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
@@ -449,15 +449,95 @@ def _fragility(summary: ArenaSummary, pk: int) -> dict | None:
     return {"removals": found.removals, "direction": found.direction}
 
 
-def voter_checks(task: Task) -> dict[int, VoterTest]:
-    """The per-voter test (``core.voter_integrity.voter_tests``) of every voter whose arena votes on
-    ``task`` count now (held and blocked voters are out of the ranking already): ``{user id: VoterTest}``,
-    ``pushed`` a model id. One query for the votes, one ranking fit per voter."""
-    excluded = set().union(*left_out_voters(task).values())
-    rows = (
-        _voted(task)
-        .exclude(voter_id__in=excluded)
-        .order_by("voted_at", "pk")
-        .values_list("voter_id", "model_a_id", "model_b_id", "vote")
+@dataclass(frozen=True)
+class VoterChecks:
+    """The voter-integrity tests of a task's arena (docs/benchmarking.md, "Voter integrity"):
+    ``per_voter`` ({user id: ``core.voter_integrity.VoterTest``}, ``pushed`` a model id) and ``groups``
+    ({model id: ``core.voter_integrity.GroupTest``}, ``voters`` user ids)."""
+
+    per_voter: dict[int, VoterTest]
+    groups: dict[int, GroupTest]
+
+    def reasons(self, names: dict[int, str]) -> dict[int, str]:
+        """``{user id: why they are flagged}`` for every voter either test flags, the reasons of both
+        joined by "; " (``names``: model id -> the name to write)."""
+        out: dict[int, list[str]] = {}
+        for voter, test in self.per_voter.items():
+            if test.flagged:
+                pushed = names.get(test.pushed, str(test.pushed))
+                out.setdefault(voter, []).append(
+                    f"Arena votes inconsistent with the ranking: z = {test.z:.2f} over {test.votes} decisive "
+                    f"votes (flagged under -1.64), favouring {pushed} (z = {test.pushed_z:+.2f})"
+                )
+        for model, group in self.groups.items():
+            if group.flagged:
+                for voter in group.voters:
+                    out.setdefault(voter, []).append(
+                        f"One of {group.count} voters who chose {names.get(model, str(model))} far more often "
+                        f"than the ranking predicts ({group.expected:.1f} expected by chance; group test)"
+                    )
+        return {voter: "; ".join(why) for voter, why in out.items()}
+
+
+def voter_checks(task: Task) -> VoterChecks:
+    """The per-voter test (``core.voter_integrity.voter_tests``) and the group test (``group_tests``) on
+    the votes of ``task``'s arena that count now (held and blocked voters are out of the ranking
+    already). One query for the votes, one ranking fit per voter (seconds on 20,000 votes), so cached
+    under the ranking's key."""
+    model_ids = sorted(
+        set(_voted(task).values_list("model_a_id", flat=True))
+        | set(_voted(task).values_list("model_b_id", flat=True))
     )
-    return voter_tests(list(rows))
+    key = _cache_key(task, model_ids, 0).replace("arena-ranking:", "arena-voters:")
+    found = cache.get(key)
+    if found is None:
+        excluded = set().union(*left_out_voters(task).values())
+        rows = list(
+            _voted(task)
+            .exclude(voter_id__in=excluded)
+            .order_by("voted_at", "pk")
+            .values_list("voter_id", "model_a_id", "model_b_id", "vote")
+        )
+        found = VoterChecks(voter_tests(rows), group_tests(rows))
+        cache.set(key, found, CACHE_SECONDS)
+    return found
+
+
+def voter_check_table(task: Task, user) -> dict | None:
+    """The voter checks (``voter_checks``) as the task's owners see them on the ranking page and in the
+    API; None for anyone else (who voted how is not public). JSON-ready: ``tested`` (voters whose votes
+    count), ``flagged``: ``[{"user_id", "username", "reason"}]`` by username (``VoterChecks.reasons``),
+    ``groups``: ``[{"model_id", "name", "voters", "expected", "excess", "threshold", "flagged"}]`` for
+    the models with at least one favouring voter, largest excess first; ``held`` (voters held for review
+    on the task now, whose votes are already out)."""
+    if user is None or not task.is_owner(user):
+        return None
+    checks = voter_checks(task)
+    models = RegisteredModel.objects.filter(task=task)
+    names = shown_names(user, task, models)
+    reasons = checks.reasons(names)
+    usernames = dict(get_user_model().objects.filter(pk__in=list(reasons)).values_list("pk", "username"))
+    return {
+        "tested": len(checks.per_voter),
+        "flagged": sorted(
+            (
+                {"user_id": voter, "username": usernames.get(voter, str(voter)), "reason": reason}
+                for voter, reason in reasons.items()
+            ),
+            key=lambda row: row["username"],
+        ),
+        "groups": [
+            {
+                "model_id": model,
+                "name": names.get(model, str(model)),
+                "voters": group.count,
+                "expected": group.expected,
+                "excess": group.excess,
+                "threshold": group.threshold,
+                "flagged": group.flagged,
+            }
+            for model, group in sorted(checks.groups.items(), key=lambda item: -item[1].excess)
+            if group.count
+        ],
+        "held": len(left_out_voters(task)["held"]),
+    }

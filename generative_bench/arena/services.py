@@ -301,21 +301,18 @@ def vote(*, battle: Battle, voter, vote: str) -> tuple[Battle, bool]:
     return battle, recorded
 
 
-def hold_flagged_voters(*, task, checks: dict, names: dict[int, str]) -> list[int]:
-    """Hold for review on ``task`` every voter ``checks`` (``selectors.voter_checks``) flags, through the
-    task's hold flow (``tasks.qualification.hold_for_review``): their votes leave the ranking until an
-    owner releases them. The reason names the test, its z and the model pushed (``names``: model id ->
-    name). Returns the ids of the voters this call held (one already held keeps their first reason)."""
+def hold_flagged_voters(*, task, checks, names: dict[int, str]) -> list[int]:
+    """Hold for review on ``task`` every voter ``checks`` (``selectors.VoterChecks``) flags, by either
+    test, through the task's hold flow (``tasks.qualification.hold_for_review``): their votes leave the
+    ranking until an owner releases them. The reason names the test, its figures and the model pushed
+    (``VoterChecks.reasons``; ``names``: model id -> name). Returns the ids of the voters this call held
+    (one already held keeps their first reason)."""
+    reasons = checks.reasons(names)
+    users = get_user_model().objects.in_bulk(list(reasons))
     held = []
-    users = get_user_model().objects.in_bulk([v for v, t in checks.items() if t.flagged])
-    for voter, test in sorted(checks.items(), key=lambda item: str(item[0])):
-        if not test.flagged or voter not in users:
-            continue
-        pushed = names.get(test.pushed, str(test.pushed))
-        reason = (
-            f"Arena votes inconsistent with the ranking: z = {test.z:.2f} over {test.votes} decisive votes "
-            f"(flagged under -1.64), favouring {pushed} (z = {test.pushed_z:+.2f})."
-        )
-        if qualification.hold_for_review(task=task, user=users[voter], reason=reason):
+    for voter in sorted(reasons, key=str):
+        if voter in users and qualification.hold_for_review(
+            task=task, user=users[voter], reason=reasons[voter]
+        ):
             held.append(voter)
     return held

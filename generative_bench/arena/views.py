@@ -222,5 +222,26 @@ def ranking(request, slug: str):
             "table": selectors.ranking_table(task, request.user, summary),
             # The pairwise judges of the battles: position bias, agreement with these votes.
             "pairwise": pairwise_figures(task, request.user),
+            # The task's owners only: who is flagged by the voter-integrity tests, and why.
+            "voters": selectors.voter_check_table(task, request.user),
         },
     )
+
+
+@login_required
+@require_POST
+def hold_voters(request, slug: str):
+    """Hold for review every voter the voter-integrity tests flag (the task's owners only; anyone else
+    gets a 404, as for a page they may not see); then the ranking page, which says how many were held."""
+    task = _arena_task(slug)
+    if not task.is_owner(request.user):
+        raise Http404("No such page.")
+    checks = selectors.voter_checks(task)
+    names = selectors.shown_names(request.user, task, task.models.all())
+    held = services.hold_flagged_voters(task=task, checks=checks, names=names)
+    messages.success(
+        request,
+        f"Held for review: {len(held)} voter{'s' if len(held) != 1 else ''}; their votes leave the ranking "
+        'until you release them (in the admin: Task workers, "Release the selected workers\' holds").',
+    )
+    return redirect("generative_bench:arena_ranking", slug=task.slug)

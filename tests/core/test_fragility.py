@@ -4,13 +4,11 @@ exact in most)."""
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import pytest
 
-from core.fragility import rank_fragility, rank_of
-from core.pairwise import fit_bradley_terry
+from core.fragility import fewest_removals_exhaustive, rank_fragility
 
 
 def test_two_models_by_hand():
@@ -27,18 +25,6 @@ def test_two_models_by_hand():
     # Capped below what it needs: not found, said as such.
     capped = rank_fragility(votes, "x", max_removals=2)
     assert (capped.removals, capped.rival, capped.as_dict()["max_removals"]) == (None, None, 2)
-
-
-def _brute(votes, key, limit):
-    """The fewest removals (up to ``limit``) that change ``key``'s rank, by trying every subset."""
-    scores = fit_bradley_terry(votes)
-    start = rank_of(scores, key)
-    for k in range(1, limit + 1):
-        for drop in itertools.combinations(range(len(votes)), k):
-            kept = [v for i, v in enumerate(votes) if i not in drop]
-            if rank_of(fit_bradley_terry(kept, models=list(scores)), key) != start:
-                return k
-    return None
 
 
 def _arena(seed):
@@ -63,7 +49,7 @@ def test_the_greedy_search_is_an_upper_bound_and_mostly_exact():
         models, votes = _arena(seed)
         for model in models:
             greedy = rank_fragility(votes, model, models=models, max_removals=10).removals
-            fewest = _brute(votes, model, 3)
+            fewest = fewest_removals_exhaustive(votes, model, 3, models=models)
             if fewest is None:
                 assert greedy is None or greedy > 3
                 exact += greedy is None
