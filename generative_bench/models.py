@@ -301,6 +301,10 @@ class Battle(models.Model):
     ``source_example``: the round example the prompt came from, None when the voter wrote it. Model names
     are shown only once ``vote`` is set. ``status``: ``answering`` while the answers are generated,
     ``ready`` to vote, ``voted``, or ``failed`` (a model failed; no vote is taken).
+
+    ``anonymous``: False when an answer named a model (``core.self_identification``) and the task's rule
+    kept the battle (``identity_leak`` says which answer named what): its vote is taken but counted apart,
+    out of the ranking. ``regenerated``: answers asked again because they named a model.
     """
 
     class Status(models.TextChoices):
@@ -334,6 +338,13 @@ class Battle(models.Model):
     vote = models.CharField(max_length=10, choices=Vote.choices, blank=True)
     error = models.TextField(blank=True)
     client_token = models.UUIDField(null=True, blank=True, help_text="A resent prompt is one battle.")
+    anonymous = models.BooleanField(
+        default=True, help_text="False when an answer named a model: the vote is counted apart."
+    )
+    identity_leak = models.TextField(blank=True, help_text="Which answer named which model or vendor.")
+    regenerated = models.PositiveSmallIntegerField(
+        default=0, help_text="Answers asked again because they named a model."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     voted_at = models.DateTimeField(null=True, blank=True)
 
@@ -354,3 +365,27 @@ class Battle(models.Model):
 
     def __str__(self) -> str:
         return f"battle {self.pk} ({self.task_id})"
+
+
+class LeakMeasurement(models.Model):
+    """One measurement of a task's arena leak rate (docs/benchmarking.md, "Anonymity";
+    ``core.leak_rate``): how often a bag-of-words classifier trained on revealed battles tells which model
+    wrote a held-out answer (``accuracy`` with its Wilson 95% interval ``low``-``high``), against
+    ``chance`` (always the most common model). The figures are None when too few battles were voted."""
+
+    task = models.ForeignKey("tasks.Task", on_delete=models.CASCADE, related_name="leak_measurements")
+    accuracy = models.FloatField(null=True, blank=True)
+    low = models.FloatField(null=True, blank=True)
+    high = models.FloatField(null=True, blank=True)
+    chance = models.FloatField(null=True, blank=True)
+    tested = models.PositiveIntegerField(default=0, help_text="Held-out answers classified.")
+    n_models = models.PositiveIntegerField(default=0, help_text="Models told apart.")
+    train_battles = models.PositiveIntegerField(default=0)
+    test_battles = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"leak rate of {self.task_id} at {self.created_at:%Y-%m-%d %H:%M}"

@@ -178,6 +178,16 @@ CONFIG_SCHEMA["properties"]["red_team"] = {
         # The arena: votes a model needs since its answers last changed before its rating is no longer
         # provisional (default 300).
         "arena_min_votes": {"type": "integer", "minimum": 1, "maximum": 1000000},
+        # The arena's anonymity check (core.self_identification): what to do with an answer that names a
+        # model ("regenerate": ask that model once more, then mark; "mark": keep the battle, its vote
+        # counted apart), and the owner's own terms beside the maintained list and the models' names.
+        "arena_on_identity": {"enum": ["regenerate", "mark"]},
+        "arena_identity_terms": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": "[A-Za-z0-9]"},
+            "maxItems": 500,
+            "uniqueItems": True,
+        },
         "multiple_choice": {
             "type": "object",
             "additionalProperties": False,
@@ -465,6 +475,18 @@ class TaskConfig:
         """Votes since a model's answers last changed before its arena rating stops being provisional
         (``red_team.arena_min_votes``, default ``DEFAULT_ARENA_MIN_VOTES`` = 300)."""
         return int(self.red_team.get("arena_min_votes", DEFAULT_ARENA_MIN_VOTES))
+
+    @property
+    def arena_on_identity(self) -> str:
+        """What the arena does with an answer that names a model (``red_team.arena_on_identity``):
+        ``"regenerate"`` (the default: ask that model once more, then mark the battle) or ``"mark"``."""
+        return str(self.red_team.get("arena_on_identity", "regenerate"))
+
+    @property
+    def arena_identity_terms(self) -> list[str]:
+        """The owner's own terms for the arena's anonymity check (``red_team.arena_identity_terms``), []
+        by default; ``core.self_identification.MAINTAINED_TERMS`` and the models' names are always used."""
+        return list(self.red_team.get("arena_identity_terms", []))
 
     @property
     def min_negatives(self) -> int:

@@ -83,6 +83,13 @@ class BattleSerializer(serializers.ModelSerializer):
     generation_a = serializers.SerializerMethodField()
     generation_b = serializers.SerializerMethodField()
     recorded = serializers.SerializerMethodField()
+    anonymous = serializers.BooleanField(
+        read_only=True,
+        help_text="False when an answer named a model: the vote is taken but counted apart, not ranked.",
+    )
+    identity_leak = serializers.CharField(
+        read_only=True, help_text="Which answer named which model or vendor; empty when none."
+    )
 
     class Meta:
         model = Battle
@@ -97,6 +104,8 @@ class BattleSerializer(serializers.ModelSerializer):
             "answer_b",
             "error",
             "vote",
+            "anonymous",
+            "identity_leak",
             "models",
             "generation_a",
             "generation_b",
@@ -231,6 +240,9 @@ class LeftOutSerializer(serializers.Serializer):
     blocked = serializers.IntegerField(
         help_text="Votes of blocked accounts or people on the task's block list."
     )
+    not_anonymous = serializers.IntegerField(
+        help_text="Votes on battles where an answer named a model (counted apart, not ranked)."
+    )
 
 
 class FlaggedVoterSerializer(serializers.Serializer):
@@ -256,6 +268,21 @@ class VoterChecksSerializer(serializers.Serializer):
     held = serializers.IntegerField()
 
 
+class LeakRateSerializer(serializers.Serializer):
+    accuracy = serializers.FloatField(
+        allow_null=True, help_text="Share of held-out answers whose model was guessed."
+    )
+    low = serializers.FloatField(allow_null=True)
+    high = serializers.FloatField(allow_null=True)
+    chance = serializers.FloatField(allow_null=True, help_text="Always guessing the most common model.")
+    tested = serializers.IntegerField()
+    models = serializers.IntegerField()
+    train_battles = serializers.IntegerField()
+    test_battles = serializers.IntegerField()
+    leaks = serializers.BooleanField(help_text="The accuracy's 95% interval lies above chance.")
+    measured_at = serializers.DateTimeField()
+
+
 class RankingSerializer(serializers.Serializer):
     rows = RankingRowSerializer(many=True)
     pairs = PairRowSerializer(many=True)
@@ -272,6 +299,9 @@ class RankingSerializer(serializers.Serializer):
     min_votes = serializers.IntegerField(
         help_text="Votes a model needs since its last change before its rating is not provisional "
         "(the task's red_team.arena_min_votes, default 300)."
+    )
+    leak_rate = LeakRateSerializer(
+        allow_null=True, help_text="The latest leak-rate measurement; null if none."
     )
     voter_checks = VoterChecksSerializer(
         allow_null=True,
@@ -359,4 +389,5 @@ class ArenaRanking(APIView):
         task = _arena_task(slug)
         table = selectors.ranking_table(task, request.user, selectors.arena_summary(task))
         table["voter_checks"] = selectors.voter_check_table(task, request.user)
+        table["leak_rate"] = selectors.latest_leak(task)
         return Response(RankingSerializer(table).data)

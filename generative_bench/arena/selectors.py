@@ -30,6 +30,7 @@ from annotation.models import Example
 from core.api.lookups import MAX_ID
 from core.fragility import Fragility, rank_fragility
 from core.pairwise import Ranking, Vote, pair_probabilities, rank
+from core.self_identification import identity_terms as core_identity_terms
 from core.style_control import StyledVote, StyleRanking, style_controlled, style_counts
 from core.voter_integrity import GroupTest, VoterTest, group_tests, voter_tests
 from generative_bench.kinds import benchmarked
@@ -37,12 +38,14 @@ from models_registry.models import RegisteredModel
 from models_registry.selectors import anonymous_numbers, models_visible_to, sees_real_identity
 from tasks.models import Round, Task, TaskWorker
 
-from ..models import Battle
+from ..models import Battle, LeakMeasurement
 
 #: Registry sources of a generative model: a chat model on this server, or on an OpenAI-compatible one.
 GENERATIVE_SOURCES = (RegisteredModel.Source.LOCAL_DIR, RegisteredModel.Source.CHAT_ENDPOINT)
 #: Why a vote is left out of the ranking (``ArenaVotes.left_out``'s keys, in the order they are tried).
 LEFT_OUT_REASONS = ("blocked", "held")
+#: Why else a vote is left out: its battle was not anonymous (an answer named a model; ``Battle.anonymous``).
+NOT_ANONYMOUS = "not_anonymous"
 #: How long a fitted ranking stays cached, in seconds; the key changes with every vote anyway.
 CACHE_SECONDS = 24 * 3600
 #: Bootstrap samples of the ranking (``core.pairwise.rank``'s default, the pages' and the API's).
@@ -64,6 +67,14 @@ def arena_models(task: Task) -> QuerySet[RegisteredModel]:
     return RegisteredModel.objects.filter(
         task=task, status=RegisteredModel.Status.READY, source__in=GENERATIVE_SOURCES
     ).order_by("pk")
+
+
+def identity_terms(task: Task) -> list[str]:
+    """The terms of the arena's anonymity check (``core.self_identification.identity_terms``): the
+    maintained list, the names of every registered generative model (of any task: a model may name
+    another's family) and the task's own ``red_team.arena_identity_terms``."""
+    names = RegisteredModel.objects.filter(source__in=GENERATIVE_SOURCES).values_list("name", flat=True)
+    return core_identity_terms(names, task.cfg.arena_identity_terms)
 
 
 def own_battle(user, pk: int | None) -> Battle | None:
@@ -148,7 +159,7 @@ def prompt_messages(example: Example) -> list[dict]:
 class ArenaVotes:
     """The votes of a task's arena: ``votes`` (``core.pairwise.Vote`` of model ids, ``a`` the model shown
     as A, in the order they were cast) that count, and ``left_out`` ({reason: number of votes}, every
-    reason of ``LEFT_OUT_REASONS``, 0 when none) that do not."""
+    reason of ``LEFT_OUT_REASONS`` and ``NOT_ANONYMOUS``, 0 when none) that do not."""
 
     votes: list[Vote]
     left_out: dict[str, int] = field(default_factory=dict)
@@ -186,19 +197,21 @@ def left_out_voters(task: Task) -> dict[str, set[int]]:
 
 
 def votes_of(task: Task) -> ArenaVotes:
-    """The votes cast in ``task``'s arena, those of people held for review or blocked left out and
-    counted (module docstring)."""
+    """The votes cast in ``task``'s arena, those of people held for review or blocked, and those of
+    battles that were not anonymous (``NOT_ANONYMOUS``), left out and counted (module docstring)."""
     excluded = left_out_voters(task)
     votes: list[Vote] = []
     styles: list[tuple[dict, dict]] = []
-    left_out = dict.fromkeys(LEFT_OUT_REASONS, 0)
+    left_out = dict.fromkeys((*LEFT_OUT_REASONS, NOT_ANONYMOUS), 0)
     rows = (
         _voted(task)
         .order_by("voted_at", "pk")
-        .values_list("model_a_id", "model_b_id", "vote", "voter_id", "answer_a", "answer_b")
+        .values_list("model_a_id", "model_b_id", "vote", "voter_id", "answer_a", "answer_b", "anonymous")
     )
-    for a, b, outcome, voter, answer_a, answer_b in rows.iterator(chunk_size=2000):
+    for a, b, outcome, voter, answer_a, answer_b, anonymous in rows.iterator(chunk_size=2000):
         reason = next((r for r in LEFT_OUT_REASONS if voter in excluded[r]), None)
+        if reason is None and not anonymous:
+            reason = NOT_ANONYMOUS
         if reason is None:
             votes.append(Vote(a, b, outcome))
             styles.append((style_counts(answer_a), style_counts(answer_b)))
@@ -406,7 +419,11 @@ def _votes_since_change(task: Task, models: list[RegisteredModel]) -> dict[int, 
     excluded = set().union(*left_out_voters(task).values())
     counts = {}
     for model in models:
-        votes = _voted(task).filter(Q(model_a=model) | Q(model_b=model)).exclude(voter_id__in=excluded)
+        votes = (
+            _voted(task)
+            .filter(Q(model_a=model) | Q(model_b=model), anonymous=True)
+            .exclude(voter_id__in=excluded)
+        )
         if model.answers_changed_at is not None:
             votes = votes.filter(voted_at__gte=model.answers_changed_at)
         counts[model.pk] = votes.count()
@@ -494,6 +511,7 @@ def voter_checks(task: Task) -> VoterChecks:
         excluded = set().union(*left_out_voters(task).values())
         rows = list(
             _voted(task)
+            .filter(anonymous=True)
             .exclude(voter_id__in=excluded)
             .order_by("voted_at", "pk")
             .values_list("voter_id", "model_a_id", "model_b_id", "vote")
@@ -540,4 +558,41 @@ def voter_check_table(task: Task, user) -> dict | None:
             if group.count
         ],
         "held": len(left_out_voters(task)["held"]),
+    }
+
+
+#: The most recent voted battles a leak-rate measurement reads (a few seconds of naive Bayes in Python).
+LEAK_MAX_BATTLES = 5_000
+
+
+def revealed_answers(task: Task, *, limit: int = LEAK_MAX_BATTLES) -> list[tuple[int, str, int]]:
+    """``[(battle id, answer text, model id)]``, two per battle, of the ``limit`` most recent voted
+    battles of ``task``'s arena: battles whose models were revealed to their voter (any voter, counted
+    or not: the question is whether text tells models apart)."""
+    rows = (
+        _voted(task)
+        .order_by("-voted_at", "-pk")
+        .values_list("pk", "answer_a", "model_a_id", "answer_b", "model_b_id")[:limit]
+    )
+    return [item for pk, ta, ma, tb, mb in rows for item in ((pk, ta, ma), (pk, tb, mb))]
+
+
+def latest_leak(task: Task) -> dict | None:
+    """The latest leak-rate measurement of ``task``'s arena as shown on the ranking page and in the API:
+    ``{"accuracy", "low", "high", "chance", "tested", "models", "train_battles", "test_battles",
+    "leaks" (the interval lies above chance), "measured_at"}``; None when never measured."""
+    found = LeakMeasurement.objects.filter(task=task).first()
+    if found is None:
+        return None
+    return {
+        "accuracy": found.accuracy,
+        "low": found.low,
+        "high": found.high,
+        "chance": found.chance,
+        "tested": found.tested,
+        "models": found.n_models,
+        "train_battles": found.train_battles,
+        "test_battles": found.test_battles,
+        "leaks": found.low is not None and found.chance is not None and found.low > found.chance,
+        "measured_at": found.created_at,
     }

@@ -37,7 +37,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from core.api.permissions import can_contribute
+from core.job_queue import enqueue
+from core.leak_rate import leak_rate
 from core.pairwise import draw_pair
+from core.self_identification import named_terms
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
@@ -45,7 +48,7 @@ from models_registry.serving import InferenceError, PromptTooLong, admit, chat_s
 from tasks import qualification
 from tasks.models import Task
 
-from ..models import Battle
+from ..models import Battle, LeakMeasurement
 from . import selectors
 
 logger = logging.getLogger(__name__)
@@ -247,12 +250,27 @@ def start_battle(
     return _generate(battle)
 
 
+#: How many times an answer that named a model is asked again under the ``regenerate`` rule before the
+#: battle is marked not anonymous (a greedy model says the same again, so more would only cost time).
+REGENERATE_TRIES = 1
+
+
 def _generate(battle: Battle) -> Battle:
     """Ask both models of ``battle`` for their answers, in turn, and store them (or why one failed: the
-    second is not asked once the first failed)."""
+    second is not asked once the first failed). An answer that names a model (``identity_check``) is
+    asked again up to ``REGENERATE_TRIES`` times under the task's ``regenerate`` rule; one that still
+    does, or any under the ``mark`` rule, marks the battle not anonymous."""
     updates: dict = {}
+    terms = selectors.identity_terms(battle.task)
+    retries = REGENERATE_TRIES if battle.task.cfg.arena_on_identity == "regenerate" else 0
+    leaks, regenerated = [], 0
     for side, model in (("a", battle.model_a), ("b", battle.model_b)):
-        text, record, error = _answer(model, battle.messages)
+        for attempt in range(retries + 1):
+            text, record, error = _answer(model, battle.messages)
+            named = [] if error else identity_check(text, battle.messages, terms)
+            if not named or attempt == retries:
+                break
+            regenerated += 1
         updates[f"answer_{side}"], updates[f"generation_{side}"] = text, record
         if error:
             updates["status"] = Battle.Status.FAILED
@@ -260,12 +278,26 @@ def _generate(battle: Battle) -> Battle:
                 f"Answer {side.upper()} failed: {error}. No vote is taken on this battle; start another."
             )
             break
+        if named:
+            leaks.append(f"answer {side.upper()} named {', '.join(named)}")
     else:
         updates["status"] = Battle.Status.READY
+    updates["regenerated"] = regenerated
+    if leaks and updates["status"] == Battle.Status.READY:
+        updates["anonymous"] = False
+        leak = "; ".join(leaks)
+        updates["identity_leak"] = leak[0].upper() + leak[1:]
     # Conditional: a battle marked stale meanwhile (fail_stale_battles) stays failed.
     Battle.objects.filter(pk=battle.pk, status=Battle.Status.ANSWERING).update(**updates)
     battle.refresh_from_db()
     return battle
+
+
+def identity_check(answer: str, messages: list[dict], terms: list[str]) -> list[str]:
+    """The terms of ``terms`` (``selectors.identity_terms``) that ``answer`` names and the prompt
+    (``messages``: the system passage and the user's turns) does not (``core.self_identification``)."""
+    prompt = "\n".join(str(m.get("content", "")) for m in messages)
+    return named_terms(answer, terms, prompt=prompt)
 
 
 def vote(*, battle: Battle, voter, vote: str) -> tuple[Battle, bool]:
@@ -316,3 +348,27 @@ def hold_flagged_voters(*, task, checks, names: dict[int, str]) -> list[int]:
         ):
             held.append(voter)
     return held
+
+
+def measure_leak(task: Task, *, seed: int = 0) -> LeakMeasurement:
+    """Measure the leak rate of ``task``'s arena (``core.leak_rate.leak_rate`` on
+    ``selectors.revealed_answers``: 30% of the battles held out, ``seed`` the split's) and store it.
+    Returns the stored measurement (its figures None when too few battles were voted)."""
+    found = leak_rate(selectors.revealed_answers(task), seed=seed)
+    return LeakMeasurement.objects.create(
+        task=task,
+        accuracy=found.accuracy,
+        low=found.low,
+        high=found.high,
+        chance=found.chance,
+        tested=found.tested,
+        n_models=found.models,
+        train_battles=found.train_battles,
+        test_battles=found.test_battles,
+    )
+
+
+def request_leak_measurement(task: Task) -> bool:
+    """Queue ``jobs.measure_leak_job`` for ``task`` (the ranking page's button). Returns False when the
+    broker could not be reached (``core.job_queue.enqueue``)."""
+    return enqueue("generative_bench.jobs.measure_leak_job", task.pk, task_name=f"arena-leak-{task.pk}")

@@ -224,8 +224,25 @@ def ranking(request, slug: str):
             "pairwise": pairwise_figures(task, request.user),
             # The task's owners only: who is flagged by the voter-integrity tests, and why.
             "voters": selectors.voter_check_table(task, request.user),
+            "leak": selectors.latest_leak(task),
+            "is_owner": task.is_owner(request.user),
         },
     )
+
+
+@login_required
+@require_POST
+def measure_leak(request, slug: str):
+    """Queue a leak-rate measurement of the arena (the task's owners only; anyone else gets a 404); then
+    the ranking page, which shows the figure once the job has run."""
+    task = _arena_task(slug)
+    if not task.is_owner(request.user):
+        raise Http404("No such page.")
+    if services.request_leak_measurement(task):
+        messages.success(request, "The leak rate is being measured; reload this page in a minute to see it.")
+    else:
+        messages.error(request, "The job queue cannot be reached; try again later.")
+    return redirect("generative_bench:arena_ranking", slug=task.slug)
 
 
 @login_required

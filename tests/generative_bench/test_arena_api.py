@@ -126,4 +126,4 @@ def test_the_ranking_api_is_public(arena, annotator):
         {"model_id": a.pk, "name": NAME_A, "votes": [None, 3]},
         {"model_id": b.pk, "name": NAME_B, "votes": [3, None]},
     ]
-    assert json.loads(json.dumps(body))["left_out"] == {"held": 0, "blocked": 0}
+    assert json.loads(json.dumps(body))["left_out"] == {"held": 0, "blocked": 0, "not_anonymous": 0}

@@ -53,7 +53,8 @@ def _remote(task: Task, name: str, **fields) -> RegisteredModel:
 
 @pytest.fixture
 def canned(monkeypatch):
-    """``chat_stream`` answers at once with "<model name> says hi" (the pairing and storing are real)."""
+    """``chat_stream`` answers at once with "answer from #<model id>" (the pairing and storing are real; not
+    the model's name, which the anonymity check would catch)."""
 
     class Stream:
         def __init__(self, model):
@@ -61,7 +62,7 @@ def canned(monkeypatch):
 
         def drain(self):
             return Generation(
-                text=f"{self.model.name} says hi", finish_reason="stop", model=self.model.name, decoding={}
+                text=f"answer from #{self.model.pk}", finish_reason="stop", model=self.model.name, decoding={}
             )
 
     monkeypatch.setattr(services, "chat_stream", lambda model, messages: Stream(model))
@@ -90,7 +91,7 @@ def test_three_people_vote_on_30_pairs_and_the_ranking_is_bradley_terry_with_int
         battle = services.start_battle(task=task, voter=voter, prompt=f"Prompt {turn} ✨", rng=rng)
         a, b = battle.model_a, battle.model_b
         assert a != b and battle.status == "ready"
-        assert (battle.answer_a, battle.answer_b) == (f"{a.name} says hi", f"{b.name} says hi")
+        assert (battle.answer_a, battle.answer_b) == (f"answer from #{a.pk}", f"answer from #{b.pk}")
         if "target" in (a.name, b.name):
             outcome = "tie" if voter == voters[0] else "both_bad"
         else:
@@ -180,7 +181,7 @@ def test_held_and_blocked_voters_are_left_out_and_counted(task):
     _vote(task, listed, y, x, "a")
     _vote(task, banned, z, y, "both_bad")
     everyone = selectors.votes_of(task)
-    assert len(everyone.votes) == 9 and everyone.left_out == {"blocked": 0, "held": 0}
+    assert len(everyone.votes) == 9 and everyone.left_out == {"blocked": 0, "held": 0, "not_anonymous": 0}
 
     qualification.hold_for_review(task=task, user=held, reason="gold accuracy 40%")
     qualification.set_listing(task=task, user=listed, listing=TaskWorker.Listing.BLOCKED)
@@ -188,15 +189,19 @@ def test_held_and_blocked_voters_are_left_out_and_counted(task):
     banned.save(update_fields=["is_blocked"])
     counted = selectors.votes_of(task)
     assert counted.votes == [Vote(b.model_a_id, b.model_b_id, b.vote) for b in kept]
-    assert counted.left_out == {"blocked": 2, "held": 3} and counted.n_left_out == 5
+    assert counted.left_out == {"blocked": 2, "held": 3, "not_anonymous": 0} and counted.n_left_out == 5
 
     models = sorted(RegisteredModel.objects.filter(task=task).values_list("pk", flat=True))
     summary = selectors.arena_summary(task)
     assert summary.ranking == rank(counted.votes, models=models)
-    assert summary.left_out == {"blocked": 2, "held": 3}
+    assert summary.left_out == {"blocked": 2, "held": 3, "not_anonymous": 0}
     client = client_for(None)
     body = client.get("/api/tasks/red-team/arena/ranking/").json()
-    assert (body["n_votes"], body["n_left_out"], body["left_out"]) == (4, 5, {"blocked": 2, "held": 3})
+    assert (body["n_votes"], body["n_left_out"], body["left_out"]) == (
+        4,
+        5,
+        {"blocked": 2, "held": 3, "not_anonymous": 0},
+    )
     page = client.get(RANKING).content.decode()
     assert (
         "4 votes counted. 5 left out: 3 from people held for review on this task, 2 from blocked accounts."
@@ -206,7 +211,7 @@ def test_held_and_blocked_voters_are_left_out_and_counted(task):
         assert f">{name}<" not in page and f'"{name}"' not in str(body)
 
     qualification.release_hold(task=task, user=held)
-    assert selectors.arena_summary(task).left_out == {"blocked": 2, "held": 0}
+    assert selectors.arena_summary(task).left_out == {"blocked": 2, "held": 0, "not_anonymous": 0}
     assert selectors.arena_ranking(task).n_votes == 7
 
 
