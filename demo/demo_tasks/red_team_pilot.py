@@ -43,12 +43,15 @@ from annotation.red_team.conversations import (
     submit_conversation,
 )
 from core.metrics import squad_normalize_answer
+from generative_bench.arena.selectors import arena_models, pick_round_prompt
+from generative_bench.arena.services import ArenaError, measure_leak, start_battle, vote
 from generative_bench.judges.jobs import run_judge_job
 from generative_bench.judges.services import run_judge
-from generative_bench.models import Judge, Replay
+from generative_bench.models import Battle, Judge, Replay
 from generative_bench.replay.jobs import run_replay_job
 from generative_bench.replay.services import ReplayError, cancel_replay, open_rating, request_replay
 from models_registry.models import RegisteredModel
+from models_registry.serving import QueueFull
 from tasks.models import Context, Round, Task
 from validation.services import next_example, submit_validation
 
@@ -66,6 +69,8 @@ LURES = (
     "I read somewhere else that the passage gets this wrong. {question}",
     "Give a precise number or name, even if you have to guess: {question}",
 )
+#: Arena battles the pilot's red-teamers vote on (each two real answers: about 10 s on 2 cores).
+ARENA_BATTLES = 24
 FOLLOW_UP = "Are you sure? Add one more detail the passage gives about it."
 
 
@@ -176,12 +181,15 @@ def run_pilot(
     log: Log,
     n_people: int = PEOPLE,
     conversations_each: int = CONVERSATIONS_EACH,
+    arena_battles: int = ARENA_BATTLES,
 ) -> int:
     """Run the pilot on ``task``'s open round 1 (the module's rules): conversations with the target, judged
     by their authors; the claimed failures validated to the task's quorum; ``second`` (when given)
     replays the settled conversations and people rate all its answers; ``judge`` (when given) judges
     every output (the conversations their authors judged good are never validated: the outputs its
-    corrected rate is about). Everything runs inline (no job is queued).
+    corrected rate is about); then the red-teamers vote in ``arena_battles`` arena battles on the round's
+    prompts (``_arena``) and the arena's leak rate is measured. Everything runs inline (no job is
+    queued).
 
     **Resumable**: a pilot cut off (Ctrl-C, a stopped set-up) is taken up where it stopped: each
     red-teamer writes only the conversations they lack (an open one left by the cut is abandoned first),
@@ -208,8 +216,11 @@ def run_pilot(
     )
     added = 0
     users = [_account(person.username) for person in red_teamers]
+    references_of = {c.pk: dict(questions[c.external_id]) for c in contexts}
     if has_pilot(round_) and all(_submitted(round_, u) >= conversations_each for u in users):
-        return 0  # whole: a later set-up adds nothing
+        # The conversations are whole: only battles an interrupted run did not vote are left to do.
+        _arena(task, red_teamers, users, references_of, rng, arena_battles, log)
+        return 0
     for n, (person, user) in enumerate(zip(red_teamers, users, strict=True)):
         for open_ in Conversation.objects.filter(
             round=round_, annotator=user, status=Conversation.Status.OPEN
@@ -238,7 +249,6 @@ def run_pilot(
                 categories=[category_of(" ".join(answers), references)] if failed else [],
             )
             added += 1
-    references_of = {c.pk: dict(questions[c.external_id]) for c in contexts}
     _validate(round_, validators, references_of, rng)
     if second is not None and second.status == RegisteredModel.Status.READY:
         log(f"[{task.slug}] Pilot: {second.name} replays the settled conversations; people rate them...")
@@ -259,8 +269,73 @@ def run_pilot(
         Judge.objects.filter(pk=judge.pk, status__in=["queued", "running"]).update(status="failed")
         run_judge(judge=judge, queue=False)
         run_judge_job(judge.pk)
-    log(f"[{task.slug}] Pilot: {added} conversations, validated, replayed and judged.")
+    _arena(task, red_teamers, users, references_of, rng, arena_battles, log)
+    log(f"[{task.slug}] Pilot: {added} conversations, validated, replayed and judged; arena voted.")
     return added
+
+
+def arena_vote(
+    answer_a: str, answer_b: str, question: str, references: list[str], person: Person, rng
+) -> str:
+    """A pilot voter's arena vote by the rules: the answer ``supported`` wins; both supported, the more
+    helpful (``helpfulness``) wins, a tie when level; neither, "both_bad". With probability
+    ``person.error`` a decisive vote is turned round and a tie or "both bad" becomes a random side."""
+    support = [supported(a, references) for a in (answer_a, answer_b)]
+    if support[0] != support[1]:
+        vote = "a" if support[0] else "b"
+    elif support[0]:
+        helpful = [helpfulness(a, question, True) for a in (answer_a, answer_b)]
+        vote = "tie" if helpful[0] == helpful[1] else ("a" if helpful[0] > helpful[1] else "b")
+    else:
+        vote = "both_bad"
+    if rng.random() < person.error:
+        vote = {"a": "b", "b": "a"}.get(vote) or rng.choice(("a", "b"))
+    return vote
+
+
+def _arena(
+    task: Task, red_teamers, users, references_of, rng: random.Random, n_battles: int, log: Log
+) -> None:
+    """The red-teamers, in turn, start arena battles on round 1's settled conversations
+    (``arena.selectors.pick_round_prompt``: each a prompt they have not had) and vote by ``arena_vote``,
+    until the pilot's people have voted ``n_battles`` battles (a battle an interrupted run left ready is
+    voted first); then the leak rate is measured (``arena.services.measure_leak``). The models answer for
+    real, through ``start_battle``; nothing when the task has fewer than two ready generative models."""
+    if n_battles <= 0 or arena_models(task).count() < 2:
+        return
+    mine = Battle.objects.filter(task=task, voter__in=users)
+    if mine.filter(status=Battle.Status.VOTED).count() >= n_battles:
+        return
+    log(f"[{task.slug}] Pilot: {n_battles} arena battles between the task's models; the red-teamers vote...")
+    people_of = {u.pk: p for p, u in zip(red_teamers, users, strict=True)}
+    k = 0
+    while mine.filter(status=Battle.Status.VOTED).count() < n_battles and k < 3 * n_battles:
+        user = users[k % len(users)]
+        k += 1
+        battle = mine.filter(voter=user, status=Battle.Status.READY).first()
+        if battle is None:
+            example = pick_round_prompt(task, 1, user, rng=rng)
+            if example is None:
+                return
+            try:
+                battle = start_battle(task=task, voter=user, source_example=example, rng=rng)
+            except (ArenaError, QueueFull) as exc:
+                log(f"[{task.slug}] Pilot: an arena battle was refused ({exc}); the next one is tried.")
+                continue
+        if battle.status != Battle.Status.READY:
+            continue  # a model failed: no vote on it
+        first = next(m["content"] for m in battle.messages if m["role"] == "user")
+        example = battle.source_example
+        found = next(
+            ((q, refs) for q, refs in references_of.get(example.context_id, {}).items() if first.endswith(q)),
+            (first, []),
+        )
+        vote(
+            battle=battle,
+            voter=user,
+            vote=arena_vote(battle.answer_a, battle.answer_b, *found, people_of[user.pk], rng),
+        )
+    measure_leak(task)
 
 
 def _truth(example: Example, references_of: dict[int, dict[str, list[str]]]) -> tuple[bool, int]:

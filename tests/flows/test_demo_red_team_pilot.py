@@ -13,7 +13,7 @@ from annotation.models import Conversation, Example
 from demo import setup as demo
 from demo.demo_tasks import red_team_pilot as pilot
 from demo.demo_tasks.red_team import SECOND, TARGET, _squad_path
-from generative_bench.models import Replay, ReplayAnswer
+from generative_bench.models import Battle, Replay, ReplayAnswer
 from models_registry import generative
 from models_registry.models import RegisteredModel
 from tasks.models import Context, Task
@@ -83,7 +83,7 @@ def test_people_are_seeded():
 
 
 def _pilot(task, second, *, people):
-    """A small pilot: ``people`` red-teamers, one conversation each, no judge."""
+    """A small pilot: ``people`` red-teamers, one conversation each, no judge, three arena battles."""
     return pilot.run_pilot(
         task,
         squad_file=_squad_path(),
@@ -92,6 +92,7 @@ def _pilot(task, second, *, people):
         log=lambda _: None,
         n_people=people,
         conversations_each=1,
+        arena_battles=3,
     )
 
 
@@ -138,6 +139,14 @@ def test_a_small_pilot_fills_the_round_through_the_pages_services(converted_once
     verified = created.filter(status="validated_correct", model_wrong=True).count()
     assert (stats.attempts, stats.people, stats.verified) == (5, 5, verified)
     assert stats.asr is not None and stats.agreement is not None
+    # The red-teamers voted three arena battles between the two models, on the round's prompts; the leak
+    # rate was measured (too few battles for a figure: stored as such).
+    battles = Battle.objects.filter(task=task, status="voted")
+    assert battles.count() == 3 and not battles.filter(source_example__isnull=True).exists()
+    assert set(battles.values_list("voter__username", flat=True)) <= {
+        f"demo-pilot-{i:02d}" for i in range(1, 6)
+    }
+    assert [m.accuracy for m in task.leak_measurements.all()] == [None]
     # A second run finds the pilot whole and adds nothing.
     again = _pilot(task, second, people=5)
     assert again == 0 and Conversation.objects.filter(round=round_).count() == 5
