@@ -305,6 +305,13 @@ class Battle(models.Model):
     ``anonymous``: False when an answer named a model (``core.self_identification``) and the task's rule
     kept the battle (``identity_leak`` says which answer named what): its vote is taken but counted apart,
     out of the ranking. ``regenerated``: answers asked again because they named a model.
+
+    **A vote per turn.** A voter may vote and continue (``arena.services.vote(..., follow_up=...)``): the
+    next turn is another battle, ``parent`` this one and ``turn`` one more, between the same two models on
+    the same sides, whose ``messages`` are this one's, the answer the voter preferred (A's on a tie) and
+    the new message. ``revealed`` turns True for every battle of the conversation when its last vote is
+    cast without continuing (or the next turn fails): model names are shown only then, so each turn's
+    vote is as blind as the first.
     """
 
     class Status(models.TextChoices):
@@ -345,6 +352,16 @@ class Battle(models.Model):
     regenerated = models.PositiveSmallIntegerField(
         default=0, help_text="Answers asked again because they named a model."
     )
+    parent = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="continuation",
+        help_text="The turn this one continues (the voter's preferred answer kept).",
+    )
+    turn = models.PositiveSmallIntegerField(default=1)
+    revealed = models.BooleanField(default=False, help_text="The model names may be shown.")
     created_at = models.DateTimeField(auto_now_add=True)
     voted_at = models.DateTimeField(null=True, blank=True)
 

@@ -6,14 +6,26 @@ from django.contrib import admin
 
 from tasks.admin import TaskOwnedAdmin
 
-from ..models import Battle
+from ..models import Battle, LeakMeasurement
 
 
 @admin.register(Battle)
 class BattleAdmin(TaskOwnedAdmin):
     task_path = "task"
-    list_display = ("id", "task", "model_a", "model_b", "status", "vote", "voter", "created_at", "voted_at")
-    list_filter = ("task", "status", "vote")
+    list_display = (
+        "id",
+        "task",
+        "model_a",
+        "model_b",
+        "status",
+        "vote",
+        "turn",
+        "anonymous",
+        "voter",
+        "created_at",
+        "voted_at",
+    )
+    list_filter = ("task", "status", "vote", "anonymous")
     list_select_related = ("task", "model_a", "model_b", "voter")
     search_fields = ("voter__username", "model_a__name", "model_b__name")
     date_hierarchy = "created_at"
@@ -33,6 +45,12 @@ class BattleAdmin(TaskOwnedAdmin):
         "vote",
         "error",
         "client_token",
+        "anonymous",
+        "identity_leak",
+        "regenerated",
+        "parent",
+        "turn",
+        "revealed",
         "created_at",
         "voted_at",
     )
@@ -45,4 +63,33 @@ class BattleAdmin(TaskOwnedAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(LeakMeasurement)
+class LeakMeasurementAdmin(TaskOwnedAdmin):
+    """The arena's leak-rate measurements, read-only (made by ``manage.py measure_arena_leak`` or the
+    ranking page's button)."""
+
+    task_path = "task"
+    list_display = ("task", "created_at", "accuracy", "low", "high", "chance", "tested", "n_models")
+    list_filter = ("task",)
+    readonly_fields = (
+        "task",
+        "accuracy",
+        "low",
+        "high",
+        "chance",
+        "tested",
+        "n_models",
+        "train_battles",
+        "test_battles",
+        "created_at",
+    )
+    fields = readonly_fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
         return False

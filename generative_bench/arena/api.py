@@ -72,8 +72,9 @@ class RevealedSerializer(serializers.Serializer):
 
 
 class BattleSerializer(serializers.ModelSerializer):
-    """A battle as its voter sees it. ``models`` is null until the vote is recorded: before it, no field
-    names a model (the answers' generation records, which do, are left out too)."""
+    """A battle as its voter sees it. ``models`` is null until the conversation's last vote is recorded
+    (a vote without a ``follow_up``): before it, no field names a model (the answers' generation
+    records, which do, are left out too)."""
 
     task = serializers.SlugRelatedField(slug_field="slug", read_only=True)
     round = serializers.IntegerField(source="round.number", allow_null=True, read_only=True)
@@ -87,6 +88,10 @@ class BattleSerializer(serializers.ModelSerializer):
         read_only=True,
         help_text="False when an answer named a model: the vote is taken but counted apart, not ranked.",
     )
+    parent = serializers.IntegerField(
+        source="parent_id", allow_null=True, read_only=True, help_text="The turn this one continues."
+    )
+    continuation = serializers.SerializerMethodField()
     identity_leak = serializers.CharField(
         read_only=True, help_text="Which answer named which model or vendor; empty when none."
     )
@@ -106,6 +111,9 @@ class BattleSerializer(serializers.ModelSerializer):
             "vote",
             "anonymous",
             "identity_leak",
+            "turn",
+            "parent",
+            "continuation",
             "models",
             "generation_a",
             "generation_b",
@@ -116,7 +124,14 @@ class BattleSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def _voted(self, battle: Battle) -> bool:
-        return battle.status == Battle.Status.VOTED
+        """Whether the names may be shown: the conversation's last vote was cast (``Battle.revealed``)."""
+        return battle.revealed
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_continuation(self, battle: Battle) -> int | None:
+        """The next turn's battle, started by a vote with a ``follow_up``; null when none."""
+        following = Battle.objects.filter(parent=battle).values_list("pk", flat=True).first()
+        return following
 
     @extend_schema_field(RevealedSerializer(allow_null=True))
     def get_models(self, battle: Battle) -> dict | None:
@@ -170,6 +185,11 @@ class BattleBodySerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 class VoteBodySerializer(RejectUnknownFieldsMixin, serializers.Serializer):
     vote = serializers.ChoiceField(choices=Battle.Vote.choices)
+    follow_up = TextField(
+        required=False,
+        help_text="Your next message: vote and continue (the preferred answer kept; names stay hidden). "
+        "Left out: vote and finish (the names are shown).",
+    )
 
 
 class FragilitySerializer(serializers.Serializer):
@@ -368,8 +388,11 @@ class BattleVote(APIView):
             raise exceptions.NotFound("No such battle.")
         body = VoteBodySerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        data = body.validated_data
         battle, recorded = _run(
-            lambda: services.vote(battle=battle, voter=request.user, vote=body.validated_data["vote"])
+            lambda: services.vote(
+                battle=battle, voter=request.user, vote=data["vote"], follow_up=data.get("follow_up")
+            )
         )
         battle.recorded = recorded
         return Response(BattleSerializer(battle, context={"request": request}).data)

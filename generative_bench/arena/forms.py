@@ -26,3 +26,5 @@ class VoteForm(forms.Form):
     """The vote on a battle: A is better, B is better, Tie, Both are bad."""
 
     vote = forms.ChoiceField(choices=Battle.Vote.choices)
+    #: The next message, to vote and continue the conversation (a vote per turn); empty: vote and finish.
+    follow_up = forms.CharField(strip=False, required=False, widget=forms.Textarea)

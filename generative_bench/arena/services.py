@@ -300,19 +300,30 @@ def identity_check(answer: str, messages: list[dict], terms: list[str]) -> list[
     return named_terms(answer, terms, prompt=prompt)
 
 
-def vote(*, battle: Battle, voter, vote: str) -> tuple[Battle, bool]:
+def vote(*, battle: Battle, voter, vote: str, follow_up: str | None = None) -> tuple[Battle, bool]:
     """Record ``voter``'s vote on their ``battle``: ``a`` (A is better), ``b``, ``tie`` or ``both_bad``.
 
+    Without ``follow_up`` the conversation ends: its battles are revealed (the model names may be shown).
+    With ``follow_up`` (the voter's next message; a vote per turn, FastChat issue #3210) the vote is
+    recorded, the names stay hidden, and the next turn starts at once (``continue_battle``): the same two
+    models, on the same sides, answer ``follow_up`` after the conversation so far with the answer the voter
+    preferred kept (A's on a tie). It is refused, before anything is stored, on the task's last turn
+    (``red_team.max_turns``), after "both are bad" (no answer to keep), or for a message refused as a
+    prompt is (``clean_prompt``).
+
     Once only: the vote is stored by ``UPDATE ... WHERE status = 'ready'``, so of two requests at once (a
-    double click, two tabs) exactly one records it.
+    double click, two tabs) exactly one records it (and starts the next turn).
 
     Returns:
-        ``(battle, recorded)``: the battle as stored (its vote the one recorded, the model names now
-        showable), and whether this call recorded it.
+        ``(battle, recorded)``: the battle as stored (its vote the one recorded; ``battle.continuation``
+        the next turn when one was started), and whether this call recorded it.
 
     Raises:
         ArenaError: ``not_found`` (another user's battle, answered as a missing one), ``blocked``,
-            ``invalid`` (not one of the four votes), ``not_ready`` (still answering, or failed).
+            ``invalid`` (not one of the four votes; a follow-up refused), ``not_ready`` (still answering,
+            or failed).
+        QueueFull: the next turn's local model has a full line; the vote is recorded all the same, and
+            the conversation ends there (revealed).
         tasks.qualification.NotQualified: the task's rules refuse the voter now.
     """
     if battle.voter_id != getattr(voter, "pk", None):
@@ -320,6 +331,8 @@ def vote(*, battle: Battle, voter, vote: str) -> tuple[Battle, bool]:
     check_may_battle(battle.task, voter)
     if vote not in Battle.Vote.values:
         raise ArenaError("Choose A is better, B is better, Tie or Both are bad.", code="invalid")
+    if follow_up is not None:
+        follow_up = _check_follow_up(battle, vote, follow_up)
     recorded = bool(
         Battle.objects.filter(pk=battle.pk, voter=voter, status=Battle.Status.READY).update(
             status=Battle.Status.VOTED, vote=vote, voted_at=timezone.now()
@@ -330,7 +343,88 @@ def vote(*, battle: Battle, voter, vote: str) -> tuple[Battle, bool]:
         if battle.status == Battle.Status.FAILED:
             raise ArenaError(battle.error or "This battle failed; no vote is taken.", code="not_ready")
         raise ArenaError("The models are still answering; vote once both answers are here.", code="not_ready")
+    if recorded:
+        if follow_up is None:
+            _reveal(battle)
+        else:
+            try:
+                continue_battle(battle, follow_up)
+            except Exception:
+                _reveal(battle)  # the conversation ends here: its names may be shown
+                raise
+        battle.refresh_from_db()
     return battle, recorded
+
+
+def _check_follow_up(battle: Battle, vote: str, follow_up) -> str:
+    """``follow_up`` as the models will read it, or why it cannot continue ``battle`` (``invalid``)."""
+    if battle.turn >= battle.task.cfg.max_turns:
+        raise ArenaError(
+            f"This conversation has had its {battle.task.cfg.max_turns} turns: vote without a next message.",
+            code="invalid",
+        )
+    if vote == Battle.Vote.BOTH_BAD:
+        raise ArenaError(
+            "Both answers were bad, so there is none to keep: vote without a next message.", code="invalid"
+        )
+    return clean_prompt(battle.task, follow_up)
+
+
+def _chain(battle: Battle) -> list[int]:
+    """The ids of ``battle`` and of the earlier turns it continues."""
+    ids, current = [], battle
+    while current is not None:
+        ids.append(current.pk)
+        current = current.parent
+    return ids
+
+
+def _reveal(battle: Battle) -> None:
+    """Let the model names of ``battle``'s conversation be shown (every turn up to it)."""
+    Battle.objects.filter(pk__in=_chain(battle)).update(revealed=True)
+
+
+def continue_battle(battle: Battle, follow_up: str) -> Battle:
+    """The next turn of the voted ``battle`` (``vote``'s ``follow_up``, already checked): a battle of the same
+    voter, models and sides, ``turn`` one more, whose messages are ``battle``'s, the preferred answer (A's
+    on a tie) and ``follow_up``; both models answer as in ``start_battle``. A next turn already started
+    (a second request) is returned as it is. A next turn that fails ends the conversation (revealed).
+
+    Raises:
+        ArenaError: ``too_long`` (the conversation no longer fits a local model's context).
+        QueueFull: a local model's line is full; nothing is stored.
+    """
+    existing = Battle.objects.filter(parent=battle).first()
+    if existing is not None:
+        return existing
+    kept = battle.answer_b if battle.vote == Battle.Vote.B else battle.answer_a
+    messages = [
+        *battle.messages,
+        {"role": "assistant", "content": kept},
+        {"role": "user", "content": follow_up},
+    ]
+    for model in (battle.model_a, battle.model_b):
+        _check_fits(model, messages)
+    admit(battle.model_a, battle.model_b)
+    try:
+        with transaction.atomic():
+            following = Battle.objects.create(
+                task=battle.task,
+                round=battle.round,
+                source_example=battle.source_example,
+                voter=battle.voter,
+                messages=messages,
+                model_a=battle.model_a,
+                model_b=battle.model_b,
+                parent=battle,
+                turn=battle.turn + 1,
+            )
+    except IntegrityError:  # the other request of a double click started it first
+        return Battle.objects.get(parent=battle)
+    following = _generate(following)
+    if following.status == Battle.Status.FAILED:
+        _reveal(battle)
+    return following
 
 
 def hold_flagged_voters(*, task, checks, names: dict[int, str]) -> list[int]:

@@ -17,6 +17,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from generative_bench.kinds import benchmarked
+from models_registry.serving import QueueFull
 from tasks import qualification
 from tasks.models import Task
 from tasks.selectors import task_or_404
@@ -146,6 +147,12 @@ def _prompt_parts(battle: Battle) -> tuple[str, str]:
     return system, user
 
 
+def _earlier_turns(battle: Battle) -> list[tuple[str, str]]:
+    """``[(user message, kept answer)]`` of the turns before ``battle``'s last user message."""
+    turns = [m for m in battle.messages if m.get("role") in ("user", "assistant")][:-1]
+    return [(turns[i]["content"], turns[i + 1]["content"]) for i in range(0, len(turns) - 1, 2)]
+
+
 @login_required
 def battle(request, slug: str, pk: int):
     """One of the person's battles: the prompt, answers A and B side by side, and the vote form while it
@@ -156,9 +163,10 @@ def battle(request, slug: str, pk: int):
     services.fail_stale_battles(voter=request.user)
     battle.refresh_from_db()
     names = {}
-    if battle.status == Battle.Status.VOTED:
+    if battle.revealed:
         names = selectors.shown_names(request.user, task, [battle.model_a, battle.model_b])
     passage, prompt = _prompt_parts(battle)
+    following = Battle.objects.filter(parent=battle).only("pk").first()
     return render(
         request,
         "generative_bench/arena/battle.html",
@@ -173,6 +181,11 @@ def battle(request, slug: str, pk: int):
             "name_b": names.get(battle.model_b_id),
             "votes": Battle.Vote.choices,
             "vote_label": battle.get_vote_display() if battle.vote else "",
+            # The conversation so far (a vote per turn): each earlier user message and the answer kept.
+            "earlier": _earlier_turns(battle),
+            "may_continue": battle.turn < task.cfg.max_turns,
+            "max_turns": task.cfg.max_turns,
+            "following": following,
         },
     )
 
@@ -189,15 +202,25 @@ def vote(request, slug: str, pk: int):
     if not form.is_valid():
         messages.error(request, "Choose A is better, B is better, Tie or Both are bad.")
         return redirect("generative_bench:arena_battle", slug=task.slug, pk=battle.pk)
+    follow_up = form.cleaned_data["follow_up"] or None
     try:
-        battle, recorded = services.vote(battle=battle, voter=request.user, vote=form.cleaned_data["vote"])
+        battle, recorded = services.vote(
+            battle=battle, voter=request.user, vote=form.cleaned_data["vote"], follow_up=follow_up
+        )
     except services.ArenaError as exc:
         if exc.code == "not_found":
             raise Http404("No such battle.") from None
         messages.error(request, str(exc))
     except qualification.NotQualified as exc:
         messages.error(request, exc.message)
+    except QueueFull as exc:
+        messages.error(request, f"Your vote is recorded, but the next turn could not start: {exc}")
     else:
+        following = Battle.objects.filter(parent=battle).first()
+        if following is not None:
+            if recorded:
+                messages.success(request, f"Your vote is recorded: {battle.get_vote_display()}. Next turn:")
+            return redirect("generative_bench:arena_battle", slug=task.slug, pk=following.pk)
         if recorded:
             messages.success(request, f"Your vote is recorded: {battle.get_vote_display()}.")
         else:

@@ -1,6 +1,7 @@
 """The arena in a real browser against the real SmolLM2 (two models of the same weights, one with a
 pirate's system prompt): a person writes a prompt, reads the two anonymous answers side by side,
-votes, and sees the two names revealed; then the public ranking. At both widths (the ``run`` fixture)."""
+votes and continues with a next message (a vote per turn), votes the second turn, and sees the two names
+revealed; then the public ranking. At both widths (the ``run`` fixture)."""
 
 from __future__ import annotations
 
@@ -35,10 +36,21 @@ def test_arena_write_a_prompt_vote_and_see_the_names(run, arena, annotator):
     assert NAME_A not in html and NAME_B not in html
     run.check(page, "answers")
 
-    page.get_by_role("button", name="B is better").click()
-    expect(page.get_by_text("Your vote is recorded: B is better.")).to_be_visible()
+    page.get_by_label("Your next message").fill("And in miles?")
+    page.get_by_role("button", name="B is better").click(no_wait_after=True)
+    page.wait_for_url(lambda url: f"/battles/{battle.pk}/" not in url, timeout=180_000)
+    expect(page.get_by_text("Your vote is recorded: B is better. Next turn:")).to_be_visible()
+    expect(page.get_by_text("Turn 2 of at most 3")).to_be_visible()
+    html = page.content()
+    assert NAME_A not in html and NAME_B not in html  # still blind on the second turn
     battle.refresh_from_db()
-    assert battle.vote == "b"
+    assert battle.vote == "b" and not battle.revealed
+    battle = battle.continuation
+    assert battle.messages[-1] == {"role": "user", "content": "And in miles?"}
+    run.check(page, "second turn")
+
+    page.get_by_role("button", name="A is better").click()
+    expect(page.get_by_text("Your vote is recorded: A is better.")).to_be_visible()
     expect(page.locator(".reveal-a")).to_have_text(battle.model_a.name)
     expect(page.locator(".reveal-b")).to_have_text(battle.model_b.name)
     expect(page.get_by_role("heading", name=f"Answer A ({battle.model_a.name})")).to_be_visible()
@@ -46,5 +58,5 @@ def test_arena_write_a_prompt_vote_and_see_the_names(run, arena, annotator):
 
     page.get_by_role("link", name="See the ranking").click()
     expect(page.get_by_role("table", name="Models by Bradley-Terry score, best first")).to_be_visible()
-    expect(page.get_by_text("1 vote counted. No vote left out.")).to_be_visible()
+    expect(page.get_by_text("2 votes counted. No vote left out.")).to_be_visible()
     run.check(page, "ranking")
