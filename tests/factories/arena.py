@@ -83,3 +83,22 @@ def stored_battle(task, voter, model_a, model_b, *, answer_a="Answer one.", answ
         answer_b=answer_b,
         status=Battle.Status.READY,
     )
+
+
+def remote_pair_task(tmp_path, *, names=("alpha", "bravo")):
+    """A red-teaming task ``red-team`` (round 1 open; its round target not ready, so it stays out of the
+    arena) with two ready, published chat-endpoint models ``names`` on a loopback address nothing
+    listens on: tests replace the chat call (``services.chat_stream``)."""
+    round_ = make_red_team_round(tmp_path, slug="red-team")
+    RegisteredModel.objects.filter(task=round_.task).update(status="failed")
+    for name in names:
+        RegisteredModel.objects.create(
+            task=round_.task,
+            name=name,
+            source=RegisteredModel.Source.CHAT_ENDPOINT,
+            endpoint_url="http://127.0.0.1:9/v1",
+            chat_model_name=name,
+            status="ready",
+            is_published=True,
+        )
+    return round_.task

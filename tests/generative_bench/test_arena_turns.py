@@ -12,26 +12,13 @@ import pytest
 from engine.runtime.generative import Generation
 from generative_bench.arena import selectors, services
 from generative_bench.models import Battle
-from models_registry.models import RegisteredModel
 from tests.factories.accounts import UserFactory
-from tests.factories.red_team import make_red_team_round
+from tests.factories.arena import remote_pair_task
 
 
 @pytest.fixture
 def task(db, tmp_path):
-    round_ = make_red_team_round(tmp_path, slug="red-team")  # max_turns 3, the default
-    RegisteredModel.objects.filter(task=round_.task).update(status="failed")
-    for name in ("alpha", "bravo"):
-        RegisteredModel.objects.create(
-            task=round_.task,
-            name=name,
-            source=RegisteredModel.Source.CHAT_ENDPOINT,
-            endpoint_url="http://127.0.0.1:9/v1",
-            chat_model_name=name,
-            status="ready",
-            is_published=True,
-        )
-    return round_.task
+    return remote_pair_task(tmp_path)  # max_turns 3, the default
 
 
 @pytest.fixture
