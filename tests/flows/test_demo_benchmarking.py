@@ -1,7 +1,7 @@
 """Benchmarking the demo's red-teaming task end to end (docs/benchmarking.md), with the real SmolLM2:
 people write and settle round 1, the owner replays it against the second registered model (through the
 admin), people rate the replayed answers, the judge runs and its kappa is shown with its interval, three
-people vote on 12 arena pairs, and the generative leaderboard ranks the models by Bradley-Terry with
+people vote on 6 arena pairs, and the generative leaderboard ranks the models by Bradley-Terry with
 intervals beside MC accuracy, attack success rate and throughput; the official ``openai`` client streams
 an answer from ``/v1/chat/completions``."""
 
@@ -173,11 +173,11 @@ def test_an_owner_benchmarks_the_demo_red_teaming_task(converted_once, client, l
     page = client.get("/tasks/red-team/judges/").content.decode()
     assert "kappa" in page.lower() and JUDGE in page
 
-    # 3. The arena: three people vote on 12 pairs (four each; the arena's own tests vote on 30).
+    # 3. The arena: three people vote on 6 pairs (two each; the arena's own tests vote on 30).
     voters = [UserFactory() for _ in range(3)]
     rng = random.Random(7)
     votes = []
-    for n in range(12):
+    for n in range(6):
         voter = voters[n % 3]
         battle = start_battle(
             task=task, voter=voter, prompt=f"Say something about rivers, please ({n}).", rng=rng
@@ -189,7 +189,7 @@ def test_an_owner_benchmarks_the_demo_red_teaming_task(converted_once, client, l
         votes.append(Vote(battle.model_a_id, battle.model_b_id, choice))
     ranking = arena_ranking(task)
     expected = rank(votes, models=sorted(m.pk for m in (target, second)))
-    assert ranking.n_votes == 12
+    assert ranking.n_votes == 6
     for key in (target.pk, second.pk):
         assert ranking.scores[key] == pytest.approx(expected.scores[key])
         low, high = ranking.intervals[key]
@@ -211,7 +211,7 @@ def test_an_owner_benchmarks_the_demo_red_teaming_task(converted_once, client, l
     ranked = [row["name"] for row in board["rows"] if row["rank"] is not None]
     assert ranked, board
     html = client.get("/tasks/red-team/leaderboard/generative/").content.decode()
-    assert "Bradley-Terry" in html and "12 votes" in html
+    assert "Bradley-Terry" in html and "6 votes" in html
 
     # 5. The official openai client streams an answer from the OpenAI-compatible endpoint.
     owner_token = Token.objects.get_or_create(user=owner)[0].key
