@@ -1,16 +1,19 @@
 """The arena's leak-rate measurement (``core.leak_rate``) on simulated models: is its interval honest when
 the models cannot be told apart, and how soon does it see a leak when they can?
 
-Run:  .venv/bin/python benchmarks/arena_leak_rate.py [--battles 200] [--repeats 500] [--seed 0]
+Run:  .venv/bin/python benchmarks/arena_leak_rate.py [--battles 200] [--repeats 200] [--seed 0]
 
 Each simulated battle has two models answer with 40 words drawn from one vocabulary of 200 words (Zipf
 weights, as word frequencies are), and optionally a **tell**: model "p" uses one marker word (say, its
 name, or "arr") in place of an ordinary word with probability ``tell`` per answer.
 
+Each battle's two answers also share its prompt's word ("topic<n>"), as real answers to one prompt
+share words: the cross-validation keeps a battle's answers in one fold, so that word cannot carry the
+guess.
+
 1. **Calibration** (no tell): over ``--repeats`` simulated arenas of ``--battles`` battles, the share whose
    95% Wilson interval covers chance, and the share that reports a leak (interval above chance: a false
-   alarm). The two answers of a battle are dependent only through the split, so coverage near 95% and
-   false alarms near 2.5% are expected.
+   alarm). Coverage near 95% and false alarms near 2.5% are expected if the interval is honest.
 2. **Power**: the mean accuracy and the share of arenas reporting a leak, for tells of 0.1 to 1.0 and
    arenas of 50, 200 and 1,000 battles (``--repeats`` / 5 arenas each).
 3. **Time** of one measurement on 5,000 battles (the page's cap, ``LEAK_MAX_BATTLES``).
@@ -37,7 +40,7 @@ def arena(n_battles: int, tell: float, rng: random.Random) -> list[tuple[int, st
     answers = []
     for battle in range(n_battles):
         for model in ("p", "q"):
-            words = rng.choices(VOCABULARY, WEIGHTS, k=40)
+            words = [f"topic{battle}", *rng.choices(VOCABULARY, WEIGHTS, k=39)]
             if model == "p" and rng.random() < tell:
                 words[rng.randrange(40)] = "marker"
             answers.append((battle, " ".join(words), model))
@@ -47,7 +50,7 @@ def arena(n_battles: int, tell: float, rng: random.Random) -> list[tuple[int, st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--battles", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=500)
+    parser.add_argument("--repeats", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -72,7 +75,7 @@ def main() -> None:
             accuracy = sum(r.accuracy for r in runs) / len(runs)
             cells.append(f"tell {tell:.1f}: {accuracy:.1%} ({sum(r.leaks for r in runs) / len(runs):.0%})")
         print(f"   {n:>5} battles: " + "; ".join(cells))
-    answers = arena(5000, 0.3, rng)
+    answers = arena(5000, 0.3, rng)  # the page's cap, LEAK_MAX_BATTLES
     start = time.perf_counter()
     found = leak_rate(answers)
     print(

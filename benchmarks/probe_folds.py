@@ -5,7 +5,7 @@ Run:  .venv/bin/python benchmarks/probe_folds.py
 
 Reads every row of the shared copy of HatemojiBuild (``$DYNABENCH_DATA_DIR/hatemoji_build/*.csv``; all
 splits) and, per round (``round.base`` 5, 6, 7: the demo's rounds 1, 2, 3), predicts the label from the
-text with the probes' classifier (``cycle.probes.measure``: bag of words, logistic regression, 5 folds,
+text with the probes' classifier (``core.text_probe``: bag of words, logistic regression, 5 folds,
 seed 0): once with stratified folds that ignore the pairs, once with the pairs (``matched_id``) in one fold
 (``cycle.probes.data.example_groups``). Prints accuracy, its Wilson 95% interval and chance.
 """
@@ -28,7 +28,7 @@ django.setup()
 from django.conf import settings  # noqa: E402
 
 from cycle.probes.data import example_groups  # noqa: E402
-from cycle.probes.measure import cross_validated_accuracy  # noqa: E402
+from core.text_probe import cross_validated_accuracy  # noqa: E402
 
 
 def main() -> None:

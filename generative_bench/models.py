@@ -385,10 +385,11 @@ class Battle(models.Model):
 
 
 class LeakMeasurement(models.Model):
-    """One measurement of a task's arena leak rate (docs/benchmarking.md, "Anonymity";
-    ``core.leak_rate``): how often a bag-of-words classifier trained on revealed battles tells which model
-    wrote a held-out answer (``accuracy`` with its Wilson 95% interval ``low``-``high``), against
-    ``chance`` (always the most common model). The figures are None when too few battles were voted."""
+    """One measurement of a task's arena leak rate (docs/benchmarking.md, "Leak rate"; ``core.leak_rate``):
+    how often a bag-of-words classifier trained on revealed battles tells which model wrote a held-out
+    answer (``accuracy`` with its Wilson 95% interval ``low``-``high``), against ``chance`` (the most
+    common model's share); ``top_words`` the words that most give each model away (by model id). The
+    figures are None, and ``reason`` says why, when too few battles were voted."""
 
     task = models.ForeignKey("tasks.Task", on_delete=models.CASCADE, related_name="leak_measurements")
     accuracy = models.FloatField(null=True, blank=True)
@@ -399,6 +400,8 @@ class LeakMeasurement(models.Model):
     n_models = models.PositiveIntegerField(default=0, help_text="Models told apart.")
     train_battles = models.PositiveIntegerField(default=0)
     test_battles = models.PositiveIntegerField(default=0)
+    top_words = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, blank=True)
+    reason = models.TextField(blank=True, help_text="Why there is no figure.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

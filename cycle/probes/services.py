@@ -24,7 +24,7 @@ from tasks.models import Round
 
 from ..models import ArtefactProbe
 from .data import NOT_GROUPED, RoundTexts, left_out_counts, round_texts
-from .measure import FEATURES, SEED, TOP_FEATURES, NotMeasurable, cross_validated_accuracy, has_words
+from core.text_probe import FEATURES, SEED, TOP_FEATURES, NotMeasurable, cross_validated_accuracy, has_words
 
 logger = logging.getLogger(__name__)
 

@@ -84,6 +84,8 @@ class LeakMeasurementAdmin(TaskOwnedAdmin):
         "n_models",
         "train_battles",
         "test_battles",
+        "top_words",
+        "reason",
         "created_at",
     )
     fields = readonly_fields

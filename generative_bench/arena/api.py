@@ -288,6 +288,11 @@ class VoterChecksSerializer(serializers.Serializer):
     held = serializers.IntegerField()
 
 
+class TopWordsSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    words = serializers.ListField(child=serializers.CharField())
+
+
 class LeakRateSerializer(serializers.Serializer):
     accuracy = serializers.FloatField(
         allow_null=True, help_text="Share of held-out answers whose model was guessed."
@@ -295,11 +300,13 @@ class LeakRateSerializer(serializers.Serializer):
     low = serializers.FloatField(allow_null=True)
     high = serializers.FloatField(allow_null=True)
     chance = serializers.FloatField(allow_null=True, help_text="Always guessing the most common model.")
-    tested = serializers.IntegerField()
+    tested = serializers.IntegerField(help_text="Held-out answers classified.")
     models = serializers.IntegerField()
     train_battles = serializers.IntegerField()
     test_battles = serializers.IntegerField()
     leaks = serializers.BooleanField(help_text="The accuracy's 95% interval lies above chance.")
+    reason = serializers.CharField(help_text="Why there is no figure; empty when there is one.")
+    top_words = TopWordsSerializer(many=True, help_text="The words that most give each model away.")
     measured_at = serializers.DateTimeField()
 
 
@@ -412,5 +419,5 @@ class ArenaRanking(APIView):
         task = _arena_task(slug)
         table = selectors.ranking_table(task, request.user, selectors.arena_summary(task))
         table["voter_checks"] = selectors.voter_check_table(task, request.user)
-        table["leak_rate"] = selectors.latest_leak(task)
+        table["leak_rate"] = selectors.latest_leak(task, request.user)
         return Response(RankingSerializer(table).data)

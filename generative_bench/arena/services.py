@@ -446,8 +446,8 @@ def hold_flagged_voters(*, task, checks, names: dict[int, str]) -> list[int]:
 
 def measure_leak(task: Task, *, seed: int = 0) -> LeakMeasurement:
     """Measure the leak rate of ``task``'s arena (``core.leak_rate.leak_rate`` on
-    ``selectors.revealed_answers``: 30% of the battles held out, ``seed`` the split's) and store it.
-    Returns the stored measurement (its figures None when too few battles were voted)."""
+    ``selectors.revealed_answers``; ``seed`` draws the held-out battles) and store it. Returns the stored
+    measurement (its figures None, with the reason, when too few battles were voted)."""
     found = leak_rate(selectors.revealed_answers(task), seed=seed)
     return LeakMeasurement.objects.create(
         task=task,
@@ -459,6 +459,8 @@ def measure_leak(task: Task, *, seed: int = 0) -> LeakMeasurement:
         n_models=found.models,
         train_battles=found.train_battles,
         test_battles=found.test_battles,
+        top_words=found.top_words,
+        reason=found.reason,
     )
 
 

@@ -247,7 +247,7 @@ def ranking(request, slug: str):
             "pairwise": pairwise_figures(task, request.user),
             # The task's owners only: who is flagged by the voter-integrity tests, and why.
             "voters": selectors.voter_check_table(task, request.user),
-            "leak": selectors.latest_leak(task),
+            "leak": selectors.latest_leak(task, request.user),
             "is_owner": task.is_owner(request.user),
         },
     )

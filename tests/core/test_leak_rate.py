@@ -1,86 +1,74 @@
-"""The arena's leak rate (core/leak_rate.py): the naive Bayes classifier worked by hand on a tiny set,
-the split by battle, chance as the most common model, and simulated models that can and cannot be told
-apart."""
+"""The arena's leak rate (core/leak_rate.py) with the text probe's bag of words: battles held out whole,
+chance as the most common model, the interval on battles, the words that give a model away, simulated
+models that can and cannot be told apart, and answers too few to measure."""
 
 from __future__ import annotations
 
-import math
 import random
 
 import pytest
 
-from core.intervals import wilson_interval
-from core.leak_rate import MIN_TEST_ANSWERS, _NaiveBayes, leak_rate, words
-
-
-def test_words_keep_punctuation_marks():
-    assert words("**Yes**, 42!") == ["*", "*", "yes", "*", "*", ",", "42", "!"]
-    assert words("Ünïcode – 🙂") == ["ünïcode", "–", "🙂"]
-
-
-def test_naive_bayes_by_hand():
-    """Training: x wrote "a a b" and "a c", y wrote "b b". Vocabulary {a, b, c} (3 words); x has 5 words,
-    y 2, so P(w | x) = (count + 1) / 8 and P(w | y) = (count + 1) / 5; P(x) = 2/3. For "a b": x scores
-    log(2/3) + log(4/8) + log(2/8) = -2.48, y log(1/3) + log(1/5) + log(3/5) = -3.22: x. For "b" alone:
-    x log(2/3) + log(2/8) = -1.79, y log(1/3) + log(3/5) = -1.61: y. A word never seen ("z") says
-    nothing."""
-    nb = _NaiveBayes([(["a", "a", "b"], "x"), (["a", "c"], "x"), (["b", "b"], "y")])
-    assert nb.log_scores(["a", "b"]) == pytest.approx(
-        {
-            "x": math.log(2 / 3) + math.log(4 / 8) + math.log(2 / 8),
-            "y": math.log(1 / 3) + math.log(1 / 5) + math.log(3 / 5),
-        }
-    )
-    assert nb.predict(["a", "b"]) == "x"
-    assert nb.log_scores(["b", "z"]) == pytest.approx(
-        {"x": math.log(2 / 3) + math.log(2 / 8), "y": math.log(1 / 3) + math.log(3 / 5)}
-    )
-    assert nb.predict(["b"]) == "y" and nb.predict(["b", "z"]) == "y"
-    assert nb.most_common == "x"
-    # Level scores go to the first model by name.
-    assert _NaiveBayes([(["a"], "y"), (["a"], "x")]).predict(["a"]) == "x"
+from core.intervals import wilson_share
+from core.leak_rate import leak_rate
 
 
 def _battles(n, seed, *, tell):
-    """``n`` battles of two models; with ``tell``, model "p" ends every answer with "arr" (a pirate) and
-    "q" never does; without it both draw from the same words."""
+    """``n`` battles of two models answering one prompt each (the prompt's words in both answers); with
+    ``tell``, model "p" ends every answer with "arr!" (a pirate) and "q" never does."""
     rng = random.Random(seed)
     vocabulary = "the river is long and wide with water fish boat".split()
     answers = []
     for battle in range(n):
+        topic = f"topic{battle}"
         for model in ("p", "q"):
-            text = " ".join(rng.choice(vocabulary) for _ in range(8))
+            text = f"{topic} " + " ".join(rng.choice(vocabulary) for _ in range(8))
             if tell and model == "p":
                 text += " arr!"
             answers.append((battle, text, model))
     return answers
 
 
-def test_models_that_can_be_told_apart_and_models_that_cannot():
-    told = leak_rate(_battles(100, 1, tell=True))
-    assert told.test_battles == 30 and told.train_battles == 70 and told.tested == 60
+def test_a_model_with_a_tell_is_told_apart_by_its_words():
+    """60 battles: 18 held out (30%), 36 answers. All guessed right: every battle 2 of 2, so the rate is
+    1 and Kish's effective sample size is the 36 answers (no spread between battles): Wilson on 36."""
+    told = leak_rate(_battles(60, 1, tell=True))
+    assert (told.tested, told.test_battles, told.train_battles, told.models) == (36, 18, 42, 2)
     assert told.accuracy == 1.0 and told.chance == pytest.approx(0.5) and told.leaks
-    assert (told.low, told.high) == pytest.approx(wilson_interval(60, 60))
-    same = leak_rate(_battles(100, 1, tell=False))
+    assert (told.low, told.high) == pytest.approx(wilson_share(1.0, 36))
+    assert "arr" in told.top_words["p"] and told.reason == ""
+
+
+def test_models_that_cannot_be_told_apart_stay_near_chance():
+    """Each battle's two answers share its prompt's word ("topic<n>"); held out together, that word is
+    never seen in training, so it cannot carry the guess, and the interval covers chance."""
+    same = leak_rate(_battles(60, 1, tell=False))
     assert same.low <= same.chance <= same.high and not same.leaks
-    assert same.accuracy == pytest.approx(round(same.accuracy * 60) / 60)
 
 
-def test_both_answers_of_a_battle_fall_on_one_side_of_the_split():
-    answers = _battles(40, 2, tell=True)
-    seen = {}
-    for seed in range(5):
-        found = leak_rate(answers, seed=seed)
-        assert found.tested == 2 * found.test_battles  # two answers per held-out battle, never one
-        seen[seed] = found.test_battles
-    assert set(seen.values()) == {12}
+def test_the_interval_counts_battles_when_their_answers_go_together():
+    """In two battles of three "p" writes "arr" and "q" plain; in the third they swap. The classifier
+    learns "arr" means p, so each held-out battle is guessed 2 of 2 or 0 of 2: its answers go together.
+    Kish's effective size of m battles whose rates r_i are all 0 or 1 is R(1 - R) / V with
+    V = m / (m - 1) * sum (2 r_i - 2R)^2 / (2m)^2 = R(1 - R) / (m - 1): m - 1 battles, not 2m answers."""
+    answers = []
+    for battle in range(60):
+        arr, plain = ("p", "q") if battle % 3 else ("q", "p")
+        answers += [(battle, f"talk {battle} arr!", arr), (battle, f"talk {battle} plain", plain)]
+    found = leak_rate(answers)
+    assert found.test_battles == 18 and found.tested == 36 and 0 < found.accuracy < 1
+    assert round(found.accuracy * 36) % 2 == 0  # whole battles right or wrong
+    assert (found.low, found.high) == pytest.approx(wilson_share(found.accuracy, found.test_battles - 1))
+    narrow = wilson_share(found.accuracy, found.tested)  # answers counted as independent
+    assert found.high - found.low > narrow[1] - narrow[0]
 
 
-def test_too_few_battles_or_models_give_no_figure():
+def test_too_few_answers_or_one_model_give_no_figure_but_a_reason():
+    one_model = leak_rate([(b, t, "p") for b, t, _ in _battles(10, 3, tell=True)])
+    assert (
+        one_model.accuracy is None and one_model.models == 1 and "nothing to tell apart" in one_model.reason
+    )
     few = leak_rate(_battles(10, 3, tell=True))  # 3 held-out battles: 6 answers
-    assert few.tested == 6 < MIN_TEST_ANSWERS and few.accuracy is None and not few.leaks
-    one_model = leak_rate([(b, t, "p") for b, t, _ in _battles(50, 3, tell=True)])
-    assert one_model.models == 1 and one_model.accuracy is None
-    assert leak_rate([]).accuracy is None
-    with pytest.raises(ValueError):
-        leak_rate([], test_share=1.0)
+    assert few.accuracy is None and few.tested == 6 and "6 held-out answers (at least 10" in few.reason
+    blank = leak_rate([(1, "   ", "p"), (1, "", "q")])
+    assert blank.accuracy is None and blank.tested == 0 and blank.reason == "no voted battle"
+    assert leak_rate([]).accuracy is None and not leak_rate([]).leaks

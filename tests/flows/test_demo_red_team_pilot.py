@@ -140,13 +140,16 @@ def test_a_small_pilot_fills_the_round_through_the_pages_services(converted_once
     assert (stats.attempts, stats.people, stats.verified) == (5, 5, verified)
     assert stats.asr is not None and stats.agreement is not None
     # The red-teamers voted three arena battles between the two models, on the round's prompts; the leak
-    # rate was measured (too few battles for a figure: stored as such).
+    # rate was measured (too few battles for a figure: stored with the reason).
     battles = Battle.objects.filter(task=task, status="voted")
     assert battles.count() == 3 and not battles.filter(source_example__isnull=True).exists()
     assert set(battles.values_list("voter__username", flat=True)) <= {
         f"demo-pilot-{i:02d}" for i in range(1, 6)
     }
-    assert [m.accuracy for m in task.leak_measurements.all()] == [None]
+    assert [(m.accuracy, m.train_battles + m.test_battles) for m in task.leak_measurements.all()] == [
+        (None, 3)
+    ]
+    assert "held-out answers (at least 10" in task.leak_measurements.get().reason
     # A second run finds the pilot whole and adds nothing.
     again = _pilot(task, second, people=5)
     assert again == 0 and Conversation.objects.filter(round=round_).count() == 5

@@ -126,8 +126,9 @@ def test_the_owners_terms_are_checked_and_bad_terms_refused(task, script):
 
 def test_the_leak_rate_is_measured_stored_and_shown(task, client):
     """20 voted battles: "alpha" always answers with a pirate's "arr", "bravo" never. The command stores
-    the measurement (6 held-out battles, 12 answers, all guessed), the page and the API show the latest;
-    the owner's button measures again through the job queue; anyone else gets a 404."""
+    the measurement (6 battles held out, their 12 answers all guessed: Wilson on 12, every battle right;
+    "arr" among the words that give alpha away), the page and the API show the latest; the owner's button measures again through the job
+    queue; anyone else gets a 404."""
     import io
 
     from django.core.management import call_command
@@ -139,6 +140,8 @@ def test_the_leak_rate_is_measured_stored_and_shown(task, client):
     voter = UserFactory()
     ranking = f"/tasks/{task.slug}/arena/ranking/"
     assert "Leak rate: not measured yet." in client.get(ranking).content.decode()
+    call_command("measure_arena_leak", "--task", task.slug, stdout=io.StringIO())
+    assert "Leak rate: not measurable yet (no voted battle;" in client.get(ranking).content.decode()
     for i in range(20):
         battle = stored_battle(task, voter, alpha, bravo)
         Battle.objects.filter(pk=battle.pk).update(
@@ -151,12 +154,21 @@ def test_the_leak_rate_is_measured_stored_and_shown(task, client):
         "Leak rate: 100.0% (95% 75.8% to 100.0%) of 12 held-out answers (6 battles; trained on 14), 2 models;"
         " chance 50.0%: ABOVE chance" in out.getvalue()
     )
+    alpha_words = next(line for line in out.getvalue().splitlines() if line.startswith("  alpha: "))
+    assert "arr" in alpha_words.split(": ", 1)[1].split(", ")
     page = client.get(ranking).content.decode()
     assert "tells which of 2 models wrote an answer in <strong>100%</strong>" in page
-    assert "The models can be told apart from their text" in page
+    assert "The models can be told apart from their text" in page and '<q dir="auto">arr</q>' in page
     assert "Measure the leak rate now" not in page  # not an owner
     body = client.get(f"/api/tasks/{task.slug}/arena/ranking/").json()["leak_rate"]
-    assert (body["tested"], body["models"], body["leaks"], body["chance"]) == (12, 2, True, 0.5)
+    assert (body["tested"], body["models"], body["leaks"], body["chance"], body["test_battles"]) == (
+        12,
+        2,
+        True,
+        0.5,
+        6,
+    )
+    assert body["top_words"][0]["name"] == "alpha" and "arr" in body["top_words"][0]["words"]
     client.force_login(voter)
     assert client.post(f"/tasks/{task.slug}/arena/ranking/measure-leak/").status_code == 404
     owner = UserFactory()
@@ -165,4 +177,4 @@ def test_the_leak_rate_is_measured_stored_and_shown(task, client):
     assert "Measure the leak rate now" in client.get(ranking).content.decode()
     after = client.post(f"/tasks/{task.slug}/arena/ranking/measure-leak/", follow=True).content.decode()
     assert "The leak rate is being measured" in after
-    assert task.leak_measurements.count() == 2
+    assert task.leak_measurements.count() == 3

@@ -10,6 +10,7 @@ from django.core.management.base import CommandError
 from core.audit import OperatorCommand
 from generative_bench.arena.services import measure_leak
 from generative_bench.kinds import benchmarked
+from models_registry.models import RegisteredModel
 from tasks.models import Task
 
 
@@ -26,10 +27,7 @@ class Command(OperatorCommand):
             raise CommandError(f"No red-teaming task {task!r}: only a red-teaming task has an arena.")
         m = measure_leak(found, seed=seed)
         if m.accuracy is None:
-            self.stdout.write(
-                f"Too few voted battles to measure: {m.tested} held-out answers of {m.n_models} models "
-                "(at least 10 answers of 2 models are needed). Stored as such."
-            )
+            self.stdout.write(f"Not measurable: {m.reason}. Stored as such.")
             return
         verdict = "ABOVE chance: the models can be told apart" if m.low > m.chance else "not above chance"
         self.stdout.write(
@@ -37,3 +35,6 @@ class Command(OperatorCommand):
             f"({m.test_battles} battles; trained on {m.train_battles}), {m.n_models} models; chance "
             f"{m.chance:.1%}: {verdict}."
         )
+        names = dict(RegisteredModel.objects.filter(task=found).values_list("pk", "name"))
+        for model, words in sorted(m.top_words.items()):
+            self.stdout.write(f"  {names.get(int(model), model)}: {', '.join(words)}")

@@ -1,6 +1,8 @@
-"""The probes' classifier: a bag of words and a logistic regression, scored by stratified k-fold
-cross-validation against chance. Pure: texts and class names in, figures out (no database, no model of
-the registry; scikit-learn on the CPU, one thread).
+"""A bag-of-words classifier: can the words of a text tell its class? A logistic regression on word
+presence, scored by stratified k-fold cross-validation against chance. Pure: texts and class names in,
+figures out (no database, no model of the registry; scikit-learn on the CPU, one thread). Two users: the
+artefact probes (``cycle.probes``: can a bag of words guess the label, or the writer?) and the arena's
+leak rate (``core.leak_rate``: can it guess which model wrote an answer?).
 
 Why a bag of words: an artefact is a surface cue (a word, an emoji, a negation) that gives the answer
 away; a model that reads only such cues and still beats chance shows the cue is in the data (Gururangan
@@ -73,7 +75,9 @@ def has_words(text: str) -> bool:
     return isinstance(text, str) and _TOKEN.search(text) is not None
 
 
-def _pipeline(seed: int):
+def bag_of_words_classifier(seed: int = SEED):
+    """An unfitted scikit-learn pipeline: ``CountVectorizer`` (``TOKEN_PATTERN``, lower case, presence,
+    at most ``MAX_FEATURES`` words) then ``LogisticRegression`` seeded with ``seed``."""
     # Imported here: scikit-learn takes a second to import, and only the probe job needs it.
     from sklearn.feature_extraction.text import CountVectorizer
     from sklearn.linear_model import LogisticRegression
@@ -87,7 +91,9 @@ def _pipeline(seed: int):
     )
 
 
-def _top_features(pipeline, k: int) -> dict[str, list[str]]:
+def top_features_of(pipeline, k: int) -> dict[str, list[str]]:
+    """Class name -> up to ``k`` words with the largest positive weight for it, of a fitted
+    ``bag_of_words_classifier``."""
     vectorizer, classifier = pipeline[0], pipeline[-1]
     words = vectorizer.get_feature_names_out()
     classes = [str(c) for c in classifier.classes_]
@@ -193,7 +199,7 @@ def cross_validated_accuracy(
             splitter = StratifiedGroupKFold(n_splits=folds, shuffle=True, random_state=seed)
             splits = splitter.split(texts, labels, keys)
         for train, test in splits:
-            pipeline = _pipeline(seed)
+            pipeline = bag_of_words_classifier(seed)
             pipeline.fit([texts[i] for i in train], [labels[i] for i in train])
             predicted = pipeline.predict([texts[i] for i in test])
             right = sum(str(p) == labels[i] for p, i in zip(predicted, test, strict=True))
@@ -201,9 +207,9 @@ def cross_validated_accuracy(
             fold_accuracies.append(right / len(test))
         top = {}
         if top_features > 0:
-            pipeline = _pipeline(seed)
+            pipeline = bag_of_words_classifier(seed)
             pipeline.fit(texts, labels)
-            top = _top_features(pipeline, top_features)
+            top = top_features_of(pipeline, top_features)
     n = len(texts)
     return ProbeFigures(
         accuracy=correct / n,
