@@ -27,8 +27,8 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
-from cycle.probes.data import example_groups  # noqa: E402
 from core.text_probe import cross_validated_accuracy  # noqa: E402
+from cycle.probes.data import example_groups  # noqa: E402
 
 
 def main() -> None:

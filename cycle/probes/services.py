@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from core.job_queue import enqueue
+from core.text_probe import FEATURES, SEED, TOP_FEATURES, NotMeasurable, cross_validated_accuracy, has_words
 from cycle.kinds import GENERATIVE_PROBES_REASON, rules_for
 from tasks.config import TaskConfig
 from tasks.models import Round
 
 from ..models import ArtefactProbe
 from .data import NOT_GROUPED, RoundTexts, left_out_counts, round_texts
-from core.text_probe import FEATURES, SEED, TOP_FEATURES, NotMeasurable, cross_validated_accuracy, has_words
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from cycle.models import ArtefactProbe
 from core.text_probe import NotMeasurable, cross_validated_accuracy
+from cycle.models import ArtefactProbe
 from cycle.probes.services import MIN_AUTHOR_EXAMPLES, run_round_probes
 from cycle.releases.services import create_release, release_dir
 from tasks.builtin_configs import RED_TEAM_CONFIG
