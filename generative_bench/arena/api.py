@@ -92,9 +92,7 @@ class BattleSerializer(serializers.ModelSerializer):
         source="parent_id", allow_null=True, read_only=True, help_text="The turn this one continues."
     )
     continuation = serializers.SerializerMethodField()
-    identity_leak = serializers.CharField(
-        read_only=True, help_text="Which answer named which model or vendor; empty when none."
-    )
+    identity_leak = serializers.SerializerMethodField()
 
     class Meta:
         model = Battle
@@ -126,6 +124,18 @@ class BattleSerializer(serializers.ModelSerializer):
     def _voted(self, battle: Battle) -> bool:
         """Whether the names may be shown: the conversation's last vote was cast (``Battle.revealed``)."""
         return battle.revealed
+
+    @extend_schema_field(serializers.CharField())
+    def get_identity_leak(self, battle: Battle) -> str:
+        """Which answer named which model or vendor, once the names are revealed; before, only that an
+        answer names one (the terms come from the models' names, which are hidden); empty when none."""
+        if battle.anonymous:
+            return ""
+        return (
+            battle.identity_leak
+            if self._voted(battle)
+            else "An answer names a model; the vote is counted apart."
+        )
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_continuation(self, battle: Battle) -> int | None:

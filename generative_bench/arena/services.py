@@ -88,22 +88,22 @@ def check_may_battle(task: Task, user) -> None:
     qualification.check_can_contribute(task, user, qualification.VALIDATE, lock=False)
 
 
-def clean_prompt(task: Task, prompt) -> str:
+def clean_prompt(task: Task, prompt, *, what: str = "Your prompt") -> str:
     """``prompt`` as the models will read it (newlines normalised), refused as the red-teaming page refuses
     a message: not text, a lone surrogate, a control character, nothing visible, or over the task's
-    length for its message field.
+    length for its message field. ``what`` names it in the refusal ("Your next message").
 
     Raises:
         ArenaError: ``invalid``, with the reason.
     """
     if not isinstance(prompt, str):
-        raise ArenaError("Write a prompt.", code="invalid")
+        raise ArenaError(f"Write {what.lower().replace('your ', 'a ', 1)}.", code="invalid")
     if lone_surrogate_path(prompt) is not None:
-        raise ArenaError("Your prompt holds a lone surrogate, which is not text.", code="invalid")
+        raise ArenaError(f"{what} holds a lone surrogate, which is not text.", code="invalid")
     prompt = normalise_newlines(prompt)
     cfg = task.cfg
     field = cfg.input_fields[0]
-    problem = model_text_problem(prompt, "Your prompt", cfg.max_length_of(field))
+    problem = model_text_problem(prompt, what, cfg.max_length_of(field))
     if problem:
         raise ArenaError(problem, code="invalid")
     return prompt
@@ -282,7 +282,15 @@ def _generate(battle: Battle) -> Battle:
             leaks.append(f"answer {side.upper()} named {', '.join(named)}")
     else:
         updates["status"] = Battle.Status.READY
+        if not (updates["answer_a"].strip() or updates["answer_b"].strip()):
+            updates["status"] = Battle.Status.FAILED
+            updates["error"] = (
+                "Both answers were empty, so there is nothing to compare. No vote is taken; start another."
+            )
     updates["regenerated"] = regenerated
+    if battle.parent_id is not None and not battle.parent.anonymous:
+        # The voter already saw which side named which model; the sides stay the same turn after turn.
+        leaks.insert(0, f"the turn it continues was not anonymous ({battle.parent.identity_leak})")
     if leaks and updates["status"] == Battle.Status.READY:
         updates["anonymous"] = False
         leak = "; ".join(leaks)
@@ -293,10 +301,12 @@ def _generate(battle: Battle) -> Battle:
     return battle
 
 
-def identity_check(answer: str, messages: list[dict], terms: list[str]) -> list[str]:
-    """The terms of ``terms`` (``selectors.identity_terms``) that ``answer`` names and the prompt
-    (``messages``: the system passage and the user's turns) does not (``core.self_identification``)."""
-    prompt = "\n".join(str(m.get("content", "")) for m in messages)
+def identity_check(answer: str, messages: list[dict], terms: list) -> list[str]:
+    """The terms of ``terms`` (``selectors.identity_terms``) that ``answer`` names
+    (``core.self_identification.named_terms``), the prompt being the system passage and the user's
+    messages of ``messages``: the models' own earlier answers are not the user's question, so a name a
+    model said in an earlier turn exempts nothing."""
+    prompt = "\n".join(str(m.get("content", "")) for m in messages if m.get("role") in ("system", "user"))
     return named_terms(answer, terms, prompt=prompt)
 
 
@@ -367,7 +377,17 @@ def _check_follow_up(battle: Battle, vote: str, follow_up) -> str:
         raise ArenaError(
             "Both answers were bad, so there is none to keep: vote without a next message.", code="invalid"
         )
-    return clean_prompt(battle.task, follow_up)
+    follow_up = clean_prompt(battle.task, follow_up, what="Your next message")
+    messages = _next_messages(battle, vote, follow_up)
+    for model in (battle.model_a, battle.model_b):
+        _check_fits(model, messages)  # a conversation too long is refused before the vote is stored
+    return follow_up
+
+
+def _next_messages(battle: Battle, vote: str, follow_up: str) -> list[dict]:
+    """The next turn's messages: ``battle``'s, the answer ``vote`` preferred (A's on a tie), ``follow_up``."""
+    kept = battle.answer_b if vote == Battle.Vote.B else battle.answer_a
+    return [*battle.messages, {"role": "assistant", "content": kept}, {"role": "user", "content": follow_up}]
 
 
 def _chain(battle: Battle) -> list[int]:
@@ -397,12 +417,7 @@ def continue_battle(battle: Battle, follow_up: str) -> Battle:
     existing = Battle.objects.filter(parent=battle).first()
     if existing is not None:
         return existing
-    kept = battle.answer_b if battle.vote == Battle.Vote.B else battle.answer_a
-    messages = [
-        *battle.messages,
-        {"role": "assistant", "content": kept},
-        {"role": "user", "content": follow_up},
-    ]
+    messages = _next_messages(battle, battle.vote, follow_up)
     for model in (battle.model_a, battle.model_b):
         _check_fits(model, messages)
     admit(battle.model_a, battle.model_b)

@@ -162,6 +162,14 @@ def battle(request, slug: str, pk: int):
     battle = _own_battle(request, task, pk)
     services.fail_stale_battles(voter=request.user)
     battle.refresh_from_db()
+    return _battle_page(request, task, battle)
+
+
+def _battle_page(
+    request, task: Task, battle: Battle, *, error: str = "", follow_up: str = "", status: int = 200
+):
+    """The battle's page; ``error`` above the vote form and ``follow_up`` back in its box (a refused next
+    message is not lost)."""
     names = {}
     if battle.revealed:
         names = selectors.shown_names(request.user, task, [battle.model_a, battle.model_b])
@@ -186,7 +194,11 @@ def battle(request, slug: str, pk: int):
             "may_continue": battle.turn < task.cfg.max_turns,
             "max_turns": task.cfg.max_turns,
             "following": following,
+            "error": error,
+            "follow_up": follow_up,
+            "message_max_length": task.cfg.max_length_of(task.cfg.input_fields[0]),
         },
+        status=status,
     )
 
 
@@ -210,6 +222,11 @@ def vote(request, slug: str, pk: int):
     except services.ArenaError as exc:
         if exc.code == "not_found":
             raise Http404("No such battle.") from None
+        battle.refresh_from_db()
+        if follow_up is not None and battle.status == Battle.Status.READY:
+            # Refused before anything was stored: the page again, the message kept in its box.
+            status = STATUS_OF_CODE.get(exc.code, 409)
+            return _battle_page(request, task, battle, error=str(exc), follow_up=follow_up, status=status)
         messages.error(request, str(exc))
     except qualification.NotQualified as exc:
         messages.error(request, exc.message)

@@ -84,7 +84,7 @@ def test_under_the_mark_rule_nothing_is_asked_again(task, script):
     task.config["red_team"]["arena_on_identity"] = "mark"
     task.save(update_fields=["config"])
     answers, calls = script
-    answers["alpha"] = ["Hi, QUOKKA here."]
+    answers["alpha"] = ["Hi, I'm QUOKKA."]
     answers["bravo"] = ["Rivers flow."]
     RegisteredModel.objects.create(task=task, name="Quokka-Chat-7", path="/x", status="failed")
     battle = _battle(task, UserFactory())
@@ -178,3 +178,67 @@ def test_the_leak_rate_is_measured_stored_and_shown(task, client):
     after = client.post(f"/tasks/{task.slug}/arena/ranking/measure-leak/", follow=True).content.decode()
     assert "The leak rate is being measured" in after
     assert task.leak_measurements.count() == 3
+
+
+def test_a_turn_continuing_a_battle_that_was_not_anonymous_is_not_either(task, script):
+    """The sides stay the same turn after turn, so the voter already knows who is who; and a name a model
+    said in an earlier answer does not exempt the next (only the user's messages are the prompt)."""
+    answers, _ = script
+    answers["alpha"] = ["I am ChatGPT."]
+    answers["bravo"] = ["Rivers flow."]
+    task.config["red_team"]["arena_on_identity"] = "mark"
+    task.save(update_fields=["config"])
+    voter = UserFactory()
+    first = _battle(task, voter)
+    assert not first.anonymous
+    answers["alpha"] = ["Rivers are long."]
+    voted, _ = services.vote(battle=first, voter=voter, vote=_side(first, "alpha").lower(), follow_up="Why?")
+    second = voted.continuation
+    assert not second.anonymous and second.identity_leak.startswith(
+        "The turn it continues was not anonymous ("
+    )
+    # A fresh battle whose earlier turns (given whole) hold a model's own "ChatGPT": still a leak.
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "I am ChatGPT."},
+        {"role": "user", "content": "And now?"},
+    ]
+    assert services.identity_check("ChatGPT again.", messages, selectors.identity_terms(task)) == ["ChatGPT"]
+
+
+def test_two_empty_answers_fail_the_battle(task, script):
+    answers, _ = script
+    answers["alpha"] = ["   "]
+    answers["bravo"] = [""]
+    battle = _battle(task, UserFactory())
+    assert battle.status == "failed" and battle.error.startswith("Both answers were empty")
+    answers["alpha"] = ["Something."]
+    assert _battle(task, UserFactory(), prompt="Again").status == "ready"  # one empty answer may lose
+
+
+def test_a_next_message_too_long_for_a_model_is_refused_before_the_vote_and_kept_in_the_box(
+    task, script, client, monkeypatch
+):
+    from models_registry.serving import PromptTooLong
+
+    answers, _ = script
+    answers["alpha"] = ["Rivers."]
+    answers["bravo"] = ["Water."]
+    voter = UserFactory()
+    battle = _battle(task, voter)
+
+    def fits(model, messages):
+        if len(messages) > 1:
+            raise PromptTooLong(10_442, 8_192, 160)
+
+    monkeypatch.setattr(services, "fits", fits)
+    client.force_login(voter)
+    url = f"/tasks/{task.slug}/arena/battles/{battle.pk}/vote/"
+    page = client.post(url, {"vote": "a", "follow_up": "Tell me more 🌊"})
+    assert page.status_code == 400
+    html = page.content.decode()
+    assert "The prompt is too long for the models" in html and ">Tell me more 🌊</textarea>" in html
+    battle.refresh_from_db()
+    assert battle.status == "ready" and battle.vote == ""  # nothing stored
+    spaces = client.post(url, {"vote": "a", "follow_up": "   "}).content.decode()
+    assert "Your next message has no visible character" in spaces

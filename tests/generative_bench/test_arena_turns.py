@@ -93,8 +93,8 @@ def test_refused_follow_ups_store_nothing_and_a_double_click_starts_one_turn(tas
     battle = services.start_battle(task=task, voter=voter, prompt="Hi", rng=random.Random(1))
     for vote, follow_up, why in (
         ("both_bad", "Again?", "none to keep"),
-        ("a", "   ", "Your prompt"),
-        ("a", "bad\x00text", "Your prompt"),
+        ("a", "   ", "Your next message has no visible character"),
+        ("a", "bad\x00text", "Your next message"),
     ):
         with pytest.raises(services.ArenaError, match=why):
             services.vote(battle=battle, voter=voter, vote=vote, follow_up=follow_up)
