@@ -9,7 +9,12 @@ counts, and a logistic regression, scikit-learn):
 1. **Split by battle.** The battles are shuffled (``seed``) and ``TEST_SHARE`` of them held out, both
    answers of a battle on one side: they answer one prompt, and a battle split across the sides would
    let the prompt's words, not the model's, carry the guess.
-2. **Train** on the other battles' answers, labelled with the model that wrote them.
+2. **Train** on the other battles' answers, labelled with the model that wrote them. Besides its words,
+   each answer carries two cues a voter sees at a glance, as pseudo-words (``with_cues``): its length
+   (``length_N``, N the power of two nearest below its word count) and whether it stops mid-sentence
+   (``unfinished``: its last character is not sentence-final punctuation, as an answer cut at the
+   model's token limit). A fresh tester told the demo's two models apart in 37 of 42 battles by length
+   alone while the words-only figure said "not above chance".
 3. **Test** on the held-out answers of models seen in training: the accuracy, against **chance**, the
    share of the held-out answers written by the training's most common model (what always guessing it
    scores). A leak shows as an interval above chance.
@@ -36,7 +41,7 @@ from .clustered import effective_sample_size
 from .intervals import wilson_share
 from .text_probe import bag_of_words_classifier, has_words, top_features_of
 
-__all__ = ["LeakRate", "leak_rate"]
+__all__ = ["LeakRate", "leak_rate", "with_cues"]
 
 #: The share of battles held out for the test.
 TEST_SHARE = 0.3
@@ -71,10 +76,24 @@ class LeakRate:
         return self.low is not None and self.chance is not None and self.low > self.chance
 
 
+#: The characters a finished sentence ends with (after trailing spaces and closing quotes or brackets).
+_FINAL = set(".!?…。！？:;")
+
+
+def with_cues(text: str) -> str:
+    """``text`` and its length and ending as pseudo-words (module docstring): ``with_cues("Yes, it is.")``
+    is ``"Yes, it is. length_2"``; an answer that stops mid-sentence also gets ``unfinished``."""
+    words = len(text.split())
+    cues = [f"length_{2 ** max(0, words.bit_length() - 1)}"]
+    if text.rstrip().rstrip("\"')]}»”’*_`").strip()[-1:] not in _FINAL:
+        cues.append("unfinished")
+    return f"{text} {' '.join(cues)}"
+
+
 def leak_rate(answers: Sequence[tuple[Hashable, str, Hashable]], *, seed: int = 0) -> LeakRate:
     """The leak rate (module docstring) of ``answers``: ``(battle, text, model)`` triples, two per battle;
     answers without a word (``core.text_probe.has_words``: empty, or spaces only) are left out."""
-    kept = [(battle, text, str(model)) for battle, text, model in answers if has_words(text)]
+    kept = [(battle, with_cues(text), str(model)) for battle, text, model in answers if has_words(text)]
     battles = sorted({battle for battle, _, _ in kept}, key=str)
     random.Random(seed).shuffle(battles)
     held_out = set(battles[: round(len(battles) * TEST_SHARE)])

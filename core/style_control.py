@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,6 +42,8 @@ from .pairwise import BASE_SCORE, DEFAULT_PRIOR, _parts
 __all__ = ["FEATURES", "StyleRanking", "StyledVote", "style_controlled", "style_counts"]
 
 FEATURES = ("length", "headers", "lists", "bold")
+#: The fewest votes in which a feature must differ between the two answers to get a coefficient.
+MIN_VARIED = 10
 _POINTS = 400 / math.log(10)
 _HEADER = re.compile(r"^\s{0,3}#{1,6}\s", re.MULTILINE)
 _LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\S", re.MULTILINE)
@@ -78,7 +81,8 @@ class StyleRanking:
 
     ``scores``/``intervals``: model key -> score (Elo-like, mean 1000 over the models with votes) and its
     percentile interval (None without votes or samples). ``coefficients``: feature -> beta (None when the
-    feature never varied); ``coefficient_intervals``: feature -> (low, high) or None.
+    feature differed between the two answers in fewer than ``MIN_VARIED`` votes); ``coefficient_intervals``:
+    feature -> (low, high) or None; ``varied``: feature -> the votes in which it differed.
     """
 
     scores: dict[Hashable, float]
@@ -87,6 +91,7 @@ class StyleRanking:
     coefficient_intervals: dict[str, tuple[float, float] | None]
     n_votes: int
     samples: int
+    varied: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {
@@ -97,6 +102,7 @@ class StyleRanking:
                     "interval": list(self.coefficient_intervals[f])
                     if self.coefficient_intervals[f]
                     else None,
+                    "varied": self.varied.get(f, 0),
                 }
                 for f in FEATURES
             ],
@@ -117,7 +123,9 @@ def _design(votes: Sequence[StyledVote], keys: list, prior: float, pairs=None):
         dtype=float,
     ).reshape(len(votes), len(FEATURES))
     spread = raw.std(axis=0)
-    varying = spread > 1e-12
+    # A feature that differs in a handful of votes gives a coefficient its data cannot bear (one vote
+    # with bold text decides it): left out below MIN_VARIED, as one that never varies.
+    varying = (spread > 1e-12) & ((np.abs(raw) > 1e-12).sum(axis=0) >= MIN_VARIED)
     z = np.zeros_like(raw)
     z[:, varying] = (raw[:, varying] - raw[:, varying].mean(axis=0)) / spread[varying]
     left, right, cov, y, w = [], [], [], [], []
@@ -239,30 +247,47 @@ def style_controlled(
         votes = list(votes)
         for _ in range(samples):
             drawn = [votes[i] for i in rng.integers(0, len(votes), len(votes))]
-            l2, r2, c2, y2, w2, _, _ = _design_on(drawn, keys, prior, varying, pairs)
+            l2, r2, c2, y2, w2, drawn_varying, _ = _design_on(drawn, keys, prior, varying, pairs)
             fitted = _fit(l2, r2, c2, y2, w2, m, references)
             boot_scores.append(_scores(fitted[:m], parts))
-            boot_betas.append(fitted[m:])
+            # A feature that did not vary in this resample has no coefficient here (not 0).
+            betas_b = fitted[m:].copy()
+            betas_b[~drawn_varying[varying]] = np.nan
+            boot_betas.append(betas_b)
         tail = (1 - confidence) / 2
         lows, highs = np.quantile(np.array(boot_scores), [tail, 1 - tail], axis=0)
         for key, low, high in zip(keys, lows.tolist(), highs.tolist(), strict=True):
             intervals[key] = (min(low, scores[key]), max(high, scores[key]))
         if cov.shape[1]:
-            b_lows, b_highs = np.quantile(np.array(boot_betas), [tail, 1 - tail], axis=0)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a column all nan: no interval
+                b_lows, b_highs = np.nanquantile(np.array(boot_betas), [tail, 1 - tail], axis=0)
             columns = iter(range(cov.shape[1]))
             for i, f in enumerate(FEATURES):
                 if varying[i]:
                     c = next(columns)
+                    if np.isnan(b_lows[c]):
+                        continue
                     coefficient_intervals[f] = (
                         min(float(b_lows[c]), coefficients[f]),
                         max(float(b_highs[c]), coefficients[f]),
                     )
-    return StyleRanking(scores, intervals, coefficients, coefficient_intervals, n, samples)
+    raw_differs = [sum(1 for v in votes if v.style_a[f] != v.style_b[f]) for f in FEATURES]
+    return StyleRanking(
+        scores,
+        intervals,
+        coefficients,
+        coefficient_intervals,
+        n,
+        samples,
+        dict(zip(FEATURES, raw_differs, strict=True)),
+    )
 
 
 def _design_on(votes, keys, prior, varying, pairs):
     """``_design`` for a bootstrap resample, keeping the original's varying features (a resample where one
-    happens not to vary keeps its column, all zeros after standardising)."""
+    happens to vary too little keeps its column, all zeros; its coefficient is then left out of the
+    interval, ``style_controlled``)."""
     left, right, cov, y, w, resampled_varying, n = _design(votes, keys, prior, pairs)
     full = np.zeros((len(y), int(varying.sum())))
     columns = [i for i in range(len(FEATURES)) if varying[i]]

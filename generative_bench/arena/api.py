@@ -224,9 +224,10 @@ class StyleCoefficientSerializer(serializers.Serializer):
     coefficient = serializers.FloatField(
         allow_null=True,
         help_text="Change of the log-odds of winning per standard deviation of the feature's normalised "
-        "difference; > 0: voters preferred more of it. Null when it never varied.",
+        "difference; > 0: voters preferred more of it. Null when it differed in fewer than 10 votes.",
     )
     interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    varied = serializers.IntegerField(help_text="Votes in which the feature differed between the answers.")
 
 
 class RankingRowSerializer(serializers.Serializer):
@@ -292,7 +293,8 @@ class VoterGroupSerializer(serializers.Serializer):
 
 
 class VoterChecksSerializer(serializers.Serializer):
-    tested = serializers.IntegerField()
+    voters = serializers.IntegerField(help_text="Voters whose votes count.")
+    tested = serializers.IntegerField(help_text="Those with enough decisive votes for the per-voter test.")
     flagged = FlaggedVoterSerializer(many=True)
     groups = VoterGroupSerializer(many=True)
     held = serializers.IntegerField()

@@ -523,8 +523,8 @@ def voter_checks(task: Task) -> VoterChecks:
 
 def voter_check_table(task: Task, user) -> dict | None:
     """The voter checks (``voter_checks``) as the task's owners see them on the ranking page and in the
-    API; None for anyone else (who voted how is not public). JSON-ready: ``tested`` (voters whose votes
-    count), ``flagged``: ``[{"user_id", "username", "reason"}]`` by username (``VoterChecks.reasons``),
+    API; None for anyone else (who voted how is not public). JSON-ready: ``voters`` (voters whose votes
+    count), ``tested`` (those with enough decisive votes for the per-voter test), ``flagged``: ``[{"user_id", "username", "reason"}]`` by username (``VoterChecks.reasons``),
     ``groups``: ``[{"model_id", "name", "voters", "expected", "excess", "threshold", "flagged"}]`` for
     the models with at least one favouring voter, largest excess first; ``held`` (voters held for review
     on the task now, whose votes are already out)."""
@@ -536,7 +536,8 @@ def voter_check_table(task: Task, user) -> dict | None:
     reasons = checks.reasons(names)
     usernames = dict(get_user_model().objects.filter(pk__in=list(reasons)).values_list("pk", "username"))
     return {
-        "tested": len(checks.per_voter),
+        "voters": len(checks.per_voter),
+        "tested": sum(1 for t in checks.per_voter.values() if t.z is not None),
         "flagged": sorted(
             (
                 {"user_id": voter, "username": usernames.get(voter, str(voter)), "reason": reason}

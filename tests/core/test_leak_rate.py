@@ -72,3 +72,25 @@ def test_too_few_answers_or_one_model_give_no_figure_but_a_reason():
     blank = leak_rate([(1, "   ", "p"), (1, "", "q")])
     assert blank.accuracy is None and blank.tested == 0 and blank.reason == "no voted battle"
     assert leak_rate([]).accuracy is None and not leak_rate([]).leaks
+
+
+def test_length_and_an_unfinished_ending_are_cues():
+    from core.leak_rate import with_cues
+
+    assert with_cues("Yes, it is.") == "Yes, it is. length_2"  # 3 words: the power of two below is 2
+    assert (
+        with_cues("You cannot cook without a plate. You")
+        == "You cannot cook without a plate. You length_4 unfinished"
+    )
+    assert with_cues('He said "done!"') == 'He said "done!" length_2'
+    # Two models of the same words, one short and one long: told apart by length alone.
+    rng = random.Random(5)
+    words = "the river is long and wide with water fish boat".split()
+    answers = [
+        (b, " ".join(rng.choice(words) for _ in range(n)) + ".", model)
+        for b in range(60)
+        for model, n in (("short", 4), ("long", 40))
+    ]
+    found = leak_rate(answers)
+    assert found.accuracy == 1.0 and found.leaks
+    assert "length_4" in found.top_words["short"] and "length_32" in found.top_words["long"]

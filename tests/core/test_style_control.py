@@ -95,3 +95,19 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="prior"):
         style_controlled([], prior=-1)
     assert style_controlled([]).scores == {}
+
+
+def test_a_feature_that_differs_in_too_few_votes_gets_no_coefficient():
+    """Bold differs between the answers in 2 of 600 votes (fewer than MIN_VARIED = 10): one vote cannot
+    bear a coefficient, so it has none, and says in how many votes it differed; length still has one."""
+    from core.style_control import MIN_VARIED
+
+    _, votes = _simulated(600, 0.5, seed=4)
+    for k in (0, 1):
+        v = votes[k]
+        votes[k] = StyledVote(v.a, v.b, v.outcome, {**v.style_a, "bold": 1}, v.style_b)
+    got = style_controlled(votes, samples=20)
+    assert MIN_VARIED == 10 and got.varied["bold"] == 2 and got.coefficients["bold"] is None
+    assert got.coefficient_intervals["bold"] is None and got.coefficients["length"] is not None
+    row = next(c for c in got.as_dict()["coefficients"] if c["feature"] == "bold")
+    assert (row["coefficient"], row["varied"]) == (None, 2)

@@ -47,7 +47,11 @@ def test_only_the_voter_pushing_one_model_is_flagged_and_held_on_request(arena):
     out = io.StringIO()
     call_command("check_arena_voters", "--task", task.slug, stdout=out)
     text = out.getvalue()
-    assert "4 voters tested, 1 flagged" in text and "favouring w  FLAGGED" in text
+    assert (
+        "4 voters, 4 with at least 10 decisive votes tested, 1 flagged" in text
+        and "favouring w  FLAGGED" in text
+    )
+    assert f"voter {rigged.username}: 12 decisive votes" in text
     assert "Groups flagged: 0" in text  # one rigged account is not a group
     assert not TaskWorker.objects.filter(task=task, held_at__isnull=False).exists()  # no --hold: nothing held
     before = selectors.arena_summary(task).ranking.n_votes
@@ -104,7 +108,7 @@ def test_the_task_owner_sees_the_flagged_voters_and_holds_them_from_the_ranking_
     assert "Voter checks" in page and "Flagged voters (1)" in page and rigged.username in page
     assert "favouring w" in page and "Hold the 1 flagged voter for review" in page
     checks = client.get(api).json()["voter_checks"]
-    assert (checks["tested"], checks["held"]) == (4, 0)
+    assert (checks["voters"], checks["tested"], checks["held"]) == (4, 4, 0)
     assert [row["user_id"] for row in checks["flagged"]] == [rigged.pk]
     assert not any(group["flagged"] for group in checks["groups"])
     after = client.post(hold, follow=True).content.decode()

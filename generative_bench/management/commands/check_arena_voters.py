@@ -6,6 +6,7 @@ through the task's hold flow, so their votes leave the ranking until an owner re
 
 from __future__ import annotations
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
 from core.audit import OperatorCommand
@@ -30,13 +31,19 @@ class Command(OperatorCommand):
         checks = voter_checks(found)
         names = dict(RegisteredModel.objects.filter(task=found).values_list("pk", "name"))
         flagged = [t for t in checks.per_voter.values() if t.flagged]
+        usernames = dict(
+            get_user_model().objects.filter(pk__in=list(checks.per_voter)).values_list("pk", "username")
+        )
         for test in sorted(checks.per_voter.values(), key=lambda t: (t.z is None, t.z or 0.0)):
             z = "not tested (fewer than 10 decisive votes)" if test.z is None else f"z = {test.z:.2f}"
             mark = "  FLAGGED" if test.flagged else ""
             pushed = f", favouring {names.get(test.pushed, test.pushed)}" if test.flagged else ""
-            self.stdout.write(f"voter {test.voter}: {test.votes} decisive votes, {z}{pushed}{mark}")
+            who = usernames.get(test.voter, test.voter)
+            self.stdout.write(f"voter {who}: {test.votes} decisive votes, {z}{pushed}{mark}")
+        tested = sum(1 for t in checks.per_voter.values() if t.z is not None)
         self.stdout.write(
-            f"{len(checks.per_voter)} voters tested, {len(flagged)} flagged (z < -1.64, one-sided 5%)."
+            f"{len(checks.per_voter)} voters, {tested} with at least 10 decisive votes tested, {len(flagged)} "
+            "flagged (z < -1.64, one-sided 5%)."
         )
         for model, group in sorted(checks.groups.items(), key=lambda item: -item[1].excess):
             if group.count:
