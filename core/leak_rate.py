@@ -91,7 +91,8 @@ def with_cues(text: str) -> str:
 
 
 def leak_rate(answers: Sequence[tuple[Hashable, str, Hashable]], *, seed: int = 0) -> LeakRate:
-    """The leak rate (module docstring) of ``answers``: ``(battle, text, model)`` triples, two per battle;
+    """The leak rate (module docstring) of ``answers``: ``(battle, text, model)`` triples, two per battle
+    (``battle`` any key: the arena gives a conversation's first turn, so its turns stay together);
     answers without a word (``core.text_probe.has_words``: empty, or spaces only) are left out."""
     kept = [(battle, with_cues(text), str(model)) for battle, text, model in answers if has_words(text)]
     battles = sorted({battle for battle, _, _ in kept}, key=str)

@@ -392,6 +392,21 @@ class BattleCreate(APIView):
         return Response(BattleSerializer(battle, context={"request": request}).data, status=code)
 
 
+class BattleDetail(APIView):
+    """One of the caller's battles as it is now (answers, status, vote, ``turn``, ``continuation``; names
+    only once revealed): for a client that lost the answer to its POST. Another user's battle is a 404,
+    as a missing one."""
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(parameters=[BATTLE_ID], responses={200: BattleSerializer})
+    def get(self, request, pk):
+        battle = selectors.own_battle(request.user, positive_int_or_404(pk, what="battle"))
+        if battle is None:
+            raise exceptions.NotFound("No such battle.")
+        return Response(BattleSerializer(battle, context={"request": request}).data)
+
+
 class BattleVote(APIView):
     """Vote on one of the caller's battles: ``a`` (A is better), ``b``, ``tie`` or ``both_bad``. 200 with
     the battle and the two models' names; ``recorded`` false when it already had its vote (a double

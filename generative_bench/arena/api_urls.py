@@ -7,6 +7,7 @@ from . import api
 
 urlpatterns = [
     path("tasks/<str:slug>/battles/", api.BattleCreate.as_view(), name="api-battle-create"),
+    path("battles/<str:pk>/", api.BattleDetail.as_view(), name="api-battle-detail"),
     path("battles/<str:pk>/vote/", api.BattleVote.as_view(), name="api-battle-vote"),
     path("tasks/<str:slug>/arena/ranking/", api.ArenaRanking.as_view(), name="api-arena-ranking"),
 ]

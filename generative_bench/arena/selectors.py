@@ -568,15 +568,37 @@ LEAK_MAX_BATTLES = 5_000
 
 
 def revealed_answers(task: Task, *, limit: int = LEAK_MAX_BATTLES) -> list[tuple[int, str, int]]:
-    """``[(battle id, answer text, model id)]``, two per battle, of the ``limit`` most recent voted
+    """``[(conversation, answer text, model id)]``, two per battle, of the ``limit`` most recent voted
     battles of ``task``'s arena: battles whose models were revealed to their voter (any voter, counted
-    or not: the question is whether text tells models apart)."""
-    rows = (
+    or not: the question is whether text tells models apart). ``conversation`` is the id of the first
+    turn of the battle's conversation (a vote per turn), so that the turns of one conversation, which
+    share its context, fall on one side of the leak rate's split."""
+    rows = list(
         _voted(task)
         .order_by("-voted_at", "-pk")
         .values_list("pk", "answer_a", "model_a_id", "answer_b", "model_b_id")[:limit]
     )
-    return [item for pk, ta, ma, tb, mb in rows for item in ((pk, ta, ma), (pk, tb, mb))]
+    parent_of = dict(Battle.objects.filter(task=task, parent__isnull=False).values_list("pk", "parent_id"))
+
+    def first_turn(pk: int) -> int:
+        while pk in parent_of:
+            pk = parent_of[pk]
+        return pk
+
+    return [
+        item for pk, ta, ma, tb, mb in rows for item in ((first_turn(pk), ta, ma), (first_turn(pk), tb, mb))
+    ]
+
+
+def _readable_cue(word: str) -> str:
+    """A word of the leak classifier as a person reads it: its pseudo-words (``core.leak_rate.with_cues``)
+    in words ("length_4" is "4 to 7 words", "unfinished" "stops mid-sentence"); others as they are."""
+    if word == "unfinished":
+        return "stops mid-sentence"
+    if word.startswith("length_") and word[7:].isdigit():
+        n = int(word[7:])
+        return f"{n} to {2 * n - 1} words" if n > 1 else "1 word"
+    return word
 
 
 def latest_leak(task: Task, user=None) -> dict | None:
@@ -604,7 +626,7 @@ def latest_leak(task: Task, user=None) -> dict | None:
         "leaks": found.low is not None and found.chance is not None and found.low > found.chance,
         "reason": found.reason,
         "top_words": [
-            {"name": names[pk], "words": found.top_words.get(str(pk), [])}
+            {"name": names[pk], "words": [_readable_cue(w) for w in found.top_words.get(str(pk), [])]}
             for pk in sorted(visible)
             if found.top_words.get(str(pk))
         ],

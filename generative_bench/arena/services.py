@@ -290,7 +290,8 @@ def _generate(battle: Battle) -> Battle:
     updates["regenerated"] = regenerated
     if battle.parent_id is not None and not battle.parent.anonymous:
         # The voter already saw which side named which model; the sides stay the same turn after turn.
-        leaks.insert(0, f"the turn it continues was not anonymous ({battle.parent.identity_leak})")
+        earlier = battle.parent.identity_leak
+        leaks.insert(0, f"the turn it continues was not anonymous: {earlier[:1].lower()}{earlier[1:]}")
     if leaks and updates["status"] == Battle.Status.READY:
         updates["anonymous"] = False
         leak = "; ".join(leaks)
@@ -375,7 +376,9 @@ def _check_follow_up(battle: Battle, vote: str, follow_up) -> str:
         )
     if vote == Battle.Vote.BOTH_BAD:
         raise ArenaError(
-            "Both answers were bad, so there is none to keep: vote without a next message.", code="invalid"
+            "Your next message cannot continue this conversation: both answers were bad, so there is none to "
+            "keep. Vote without a next message.",
+            code="invalid",
         )
     follow_up = clean_prompt(battle.task, follow_up, what="Your next message")
     messages = _next_messages(battle, vote, follow_up)

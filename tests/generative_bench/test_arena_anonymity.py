@@ -72,7 +72,7 @@ def test_a_named_model_is_asked_again_once_then_the_battle_is_marked(task, scrip
     summary = selectors.arena_summary(task)
     assert summary.ranking.n_votes == 0 and summary.left_out == {"blocked": 0, "held": 0, "not_anonymous": 1}
     page = client.get(f"/tasks/{task.slug}/arena/battles/{battle.pk}/").content.decode()
-    assert "This battle was not anonymous (Answer" in page and "it is not in the ranking" in page
+    assert "This battle was not anonymous. Answer" in page and "it is not in the ranking" in page
     ranking = client.get(f"/tasks/{task.slug}/arena/ranking/").content.decode()
     assert "1 from battles that were not anonymous (an answer named a model)" in ranking
     body = client.get(f"/api/tasks/{task.slug}/arena/ranking/").json()
@@ -141,7 +141,7 @@ def test_the_leak_rate_is_measured_stored_and_shown(task, client):
     ranking = f"/tasks/{task.slug}/arena/ranking/"
     assert "Leak rate: not measured yet." in client.get(ranking).content.decode()
     call_command("measure_arena_leak", "--task", task.slug, stdout=io.StringIO())
-    assert "Leak rate: not measurable yet (no voted battle;" in client.get(ranking).content.decode()
+    assert "Leak rate: not measurable yet. Why: no voted battle." in client.get(ranking).content.decode()
     for i in range(20):
         battle = stored_battle(task, voter, alpha, bravo)
         Battle.objects.filter(pk=battle.pk).update(
@@ -194,9 +194,9 @@ def test_a_turn_continuing_a_battle_that_was_not_anonymous_is_not_either(task, s
     answers["alpha"] = ["Rivers are long."]
     voted, _ = services.vote(battle=first, voter=voter, vote=_side(first, "alpha").lower(), follow_up="Why?")
     second = voted.continuation
-    assert not second.anonymous and second.identity_leak.startswith(
-        "The turn it continues was not anonymous ("
-    )
+    side = _side(first, "alpha")
+    assert not second.anonymous
+    assert second.identity_leak == f"The turn it continues was not anonymous: answer {side} named ChatGPT"
     # A fresh battle whose earlier turns (given whole) hold a model's own "ChatGPT": still a leak.
     messages = [
         {"role": "user", "content": "Hi"},
@@ -242,3 +242,22 @@ def test_a_next_message_too_long_for_a_model_is_refused_before_the_vote_and_kept
     assert battle.status == "ready" and battle.vote == ""  # nothing stored
     spaces = client.post(url, {"vote": "a", "follow_up": "   "}).content.decode()
     assert "Your next message has no visible character" in spaces
+
+
+def test_the_turns_of_one_conversation_are_one_group_and_cues_read_as_words(task, script):
+    from generative_bench.models import LeakMeasurement
+
+    answers, _ = script
+    answers["alpha"] = ["One."]
+    answers["bravo"] = ["Two."]
+    voter = UserFactory()
+    first = _battle(task, voter)
+    voted, _ = services.vote(battle=first, voter=voter, vote="a", follow_up="More?")
+    services.vote(battle=voted.continuation, voter=voter, vote="b")
+    groups = {group for group, _, _ in selectors.revealed_answers(task)}
+    assert groups == {first.pk}  # both turns under the first turn's id
+    LeakMeasurement.objects.create(
+        task=task, top_words={str(first.model_a_id): ["length_4", "unfinished", "arr"]}
+    )
+    words = selectors.latest_leak(task)["top_words"][0]["words"]
+    assert words == ["4 to 7 words", "stops mid-sentence", "arr"]

@@ -143,3 +143,18 @@ def test_a_failed_next_turn_ends_the_conversation_and_reveals_it(task, monkeypat
     battle = services.start_battle(task=task, voter=voter, prompt="Hi", rng=random.Random(2))
     voted, _ = services.vote(battle=battle, voter=voter, vote="a", follow_up="More")
     assert voted.continuation.status == "failed" and voted.revealed
+
+
+def test_a_battle_can_be_read_again_through_the_api(task, seen, client):
+    """``GET /api/battles/<id>/``: the caller's own battle as it is now (no names before the reveal), for a
+    client that lost the answer to its POST; another user's battle is a 404, as a missing one."""
+    voter = UserFactory()
+    battle = services.start_battle(task=task, voter=voter, prompt="Hi", rng=random.Random(4))
+    services.vote(battle=battle, voter=voter, vote="a", follow_up="More?")
+    client.force_login(voter)
+    body = client.get(f"/api/battles/{battle.pk}/").json()
+    assert (body["status"], body["vote"], body["turn"], body["models"]) == ("voted", "a", 1, None)
+    assert body["continuation"] == Battle.objects.get(parent=battle).pk
+    client.force_login(UserFactory())
+    assert client.get(f"/api/battles/{battle.pk}/").status_code == 404
+    assert client.get("/api/battles/0/").status_code == 404

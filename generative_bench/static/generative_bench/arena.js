@@ -20,7 +20,8 @@
         });
       }, 0);
       var status = document.querySelector(".arena-status");
-      if (status && form.classList.contains("arena-start")) {
+      var next = form.querySelector("textarea[name=follow_up]");
+      if (status && (form.classList.contains("arena-start") || (next && next.value.trim()))) {
         status.textContent = "The two models are answering; this takes a few seconds…";
       }
     });
