@@ -130,6 +130,7 @@ OPENAI_ROWS = [
 # flows are tests/generative_bench/test_arena_api.py.
 ARENA_ROWS = [
     *_split("POST", "/api/tasks/hate-speech/battles/", "battle", anonymous=401, blocked=403, default=404),
+    *_split("GET", "/api/battles/{example}/", None, anonymous=401, blocked=403, default=404),
     *_split("POST", "/api/battles/{example}/vote/", "arena_vote", anonymous=401, blocked=403, default=404),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/arena/ranking/", None, 404),
 ]

@@ -209,11 +209,13 @@ class ChatServer:
                     for number, piece in enumerate((text[:half], text[half:])):
                         if number == 1 and server.hold is not None:
                             server.hold.wait(30)
-                        if piece:
-                            self._event(self._chunk(name, piece))
                         if number == 0:
+                            # Counted before it is sent: a reader who has it may check the count at once
+                            # (counted after, the count could lag the reader: seen once in the suite).
                             with server._count_lock:
                                 server.first_sent += 1
+                        if piece:
+                            self._event(self._chunk(name, piece))
                 except (BrokenPipeError, ConnectionResetError):
                     return None
                 self._event(self._chunk(name, None, "stop"))
