@@ -21,10 +21,21 @@ from collections.abc import Callable
 
 from django.http import HttpResponse
 from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from core.middleware import ApiJsonResponse
 from core.server_errors import API_PREFIX, OPENAI_PREFIX
 from engine.runtime.slots import QueueFull
+
+
+def _back(request) -> str | None:
+    """The page the request came from (its ``Referer``), when it is this site's own; else None."""
+    referer = request.headers.get("Referer", "")
+    if referer and url_has_allowed_host_and_scheme(
+        referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return referer
+    return None
 
 
 def queue_full_response(
@@ -45,7 +56,9 @@ def queue_full_response(
     elif page is not None:
         response = page()
     else:
-        response = render(request, "models_registry/queue_full.html", {"message": str(exc)})
+        response = render(
+            request, "models_registry/queue_full.html", {"message": str(exc), "back": _back(request)}
+        )
     response.status_code = 503
     response["Retry-After"] = str(exc.retry_after)
     return response

@@ -42,3 +42,20 @@ def test_a_battle_beyond_the_bound_is_a_503_and_nothing_is_stored(arena, annotat
         "waiting": 1,
     }
     assert not Battle.objects.exists()
+
+
+def test_the_busy_page_links_back_to_the_arena_and_never_elsewhere(arena, annotator, full_line, client):
+    """The page form's 503 page offers the way back to the page the person came from (its Referer, when
+    it is this site's), and never to another site."""
+    client.force_login(annotator)
+    url = "/tasks/red-team/arena/battles/"
+    body = {"prompt": "Name a river.", "client_token": str(uuid.uuid4())}
+    back = client.post(url, body, HTTP_REFERER="http://testserver/tasks/red-team/arena/")
+    assert back.status_code == 503
+    assert (
+        '<a href="http://testserver/tasks/red-team/arena/">Back to the page you came from</a>'
+        in back.content.decode()
+    )
+    body["client_token"] = str(uuid.uuid4())
+    elsewhere = client.post(url, body, HTTP_REFERER="https://evil.example/phish").content.decode()
+    assert "evil.example" not in elsewhere and "Back to the page you came from" not in elsewhere
