@@ -239,14 +239,28 @@ class ArenaSummary:
         return sum(self.left_out.values())
 
 
-def _cache_key(task: Task, model_ids: list[int], samples: int) -> str:
-    """The key of ``task``'s fit: it changes with any vote cast, any voter left out or let back in, and
-    the set of models (module docstring)."""
+def _counted(task: Task) -> QuerySet[Battle]:
+    """The voted battles of ``task`` whose votes count now: anonymous, and not of a voter held for review
+    or blocked (``votes_of``'s rule, as one query)."""
+    excluded = set().union(*left_out_voters(task).values())
+    return _voted(task).filter(anonymous=True).exclude(voter_id__in=excluded)
+
+
+def _cache_key(task: Task, model_ids: list[int], samples: int, *, kind: str = "arena-ranking") -> str:
+    """The key of ``task``'s fit (``kind`` names what is cached: the ranking, or the voter checks): it
+    changes with any vote cast, any voter left out or let back in, and the set of models (module
+    docstring)."""
     latest = _voted(task).aggregate(n=Count("pk"), last=Max("pk"), at=Max("voted_at"))
     excluded = {reason: sorted(ids) for reason, ids in left_out_voters(task).items()}
     state = [latest["n"], latest["last"], latest["at"].isoformat() if latest["at"] else None]
     raw = json.dumps([state, excluded, model_ids, samples], sort_keys=True)
-    return f"arena-ranking:{task.pk}:{hashlib.sha256(raw.encode()).hexdigest()[:32]}"
+    return f"{kind}:{task.pk}:{hashlib.sha256(raw.encode()).hexdigest()[:32]}"
+
+
+def _voted_model_ids(task: Task) -> list[int]:
+    """The ids of the models in any voted battle of ``task``, sorted."""
+    pairs = _voted(task).values_list("model_a_id", "model_b_id").distinct()
+    return sorted(set().union(*(set(pair) for pair in pairs)))
 
 
 def arena_summary(task: Task, *, samples: int = SAMPLES) -> ArenaSummary:
@@ -255,9 +269,7 @@ def arena_summary(task: Task, *, samples: int = SAMPLES) -> ArenaSummary:
     models (``arena_models``) and any model that has votes, so a model without votes is listed too; and
     each voted model's rank fragility (``core.fragility``, up to ``FRAGILITY_MAX_REMOVALS`` removals per
     rival, when there are at most ``FRAGILITY_MAX_VOTES`` votes). Cached (module docstring)."""
-    model_ids = sorted(set(arena_models(task).values_list("pk", flat=True)))
-    voted_models = _voted(task).values_list("model_a_id", "model_b_id").distinct()
-    model_ids = sorted(set(model_ids).union(*(set(pair) for pair in voted_models)))
+    model_ids = sorted(set(arena_models(task).values_list("pk", flat=True)).union(_voted_model_ids(task)))
     key = _cache_key(task, model_ids, samples)
     summary = cache.get(key)
     if summary is None:
@@ -414,16 +426,11 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
 
 def _votes_since_change(task: Task, models: list[RegisteredModel]) -> dict[int, int]:
     """``{model id: votes cast with it since its answers last changed}`` (``answers_changed_at``; all its
-    votes when never changed), of the votes that count now (held and blocked voters left out). One
-    query per model."""
-    excluded = set().union(*left_out_voters(task).values())
+    votes when never changed), of the votes that count now (``_counted``). One query per model."""
+    counted = _counted(task)
     counts = {}
     for model in models:
-        votes = (
-            _voted(task)
-            .filter(Q(model_a=model) | Q(model_b=model), anonymous=True)
-            .exclude(voter_id__in=excluded)
-        )
+        votes = counted.filter(Q(model_a=model) | Q(model_b=model))
         if model.answers_changed_at is not None:
             votes = votes.filter(voted_at__gte=model.answers_changed_at)
         counts[model.pk] = votes.count()
@@ -501,18 +508,11 @@ def voter_checks(task: Task) -> VoterChecks:
     the votes of ``task``'s arena that count now (held and blocked voters are out of the ranking
     already). One query for the votes, one ranking fit per voter (seconds on 20,000 votes), so cached
     under the ranking's key."""
-    model_ids = sorted(
-        set(_voted(task).values_list("model_a_id", flat=True))
-        | set(_voted(task).values_list("model_b_id", flat=True))
-    )
-    key = _cache_key(task, model_ids, 0).replace("arena-ranking:", "arena-voters:")
+    key = _cache_key(task, _voted_model_ids(task), 0, kind="arena-voters")
     found = cache.get(key)
     if found is None:
-        excluded = set().union(*left_out_voters(task).values())
         rows = list(
-            _voted(task)
-            .filter(anonymous=True)
-            .exclude(voter_id__in=excluded)
+            _counted(task)
             .order_by("voted_at", "pk")
             .values_list("voter_id", "model_a_id", "model_b_id", "vote")
         )

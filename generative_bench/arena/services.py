@@ -408,21 +408,19 @@ def _reveal(battle: Battle) -> None:
 
 
 def continue_battle(battle: Battle, follow_up: str) -> Battle:
-    """The next turn of the voted ``battle`` (``vote``'s ``follow_up``, already checked): a battle of the same
+    """The next turn of the voted ``battle`` (``vote``'s ``follow_up``, already checked by
+    ``_check_follow_up``, the context's fit included, before the vote was stored): a battle of the same
     voter, models and sides, ``turn`` one more, whose messages are ``battle``'s, the preferred answer (A's
     on a tie) and ``follow_up``; both models answer as in ``start_battle``. A next turn already started
     (a second request) is returned as it is. A next turn that fails ends the conversation (revealed).
 
     Raises:
-        ArenaError: ``too_long`` (the conversation no longer fits a local model's context).
         QueueFull: a local model's line is full; nothing is stored.
     """
     existing = Battle.objects.filter(parent=battle).first()
     if existing is not None:
         return existing
     messages = _next_messages(battle, battle.vote, follow_up)
-    for model in (battle.model_a, battle.model_b):
-        _check_fits(model, messages)
     admit(battle.model_a, battle.model_b)
     try:
         with transaction.atomic():

@@ -45,6 +45,14 @@ def _arena_task(slug: str) -> Task:
     return task
 
 
+def _owned_arena_task(request, slug: str) -> Task:
+    """The arena task ``slug`` if the user owns it; a 404 otherwise, as for a page they may not see."""
+    task = _arena_task(slug)
+    if not task.is_owner(request.user):
+        raise Http404("No such page.")
+    return task
+
+
 def _refusal(request, task: Task):
     """Why the user may not vote in the arena of ``task`` (a message), a redirect to the page that lifts
     it (tutorial, quiz), or None when they may: the rule of ``services.check_may_battle``."""
@@ -275,9 +283,7 @@ def ranking(request, slug: str):
 def measure_leak(request, slug: str):
     """Queue a leak-rate measurement of the arena (the task's owners only; anyone else gets a 404); then
     the ranking page, which shows the figure once the job has run."""
-    task = _arena_task(slug)
-    if not task.is_owner(request.user):
-        raise Http404("No such page.")
+    task = _owned_arena_task(request, slug)
     if services.request_leak_measurement(task):
         messages.success(request, "The leak rate is being measured; reload this page in a minute to see it.")
     else:
@@ -290,9 +296,7 @@ def measure_leak(request, slug: str):
 def hold_voters(request, slug: str):
     """Hold for review every voter the voter-integrity tests flag (the task's owners only; anyone else
     gets a 404, as for a page they may not see); then the ranking page, which says how many were held."""
-    task = _arena_task(slug)
-    if not task.is_owner(request.user):
-        raise Http404("No such page.")
+    task = _owned_arena_task(request, slug)
     checks = selectors.voter_checks(task)
     names = selectors.shown_names(request.user, task, task.models.all())
     held = services.hold_flagged_voters(task=task, checks=checks, names=names)
