@@ -18,12 +18,12 @@ from rest_framework.views import APIView
 from core.api.idempotency import HEADER as IDEMPOTENCY_HEADER
 from core.api.idempotency import idempotent
 from core.api.lookups import positive_int_or_404
-from core.api.permissions import IsContributorForWrites
+from core.api.permissions import IsContributor, IsContributorForWrites
 from core.api.throttling import ExampleCreateThrottle
 from tasks.api import SLUG, NotQualifiedError
 from tasks.selectors import task_or_404
 
-from . import selectors, services, submissions
+from . import confidence, selectors, services, submissions
 from .filters import ExampleFilter
 from .models import Example
 from .serializers import (
@@ -33,6 +33,7 @@ from .serializers import (
     example_create_serializer,
     input_names,
 )
+from .throttling import ConfidenceThrottle
 
 EXAMPLE_ID = OpenApiParameter("id", OpenApiTypes.INT, OpenApiParameter.PATH, description="The example's id.")
 
@@ -149,6 +150,41 @@ class ExampleListCreate(generics.ListAPIView):
             status=status.HTTP_201_CREATED,
             headers={"Location": f"/api/examples/{example.pk}/"},
         )
+
+
+class ConfidenceProbe(APIView):
+    """Uncertainty mode's live goal: how sure the round's target models are of a draft, nothing stored
+    (``annotation.confidence.probe_confidence``). The body is an example's without its target: the
+    input fields and ``context``. Answers ``{"goal": {"measure", "threshold", "rule"}, "unsure": bool |
+    null, "models": [{"model", "answer", "value", "unsure", "error"}]}``; 400 for bad inputs or a task not
+    in uncertainty mode, 403 for a writer the task's rules refuse, 409 when no round is open, 429 over
+    the rate."""
+
+    permission_classes = [IsContributor]
+    throttle_classes = [ConfidenceThrottle]
+
+    @extend_schema(request={"application/json": CREATE_BODY_SCHEMA}, responses={200: dict})
+    def post(self, request, slug: str):
+        task = task_or_404(slug)
+        if task.open_round is None:
+            raise RoundNotOpen()
+        body = example_create_serializer(task, with_target=False)(
+            data=request.data, context={"task": task, "request": request}
+        )
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        try:
+            probe = confidence.probe_confidence(
+                task=task,
+                annotator=request.user,
+                inputs={name: data[name] for name in input_names(task) if name in data},
+                context=data["context_obj"],
+            )
+        except services.NotQualifiedToWrite as exc:
+            raise NotQualifiedError(exc.code, exc.message, exc.url) from None
+        except services.ExampleError as exc:
+            raise service_errors(exc) from None
+        return Response(confidence.as_json(task.cfg, probe))
 
 
 # Namespace of the client tokens derived from Idempotency-Keys (a fixed, random UUID).

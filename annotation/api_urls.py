@@ -10,6 +10,7 @@ from .red_team import api as red_team_api
 
 urlpatterns = [
     path("tasks/<str:slug>/examples/", api.ExampleListCreate.as_view(), name="api-example-list"),
+    path("tasks/<str:slug>/confidence/", api.ConfidenceProbe.as_view(), name="api-confidence"),
     path("examples/<str:pk>/", api.ExampleDetail.as_view(), name="api-example-detail"),
     path("examples/<str:pk>/retract/", api.ExampleRetract.as_view(), name="api-example-retract"),
     path("examples/<str:pk>/flag/", api.ExampleFlag.as_view(), name="api-example-flag"),

@@ -77,6 +77,10 @@ RECORD_KEYS = (
 )
 
 
+#: The keys a task in uncertainty mode adds after ``RECORD_KEYS`` (docs/export-format.md, "Uncertainty
+#: mode"): the mode and its goal in words (the same in every row), and the server's unsure verdict.
+UNCERTAINTY_KEYS = ("mode", "goal", "model_unsure", "model_unsure_decided")
+
 #: The keys a red-teaming task's records add after ``RECORD_KEYS`` (docs/export-format.md, "Red-teaming
 #: tasks"). One type per key in every row, conversations and multiple-choice items alike, so that
 #: ``datasets.load_dataset("json", ...)`` reads a file that mixes them.
@@ -313,6 +317,9 @@ class _Exporter:
         self.model_names = dict(RegisteredModel.objects.filter(task=task).values_list("id", "name"))
         self.red_team = conversational(cfg)
         self.keys = RECORD_KEYS + RED_TEAM_KEYS if self.red_team else RECORD_KEYS
+        self.goal = cfg.uncertainty
+        if self.goal is not None:
+            self.keys = self.keys + UNCERTAINTY_KEYS
         self.cfg = cfg
         self._agreement: dict[int, object] = {}  # round id -> RubricAgreement, measured once per export
 
@@ -360,6 +367,8 @@ class _Exporter:
                 "is_owner_verdict": v.is_owner_verdict,
                 "created_at": v.created_at.isoformat(),
                 **({"rubric_answers": v.rubric_answers or {}} if self.red_team else {}),
+                # Uncertainty mode: the validator's own label or span, given without seeing the author's.
+                **({"given_target": v.given_target} if self.goal is not None else {}),
             }
             for v in example.validations.all()
         ]
@@ -413,6 +422,13 @@ class _Exporter:
             questions = [q["name"] for q in self.cfg.red_team.get("rubric", [])]
             record.update(red_team_fields(example, context_message(self.cfg, context), questions))
             record["agreement_warning"] = self.agreement_warning(example)
+        if self.goal is not None:
+            record.update(
+                mode="uncertainty",
+                goal=self.goal.rule,
+                model_unsure=bool(example.model_unsure),
+                model_unsure_decided=example.model_unsure is not None,
+            )
         return record
 
     def csv_header(self) -> list[str]:

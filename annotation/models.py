@@ -59,6 +59,9 @@ class Example(models.Model):
     target = models.JSONField(encoder=UnicodeJSONEncoder)
     explanation = models.TextField(blank=True)
     model_wrong = models.BooleanField(null=True, blank=True)
+    # Uncertainty mode (tasks/uncertainty.py): whether the target was unsure of it, decided by the server
+    # when it was stored; None outside that mode or while a model's answer is missing.
+    model_unsure = models.BooleanField(null=True, blank=True)
     prediction_status = models.CharField(
         max_length=10, choices=PredictionStatus.choices, default=PredictionStatus.OK
     )

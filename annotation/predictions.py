@@ -79,6 +79,20 @@ def example_verdict(cfg: TaskConfig, verdicts: list[bool | None], any_failed: bo
     return rules.ensemble_model_wrong(cfg.ensemble_rule, verdicts)
 
 
+def example_unsure(cfg: TaskConfig, outputs: list[dict], any_failed: bool) -> bool | None:
+    """The example's ``model_unsure`` in uncertainty mode (``tasks.uncertainty``): each model's
+    ``unsure`` on its output, combined by the task's ensemble rule as the model-wrong verdicts are
+    (``any``, ``all`` or a strict ``majority`` unsure). None outside uncertainty mode, while any model
+    failed, or when an output has no measure."""
+    goal = cfg.uncertainty
+    if goal is None or any_failed or not outputs:
+        return None
+    verdicts = [goal.unsure(output) for output in outputs]
+    if any(v is None for v in verdicts):
+        return None
+    return rules.ensemble_model_wrong(cfg.ensemble_rule, verdicts)
+
+
 def prediction_status(n_models: int, any_failed: bool) -> str:
     if n_models == 0:
         return Example.PredictionStatus.NONE
@@ -147,5 +161,7 @@ def _store_retry(example: Example, outcomes: dict[int, Outcome]) -> str:
     verdicts = [p.model_wrong for p in predictions if p.status == Prediction.Status.OK]
     locked.prediction_status = prediction_status(len(predictions), any_failed)
     locked.model_wrong = example_verdict(cfg, verdicts, any_failed)
-    locked.save(update_fields=["prediction_status", "model_wrong", "updated_at"])
+    outputs = [p.output for p in predictions if p.status == Prediction.Status.OK]
+    locked.model_unsure = example_unsure(cfg, outputs, any_failed)
+    locked.save(update_fields=["prediction_status", "model_wrong", "model_unsure", "updated_at"])
     return locked.prediction_status

@@ -100,7 +100,8 @@ class ExampleSerializer(serializers.ModelSerializer):
     """An example as its author or a task owner sees it; the annotator only as a per-round pseudonym.
 
     ``annotator`` is ``annotation.exports.pseudonym`` (the id exports use), never a username;
-    ``mine`` says whether the caller wrote it. Its history (docs/domain.md, "Example history"):
+    ``mine`` says whether the caller wrote it. ``model_unsure``: in uncertainty mode, whether the target
+    was unsure of it (the server's decision, ``tasks.uncertainty``); null in other tasks. Its history (docs/domain.md, "Example history"):
     ``created_at``, ``settled_at``, ``retracted_at``, ``flagged_at`` (null until that change happens)
     and ``validations``, every verdict oldest first. Read it through ``selectors.with_history``.
     """
@@ -133,6 +134,7 @@ class ExampleSerializer(serializers.ModelSerializer):
             "tags",
             "status",
             "model_wrong",
+            "model_unsure",
             "prediction_status",
             "model_outputs",
             "is_retracted",
@@ -295,8 +297,9 @@ class ExampleCreateBase(RejectUnknownFieldsMixin, serializers.Serializer):
         return attrs
 
 
-def example_create_serializer(task: Task) -> type[ExampleCreateBase]:
-    """A serializer class for ``POST /api/tasks/{slug}/examples/`` built from ``task``'s config."""
+def example_create_serializer(task: Task, *, with_target: bool = True) -> type[ExampleCreateBase]:
+    """A serializer class for ``POST /api/tasks/{slug}/examples/`` built from ``task``'s config
+    (``with_target`` False: a draft without its target, ``POST /api/tasks/{slug}/confidence/``)."""
     cfg = task.cfg
     attrs: dict = {} if cfg.context_fields else {"context": NoContextField()}
     for spec in cfg.input_fields:
@@ -304,6 +307,8 @@ def example_create_serializer(task: Task) -> type[ExampleCreateBase]:
             required=not spec.get("optional", False), help_text=spec.get("help", spec.get("label", ""))
         )
     target = cfg.target_field
+    if not with_target:
+        return type(f"ExampleDraft_{task.pk}", (ExampleCreateBase,), attrs)
     if labelled(cfg):
         labels = cfg.labels
         attrs[target["name"]] = serializers.ChoiceField(

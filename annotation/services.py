@@ -30,7 +30,14 @@ from tasks.models import Context, Round, Task
 
 from . import selectors, signals
 from .models import Example, Prediction
-from .predictions import example_verdict, model_verdict, prediction_label, prediction_status, run_model
+from .predictions import (
+    example_unsure,
+    example_verdict,
+    model_verdict,
+    prediction_label,
+    prediction_status,
+    run_model,
+)
 
 NON_FIELD = "__all__"
 MAX_EXPLANATION_LENGTH = 2000
@@ -70,13 +77,15 @@ class TokenAlreadyUsed(ExampleError):
 
 
 def clean_inputs(
-    cfg: TaskConfig, inputs: dict, target, *, context: Context | None = None
+    cfg: TaskConfig, inputs: dict, target, *, context: Context | None = None, with_target: bool = True
 ) -> tuple[dict, object]:
     """Check and normalise an example's input fields and target against the task config.
 
     Lengths are counted in code points (Python ``len``) after CRLF becomes LF, so an emoji ZWJ sequence
     counts as the number of code points it is made of and a line break as one. A text must have at
     least one visible character (``has_visible_character``) and no control character but LF and tab.
+
+    ``with_target`` False checks the inputs alone (``target`` is returned as given).
 
     Returns:
         ``(inputs, target)`` normalised.
@@ -123,16 +132,34 @@ def clean_inputs(
             errors.setdefault(name, []).append(too_long_message(label, len(value), limit))
         cleaned[name] = value
 
-    target_spec = cfg.target_field
-    tname = target_spec["name"]
-    if labelled(cfg):
-        if target not in cfg.labels:
-            errors.setdefault(tname, []).append(f"Choose one of: {', '.join(cfg.labels)}.")
-    elif span_answers(cfg):
-        target = _clean_span(target, target_spec, context, errors)
+    try:
+        if with_target:  # False: a draft's text alone (uncertainty mode's live confidence)
+            target = clean_target(cfg, target, context=context)
+    except ExampleError as exc:
+        for name, messages in exc.errors.items():
+            errors.setdefault(name, []).extend(messages)
     if errors:
         raise ExampleError(errors)
     return cleaned, target
+
+
+def clean_target(cfg: TaskConfig, target, *, context: Context | None) -> object:
+    """``target`` checked as ``clean_inputs`` checks an example's target: one of the labels, or a span of
+    the context's passage (``{"answer", "answer_start"}``, resolved as ``_clean_span`` does). For a
+    validator's own target in uncertainty mode (``validation.services``).
+
+    Raises:
+        ExampleError: keyed by the target field's name (or ``context``).
+    """
+    errors: dict[str, list[str]] = {}
+    if labelled(cfg):
+        if target not in cfg.labels:
+            errors.setdefault(cfg.target_field["name"], []).append(f"Choose one of: {', '.join(cfg.labels)}.")
+    elif span_answers(cfg):
+        target = _clean_span(target, cfg.target_field, context, errors)
+    if errors:
+        raise ExampleError(errors)
+    return target
 
 
 def _clean_span(target, spec: dict, context: Context | None, errors: dict) -> object:
@@ -196,6 +223,23 @@ def _check_can_write(
         qualification.check_can_contribute(task, annotator, qualification.WRITE, lock=lock, facts=facts)
     except qualification.NotQualified as refusal:
         raise NotQualifiedToWrite(refusal) from None
+
+
+def check_can_write(annotator, task: Task) -> None:
+    """The writer rules ``create_example`` applies before the models run (account, then the task's
+    qualification rules), for a caller that runs the models without storing (uncertainty mode's live
+    confidence, ``annotation.confidence``).
+
+    Raises:
+        ExampleError: not logged in or blocked; ``NotQualifiedToWrite`` for the task's rules.
+    """
+    _check_can_write(annotator, task)
+
+
+def check_models_read(cfg, models, model_input: dict) -> None:
+    """``create_example``'s check that every target model reads the whole text (``ExampleError`` naming
+    the field otherwise), for a caller that runs the models without storing."""
+    _check_the_models_read_it_all(cfg, models, model_input)
 
 
 def _check_the_models_read_it_all(cfg, models, model_input: dict) -> None:
@@ -330,6 +374,7 @@ def create_example(
                 target=target,
                 explanation=explanation,
                 model_wrong=example_verdict(cfg, verdicts, any_failed),
+                model_unsure=example_unsure(cfg, [o.output for o in outcomes if o.ok], any_failed),
                 prediction_status=prediction_status(len(models), any_failed),
                 source=source,
                 client_token=client_token,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from tasks.config import TaskConfig
 
+from .goal import goal_met, goal_words
 from .models import Example, Prediction
 
 
@@ -106,6 +107,30 @@ def prediction_rows(example: Example, predictions, cfg: TaskConfig) -> list[Pred
     return rows
 
 
+@dataclass(frozen=True)
+class UnsureRow:
+    """One model's answer in uncertainty mode: the task's measure of it (``value``, in [0, 1]) and
+    whether that is unsure (``tasks.uncertainty.UncertaintyGoal``)."""
+
+    prediction: Prediction
+    value: float
+    unsure: bool
+
+
+def unsure_rows(predictions, cfg: TaskConfig) -> list[UnsureRow]:
+    """``predictions`` (in display order) as ``UnsureRow``s in uncertainty mode; [] outside it, and
+    without the predictions that failed or have no measure."""
+    goal = cfg.uncertainty
+    if goal is None:
+        return []
+    rows = []
+    for p in predictions:
+        value = goal.value(p.output) if p.status == Prediction.Status.OK else None
+        if value is not None:
+            rows.append(UnsureRow(p, value, bool(goal.unsure(p.output))))
+    return rows
+
+
 def validation_state(example: Example, cfg: TaskConfig, *, is_author: bool = True) -> str:
     """One sentence on where ``example`` stands with the validators (docs/domain.md, "Validation").
 
@@ -127,16 +152,16 @@ def validation_state(example: Example, cfg: TaskConfig, *, is_author: bool = Tru
         return f"Status: {example.get_status_display().lower()}."
     if example.source == Example.Source.IMPORTED:
         return "Imported: it is not validated here."
-    if example.model_wrong is True or cfg.validate_non_fooling:
+    if goal_met(example, cfg) or cfg.validate_non_fooling:
         return f"Waiting for validation: other people will check that {whose} label is right."
-    if example.model_wrong is None:
-        if example.prediction_status == Example.PredictionStatus.FAILED:
-            return "Waiting for the model's answer; if it fooled the model, it is then sent for validation."
-        if example.prediction_status == Example.PredictionStatus.NONE:
-            return "Not sent for validation yet: this round has no target model to fool."
+    if example.prediction_status == Example.PredictionStatus.FAILED and not goal_met(example, cfg):
+        return f"Waiting for the model's answer; if it {goal_words(cfg)}, it is then sent for validation."
+    if example.prediction_status == Example.PredictionStatus.NONE:
+        return "Not sent for validation yet: this round has no target model to fool."
+    if example.model_wrong is None and cfg.uncertainty is None:  # ask_user: the author says
         waiting_on = "your answer above" if is_author else "the author's answer"
         return f"Waiting for {waiting_on}; if the model was wrong, it is then sent for validation."
-    return "Not sent for validation: in this task only examples that fool the model are validated."
+    return f"Not sent for validation: in this task only examples that {goal_words(cfg, present=True)} are validated."
 
 
 def authors_wording(label: str) -> str:

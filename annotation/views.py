@@ -8,7 +8,7 @@ import uuid
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_POST
@@ -19,10 +19,12 @@ from tasks import selectors as task_selectors
 from tasks.kinds import conversational
 from tasks.models import Task
 
+from . import confidence as confidence_service
 from . import selectors, services, session_examples, submissions, verdict
 from .ask_user import awaits_user_verdict, record_user_verdict
 from .forms import SPAN_START_FIELD, ExampleForm, ExplanationForm, FlagForm, signed_start
 from .red_team import presenting as red_team_presenting
+from .throttling import ConfidenceThrottle
 
 
 def _unsaved_rows(cfg, data, written_for) -> list[tuple[str, str]]:
@@ -277,6 +279,41 @@ def _create_errors(request, task: Task, form, *, reload: bool) -> HttpResponse:
 
 @login_required
 @require_POST
+def confidence(request, slug: str):
+    """Uncertainty mode's live goal for the create page's script: the round's target models on the draft
+    in the form (its input fields and ``context``), measured by the task's goal, as JSON
+    (``confidence.as_json``); nothing is stored. ``{"errors": [...]}`` with 400 (bad text, no such task
+    mode), 403 (the writer may not write), 409 (no open round) or 429 (over ``DYNABENCH_CONFIDENCE_RATE``,
+    with ``Retry-After``)."""
+    task = task_selectors.task_or_404(slug)
+    throttle = ConfidenceThrottle()
+    if not throttle.allow_request(request, None):
+        wait = throttle.wait_seconds()
+        response = JsonResponse({"errors": [f"Checking too often; try again in {wait} s."]}, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    if task.open_round is None:
+        return JsonResponse({"errors": [submissions.NOT_COLLECTING]}, status=409)
+    context = None
+    if task.cfg.context_fields and request.POST.get("context"):
+        context = task_selectors.context_of_round(task.current_round, request.POST["context"])
+        if context is None:
+            return JsonResponse(
+                {"errors": ["This context is no longer part of the current round."]}, status=409
+            )
+    inputs = {spec["name"]: request.POST.get(spec["name"], "") for spec in task.cfg.input_fields}
+    try:
+        probe = confidence_service.probe_confidence(
+            task=task, annotator=request.user, inputs=inputs, context=context
+        )
+    except services.ExampleError as exc:
+        status = 403 if isinstance(exc, services.NotQualifiedToWrite) else 400
+        return JsonResponse({"errors": [m for ms in exc.errors.values() for m in ms]}, status=status)
+    return JsonResponse(confidence_service.as_json(task.cfg, probe))
+
+
+@login_required
+@require_POST
 def reset_tally(request, slug: str):
     """Empty the requester's session tally on ``slug`` (forget the examples kept for it), then back to
     the create page."""
@@ -334,6 +371,8 @@ def _verdict_context(request, example) -> dict:
         "asks_user": is_author and awaits_user_verdict(example),
         "ask_user_rule": cfg.model_wrong_rule == "ask_user",
         "validation_state": verdict.validation_state(example, cfg, is_author=is_author),
+        "goal": cfg.uncertainty,
+        "unsure_rows": verdict.unsure_rows(selectors.predictions_of(example), cfg),
     }
 
 

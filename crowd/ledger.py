@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from annotation.goal import goal_met
 from annotation.models import Example
 from validation.models import GoldAnswer, Validation
 
@@ -124,7 +125,7 @@ def _reconcile_example_locked(example: Example) -> int:
     verified = (
         not example.is_retracted
         and example.status == Example.Status.VALIDATED_CORRECT
-        and example.model_wrong is True
+        and goal_met(example, example.round.task.cfg)
     )
     desired = 1 if verified and study.bonus_per_verified_fooling > ZERO else 0
     if desired > current:

@@ -52,6 +52,9 @@ Limits and behaviour:
                        (``validation.verdict_undo``; not once it settled the example).
     DYNABENCH_CREATE_RATE str, default ``120/min``. Throttle on example creation through the API, per
                        user (a DRF rate: ``N/sec``, ``N/min``, ``N/hour``, ``N/day``); over it, 429.
+    DYNABENCH_CONFIDENCE_RATE str, default ``60/min``. Throttle on uncertainty mode's live confidence (the
+                       create page and ``POST /api/tasks/{slug}/confidence/``), per person: each probe
+                       runs the round's target models.
     DYNABENCH_EXPLAIN_RATE str, default ``10/min``. Throttle on explanations through the API (predict
                        with ``explain``), per user, counted in explained texts; over it, 429.
     DYNABENCH_OPENAI_RATE str, default ``30/min``. Throttle on ``POST /v1/chat/completions`` (the
@@ -438,6 +441,7 @@ REST_FRAMEWORK = {
     "NUM_PROXIES": ALLAUTH_TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_RATES": {
         "example_create": env.rate("DYNABENCH_CREATE_RATE", default="120/min"),
+        "confidence_probe": env.rate("DYNABENCH_CONFIDENCE_RATE", default="60/min"),
         "model_explain": env.rate("DYNABENCH_EXPLAIN_RATE", default="10/min"),
         "openai_chat": env.rate("DYNABENCH_OPENAI_RATE", default="30/min"),
         "red_team_turn": env.rate("DYNABENCH_RED_TEAM_TURN_RATE", default="30/min"),

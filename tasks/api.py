@@ -26,6 +26,7 @@ from .serializers import (
     TaskDetailSerializer,
     TaskSerializer,
 )
+from .uncertainty_stats import uncertainty_stats
 
 SLUG = OpenApiParameter("slug", OpenApiTypes.STR, OpenApiParameter.PATH, description="The task's slug.")
 NUMBER = OpenApiParameter(
@@ -85,6 +86,7 @@ class RoundList(generics.ListAPIView):
         if hasattr(self, "task"):
             context["counts"] = {c.round.pk: c for c in round_counts_for_task(self.task)}
             context["red_team"] = red_team_stats(self.task)
+            context["uncertainty"] = uncertainty_stats(self.task)
         return context
 
 
@@ -103,6 +105,7 @@ class RoundDetail(generics.RetrieveAPIView):
             raise NotFound("No such round.")
         self.counts = {round_.pk: round_counts(round_)}
         self.red_team = red_team_stats(task, [round_])
+        self.uncertainty = uncertainty_stats(task, [round_])
         return round_
 
     def get_serializer_context(self):
@@ -110,6 +113,7 @@ class RoundDetail(generics.RetrieveAPIView):
             **super().get_serializer_context(),
             "counts": getattr(self, "counts", {}),
             "red_team": getattr(self, "red_team", {}),
+            "uncertainty": getattr(self, "uncertainty", {}),
         }
 
 

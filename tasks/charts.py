@@ -260,3 +260,99 @@ def amount_chart(
 
 def _amount(value: float) -> str:
     return f"{value:,.2f}"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One drawn histogram column: its bin ``[low, high)``, count, and SVG rectangle."""
+
+    low: float
+    high: float
+    count: int
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+@dataclass(frozen=True)
+class Histogram:
+    """A built histogram: its columns, the x of the threshold line (None without one) and ``svg``."""
+
+    columns: list[Column]
+    svg: SafeString
+    threshold_x: float | None = None
+
+
+def histogram_chart(
+    counts: Sequence[int],
+    *,
+    threshold: float | None = None,
+    threshold_label: str = "",
+    width: int = 480,
+    height: int = 220,
+    title: str = "",
+    x_title: str = "",
+) -> Histogram:
+    """Columns of ``counts`` over equal bins of [0, 1] (bin i: ``[i / k, (i + 1) / k)``), a dashed
+    vertical line at ``threshold`` labelled ``threshold_label``. Geometry, so tests can check it:
+
+        x of value v        = LEFT + v * (width - LEFT - RIGHT)
+        height of count c   = c / top * (height - TOP - BOTTOM), top = ``_nice_top`` of the largest
+
+    Raises:
+        ValueError: no bin, a negative count, or a threshold outside [0, 1].
+    """
+    if not counts:
+        raise ValueError("a histogram needs at least one bin")
+    if any(c < 0 for c in counts):
+        raise ValueError("counts must be >= 0")
+    if threshold is not None and not 0 <= threshold <= 1:
+        raise ValueError(f"threshold {threshold!r} is not in [0, 1]")
+    k = len(counts)
+    plot_w, plot_h = width - LEFT - RIGHT, height - TOP - BOTTOM
+    top = _nice_top(float(max(counts)) or 1.0)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart histogram" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    for g in GRID:
+        y = _fmt(TOP + (1 - g) * plot_h)
+        parts.append(
+            f'<line class="grid" x1="{LEFT}" y1="{y}" x2="{width - RIGHT}" y2="{y}" stroke="#ddd"/>'
+            f'<text x="{LEFT - 6}" y="{y}" text-anchor="end" dominant-baseline="middle" font-size="11">'
+            f"{_fmt(g * top)}</text>"
+        )
+    columns = []
+    for i, count in enumerate(counts):
+        low, high = i / k, (i + 1) / k
+        h = count / top * plot_h
+        column = Column(low, high, int(count), LEFT + low * plot_w, TOP + plot_h - h, plot_w / k, h)
+        columns.append(column)
+        parts.append(
+            f'<rect class="column" x="{_fmt(column.x + 1)}" y="{_fmt(column.y)}" width="{_fmt(column.width - 2)}" '
+            f'height="{_fmt(h)}" fill="{PALETTE[0]}"><title>{low:.1f} to {high:.1f}: {count}</title></rect>'
+        )
+    for g in (0.0, 0.5, 1.0):
+        x = _fmt(LEFT + g * plot_w)
+        parts.append(
+            f'<text x="{x}" y="{TOP + plot_h + 14}" text-anchor="middle" font-size="11">{g:g}</text>'
+        )
+    if x_title:
+        parts.append(
+            f'<text x="{_fmt(LEFT + plot_w / 2)}" y="{height - 8}" text-anchor="middle" font-size="12">'
+            f"{escape(x_title)}</text>"
+        )
+    threshold_x = None
+    if threshold is not None:
+        threshold_x = LEFT + threshold * plot_w
+        x = _fmt(threshold_x)
+        parts.append(
+            f'<line class="threshold" x1="{x}" y1="{TOP - 6}" x2="{x}" y2="{TOP + plot_h}" stroke="{PALETTE[1]}" '
+            f'stroke-width="1.5" stroke-dasharray="5 3"><title>{escape(threshold_label)}</title></line>'
+            f'<text x="{x}" y="{TOP - 10}" text-anchor="middle" font-size="11" fill="{PALETTE[1]}">'
+            f"{escape(threshold_label)}</text>"
+        )
+    parts.append("</svg>")
+    return Histogram(columns=columns, svg=mark_safe("".join(parts)), threshold_x=threshold_x)

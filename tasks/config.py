@@ -108,6 +108,17 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "properties": {"max_input_length": {"type": "integer", "minimum": 1, "maximum": 100000}},
         },
+        # Uncertainty mode (tasks/uncertainty.py; docs/domain.md, "Uncertainty mode"): the annotator's
+        # goal is an example on which the target is unsure, by ``measure`` against ``threshold``.
+        "uncertainty": {
+            "type": "object",
+            "required": ["measure", "threshold"],
+            "additionalProperties": False,
+            "properties": {
+                "measure": {"enum": ["top_probability", "entropy"]},
+                "threshold": {"type": "number"},
+            },
+        },
     },
 }
 
@@ -271,6 +282,7 @@ def validate_config(config: Any) -> None:
             "config['target_field']['type']: the target must be 'multiclass', 'context_span' or 'generation'."
         )
     errors.extend(_red_team_errors(config))
+    errors.extend(_uncertainty_errors(config))
     has_labels = target["type"] != "multiclass" or len(target.get("labels", [])) >= 2
     for label in config.get("label_descriptions", {}) if has_labels else ():  # no labels: said above
         if label not in target.get("labels", []):
@@ -335,6 +347,27 @@ def _red_team_errors(config: dict) -> list[str]:
             f"{negatives} negatives."
         )
     return errors
+
+
+def _uncertainty_errors(config: dict) -> list[str]:
+    """The cross-field rules of uncertainty mode (``tasks.uncertainty.threshold_problem``): a label or
+    span target, a measure the target has, and a threshold the target can fall on either side of."""
+    section = config.get("uncertainty")
+    if section is None:
+        return []
+    from .uncertainty import threshold_problem
+
+    target = config["target_field"]
+    if target["type"] not in ("multiclass", "context_span"):
+        return [
+            "config['uncertainty']: uncertainty mode is for label (multiclass) and span (context_span) "
+            "targets; a generative target is red-teamed with its rubric."
+        ]
+    problem = threshold_problem(
+        section["measure"], section["threshold"], span=target["type"] == "context_span",
+        n_labels=len(target.get("labels", [])),
+    )  # fmt: skip
+    return [f"config['uncertainty']: {problem}"] if problem else []
 
 
 class TaskKind(StrEnum):
@@ -495,6 +528,17 @@ class TaskConfig:
     @property
     def max_options(self) -> int:
         return int(self.red_team.get("multiple_choice", {}).get("max_options", DEFAULT_MAX_OPTIONS))
+
+    @property
+    def uncertainty(self):
+        """The task's ``tasks.uncertainty.UncertaintyGoal`` in uncertainty mode (config ``uncertainty``),
+        else None: the goal is then to fool the target."""
+        section = self.raw.get("uncertainty")
+        if section is None:
+            return None
+        from .uncertainty import UncertaintyGoal
+
+        return UncertaintyGoal(measure=section["measure"], threshold=float(section["threshold"]))
 
     @property
     def content_warning(self) -> str:

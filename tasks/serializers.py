@@ -265,6 +265,42 @@ class RedTeamStatisticsSerializer(serializers.Serializer):
         return stats
 
 
+class UncertaintyStatisticsSerializer(serializers.Serializer):
+    """An uncertainty-mode round's figures (``tasks.uncertainty_stats.UncertaintyStats``), nested as
+    ``RoundStatisticsSerializer.uncertainty`` from ``context["uncertainty"]``; left out without them."""
+
+    examples = serializers.IntegerField(help_text="Examples whose unsure verdict is known.")
+    unsure = serializers.IntegerField(help_text="Examples on which the target was unsure (model_unsure).")
+    validated_unsure = serializers.IntegerField(help_text="Unsure examples settled validated_correct.")
+    unsure_rate = serializers.FloatField(allow_null=True, help_text="unsure / examples; null with none.")
+    validated_unsure_rate = serializers.FloatField(
+        allow_null=True, help_text="validated_unsure / examples; null with none."
+    )
+    validated_unsure_interval = serializers.SerializerMethodField(
+        help_text="The 95% interval of validated_unsure_rate across annotators ([low, high]); null "
+        "with fewer than 5 people."
+    )
+    people = serializers.SerializerMethodField()
+    histogram = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Target answers per bin of the task's measure: 10 equal bins of [0, 1], the value 1 in the last.",
+    )
+
+    def get_validated_unsure_interval(self, stats) -> list | None:
+        interval = stats.validated.interval if stats.validated is not None else None
+        return list(interval) if interval is not None else None
+
+    def get_people(self, stats) -> int:
+        return stats.validated.people if stats.validated is not None else 0
+
+    def get_attribute(self, instance):
+        """The round's ``UncertaintyStats`` from the context; skipped (no key) when there is none."""
+        stats = self.context.get("uncertainty")
+        if stats is None:
+            raise SkipField()
+        return stats
+
+
 class RoundStatisticsSerializer(serializers.Serializer):
     """A round's figures, as on the task page (``tasks.round_stats.RoundCounts``).
 
@@ -319,6 +355,10 @@ class RoundStatisticsSerializer(serializers.Serializer):
         required=False,
         help_text="Only on a red-teaming task's rounds: the attack success rate and the model cost.",
     )
+    uncertainty = UncertaintyStatisticsSerializer(
+        required=False,
+        help_text="Only on the rounds of a task in uncertainty mode: the unsure examples and the histogram.",
+    )
 
 
 class RoundSerializer(serializers.ModelSerializer):
@@ -338,8 +378,9 @@ class RoundSerializer(serializers.ModelSerializer):
     @extend_schema_field(RoundStatisticsSerializer)
     def get_statistics(self, round_: Round) -> dict:
         red_team = self.context.get("red_team", {}).get(round_.pk)
+        uncertainty = self.context.get("uncertainty", {}).get(round_.pk)
         return RoundStatisticsSerializer(
-            self.context["counts"][round_.pk], context={"red_team": red_team}
+            self.context["counts"][round_.pk], context={"red_team": red_team, "uncertainty": uncertainty}
         ).data
 
 

@@ -3,12 +3,13 @@
 from django.shortcuts import render
 
 from . import selectors
-from .charts import Series, amount_chart, rate_chart
+from .charts import Series, amount_chart, histogram_chart, rate_chart
 from .kinds import conversational
 from .page_sections import sections_for
 from .red_team_stats import red_team_stats
 from .round_stats import round_counts_for_task
 from .task_cards import task_cards
+from .uncertainty_stats import uncertainty_stats
 
 
 def task_list(request):
@@ -29,6 +30,8 @@ def task_detail(request, slug: str):
     by_conversation = conversational(task.cfg)
     by_round = red_team_stats(task, [c.round for c in counts])
     red_team = [by_round[c.round.pk] for c in counts] if by_conversation else []
+    unsure = uncertainty_stats(task, [c.round for c in counts])
+    unsure_rows = [unsure[c.round.pk] for c in counts] if unsure else []
     return render(
         request,
         "tasks/task_detail.html",
@@ -41,6 +44,8 @@ def task_detail(request, slug: str):
             "cost_chart": cost_chart(counts),
             "collecting": task.open_round is not None,
             "red_team_stats": red_team,
+            "uncertainty_stats": unsure_rows,
+            "uncertainty_charts": [(s, confidence_histogram(task.cfg, s)) for s in unsure_rows if s.answers],
             # What the apps above add (tasks.page_sections): the cycle matrix of leaderboards.
             "page_sections": sections_for(request, task),
         },
@@ -77,6 +82,19 @@ def mer_chart(counts):
         [Series("MER", [c.mer for c in counts]), Series("vMER", [c.vmer for c in counts])],
         title="Model error rate (MER) and validated MER (vMER) per round",
         x_title="Round",
+    )
+
+
+def confidence_histogram(cfg, stats):
+    """An uncertainty-mode round's histogram of the target's measure (``UncertaintyStats.histogram``) with
+    the goal's threshold as a dashed line."""
+    goal = cfg.uncertainty
+    return histogram_chart(
+        stats.histogram,
+        threshold=goal.threshold,
+        threshold_label=f"goal: {goal.rule}",
+        title=f"Round {stats.round.number}: the model's {goal.measure_name} on its examples",
+        x_title=goal.measure_name.capitalize(),
     )
 
 

@@ -162,7 +162,8 @@ class ExampleValidations(APIView):
     """Record the caller's verdict (``correct``, ``incorrect``, ``flagged``; optional ``corrected_label``
     with ``incorrect``, and ``reason``) on an example of an active task, or, on a red-teaming
     conversation, the caller's ``rubric`` answers, which give the verdict (``services.rubric_verdict``;
-    ``flagged`` takes none; ``rubric`` on any other example is a 400); the task's quorum of matching
+    ``flagged`` takes none; ``rubric`` on any other example is a 400); in uncertainty mode the caller's
+    ``given_target``, their own label or span (``services.given_target_verdict``; a 400 elsewhere); the task's quorum of matching
     verdicts settles it, or one verdict with ``owner_mode`` from a task owner. A verdict without
     ``owner_mode`` counts only on an example served to the caller (``GET .../validations/next/``: its
     claim, live or run out less than ``DYNABENCH_VALIDATION_GRACE_SECONDS`` ago and not served to
@@ -188,7 +189,11 @@ class ExampleValidations(APIView):
             raise exceptions.ValidationError(
                 {"rubric": ["Only a red-teaming conversation takes rubric answers."]}
             )
-        if not data["verdict"] and rubric is None:
+        if data["given_target"] is not None and not services.is_given_target_example(example):
+            raise exceptions.ValidationError(
+                {"given_target": ["Only an example of a task in uncertainty mode takes a given target."]}
+            )
+        if not data["verdict"] and rubric is None and data["given_target"] is None:
             raise exceptions.ValidationError({"verdict": ["Choose a verdict."]})
         try:
             outcome = services.submit_validation(
@@ -201,14 +206,14 @@ class ExampleValidations(APIView):
                 ) from None
             raise refused(exc) from None
         v = outcome.validation
+        # Unanchored: the verdict (and a corrected label, set only when they disagreed) would tell the
+        # caller whether they agreed with the author.
+        hidden = validator_fields(example)["unanchored"] and not data.get("owner_mode")
         result = {
             "id": v.pk,
             "example": example.pk,
-            # Unanchored: the verdict would tell the caller whether they agreed with the author.
-            "verdict": None
-            if validator_fields(example)["unanchored"] and not data.get("owner_mode")
-            else v.verdict,
-            "corrected_label": v.corrected_label,
+            "verdict": None if hidden else v.verdict,
+            "corrected_label": None if hidden else v.corrected_label,
             "reason": v.reason,
             "settled": outcome.settled,
             "example_status": outcome.status,

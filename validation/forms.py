@@ -38,6 +38,32 @@ class VerdictForm(forms.Form):
         else:
             del self.fields["corrected_label"]
 
+        if cfg.uncertainty is not None:
+            # Uncertainty mode: the validator's own label (or span answer), unanchored; it decides the
+            # verdict (services.given_target_verdict). Required by the service, not here: a flag needs none.
+            if labels:
+                self.fields["given_target"] = forms.ChoiceField(
+                    required=False,
+                    choices=[(label, label) for label in labels],
+                    widget=forms.RadioSelect,
+                    label="The label you judge right",
+                )
+            else:
+                self.fields["given_target"] = forms.CharField(
+                    required=False,
+                    max_length=cfg.max_input_length,
+                    strip=False,
+                    label="The answer, as it is written in the passage",
+                    widget=forms.TextInput(attrs={"dir": "auto", "autocomplete": "off"}),
+                )
+            self.fields.pop("corrected_label", None)  # the given label is it
+
+    def given_target(self):
+        """The validator's own target from a valid form (uncertainty mode): a label, an answer text (the
+        service finds it in the passage), or None when the form has none or it was left empty."""
+        value = self.cleaned_data.get("given_target")
+        return value or None
+
     def error_text(self) -> str:
         """Every form error as one sentence for a flash message."""
         return " ".join(str(m) for messages in self.errors.values() for m in messages)

@@ -32,6 +32,10 @@ class Validation(models.Model):
     # A red-teaming conversation's verdict comes from the validator's own answers to the task's rubric
     # (tasks/rubric.py), kept here: {question name: answer}; empty for every other verdict.
     rubric_answers = models.JSONField(default=dict, blank=True)
+    # In uncertainty mode (tasks/uncertainty.py) the validator gives the target themselves, unanchored:
+    # a label, or {"answer": str, "answer_start": int} for a span; the verdict says whether it agrees
+    # with the author's. None for every other verdict.
+    given_target = models.JSONField(null=True, blank=True)
     # Set by the service from its ``now`` (one time for the vote and the settlement it makes).
     created_at = models.DateTimeField(default=timezone.now)
 

@@ -26,6 +26,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation import selectors as annotation_selectors
+from annotation.goal import goal_met_q
 from annotation.models import Example
 from core.text_rules import ascii_id
 from tasks.models import Round, Task
@@ -64,7 +65,7 @@ def _open(task: Task, **where) -> QuerySet[Example]:
     if not task.cfg.validate_non_fooling:
         # A rating example (a replayed model's answer) has no model verdict to be fooled by: it is served
         # for people to judge by the rubric whatever validate_non_fooling says.
-        qs = qs.filter(Q(model_wrong=True) | Q(source=Example.Source.RATING))
+        qs = qs.filter(goal_met_q(task.cfg) | Q(source=Example.Source.RATING))
     return qs
 
 

@@ -11,7 +11,7 @@ from core.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
 from core.api.queries import QueryIntegerField, StrictQuerySerializer
 
 from .models import Validation
-from .services import is_rubric_example
+from .services import is_given_target_example, is_rubric_example
 
 
 def validator_fields(example: Example) -> dict:
@@ -19,12 +19,16 @@ def validator_fields(example: Example) -> dict:
     route that serves an example to a validator (the validate page and the owners' review page through
     ``views._shown``; ``GET /api/tasks/{slug}/validations/next/`` through ``ServedExampleSerializer``).
 
-    Returns ``{"unanchored": bool, "target": ..., "explanation": str | None, "model_wrong": bool | None}``.
+    Returns ``{"unanchored": bool, "target": ..., "explanation": str | None, "model_wrong": bool | None,
+    "model": bool}``; ``model`` False: the model's answer is never shown (uncertainty mode: its
+    probabilities would anchor the label).
 
     * **Unanchored** validation (``services.is_rubric_example``: a red-teaming conversation, or a replayed
       answer opened for rating): the validator answers the rubric as they judge it themselves
       (docs/generative.md, "Validation by rubric"), so every field of the author's judgement is None:
       their rubric answers (``target``), their verdict (``model_wrong``) and their ``explanation``.
+    * In **uncertainty mode** (``services.is_given_target_example``) validation is unanchored too: the
+      validator gives the label (or span) themselves, never seeing the author's, nor the model's answer.
     * **Anchored** validation (a labelled example, a multiple-choice item): the validator judges the
       author's target, so it is served with the author's explanation of it, and ``model_wrong`` (whether
       the model's answer differs from it; the model's answer may still be withheld until asked).
@@ -37,9 +41,12 @@ def validator_fields(example: Example) -> dict:
     whether their answers agreed with the author's, so showing it, then letting them undo and answer
     again, would let them learn the author's judgement and agree with it.
     """
+    if is_given_target_example(example):
+        return {"unanchored": True, "target": None, "explanation": None, "model_wrong": None, "model": False}
     if is_rubric_example(example):
-        return {"unanchored": True, "target": None, "explanation": None, "model_wrong": None}
+        return {"unanchored": True, "target": None, "explanation": None, "model_wrong": None, "model": True}
     return {
+        "model": True,
         "unanchored": False,
         "target": example.target,
         "explanation": example.explanation,
@@ -73,7 +80,7 @@ class ServedExampleSerializer(serializers.ModelSerializer):
     )
     model_outputs = serializers.SerializerMethodField(
         help_text="The target models' outputs; null while the model's answer is withheld "
-        "(model_answer_hidden: ask with ?reveal=model)."
+        "(model_answer_hidden: ask with ?reveal=model), and always in uncertainty mode."
     )
 
     class Meta:
@@ -113,7 +120,7 @@ class ServedExampleSerializer(serializers.ModelSerializer):
 
     @extend_schema_field({"type": "array", "items": MODEL_OUTPUT_SCHEMA, "nullable": True})
     def get_model_outputs(self, example: Example) -> list[dict] | None:
-        return None if self._hidden() else model_outputs(example)
+        return None if self._hidden() or not validator_fields(example)["model"] else model_outputs(example)
 
 
 class QueueSummarySerializer(serializers.Serializer):
@@ -175,6 +182,13 @@ class VerdictSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         help_text="A red-teaming conversation: the validator's answers to the task's rubric, {question: "
         "answer}; they give the verdict: correct when they judge the output as its author did.",
     )
+    given_target = serializers.JSONField(
+        required=False,
+        default=None,
+        help_text="A task in uncertainty mode: the label the validator judges right (or for a span task "
+        '{"answer": str, "answer_start": int}, a span of the passage), given without seeing the author\'s; '
+        "it gives the verdict: correct when it agrees with the author's.",
+    )
     owner_mode = StrictBooleanField(
         required=False,
         default=False,
@@ -194,7 +208,10 @@ class ValidationResultSerializer(serializers.Serializer):
         help_text="null for a red-teaming conversation (validated unanchored): the verdict would say whether "
         "the caller's rubric answers agreed with the author's (validator_fields).",
     )
-    corrected_label = serializers.CharField(allow_blank=True)
+    corrected_label = serializers.CharField(
+        allow_null=True,
+        help_text="null where the verdict is (validated unanchored): it would say the same.",
+    )
     reason = serializers.CharField(allow_blank=True)
     settled = serializers.BooleanField()
     example_status = serializers.CharField()

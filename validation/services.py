@@ -24,12 +24,15 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from annotation.goal import goal_met
 from annotation.models import Example
-from annotation.services import overturn_settlement, settle_example
+from annotation.services import ExampleError, clean_target, overturn_settlement, settle_example
 from core.api.permissions import can_contribute
 from core.text_rules import normalise_newlines
 from tasks import qualification
+from tasks.config import TaskKind
 from tasks.models import Round
+from tasks.rules import span_model_wrong
 
 from . import selectors, signals
 from .gold import selectors as gold_selectors
@@ -88,6 +91,7 @@ def _record_vote(
     owner: bool,
     now,
     rubric_answers=None,
+    given_target=None,
 ):
     """Store one verdict as a new row (never an update of an earlier one) and tell the apps above
     (``signals.validation_recorded``: the crowd ledger pays it). The caller holds the example's row lock."""
@@ -99,6 +103,7 @@ def _record_vote(
         reason=reason,
         is_owner_verdict=owner,
         rubric_answers=rubric_answers or {},
+        given_target=given_target,
         created_at=now,
     )
     signals.validation_recorded.send(sender=Validation, validation=validation)
@@ -290,6 +295,65 @@ def rubric_verdict(example: Example, verdict: str, rubric_answers) -> tuple[str,
     return (Validation.Verdict.CORRECT if agrees else Validation.Verdict.INCORRECT), answers
 
 
+def is_given_target_example(example: Example) -> bool:
+    """True for an example its validators judge by giving the target themselves, unanchored: an example
+    of a task in uncertainty mode (``tasks.uncertainty``; docs/domain.md, "Uncertainty mode"). Seeing the
+    author's label, or the model's unsure answer, would anchor them; the label must be clear to people
+    who have not seen it."""
+    return example.round.task.cfg.uncertainty is not None
+
+
+def _same_label(cfg, authors, given) -> bool:
+    return given == authors
+
+
+def _same_span(cfg, authors, given) -> bool:
+    # The rule that decides whether a QA example fooled the model: SQuAD F1 at or above the threshold.
+    return not span_model_wrong(target=authors, output=given, threshold=cfg.string_f1_threshold)
+
+
+#: What a validator gives in uncertainty mode, per task kind, for messages.
+_TARGET_NOUN = {TaskKind.CLASSIFICATION: "label", TaskKind.SPAN: "answer"}
+
+#: Whether a validator's own target agrees with the author's, per task kind.
+_AGREES_WITH_AUTHOR = {TaskKind.CLASSIFICATION: _same_label, TaskKind.SPAN: _same_span}
+
+
+def given_target_verdict(example: Example, verdict: str, given_target) -> tuple[str, object, str]:
+    """The verdict a validator's own target gives on an example of uncertainty mode
+    (``is_given_target_example``): ``correct`` when it agrees with the author's (the same label; for a
+    span, SQuAD F1 at least the task's ``string_f1`` threshold, 0.4 by default), ``incorrect``
+    otherwise, with their label as the corrected label. ``flagged`` takes no target; any other
+    ``verdict`` sent is ignored, the target decides. An example counts (validated) when ``quorum``
+    validators agree with its author's label, so its label is one people agree on without having seen it.
+
+    Returns:
+        ``(verdict, given target cleaned, corrected label)``: the target a label, or
+        ``{"answer", "answer_start"}`` for a span resolved in the passage (``annotation.services.clean_target``).
+
+    Raises:
+        VerdictError: ``invalid``, under ``given_target``: no target, a label not among the task's, a
+            span not in the passage.
+    """
+    if verdict == Validation.Verdict.FLAGGED:
+        return verdict, None, ""
+    cfg = example.round.task.cfg
+    if given_target is None or given_target == "" or given_target == {}:
+        raise VerdictError(
+            {"given_target": [f"Give the {_TARGET_NOUN[cfg.kind]} you judge right."]},
+            code="invalid",
+        )
+    try:
+        given = clean_target(cfg, given_target, context=example.context)
+    except ExampleError as exc:
+        raise VerdictError(
+            {"given_target": [m for messages in exc.errors.values() for m in messages]}, code="invalid"
+        ) from None
+    if _AGREES_WITH_AUTHOR[cfg.kind](cfg, example.target, given):
+        return Validation.Verdict.CORRECT, given, ""
+    return Validation.Verdict.INCORRECT, given, given if isinstance(given, str) else ""
+
+
 def _gold_verdict(locked: Example, validator, verdict: str, corrected_label: str, reason: str, now):
     """A verdict on an example served to ``validator`` as gold (``validation.gold``; their gold claim live
     or run out less than ``grace_seconds()`` ago, the rule of ``served_to``): stored as a ``GoldAnswer``
@@ -325,11 +389,15 @@ def submit_validation(
     owner_mode: bool = False,
     now=None,
     rubric_answers=None,
+    given_target=None,
 ) -> VerdictOutcome:
     """Record ``validator``'s verdict on ``example`` and settle the example when it reaches quorum.
 
     A red-teaming conversation (``is_rubric_example``) is judged by ``rubric_answers``, the validator's
     answers to the task's rubric, which give the verdict (``rubric_verdict``); ``flagged`` takes none.
+    An example of a task in uncertainty mode (``is_given_target_example``) is judged by ``given_target``,
+    the validator's own label or span, which gives the verdict and corrected label
+    (``given_target_verdict``).
 
     ``task.validation_quorum`` matching ordinary verdicts settle it (``correct`` → validated_correct,
     ``incorrect`` → validated_incorrect, ``flagged`` → flagged); one verdict in ``owner_mode`` (task
@@ -372,6 +440,9 @@ def submit_validation(
     # An owner settling from the admin gives a plain verdict; everyone else answers the rubric.
     if is_rubric_example(locked) and not (owner_mode and rubric_answers is None):
         verdict, answers = rubric_verdict(locked, verdict, rubric_answers)
+    given = None
+    if is_given_target_example(locked) and not (owner_mode and given_target is None):
+        verdict, given, corrected_label = given_target_verdict(locked, verdict, given_target)
     corrected_label, reason = _clean(locked, verdict, corrected_label, reason)
     if owner_mode and not task.is_owner(validator):
         raise VerdictError("Only the task's owners can settle an example in owner mode.", code="not_owner")
@@ -390,7 +461,7 @@ def submit_validation(
     # A rating example (a replayed model's answer, model_wrong None) is open whatever validate_non_fooling.
     if locked.source == Example.Source.IMPORTED or (
         not owner_mode
-        and locked.model_wrong is not True
+        and not goal_met(locked, task.cfg)
         and not task.cfg.validate_non_fooling
         and locked.source != Example.Source.RATING
     ):
@@ -410,7 +481,15 @@ def submit_validation(
     # submit too; the unique constraints (one ordinary vote per example and validator, one owner verdict
     # per example) stay the last line of defence.
     validation = _record_vote(
-        locked, validator, verdict, corrected_label, reason, owner=owner_mode, now=now, rubric_answers=answers
+        locked,
+        validator,
+        verdict,
+        corrected_label,
+        reason,
+        owner=owner_mode,
+        now=now,
+        rubric_answers=answers,
+        given_target=given,
     )
 
     matching = Validation.objects.filter(example=locked, verdict=verdict, is_owner_verdict=False).count()

@@ -63,7 +63,7 @@ def authors_label(label: str) -> str:
     return f"The author's {label}"
 
 
-def _shown(example, task: Task) -> dict:
+def _shown(example, task: Task, *, as_owner: bool = False) -> dict:
     """What a validator sees of an example: context, inputs (labelled as the author's, ``authors_label``),
     the model predictions, and of the author's judgement only what ``serializers.validator_fields`` gives,
     as the API serves it: for a red-teaming conversation (unanchored) the rubric's questions and none of
@@ -78,6 +78,10 @@ def _shown(example, task: Task) -> dict:
         if fields["unanchored"]:
             shown["rubric"] = red_team_presenting.rubric_questions(cfg)
         return {"example": example, "explanation": fields["explanation"], **shown}
+    if as_owner and services.is_given_target_example(example):
+        # The owners' review page: they settle the example, so they see the author's label and the model.
+        fields = {**fields, "target": example.target, "explanation": example.explanation, "model": True,
+                  "unanchored": False}  # fmt: skip
     target = fields["target"]
     return {
         "example": example,
@@ -91,7 +95,10 @@ def _shown(example, task: Task) -> dict:
         "target_name": cfg.target_field["name"],
         "target": target.get("answer", target) if isinstance(target, dict) else target,
         "explanation": fields["explanation"],
-        "predictions": predictions_of(example),
+        "predictions": predictions_of(example) if fields["model"] else [],
+        # Uncertainty mode: the validator gives the label themselves (validator_fields), never seeing the
+        # author's; the form asks for it.
+        "given_target": fields["unanchored"],
     }
 
 
@@ -140,6 +147,7 @@ def _submit(request, task: Task, form: VerdictForm, *, owner_mode: bool) -> None
             reason=form.cleaned_data["reason"],
             owner_mode=owner_mode,
             rubric_answers=_rubric_answers(request.POST),
+            given_target=form.given_target(),
         )
     except services.VerdictError as exc:
         if exc.code == "already_validated":
@@ -283,7 +291,10 @@ def review(request, slug: str):
     round_ = _round_or_404(task, params["round"]) if params["round"] else None
     examples = selectors.review_examples(task, show=params["show"], state=params["state"], round_=round_)
     page = Paginator(examples, REVIEW_PAGE_SIZE).get_page(request.GET.get("page"))
-    rows = [{**_shown(e, task), "form": VerdictForm(task.cfg, initial={"example": e.pk})} for e in page]
+    rows = [
+        {**_shown(e, task, as_owner=True), "form": VerdictForm(task.cfg, initial={"example": e.pk})}
+        for e in page
+    ]
     return render(
         request,
         "validation/review.html",
