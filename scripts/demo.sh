@@ -45,7 +45,8 @@ if [ -z "${DEMO_ARGS:-}" ]; then
   # At the job workers' niceness (DYNABENCH_JOB_NICENESS, core/job_priority.py): the training and
   # evaluations of the background set-up take only the CPU the server leaves idle.
   start_process "$VAR/setup.log" nice -n "${DYNABENCH_JOB_NICENESS:-19}" "$PY" manage.py setup_demo --worker-running
-  echo "The hate-speech leaderboard is being filled, and red-teaming, sentiment, NLI and extractive QA set up, in the"
+  echo "The hate-speech leaderboard is being filled, and hate speech in uncertainty mode, red-teaming, sentiment, NLI"
+  echo "and extractive QA set up, in the"
   echo "background (progress: $VAR/setup.log); each task opens for annotators when its targets are trained,"
   echo "its leaderboard fills as its evaluations finish; \"Demo ready.\" there means all are done."
 fi

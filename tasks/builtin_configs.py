@@ -51,6 +51,19 @@ HATE_SPEECH_CONFIG: dict[str, Any] = {
     "limits": {"max_input_length": DEFAULT_MAX_INPUT_LENGTH},
 }
 
+#: Hate speech in uncertainty mode (tasks/uncertainty.py): the goal is a statement the target is unsure
+#: of (top probability under 0.7) whose label people agree on without seeing the author's.
+HATE_SPEECH_UNSURE_CONFIG: dict[str, Any] = {
+    **HATE_SPEECH_CONFIG,
+    "input_fields": [
+        {
+            **HATE_SPEECH_CONFIG["input_fields"][0],
+            "placeholder": "Write a statement whose label is clear to people but that leaves the model unsure.",
+        }
+    ],
+    "uncertainty": {"measure": "top_probability", "threshold": 0.7},
+}
+
 
 SENTIMENT_LABELS = ["positive", "negative", "neutral"]
 

@@ -12,7 +12,14 @@ from django.utils import timezone
 
 from core.text_rules import normalise_newlines
 
-from .builtin_configs import HATE_SPEECH_CONFIG, NLI_CONFIG, QA_CONFIG, RED_TEAM_CONFIG, SENTIMENT_CONFIG
+from .builtin_configs import (
+    HATE_SPEECH_CONFIG,
+    HATE_SPEECH_UNSURE_CONFIG,
+    NLI_CONFIG,
+    QA_CONFIG,
+    RED_TEAM_CONFIG,
+    SENTIMENT_CONFIG,
+)
 from .config import TaskConfig, validate_config
 
 # ContextFileError is re-exported: callers of load_contexts / start_next_round catch it from here.
@@ -30,6 +37,18 @@ BUILTIN_TASKS: dict[str, dict] = {
             "then choose the label you intend. A statement is hateful when it expresses hatred towards a "
             "group, or a person for being part of that group, including with emoji. Use your own words; "
             "do not copy existing posts."
+        ),
+    },
+    "hate-speech-unsure": {
+        "name": "Hate speech: make the model unsure",
+        "config": HATE_SPEECH_UNSURE_CONFIG,
+        "instructions": (
+            "Write a statement whose label a person would give without hesitating but on which the model "
+            "is unsure: its top probability under 0.7. The page shows the model's confidence as you write; "
+            "the server decides when you submit. Then choose the label you intend. Validators give the "
+            "label themselves without seeing yours; your example counts when they agree with it. A "
+            "statement is hateful when it expresses hatred towards a group, or a person for being part "
+            "of that group, including with emoji. Use your own words; do not copy existing posts."
         ),
     },
     "sentiment": {

@@ -12,6 +12,8 @@ from demo.demo_tasks.base import DemoTask
 
 DEMO_TASK_MODULES: tuple[str, ...] = (
     "demo.demo_tasks.hate_speech",
+    # After hate speech, whose round-4 target it takes (no training of its own).
+    "demo.demo_tasks.hate_speech_unsure",
     # Second: nothing to train (SmolLM2 is converted once, about 20 s), so it opens early in the first run.
     "demo.demo_tasks.red_team",
     "demo.demo_tasks.sentiment",

@@ -98,6 +98,33 @@ def demo_models(hate_task, tmp_path, settings):
 
 
 @pytest.mark.django_db(transaction=True)
+def test_the_uncertainty_mode_task_takes_hate_speechs_target_and_its_pilot_runs_once(
+    hate_task, demo_models, settings
+):
+    from annotation.models import Example
+    from models_registry.models import RegisteredModel, RoundTarget
+    from tasks.models import Task
+    from validation.models import Validation
+
+    data_path(settings, "hatemoji_build")
+    demo.setup_demo(password="pw-one-1234", tasks=["hate-speech"], log=lambda _: None, evaluate=False)
+    for _ in range(2):  # a second run finds the target and the pilot's examples, and adds nothing
+        demo.setup_demo(tasks=["hate-speech-unsure"], log=lambda _: None, pilot=True)
+    task = Task.objects.get(slug="hate-speech-unsure")
+    assert task.cfg.uncertainty.rule == "top probability under 0.7"
+    assert task.current_round.number == 1 and not task.current_round.is_closed
+    target = RoundTarget.objects.get(round=task.current_round).model
+    source = RegisteredModel.objects.get(task=hate_task, name="minilm-quick-r1-2-3")
+    assert (target.task, target.name, target.path, target.status) == (task, source.name, source.path, "ready")
+    examples = Example.objects.filter(round=task.current_round)
+    assert examples.count() == 48 and not examples.filter(model_unsure__isnull=True).exists()
+    validated = Validation.objects.filter(example__round=task.current_round)
+    assert not validated.exclude(example__model_unsure=True).exists()
+    for example in examples.filter(model_unsure=True):
+        assert example.validations.count() == 3 and example.validations.filter(given_target__isnull=False).count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
 def test_second_run_keeps_the_owners_rounds_and_targets(hate_task, demo_models, settings):
     from models_registry.models import RegisteredModel, RoundTarget
     from tasks.services import close_round, ensure_round, set_current_round
@@ -129,7 +156,7 @@ def test_every_demo_task_module_names_a_builtin_task():
 
     specs = demo_tasks()
     slugs = [spec.slug for spec in specs]
-    assert slugs == ["hate-speech", "red-team", "sentiment", "nli", "qa"]
+    assert slugs == ["hate-speech", "hate-speech-unsure", "red-team", "sentiment", "nli", "qa"]
     for spec in specs:
         assert spec.slug in BUILTIN_TASKS
         # A task with trained targets trains its open round's; the red-teaming target is not trained.
