@@ -12,6 +12,10 @@ The true ECE of each model is the population value of the binned ECE (15 bins), 
 draws. For each setting and held-out size n, ``--reps`` held-out sets are drawn and the share whose 95%
 interval holds the true ECE is printed (aim: 93-97%), with its binomial interval and the mean width, for
 the basic bootstrap the platform uses and the percentile bootstrap beside it.
+
+Then the paired difference (``core.calibration.paired_difference``): two models answer the same items,
+each with its own confidence and correctness drawn as above (independently given the item), and the
+share of held-out sets whose interval holds the true difference of their ECEs is printed.
 """
 
 from __future__ import annotations

@@ -103,7 +103,9 @@ def pilot(task: Task, log: Log, *, seed: int = 11) -> None:
             if text is None:
                 break
             try:
-                example, _ = create_example(task=task, annotator=user, inputs={"statement": text}, target=label)
+                example, _ = create_example(
+                    task=task, annotator=user, inputs={"statement": text}, target=label
+                )
             except ExampleError as exc:  # e.g. a statement longer than the target reads
                 log(f"[{task.slug}] Pilot statement refused: {exc}")
                 continue

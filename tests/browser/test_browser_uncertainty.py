@@ -38,7 +38,9 @@ def unsure_task(transactional_db, monkeypatch):
     monkeypatch.setattr(inference, "predict", probability_predict)
     config = copy.deepcopy(HATE_SPEECH_CONFIG)
     config["uncertainty"] = {"measure": "top_probability", "threshold": 0.6}
-    task = Task.objects.create(slug="hate-unsure", name="Hate speech, unsure", config=config, validation_quorum=1)
+    task = Task.objects.create(
+        slug="hate-unsure", name="Hate speech, unsure", config=config, validation_quorum=1
+    )
     make_stand_in(task, open_round(task))
     return task
 
@@ -77,7 +79,11 @@ def test_write_an_unsure_example_then_validate_it_unanchored(run, unsure_task, a
     with page.expect_navigation():
         page.get_by_role("button", name="Submit my label").click()
     vote = Validation.objects.get()
-    assert (vote.verdict, vote.given_target, vote.corrected_label) == ("incorrect", "not-hateful", "not-hateful")
+    assert (vote.verdict, vote.given_target, vote.corrected_label) == (
+        "incorrect",
+        "not-hateful",
+        "not-hateful",
+    )
     example.refresh_from_db()
     assert example.status == Example.Status.VALIDATED_INCORRECT  # quorum 1
 

@@ -121,7 +121,10 @@ def test_the_uncertainty_mode_task_takes_hate_speechs_target_and_its_pilot_runs_
     validated = Validation.objects.filter(example__round=task.current_round)
     assert not validated.exclude(example__model_unsure=True).exists()
     for example in examples.filter(model_unsure=True):
-        assert example.validations.count() == 3 and example.validations.filter(given_target__isnull=False).count() == 3
+        assert (
+            example.validations.count() == 3
+            and example.validations.filter(given_target__isnull=False).count() == 3
+        )
 
 
 @pytest.mark.django_db(transaction=True)
