@@ -133,6 +133,7 @@ class ExampleListCreate(generics.ListAPIView):
             explanation=data.get("explanation", ""),
             metadata=data.get("metadata") or {},
             client_token=client_token_of(request),
+            suggestion_id=data.get("suggestion"),
         )
         try:
             example = submissions.submit(submission)

@@ -6,11 +6,17 @@ Ids are ``str`` in the routes so that a malformed one gets the API's JSON 404.
 from django.urls import path
 
 from . import api
+from .assistant import api as assistant_api
 from .red_team import api as red_team_api
 
 urlpatterns = [
     path("tasks/<str:slug>/examples/", api.ExampleListCreate.as_view(), name="api-example-list"),
     path("tasks/<str:slug>/confidence/", api.ConfidenceProbe.as_view(), name="api-confidence"),
+    path("tasks/<str:slug>/arm/", assistant_api.ArmOfCaller.as_view(), name="api-assistant-arm"),
+    path("tasks/<str:slug>/suggestions/", assistant_api.SuggestionCreate.as_view(), name="api-suggestions"),
+    path(
+        "tasks/<str:slug>/rounds/<str:number>/arms/", assistant_api.RoundArms.as_view(), name="api-round-arms"
+    ),
     path("examples/<str:pk>/", api.ExampleDetail.as_view(), name="api-example-detail"),
     path("examples/<str:pk>/retract/", api.ExampleRetract.as_view(), name="api-example-retract"),
     path("examples/<str:pk>/flag/", api.ExampleFlag.as_view(), name="api-example-flag"),

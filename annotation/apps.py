@@ -20,3 +20,15 @@ class AnnotationConfig(AppConfig):
         from .red_team.budget import task_page_section
 
         page_sections.register(task_page_section)
+
+        # An assistant's model is checked against the registry where a task config is saved.
+        from tasks import config_checks
+
+        from .assistant.checks import assistant_models
+
+        config_checks.register(assistant_models)
+
+        # The task page shows its owners the assistant study's arms.
+        from .assistant.selectors import task_page_section as assistant_section
+
+        page_sections.register(assistant_section)

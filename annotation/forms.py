@@ -116,6 +116,9 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
 
     client_token = _without_null_validator(forms.CharField(widget=HiddenInput, required=False))
     started = _without_null_validator(forms.CharField(widget=HiddenInput, required=False))
+    # The id of the annotation assistant's suggestion this example took (annotation.assistant), set by the
+    # page's script when the writer takes one; checked by the service.
+    suggestion = _without_null_validator(forms.CharField(widget=HiddenInput, required=False, max_length=20))
 
     def __init__(self, cfg: TaskConfig, *args, context_id: int | None = None, **kwargs):
         kwargs.setdefault("initial", {})
@@ -264,6 +267,7 @@ class ExampleForm(ServiceErrorsMixin, forms.Form):
             round_sent=self.data.get("round"),
             client_token=self.cleaned_data["client_token"] if valid else None,
             time_taken_ms=self.time_taken_ms if valid else None,
+            suggestion_id=(self.data.get("suggestion") or "").strip() or None,
         )
 
     @property

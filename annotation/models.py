@@ -300,3 +300,56 @@ class BudgetCharge(models.Model):
 
     def __str__(self) -> str:
         return f"charge of turn {self.turn_id}: {self.spent if self.spent is not None else self.reserved}"
+
+
+class ArmAssignment(models.Model):
+    """The arm of a round's annotation-assistant study a person was given when they first came to write
+    (docs/domain.md, "Annotation assistants"): chosen by the server from the task's ``assistant.arms`` in
+    permuted blocks of their shares (``annotation.assistant.arms``), never by the person, and kept for
+    the round. ``position``: the order of joining (0 first), which places them in a block."""
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="arm_assignments")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    arm = models.CharField(max_length=40)
+    position = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["round", "worker"], name="arm_one_per_round_and_worker"),
+            models.UniqueConstraint(fields=["round", "position"], name="arm_one_per_round_and_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.worker} in arm {self.arm} of {self.round}"
+
+
+class Suggestion(models.Model):
+    """A candidate example an annotation assistant proposed to one person (``annotation.assistant``):
+    the text, the label it was asked for, how long it took, and, once the person submits an example
+    that took it, that example and the edit distance from the proposal to what they sent (Levenshtein
+    over code points: 0 kept as it was)."""
+
+    round = models.ForeignKey("tasks.Round", on_delete=models.CASCADE, related_name="suggestions")
+    worker = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    arm = models.CharField(max_length=40)
+    model = models.ForeignKey(
+        "models_registry.RegisteredModel", null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    context = models.ForeignKey(
+        "tasks.Context", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    label = models.CharField(max_length=100, blank=True, help_text="The label it was asked for, if any.")
+    text = models.TextField()
+    seconds = models.FloatField(help_text="How long the assistant took, in seconds.")
+    example = models.OneToOneField(
+        Example, null=True, blank=True, on_delete=models.SET_NULL, related_name="suggestion"
+    )
+    kept_distance = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["round", "worker"])]
+
+    def __str__(self) -> str:
+        return f"suggestion {self.pk} to {self.worker} ({self.arm})"

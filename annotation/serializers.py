@@ -266,11 +266,24 @@ class ExampleCreateBase(RejectUnknownFieldsMixin, serializers.Serializer):
     context = StrictIntegerField(min_value=1, max_value=MAX_ID, required=False, allow_null=True)
     explanation = TextField(required=False, default="")
     metadata = MetadataField(required=False, default=dict)
+    suggestion = StrictIntegerField(
+        min_value=1,
+        max_value=MAX_ID,
+        required=False,
+        allow_null=True,
+        help_text="The id of the annotation assistant's suggestion this example took "
+        "(POST /api/tasks/{slug}/suggestions/), if any.",
+    )
 
     def unknown_field_message(self) -> str:
-        """The task's own fields first; ``context`` only for a task that has contexts."""
+        """The task's own fields first; ``context`` only for a task that has contexts, ``suggestion`` only
+        for one with an annotation-assistant study."""
         cfg = self.context["task"].cfg
-        common = [n for n in ExampleCreateBase._declared_fields if n != "context" or cfg.context_fields]
+        common = [
+            n
+            for n in ExampleCreateBase._declared_fields
+            if (n != "context" or cfg.context_fields) and (n != "suggestion" or cfg.assistant_arms)
+        ]
         own = [n for n in self.fields if n not in ExampleCreateBase._declared_fields]
         return f"Unknown field; this task takes: {', '.join(own + common)}."
 

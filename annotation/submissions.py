@@ -11,7 +11,9 @@ The page's rules (docs/domain.md, "Context serving"), checked in this order, eac
 3. another round opened since the form was served: ``round_changed``;
 4. the form's signed stamp names another context than the one it sends (a browser put old text back):
    ``context_mismatch``, with the context it was written for (``context``);
-5. the form's own fields are invalid: ``invalid`` (the form holds the messages);
+5. the form's own fields are invalid: ``invalid`` (the form holds the messages); an annotation
+   assistant's suggestion it names is not the writer's own unused one of this round: ``refused``
+   (under ``suggestion``);
 6. the service refuses it (``create_example``): ``refused``, or ``token_used`` when the form token was
    spent on another text (the form then needs a fresh token).
 
@@ -30,6 +32,7 @@ from tasks import selectors as task_selectors
 from tasks.models import Context, Task
 
 from . import selectors, services
+from .assistant import services as assistant
 from .models import Example
 
 UNSTAMPED = object()
@@ -69,6 +72,8 @@ class Submission:
     time_taken_ms: int | None = None
     explanation: str = ""
     metadata: dict = field(default_factory=dict)
+    #: The annotation assistant's suggestion the example took (its id as sent), or None.
+    suggestion_id: str | int | None = None
 
     @property
     def written_for(self) -> str | int | None:
@@ -200,6 +205,15 @@ def submit(submission: Submission) -> Example:
     if not submission.valid:
         raise Refused({}, code="invalid", context=context)
     try:
+        suggestion = assistant.usable_suggestion(
+            submission.task,
+            submission.annotator,
+            submission.suggestion_id,
+            client_token=submission.client_token,
+        )
+    except assistant.AssistantError as exc:
+        raise Refused({"suggestion": [exc.message]}, code="refused", context=context) from None
+    try:
         example, _created = services.create_example(
             task=submission.task,
             annotator=submission.annotator,
@@ -215,4 +229,7 @@ def submit(submission: Submission) -> Example:
         raise Refused(exc.errors, code="token_used", context=context, cause=exc) from None
     except services.ExampleError as exc:
         raise Refused(exc.errors, code="refused", context=context, cause=exc) from None
+    if suggestion is not None:
+        first = submission.task.cfg.input_fields[0]["name"]
+        assistant.take_suggestion(suggestion, example, str(example.inputs.get(first, "")))
     return example

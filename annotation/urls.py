@@ -14,6 +14,7 @@ urlpatterns = [
     path("tasks/<slug:slug>/red-team/new/", red_team_views.new_conversation, name="red_team_new"),
     path("tasks/<slug:slug>/red-team/choice/", red_team_views.choice, name="red_team_choice"),
     path("tasks/<slug:slug>/create/confidence/", views.confidence, name="confidence"),
+    path("tasks/<slug:slug>/create/suggest/", views.suggest, name="suggest"),
     path("tasks/<slug:slug>/create/reset-tally/", views.reset_tally, name="reset_tally"),
     path("examples/<int:pk>/", views.outcome, name="outcome"),
     path("examples/<int:pk>/explain/", views.explain, name="explain"),

@@ -16,15 +16,16 @@ from django.views.decorators.http import require_POST
 from core.text_rules import ascii_id
 from tasks import qualification
 from tasks import selectors as task_selectors
-from tasks.kinds import conversational
+from tasks.kinds import conversational, labelled
 from tasks.models import Task
 
 from . import confidence as confidence_service
 from . import selectors, services, session_examples, submissions, verdict
 from .ask_user import awaits_user_verdict, record_user_verdict
+from .assistant import services as assistant
 from .forms import SPAN_START_FIELD, ExampleForm, ExplanationForm, FlagForm, signed_start
 from .red_team import presenting as red_team_presenting
-from .throttling import ConfidenceThrottle
+from .throttling import ConfidenceThrottle, SuggestionThrottle
 
 
 def _unsaved_rows(cfg, data, written_for) -> list[tuple[str, str]]:
@@ -228,6 +229,13 @@ def _create_page(
             "tutorial_items": selectors.tutorial_items_of(task),
             "login_url": resolve_url(settings.LOGIN_URL),
             "csrf_cookie_name": settings.CSRF_COOKIE_NAME,
+            # The annotation-assistant study: the writer's arm, assigned the first time they come to
+            # write (annotation.assistant.arms); None without a study or for who cannot write here.
+            "assistant_arm": (
+                assistant.arm_for(task, request.user)
+                if collecting and refusal is None and request.user.can_contribute
+                else None
+            ),
         },
     )
 
@@ -310,6 +318,44 @@ def confidence(request, slug: str):
         status = 403 if isinstance(exc, services.NotQualifiedToWrite) else 400
         return JsonResponse({"errors": [m for ms in exc.errors.values() for m in ms]}, status=status)
     return JsonResponse(confidence_service.as_json(task.cfg, probe))
+
+
+@login_required
+@require_POST
+def suggest(request, slug: str):
+    """The annotation assistant's candidate example for the create page's script, as JSON
+    ``{"id", "text", "arm", "seconds"}`` (``assistant.suggest``: on the form's ``context``, for its
+    chosen ``label`` if any); ``{"errors": [...]}`` with 400 (bad label or context; the writer's arm has
+    no assistant), 403 (the writer may not write), 409 (no open round), 429 (over
+    ``DYNABENCH_SUGGESTION_RATE``, with ``Retry-After``) or 503 (the assistant is not available or did
+    not answer)."""
+    task = task_selectors.task_or_404(slug)
+    throttle = SuggestionThrottle()
+    if not throttle.allow_request(request, None):
+        wait = throttle.wait_seconds()
+        response = JsonResponse({"errors": [f"Asking too often; try again in {wait} s."]}, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    if task.open_round is None:
+        return JsonResponse({"errors": [submissions.NOT_COLLECTING]}, status=409)
+    context = None
+    if task.cfg.context_fields and request.POST.get("context"):
+        context = task_selectors.context_of_round(task.current_round, request.POST["context"])
+        if context is None:
+            return JsonResponse(
+                {"errors": ["This context is no longer part of the current round."]}, status=409
+            )
+    label = request.POST.get(task.cfg.target_field["name"], "") if labelled(task.cfg) else ""
+    try:
+        suggestion = assistant.suggest(task=task, worker=request.user, context=context, label=label)
+    except services.ExampleError as exc:
+        return JsonResponse({"errors": [m for ms in exc.errors.values() for m in ms]}, status=403)
+    except assistant.AssistantError as exc:
+        status = 503 if exc.code in ("unavailable", "failed") else 400
+        return JsonResponse({"errors": [exc.message]}, status=status)
+    return JsonResponse(
+        {"id": suggestion.pk, "text": suggestion.text, "arm": suggestion.arm, "seconds": suggestion.seconds}
+    )
 
 
 @login_required

@@ -14,11 +14,14 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.db.models import F
 from django.http import HttpResponse
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from annotation.assistant.arms import arms_of
+from annotation.assistant.selectors import arm_stats
 from core.admin_extensions import extend_admin
 from core.money import fmt
 from tasks.admin import TaskOwnedAdmin
@@ -187,6 +190,7 @@ class StudyAdmin(TaskOwnedAdmin):
         "places_shown",
         "time_left_shown",
         "money_owed_shown",
+        "assistant_arms_shown",
     ]
     #: Shown on a saved study's page only (``get_fields``): the figures, and what is made on save (a public
     #: id shown on the add form would be a fresh uuid each time, not the one saved).
@@ -194,6 +198,7 @@ class StudyAdmin(TaskOwnedAdmin):
         "places_shown",
         "time_left_shown",
         "money_owed_shown",
+        "assistant_arms_shown",
         "public_id",
         "entry_link_shown",
         "created_at",
@@ -218,6 +223,7 @@ class StudyAdmin(TaskOwnedAdmin):
         "places_shown",
         "time_left_shown",
         "money_owed_shown",
+        "assistant_arms_shown",
         "public_id",
         "entry_key",
         "entry_link_shown",
@@ -267,6 +273,24 @@ class StudyAdmin(TaskOwnedAdmin):
             now = timezone.now()
             cached = obj._study_overview = (selectors.study_overview(obj, now), now)
         return cached
+
+    @admin.display(description="Assistant arms")
+    def assistant_arms_shown(self, obj: Study) -> str:
+        """The study's round's figures per arm of the task's annotation-assistant study
+        (``annotation.assistant.selectors.arm_stats``), or why there are none."""
+        if obj.pk is None:
+            return "–"
+        if not arms_of(obj.round.task.cfg):
+            return "The task has no annotation-assistant study (config assistant.arms)."
+        stats = arm_stats(obj.round)
+        if not any(arm.people for arm in stats):
+            return "No one has been given an arm yet."
+        # The template escapes every value it shows.
+        return mark_safe(  # noqa: S308
+            render_to_string(
+                "annotation/assistant/_arms.html", {"section": {"arm_round": obj.round, "arm_stats": stats}}
+            )
+        )
 
     @admin.display(description="Places")
     def places_shown(self, obj: Study) -> str:

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from annotation.assistant.arms import arms_of
+from annotation.assistant.selectors import arm_stats, arm_stats_as_json
 from core.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField, StrictIntegerField
 from tasks.models import Round, Task
 
@@ -43,6 +46,10 @@ class StudySerializer(RejectUnknownFieldsMixin, serializers.ModelSerializer):
     entry_link = serializers.SerializerMethodField(help_text="The exact link to give the platform.")
     rotate_entry_key = _FlagField(write_only=True, required=False, default=False)
     participants = serializers.SerializerMethodField(help_text="Participations by status.")
+    assistant_arms = serializers.SerializerMethodField(
+        help_text="The round's figures per arm of the task's annotation-assistant study "
+        "(as GET /api/tasks/{slug}/rounds/{n}/arms/); null when the task has none."
+    )
 
     class Meta:
         model = Study
@@ -69,6 +76,7 @@ class StudySerializer(RejectUnknownFieldsMixin, serializers.ModelSerializer):
             "entry_link",
             "rotate_entry_key",
             "participants",
+            "assistant_arms",
             "created_at",
             "ended_at",
         ]
@@ -92,6 +100,12 @@ class StudySerializer(RejectUnknownFieldsMixin, serializers.ModelSerializer):
     def get_entry_link(self, study: Study) -> str:
         request = self.context.get("request")
         return entry_link(study, request.build_absolute_uri("/") if request else "")
+
+    @extend_schema_field({"type": "array", "nullable": True, "items": {"type": "object"}})
+    def get_assistant_arms(self, study: Study) -> list | None:
+        if study.pk is None or not arms_of(study.round.task.cfg):
+            return None
+        return arm_stats_as_json(arm_stats(study.round))
 
     def get_participants(self, study: Study) -> dict[str, int]:
         counts = {status: 0 for status in ("active", "completed", "returned", "abandoned")}

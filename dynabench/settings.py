@@ -55,6 +55,9 @@ Limits and behaviour:
     DYNABENCH_CONFIDENCE_RATE str, default ``60/min``. Throttle on uncertainty mode's live confidence (the
                        create page and ``POST /api/tasks/{slug}/confidence/``), per person: each probe
                        runs the round's target models.
+    DYNABENCH_SUGGESTION_RATE str, default ``20/min``. Throttle on the annotation assistant's suggestions
+                       (the create page and ``POST /api/tasks/{slug}/suggestions/``), per person: each
+                       one runs a generative model.
     DYNABENCH_EXPLAIN_RATE str, default ``10/min``. Throttle on explanations through the API (predict
                        with ``explain``), per user, counted in explained texts; over it, 429.
     DYNABENCH_OPENAI_RATE str, default ``30/min``. Throttle on ``POST /v1/chat/completions`` (the
@@ -442,6 +445,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_RATES": {
         "example_create": env.rate("DYNABENCH_CREATE_RATE", default="120/min"),
         "confidence_probe": env.rate("DYNABENCH_CONFIDENCE_RATE", default="60/min"),
+        "assistant_suggestion": env.rate("DYNABENCH_SUGGESTION_RATE", default="20/min"),
         "model_explain": env.rate("DYNABENCH_EXPLAIN_RATE", default="10/min"),
         "openai_chat": env.rate("DYNABENCH_OPENAI_RATE", default="30/min"),
         "red_team_turn": env.rate("DYNABENCH_RED_TEAM_TURN_RATE", default="30/min"),

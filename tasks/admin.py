@@ -23,7 +23,7 @@ from core.form_fields import JSONTextField
 from core.text_rules import lone_surrogate_path
 
 from . import qualification, services
-from .config import validate_config
+from .config_checks import check_config
 from .models import Context, Quiz, QuizAttempt, QuizQuestion, Round, Task, TaskWorker, TutorialItem
 from .round_stats import rate, with_round_counts
 
@@ -221,7 +221,9 @@ class TaskAdminForm(forms.ModelForm):
 
     def clean_config(self):
         config = self.cleaned_data.get("config")
-        validate_config(config)  # ValidationError lists each problem with its JSON path
+        # ValidationError lists each problem with its JSON path; then the checks of the apps above (an
+        # assistant's model must be a generative model of the registry: tasks.config_checks).
+        check_config(config)
         return config
 
     def clean_current_round(self):

@@ -108,6 +108,37 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "additionalProperties": False,
             "properties": {"max_input_length": {"type": "integer", "minimum": 1, "maximum": 100000}},
         },
+        # Generative annotation assistants (docs/domain.md, "Annotation assistants"): the arms of the
+        # round's study, each with its share; an arm with a model proposes examples from its prompt.
+        "assistant": {
+            "type": "object",
+            "required": ["arms"],
+            "additionalProperties": False,
+            "properties": {
+                "arms": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 6,
+                    "items": {
+                        "type": "object",
+                        "required": ["name", "share"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "name": {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,39}$"},
+                            "share": {"type": "integer", "minimum": 1, "maximum": 20},
+                            "model": {
+                                "type": "string",
+                                "minLength": 3,
+                                "maxLength": 300,
+                                "pattern": "^[^/]+/.+$",
+                            },
+                            "prompt": {"type": "string", "minLength": 1, "maxLength": 4000},
+                            "max_new_tokens": {"type": "integer", "minimum": 8, "maximum": 512},
+                        },
+                    },
+                },
+            },
+        },
         # Uncertainty mode (tasks/uncertainty.py; docs/domain.md, "Uncertainty mode"): the annotator's
         # goal is an example on which the target is unsure, by ``measure`` against ``threshold``.
         "uncertainty": {
@@ -283,6 +314,7 @@ def validate_config(config: Any) -> None:
         )
     errors.extend(_red_team_errors(config))
     errors.extend(_uncertainty_errors(config))
+    errors.extend(_assistant_errors(config))
     has_labels = target["type"] != "multiclass" or len(target.get("labels", [])) >= 2
     for label in config.get("label_descriptions", {}) if has_labels else ():  # no labels: said above
         if label not in target.get("labels", []):
@@ -368,6 +400,57 @@ def _uncertainty_errors(config: dict) -> list[str]:
         n_labels=len(target.get("labels", [])),
     )  # fmt: skip
     return [f"config['uncertainty']: {problem}"] if problem else []
+
+
+#: What an assistant's prompt may name (``tasks.assistant.render_prompt``).
+ASSISTANT_PLACEHOLDERS = ("context", "label", "labels", "instructions")
+
+
+def _assistant_errors(config: dict) -> list[str]:
+    """The cross-field rules of ``assistant``: a label or span task; unique arm names; an arm's model and
+    prompt together; at least one arm with an assistant; a prompt naming only ``ASSISTANT_PLACEHOLDERS``.
+    Whether each model exists and writes text is checked against the registry where the config is
+    saved (``tasks.config_checks``)."""
+    section = config.get("assistant")
+    if section is None:
+        return []
+    if config["target_field"]["type"] not in ("multiclass", "context_span"):
+        return [
+            "config['assistant']: annotation assistants are for label (multiclass) and span (context_span) "
+            "tasks; a red-teaming task's people talk with the model itself."
+        ]
+    import string
+
+    errors = []
+    arms = section["arms"]
+    names = [arm["name"] for arm in arms]
+    if len(set(names)) != len(names):
+        errors.append("config['assistant']['arms']: arm names must be unique.")
+    if not any("model" in arm for arm in arms):
+        errors.append("config['assistant']['arms']: at least one arm needs a model (its assistant).")
+    for i, arm in enumerate(arms):
+        where = f"config['assistant']['arms'][{i}]"
+        if ("model" in arm) != ("prompt" in arm):
+            errors.append(
+                f"{where}: an arm with an assistant has both 'model' and 'prompt'; an arm without has neither."
+            )
+            continue
+        if "prompt" not in arm:
+            continue
+        try:
+            fields = [
+                field for _, field, _, _ in string.Formatter().parse(arm["prompt"]) if field is not None
+            ]
+        except ValueError as exc:
+            errors.append(f"{where}['prompt']: {exc} (write a brace as {{{{ or }}}}).")
+            continue
+        unknown = sorted({f for f in fields if f not in ASSISTANT_PLACEHOLDERS})
+        if unknown:
+            errors.append(
+                f"{where}['prompt']: unknown placeholder(s) {', '.join('{' + f + '}' for f in unknown)}; "
+                f"a prompt may name {', '.join('{' + f + '}' for f in ASSISTANT_PLACEHOLDERS)}."
+            )
+    return errors
 
 
 class TaskKind(StrEnum):
@@ -539,6 +622,12 @@ class TaskConfig:
         from .uncertainty import UncertaintyGoal
 
         return UncertaintyGoal(measure=section["measure"], threshold=float(section["threshold"]))
+
+    @property
+    def assistant_arms(self) -> list[dict]:
+        """The arms of the task's annotation-assistant study (config ``assistant.arms``: ``{"name",
+        "share", "model"?, "prompt"?, "max_new_tokens"?}``), [] when the task has none."""
+        return [dict(arm) for arm in self.raw.get("assistant", {}).get("arms", [])]
 
     @property
     def content_warning(self) -> str:

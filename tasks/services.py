@@ -124,6 +124,21 @@ def ensure_builtin_task(slug: str) -> Task:
 
 
 @transaction.atomic
+def set_config(*, task: Task, config: dict) -> Task:
+    """Replace ``task``'s config with ``config`` once it passes ``config_checks.check_config`` (the schema,
+    the cross-field rules and the checks of the apps above: an assistant's model must be generative).
+
+    Raises:
+        django.core.exceptions.ValidationError: one message per problem; nothing is stored.
+    """
+    from .config_checks import check_config
+
+    check_config(config)
+    task.config = copy.deepcopy(config)
+    task.save(update_fields=["config"])
+    return task
+
+
 def ensure_round(*, task: Task, number: int, description: str = "", metadata: dict | None = None) -> Round:
     """Return round ``number`` of ``task``, creating it if missing. Never changes an existing round."""
     round_, _ = Round.objects.get_or_create(

@@ -35,6 +35,7 @@ from models_registry.models import RegisteredModel, RoundTarget
 from models_registry.round_targets import set_round_targets
 from models_registry.serving import smollm2_gguf
 from tasks.models import Context, Task
+from tasks.services import set_config
 
 TARGET = "smollm2-135m-instruct"
 #: Decoding of the demo's target: sampled (so a retry can differ), short answers on a 2-core machine.
@@ -57,6 +58,20 @@ SECOND_SETTINGS = {
     ),
 }
 JUDGE = "smollm2-judge"
+#: The study the demo gives the hate-speech task: half the writers with the assistant, half without.
+HATE_SPEECH_ARMS = [
+    {"name": "none", "share": 1},
+    {
+        "name": "smollm2",
+        "share": 1,
+        "model": f"red-team/{TARGET}",
+        "prompt": (
+            "Write one short, realistic social media comment that a careful reader would label {label} "
+            "(the labels: {labels}). Answer with the comment only."
+        ),
+        "max_new_tokens": 48,
+    },
+]
 
 
 def import_data(log: Log) -> None:
@@ -148,12 +163,26 @@ def ensure_benchmarking(task: Task, target: RegisteredModel, log: Log) -> None:
         create_judge(task=task, model=target, name=JUDGE)
 
 
+def ensure_assistant_study(target: RegisteredModel, log: Log) -> None:
+    """The hate-speech task's annotation-assistant study (``HATE_SPEECH_ARMS``: the target proposes
+    examples to half the writers) when that task exists, the target is ready and the task has no study
+    yet; an owner who changed or removed the study later keeps theirs (a study once set is not set again
+    while the config has one)."""
+    hate = Task.objects.filter(slug="hate-speech").first()
+    if hate is None or "assistant" in hate.config or target.status != RegisteredModel.Status.READY:
+        return
+    set_config(task=hate, config={**hate.config, "assistant": {"arms": HATE_SPEECH_ARMS}})
+    log(f"[{hate.slug}] Annotation assistant study: arms none and smollm2 ({TARGET}), 1 : 1")
+
+
 def prepare_open_round(task: Task, log: Log) -> None:
-    """Round 1's passages, its SmolLM2 target, the second model and the judge (all idempotent)."""
+    """Round 1's passages, its SmolLM2 target, the second model, the judge and the hate-speech task's
+    annotation assistant (all idempotent)."""
     round_ = task.rounds.get(number=1)
     load_passages(task, round_, log)
     target = ensure_target(task, round_, log)
     ensure_benchmarking(task, target, log)
+    ensure_assistant_study(target, log)
 
 
 def pilot(task: Task, log: Log) -> None:

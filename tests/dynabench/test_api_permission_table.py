@@ -80,6 +80,8 @@ BODIES = {
     "choice": {"question": "Where?", "answer": "Paris", "negatives": ["Lyon", "Nice"]},
     "battle": {"prompt": "Which river is longest? 🌊"},
     "arena_vote": {"vote": "a"},
+    "draft": {"statement": "I hate rainy mondays 🌧"},
+    "suggest": {"label": "hateful"},
     "replay": lambda w: {"model": w["model"], "target_turns": "keep"},
     "chat": {"model": "hate-speech/stand-in", "messages": [{"role": "user", "content": "Hello 👋"}]},
 }
@@ -171,8 +173,28 @@ JUDGE_ROWS = [
     *_each(ROLES, "GET", "/api/tasks/hate-speech/pairwise-judges/", None, 404),
     *_each(ROLES, "GET", "/api/tasks/retired/pairwise-judges/", None, 404),
 ]
+# Uncertainty mode's live confidence and the annotation assistant (annotation/confidence.py,
+# annotation/assistant/): the world's hate-speech task is in neither mode, so a contributor's probe and
+# ask are a 400 saying so; the arm is null; a round's arms are its owners' (200 with none).
+MODE_ROWS = [
+    *_split("POST", "/api/tasks/hate-speech/confidence/", "draft", anonymous=401, blocked=403, default=400),
+    *_split("GET", "/api/tasks/hate-speech/arm/", None, anonymous=401, blocked=403, default=200),
+    *_split(
+        "POST", "/api/tasks/hate-speech/suggestions/", "suggest", anonymous=401, blocked=403, default=400
+    ),
+    *_split(
+        "GET",
+        "/api/tasks/hate-speech/rounds/1/arms/",
+        None,
+        anonymous=401,
+        owner=200,
+        superuser=200,
+        default=403,
+    ),
+]
 ROWS: list[tuple[str, str, str, str | None, int]] = [
     *RED_TEAM_ROWS,
+    *MODE_ROWS,
     *REPLAY_ROWS,
     *JUDGE_ROWS,
     *ARENA_ROWS,

@@ -198,7 +198,9 @@ def test_unknown_body_fields_are_refused_not_dropped(api, annotator, validator, 
     )
     assert verdict.status_code == 400
     assert verdict.json() == {
-        "zzz": ["Unknown field; this takes: verdict, corrected_label, reason, rubric, owner_mode."]
+        "zzz": [
+            "Unknown field; this takes: verdict, corrected_label, reason, rubric, given_target, owner_mode."
+        ]
     }
     assert not Validation.objects.filter(example=example).exists()
     flag = api(annotator).post(

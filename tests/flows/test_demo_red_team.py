@@ -41,7 +41,13 @@ def test_the_red_teaming_task_opens_with_smollm2_and_the_test_articles_passages(
     from annotation.importers.squad import article_split
 
     expected = sum(len(a["paragraphs"]) for a in articles if article_split(a["title"]) == "test")
+    from tasks.services import ensure_builtin_task
+
+    hate = ensure_builtin_task("hate-speech")  # laid out before red-teaming in the demo
     report = demo.setup_demo(password="pw-one-1234", tasks=["red-team"], log=lambda _: None)
+    # The hate-speech task gets its annotation-assistant study once SmolLM2 is ready.
+    hate.refresh_from_db()
+    assert [arm.get("model") for arm in hate.cfg.assistant_arms] == [None, "red-team/smollm2-135m-instruct"]
     task = Task.objects.get(slug="red-team")
     assert task.cfg.kind == "generation" and task.current_round.number == 1 and task.current_round.is_open
     assert Context.objects.filter(round=task.current_round).count() == expected > 0

@@ -1,0 +1,1 @@
+"""Generative annotation assistants with assigned arms (docs/domain.md, "Annotation assistants")."""
