@@ -90,6 +90,34 @@ def main() -> None:
                     f"{hits[way] / args.reps:6.1%} [{low:.1%}, {high:.1%}], {np.mean(widths[way]):.3f}"
                 )
             print(f"{name:<15} {n:>5} {truth:9.4f}  {cells[0]:<40} {cells[1]}")
+    print()
+    print(f"{'before -> after':<32} {'n':>5} {'true diff':>9}  basic paired: coverage [95% CI], width")
+    truths = {name: population_ece(g, rng) for name, g in SETTINGS.items()}
+    pairs = (
+        ("calibrated", "overconfident"),
+        ("underconfident", "overconfident"),
+        ("overconfident", "overconfident"),
+    )
+    for before, after in pairs:
+        truth = truths[after] - truths[before]
+        for n in (int(s) for s in args.sizes.split(",")):
+            hits, widths = 0, []
+            for rep in range(args.reps):
+                c0, y0 = draw(rng, n, SETTINGS[before])
+                c1, y1 = draw(rng, n, SETTINGS[after])
+                weights, ones = _multiplicities(n, args.samples, rep), np.ones((1, n))
+                i0, i1 = bin_index(c0, BINS), bin_index(c1, BINS)
+                estimate = float(
+                    _ece_of_weights(c1, y1, i1, ones, BINS)[0] - _ece_of_weights(c0, y0, i0, ones, BINS)[0]
+                )
+                boot = _ece_of_weights(c1, y1, i1, weights, BINS) - _ece_of_weights(c0, y0, i0, weights, BINS)
+                lo_q, hi_q = np.quantile(boot, [0.025, 0.975])
+                low, high = 2 * estimate - hi_q, 2 * estimate - lo_q
+                hits += low <= truth <= high
+                widths.append(high - low)
+            lo, hi = wilson_interval(hits, args.reps)
+            cell = f"{hits / args.reps:6.1%} [{lo:.1%}, {hi:.1%}], {np.mean(widths):.3f}"
+            print(f"{before + ' -> ' + after:<32} {n:>5} {truth:+9.4f}  {cell}")
     print(
         f"({args.reps} held-out sets per row, {args.samples} resamples each; {time.perf_counter() - started:.0f} s)"
     )
