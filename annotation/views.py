@@ -285,6 +285,30 @@ def _create_errors(request, task: Task, form, *, reload: bool) -> HttpResponse:
     return response
 
 
+def _helper_request(request, task: Task, throttle, doing: str):
+    """What the create page's helpers (live confidence, the assistant) share before their work: the
+    person's rate (``throttle``; 429 with ``Retry-After``, "<doing> too often"), an open round (409), and
+    the form's ``context`` when the task has contexts (409 when it is not the current round's).
+
+    Returns:
+        ``(context or None, None)`` to go on, or ``(None, the JSON refusal)``.
+    """
+    if not throttle.allow_request(request, None):
+        wait = throttle.wait_seconds()
+        response = JsonResponse({"errors": [f"{doing} too often; try again in {wait} s."]}, status=429)
+        response["Retry-After"] = str(wait)
+        return None, response
+    if task.open_round is None:
+        return None, JsonResponse({"errors": [submissions.NOT_COLLECTING]}, status=409)
+    context = None
+    if task.cfg.context_fields and request.POST.get("context"):
+        context = task_selectors.context_of_round(task.current_round, request.POST["context"])
+        if context is None:
+            message = "This context is no longer part of the current round."
+            return None, JsonResponse({"errors": [message]}, status=409)
+    return context, None
+
+
 @login_required
 @require_POST
 def confidence(request, slug: str):
@@ -294,21 +318,9 @@ def confidence(request, slug: str):
     mode), 403 (the writer may not write), 409 (no open round) or 429 (over ``DYNABENCH_CONFIDENCE_RATE``,
     with ``Retry-After``)."""
     task = task_selectors.task_or_404(slug)
-    throttle = ConfidenceThrottle()
-    if not throttle.allow_request(request, None):
-        wait = throttle.wait_seconds()
-        response = JsonResponse({"errors": [f"Checking too often; try again in {wait} s."]}, status=429)
-        response["Retry-After"] = str(wait)
-        return response
-    if task.open_round is None:
-        return JsonResponse({"errors": [submissions.NOT_COLLECTING]}, status=409)
-    context = None
-    if task.cfg.context_fields and request.POST.get("context"):
-        context = task_selectors.context_of_round(task.current_round, request.POST["context"])
-        if context is None:
-            return JsonResponse(
-                {"errors": ["This context is no longer part of the current round."]}, status=409
-            )
+    context, refusal = _helper_request(request, task, ConfidenceThrottle(), "Checking")
+    if refusal is not None:
+        return refusal
     inputs = {spec["name"]: request.POST.get(spec["name"], "") for spec in task.cfg.input_fields}
     try:
         probe = confidence_service.probe_confidence(
@@ -330,21 +342,9 @@ def suggest(request, slug: str):
     ``DYNABENCH_SUGGESTION_RATE``, with ``Retry-After``) or 503 (the assistant is not available or did
     not answer)."""
     task = task_selectors.task_or_404(slug)
-    throttle = SuggestionThrottle()
-    if not throttle.allow_request(request, None):
-        wait = throttle.wait_seconds()
-        response = JsonResponse({"errors": [f"Asking too often; try again in {wait} s."]}, status=429)
-        response["Retry-After"] = str(wait)
-        return response
-    if task.open_round is None:
-        return JsonResponse({"errors": [submissions.NOT_COLLECTING]}, status=409)
-    context = None
-    if task.cfg.context_fields and request.POST.get("context"):
-        context = task_selectors.context_of_round(task.current_round, request.POST["context"])
-        if context is None:
-            return JsonResponse(
-                {"errors": ["This context is no longer part of the current round."]}, status=409
-            )
+    context, refusal = _helper_request(request, task, SuggestionThrottle(), "Asking")
+    if refusal is not None:
+        return refusal
     label = request.POST.get(task.cfg.target_field["name"], "") if labelled(task.cfg) else ""
     try:
         suggestion = assistant.suggest(task=task, worker=request.user, context=context, label=label)

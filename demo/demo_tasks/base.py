@@ -167,3 +167,17 @@ def copy_contexts(task: Task, *, from_round: int, to_round: int, log: Log, tag: 
     if new:
         log(f"[{task.slug}] Round {to_round}: {len(new)} contexts from round {from_round}")
     return len(new)
+
+
+def pilot_account(username: str):
+    """The account of a simulated pilot person ``username`` (made once, with no usable password: nobody
+    signs in as them)."""
+    from django.contrib.auth import get_user_model
+
+    user, created = get_user_model().objects.get_or_create(
+        username=username, defaults={"email": f"{username}@example.org"}
+    )
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user

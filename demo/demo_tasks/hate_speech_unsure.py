@@ -17,12 +17,11 @@ import csv
 import random
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.models import Example
 from annotation.services import ExampleError, create_example
-from demo.demo_tasks.base import DemoTask, Log
+from demo.demo_tasks.base import DemoTask, Log, pilot_account
 from models_registry.models import RoundTarget
 from models_registry.round_targets import set_round_targets
 from models_registry.services import register_local_model
@@ -64,16 +63,6 @@ def prepare_open_round(task: Task, log: Log) -> None:
     set_round_targets(round=round_, models=[model])
 
 
-def _account(username: str):
-    user, created = get_user_model().objects.get_or_create(
-        username=username, defaults={"email": f"{username}@example.org"}
-    )
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    return user
-
-
 def _statements(rng: random.Random, n: int) -> list[tuple[str, str]]:
     path = settings.DYNABENCH_DATA_DIR / "hatemoji_build" / "test.csv"
     with open(path, encoding="utf-8-sig", newline="") as handle:
@@ -97,7 +86,7 @@ def pilot(task: Task, log: Log, *, seed: int = 11) -> None:
     statements = iter(_statements(rng, ANNOTATORS * PER_ANNOTATOR))
     gold: dict[int, str] = {}
     for i in range(ANNOTATORS):
-        user = _account(f"{PREFIX}annotator-{i + 1}")
+        user = pilot_account(f"{PREFIX}annotator-{i + 1}")
         for _ in range(PER_ANNOTATOR):
             text, label = next(statements, (None, None))
             if text is None:
@@ -111,7 +100,7 @@ def pilot(task: Task, log: Log, *, seed: int = 11) -> None:
                 continue
             gold[example.pk] = label
     given = 0
-    validators = [_account(f"{PREFIX}validator-{i + 1}") for i in range(VALIDATORS)]
+    validators = [pilot_account(f"{PREFIX}validator-{i + 1}") for i in range(VALIDATORS)]
     while True:
         progressed = False
         for user in validators:

@@ -33,7 +33,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from annotation.importers.squad import read_squad
@@ -45,6 +44,7 @@ from annotation.red_team.conversations import (
     submit_conversation,
 )
 from core.metrics import squad_normalize_answer
+from demo.demo_tasks.base import pilot_account
 from generative_bench.arena.selectors import arena_models, pick_round_prompt
 from generative_bench.arena.services import ArenaError, measure_leak, start_battle, vote
 from generative_bench.judges.jobs import run_judge_job
@@ -154,16 +154,6 @@ def _questions(squad_file: Path) -> dict[str, list[tuple[str, list[str]]]]:
     return out
 
 
-def _account(username: str):
-    user, created = get_user_model().objects.get_or_create(
-        username=username, defaults={"email": f"{username}@example.org"}
-    )
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    return user
-
-
 def has_pilot(round_: Round) -> bool:
     """True when ``round_`` holds a conversation of a pilot red-teamer (whole or cut off)."""
     return Conversation.objects.filter(round=round_, annotator__username__startswith=PREFIX).exists()
@@ -218,7 +208,7 @@ def run_pilot(
         "answered by the target (a few minutes on 2 cores)..."
     )
     added = 0
-    users = [_account(person.username) for person in red_teamers]
+    users = [pilot_account(person.username) for person in red_teamers]
     references_of = {c.pk: dict(questions[c.external_id]) for c in contexts}
     if has_pilot(round_) and all(_submitted(round_, u) >= conversations_each for u in users):
         # The conversations are whole: only battles an interrupted run did not vote are left to do.
@@ -359,7 +349,7 @@ def _validate(round_: Round, validators: list[Person], references_of, rng: rando
     """Each simulated validator, in turn, takes the next example served to them and answers its rubric
     by the rule and their error, until their queues are empty. Returns how many verdicts were given."""
     given = 0
-    users = [(_account(v.username), v) for v in validators]
+    users = [(pilot_account(v.username), v) for v in validators]
     while True:
         progressed = False
         for user, person in users:

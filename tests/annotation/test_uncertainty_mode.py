@@ -21,6 +21,7 @@ from tasks.uncertainty import UncertaintyGoal, normalised_entropy, top_probabili
 from tests.factories.accounts import UserFactory
 from tests.factories.models_registry import make_stand_in
 from tests.factories.tasks import open_round
+from tests.helpers.fakes import probability_predict
 from validation import selectors as validation_selectors
 from validation import services as validation_services
 
@@ -108,16 +109,6 @@ def test_the_goal_decides_on_the_side_of_the_threshold_its_measure_says():
 
 
 # --- storing an example ------------------------------------------------------------------------------
-
-
-def probability_predict(model, inputs: list[dict]) -> list[dict]:
-    """A stand-in whose top probability is written in the statement: "p=0.55 ..." -> hateful at 0.55."""
-    outputs = []
-    for item in inputs:
-        text = item["statement"]
-        p = float(text.split()[0][2:]) if text.startswith("p=") else 0.9
-        outputs.append({"label": "hateful", "probabilities": {"hateful": p, "not-hateful": round(1 - p, 6)}})
-    return outputs
 
 
 @pytest.fixture

@@ -19,16 +19,8 @@ from tasks.builtin_configs import HATE_SPEECH_CONFIG
 from tasks.models import Task
 from tests.factories.models_registry import make_stand_in
 from tests.factories.tasks import open_round
+from tests.helpers.fakes import probability_predict
 from validation.models import Validation
-
-
-def probability_predict(model, inputs: list[dict]) -> list[dict]:
-    outputs = []
-    for item in inputs:
-        text = item["statement"]
-        p = float(text.split()[0][2:]) if text.startswith("p=") else 0.9
-        outputs.append({"label": "hateful", "probabilities": {"hateful": p, "not-hateful": round(1 - p, 6)}})
-    return outputs
 
 
 @pytest.fixture

@@ -30,3 +30,14 @@ def rule_predict(model, inputs: list[dict]) -> list[dict]:
 def crashing_predict(model, inputs: list[dict]) -> list[dict]:
     """A model that always fails, as a broken checkpoint would."""
     raise inference.InferenceError(f"model {model.name}: simulated crash (weights could not be read)")
+
+
+def probability_predict(model, inputs: list[dict]) -> list[dict]:
+    """A stand-in whose top probability is written at the start of the statement: "p=0.55 ..." is
+    hateful at 0.55 (not-hateful 0.45); any other statement hateful at 0.9. For uncertainty mode."""
+    outputs = []
+    for item in inputs:
+        text = item["statement"]
+        p = float(text.split()[0][2:]) if text.startswith("p=") else 0.9
+        outputs.append({"label": "hateful", "probabilities": {"hateful": p, "not-hateful": round(1 - p, 6)}})
+    return outputs
