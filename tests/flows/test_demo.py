@@ -106,10 +106,15 @@ def test_the_uncertainty_mode_task_takes_hate_speechs_target_and_its_pilot_runs_
     from tasks.models import Task
     from validation.models import Validation
 
-    data_path(settings, "hatemoji_build")
-    demo.setup_demo(password="pw-one-1234", tasks=["hate-speech"], log=lambda _: None, evaluate=False)
+    from models_registry.round_targets import set_round_targets
+    from tasks.services import ensure_round
+
+    data_path(settings, "hatemoji_build")  # the pilot's statements
+    # The hate-speech task as its demo lays it out, without importing its data: round 4's target.
+    source = RegisteredModel.objects.get(task=hate_task, name="minilm-quick-r1-2-3")
+    set_round_targets(round=ensure_round(task=hate_task, number=4), models=[source])
     for _ in range(2):  # a second run finds the target and the pilot's examples, and adds nothing
-        demo.setup_demo(tasks=["hate-speech-unsure"], log=lambda _: None, pilot=True)
+        demo.setup_demo(password="pw-one-1234", tasks=["hate-speech-unsure"], log=lambda _: None, pilot=True)
     task = Task.objects.get(slug="hate-speech-unsure")
     assert task.cfg.uncertainty.rule == "top probability under 0.7"
     assert task.current_round.number == 1 and not task.current_round.is_closed
