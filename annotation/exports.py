@@ -24,7 +24,7 @@ from django.conf import settings
 from django.db.models import Prefetch, QuerySet
 
 from annotation.chat_format import context_message
-from annotation.models import Example, Prediction
+from annotation.models import ArmAssignment, Example, Prediction, Suggestion
 from annotation.selectors import validations_in_order
 from models_registry.models import RegisteredModel
 from tasks.kinds import conversational
@@ -80,6 +80,11 @@ RECORD_KEYS = (
 #: The keys a task in uncertainty mode adds after ``RECORD_KEYS`` (docs/export-format.md, "Uncertainty
 #: mode"): the mode and its goal in words (the same in every row), and the server's unsure verdict.
 UNCERTAINTY_KEYS = ("mode", "goal", "model_unsure", "model_unsure_decided")
+
+#: The keys a task with an annotation-assistant study adds (docs/export-format.md, "Annotation
+#: assistants"): the author's arm in the round ("" for none), and the suggestion the example took (its
+#: id, text and the edit distance to the text sent; 0, "" and -1 when it took none).
+ASSISTANT_KEYS = ("arm", "suggestion_id", "suggestion_text", "kept_distance")
 
 #: The keys a red-teaming task's records add after ``RECORD_KEYS`` (docs/export-format.md, "Red-teaming
 #: tasks"). One type per key in every row, conversations and multiple-choice items alike, so that
@@ -320,6 +325,22 @@ class _Exporter:
         self.goal = cfg.uncertainty
         if self.goal is not None:
             self.keys = self.keys + UNCERTAINTY_KEYS
+        self.study = bool(cfg.assistant_arms)
+        if self.study:
+            self.keys = self.keys + ASSISTANT_KEYS
+            # The task's arms and taken suggestions are few beside its examples: read once.
+            self.arms = {
+                (r, w): arm
+                for r, w, arm in ArmAssignment.objects.filter(round__task=task).values_list(
+                    "round_id", "worker_id", "arm"
+                )
+            }
+            self.suggestions = {
+                s["example_id"]: s
+                for s in Suggestion.objects.filter(round__task=task, example__isnull=False).values(
+                    "example_id", "pk", "text", "kept_distance"
+                )
+            }
         self.cfg = cfg
         self._agreement: dict[int, object] = {}  # round id -> RubricAgreement, measured once per export
 
@@ -422,6 +443,14 @@ class _Exporter:
             questions = [q["name"] for q in self.cfg.red_team.get("rubric", [])]
             record.update(red_team_fields(example, context_message(self.cfg, context), questions))
             record["agreement_warning"] = self.agreement_warning(example)
+        if self.study:
+            taken = self.suggestions.get(example.pk)
+            record.update(
+                arm=self.arms.get((round_.pk, example.annotator_id), ""),
+                suggestion_id=taken["pk"] if taken else 0,
+                suggestion_text=taken["text"] if taken else "",
+                kept_distance=taken["kept_distance"] if taken and taken["kept_distance"] is not None else -1,
+            )
         if self.goal is not None:
             record.update(
                 mode="uncertainty",

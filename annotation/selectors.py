@@ -104,18 +104,20 @@ def examples_of_active_tasks() -> QuerySet[Example]:
     return Example.objects.filter(round__task__is_active=True).select_related("round__task")
 
 
-def session_tally(user, round_: Round, example_ids) -> tuple[int, int]:
-    """``(fooled, written)``: of ``example_ids`` (the examples written through the create page in this
-    browser session), ``user``'s own in ``round_`` that are not retracted, and of those the ones that
-    fooled the model (``model_wrong`` true). Unscored ones count as written, not fooled. One aggregate
-    query; none for no ids."""
+def session_tally(user, round_: Round, example_ids, goal: Q | None = None) -> tuple[int, int]:
+    """``(met, written)``: of ``example_ids`` (the examples written through the create page in this
+    browser session), ``user``'s own in ``round_`` that are not retracted, and of those the ones that met
+    the round's ``goal`` (an ``annotation.goal.goal_met_q``; default: fooled the model, ``model_wrong``
+    true). Undecided ones count as written, not met. One aggregate query; none for no ids."""
     ids = list(example_ids)
     if not ids:
         return 0, 0
     counts = (
         collected_examples()
         .filter(annotator=user, round=round_, pk__in=ids)
-        .aggregate(written=Count("pk"), fooled=Count("pk", filter=Q(model_wrong=True)))
+        .aggregate(
+            written=Count("pk"), fooled=Count("pk", filter=Q(model_wrong=True) if goal is None else goal)
+        )
     )
     return counts["fooled"], counts["written"]
 

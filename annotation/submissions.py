@@ -204,6 +204,7 @@ def submit(submission: Submission) -> Example:
     context = settle_context(submission)
     if not submission.valid:
         raise Refused({}, code="invalid", context=context)
+    claim = None
     try:
         suggestion = assistant.usable_suggestion(
             submission.task,
@@ -211,8 +212,19 @@ def submit(submission: Submission) -> Example:
             submission.suggestion_id,
             client_token=submission.client_token,
         )
+        if suggestion is not None:
+            claim = assistant.claim_suggestion(suggestion, submission.client_token)
     except assistant.AssistantError as exc:
         raise Refused({"suggestion": [exc.message]}, code="refused", context=context) from None
+    try:
+        return _stored(submission, context, suggestion)
+    finally:
+        if claim is not None:
+            assistant.release_claim(claim)
+
+
+def _stored(submission: Submission, context, suggestion) -> Example:
+    """``submit``'s storing, once its rules let the submission through."""
     try:
         example, _created = services.create_example(
             task=submission.task,

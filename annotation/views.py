@@ -24,6 +24,7 @@ from . import selectors, services, session_examples, submissions, verdict
 from .ask_user import awaits_user_verdict, record_user_verdict
 from .assistant import services as assistant
 from .forms import SPAN_START_FIELD, ExampleForm, ExplanationForm, FlagForm, signed_start
+from .goal import goal_met_q, goal_words
 from .red_team import presenting as red_team_presenting
 from .throttling import ConfidenceThrottle, SuggestionThrottle
 
@@ -56,9 +57,14 @@ def _tally(request, task: Task) -> dict | None:
     if task.current_round_id is None:
         return None
     fooled, written = selectors.session_tally(
-        request.user, task.current_round, session_examples.session_example_ids(request, task)
+        request.user,
+        task.current_round,
+        session_examples.session_example_ids(request, task),
+        goal_met_q(task.cfg),
     )
-    text = f"{fooled} of {written} fooled the model in this session." if written else NO_SESSION_EXAMPLES
+    # "2 of 3 fooled the model", or in uncertainty mode "2 of 3 made the model unsure".
+    words = goal_words(task.cfg)
+    text = f"{fooled} of {written} {words} in this session." if written else NO_SESSION_EXAMPLES
     return {"fooled": fooled, "written": written, "text": text, "empty_text": NO_SESSION_EXAMPLES}
 
 
@@ -351,7 +357,7 @@ def suggest(request, slug: str):
     except services.ExampleError as exc:
         return JsonResponse({"errors": [m for ms in exc.errors.values() for m in ms]}, status=403)
     except assistant.AssistantError as exc:
-        status = 503 if exc.code in ("unavailable", "failed") else 400
+        status = {"unavailable": 503, "failed": 503, "busy": 429}.get(exc.code, 400)
         return JsonResponse({"errors": [exc.message]}, status=status)
     return JsonResponse(
         {"id": suggestion.pk, "text": suggestion.text, "arm": suggestion.arm, "seconds": suggestion.seconds}

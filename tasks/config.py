@@ -438,12 +438,21 @@ def _assistant_errors(config: dict) -> list[str]:
         if "prompt" not in arm:
             continue
         try:
-            fields = [
-                field for _, field, _, _ in string.Formatter().parse(arm["prompt"]) if field is not None
+            parts = [
+                (f, spec, conv)
+                for _, f, spec, conv in string.Formatter().parse(arm["prompt"])
+                if f is not None
             ]
         except ValueError as exc:
             errors.append(f"{where}['prompt']: {exc} (write a brace as {{{{ or }}}}).")
             continue
+        if any(spec or conv for _, spec, conv in parts):
+            errors.append(
+                f"{where}['prompt']: a placeholder takes no format spec or conversion (write {{label}}, "
+                "not {label:...} or {label!r})."
+            )
+            continue
+        fields = [f for f, _, _ in parts]
         unknown = sorted({f for f in fields if f not in ASSISTANT_PLACEHOLDERS})
         if unknown:
             errors.append(

@@ -117,7 +117,7 @@ class NextValidation(APIView):
                 body["claim_expires_at"] = gold_selectors.gold_claim_expiry(round_, example, request.user)
                 shown.round = round_
             body["example"] = shown
-            body["model_answer_hidden"] = (
+            body["model_answer_hidden"] = not validator_fields(shown)["model"] or (
                 not task.cfg.validation_shows_model_answer and query.validated_data.get("reveal") != "model"
             )
         serializer = NextValidationSerializer(
@@ -194,6 +194,11 @@ class ExampleValidations(APIView):
                 {"given_target": ["Only an example of a task in uncertainty mode takes a given target."]}
             )
         if not data["verdict"] and rubric is None and data["given_target"] is None:
+            if services.is_given_target_example(example):  # unanchored: the validator's own label or answer
+                try:
+                    services.given_target_verdict(example, "", None)
+                except services.VerdictError as exc:
+                    raise exceptions.ValidationError(exc.errors) from None
             raise exceptions.ValidationError({"verdict": ["Choose a verdict."]})
         try:
             outcome = services.submit_validation(

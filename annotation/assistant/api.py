@@ -46,8 +46,8 @@ class SuggestionCreate(APIView):
     """Ask the caller's arm's assistant for a candidate example on ``context`` (for ``label``, optional):
     201 ``{"id", "text", "arm", "seconds"}``. Send the id as ``suggestion`` with the example that takes
     it. 400 for a bad label or context or an arm without an assistant, 403 for a writer the task's rules
-    refuse, 409 when no round is open, 429 over ``DYNABENCH_SUGGESTION_RATE``, 503 when the assistant is
-    not available or did not answer."""
+    refuse, 409 when no round is open, 429 over ``DYNABENCH_SUGGESTION_RATE`` or while the caller's last
+    ask is still being answered, 503 when the assistant is not available or did not answer."""
 
     permission_classes = [IsContributor]
     throttle_classes = [SuggestionThrottle]
@@ -81,7 +81,11 @@ class SuggestionCreate(APIView):
                 unavailable = exceptions.APIException(exc.message)
                 unavailable.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
                 raise unavailable from None
-            raise exceptions.ValidationError({"non_field_errors": [exc.message], "code": exc.code}) from None
+            if exc.code == "busy":
+                busy = exceptions.APIException(exc.message)
+                busy.status_code = status.HTTP_429_TOO_MANY_REQUESTS
+                raise busy from None
+            raise exceptions.ValidationError({"non_field_errors": [exc.message]}) from None
         return Response(
             {
                 "id": suggestion.pk,

@@ -7,8 +7,10 @@ model-fooling ones validators confirmed (``validated``), hours spent writing (th
 ``time_taken_ms``: from the form shown to the example sent), and suggestions shown and taken. Per arm,
 ratios of sums over its people:
 
-* **examples per hour** = examples / hours; **validated examples per hour** = validated / hours
-  (intervals: the studentized cluster bootstrap of a ratio, ``core.clustered.clustered_ratio_interval``);
+* **examples per hour** = examples with a recorded time / hours; **validated examples per hour** =
+  validated ones with a recorded time / hours (the create page records each example's time; the API's
+  carry none, so they count in the rates but not per hour; intervals: the studentized cluster bootstrap
+  of a ratio, ``core.clustered.clustered_ratio_interval``);
 * **MER** = fooled / scored, **validated MER** = validated / scored, **share of suggestions kept** =
   suggestions taken by an example / suggestions shown (intervals: ``core.clustered.clustered_rates``);
 * each figure of each arm against the first arm of the config (normally the arm without an assistant):
@@ -31,13 +33,13 @@ from .arms import arms_of
 
 #: The figures, in display order: (key, label, numerator, denominator, is a rate in [0, 1]).
 FIGURES = (
-    ("examples_per_hour", "Examples per hour", "examples", "hours", False),
+    ("examples_per_hour", "Examples per hour", "timed", "hours", False),
     ("mer", "MER", "fooled", "scored", True),
     ("vmer", "Validated MER", "validated", "scored", True),
-    ("validated_per_hour", "Validated examples per hour", "validated", "hours", False),
+    ("validated_per_hour", "Validated examples per hour", "validated_timed", "hours", False),
     ("kept_share", "Share of suggestions kept", "taken", "shown", True),
 )
-COLUMNS = ("examples", "scored", "fooled", "validated", "hours", "shown", "taken")
+COLUMNS = ("examples", "scored", "fooled", "validated", "timed", "validated_timed", "hours", "shown", "taken")
 
 
 @dataclass(frozen=True)
@@ -77,13 +79,20 @@ def _people(round_: Round) -> dict[int, dict[str, float]]:
             scored=Count("pk", filter=Q(model_wrong__isnull=False)),
             fooled=Count("pk", filter=Q(model_wrong=True)),
             validated=Count("pk", filter=Q(model_wrong=True, status=Example.Status.VALIDATED_CORRECT)),
+            timed=Count("pk", filter=Q(time_taken_ms__isnull=False)),
+            validated_timed=Count(
+                "pk",
+                filter=Q(
+                    model_wrong=True, status=Example.Status.VALIDATED_CORRECT, time_taken_ms__isnull=False
+                ),
+            ),
             ms=Sum("time_taken_ms"),
         )
     )
     for row in examples:
         if row["annotator_id"] in rows:
             person = rows[row["annotator_id"]]
-            for key in ("examples", "scored", "fooled", "validated"):
+            for key in ("examples", "scored", "fooled", "validated", "timed", "validated_timed"):
                 person[key] = float(row[key])
             person["hours"] = (row["ms"] or 0) / 3_600_000
     suggestions = (

@@ -17,6 +17,7 @@ import secrets
 import time
 import uuid
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Q
 from rapidfuzz.distance import Levenshtein
@@ -33,6 +34,10 @@ from ..models import Example, Suggestion
 from .arms import Arm, arms_of, assigned_arm
 
 TEMPERATURE, TOP_P = 0.9, 0.95
+#: How long one person's ask holds their place (``suggest``): longer than any model's timeout.
+FLIGHT_SECONDS = 300
+#: How long an example being stored holds the suggestion it takes (``claim_suggestion``).
+CLAIM_SECONDS = 120
 
 
 class AssistantError(Exception):
@@ -40,7 +45,8 @@ class AssistantError(Exception):
     task has no assistant arms), ``no_assistant`` (the person's arm writes without one),
     ``unavailable`` (the arm's model is missing, not ready, or not generative), ``failed`` (the model
     did not answer), ``not_yours`` (a suggestion of someone else, another round, or already used),
-    ``invalid`` (a bad label or context)."""
+    ``invalid`` (a bad label or context), ``busy`` (the person's last ask, or another example taking the
+    same suggestion, is still under way)."""
 
     def __init__(self, message: str, *, code: str):
         super().__init__(message)
@@ -85,18 +91,30 @@ def assistant_model(reference: str) -> RegisteredModel:
 def render_prompt(arm: Arm, task: Task, context: Context | None, label: str) -> str:
     """The arm's prompt with its placeholders filled: ``{context}`` the context's fields as
     ``label: text`` lines (empty without one), ``{label}`` the label asked for (or "any label"),
-    ``{labels}`` the task's labels joined by ", ", ``{instructions}`` the task's instructions."""
+    ``{labels}`` the task's labels joined by ", ", ``{instructions}`` the task's instructions.
+
+    Raises:
+        AssistantError: ``unavailable``, for a prompt that cannot be filled.
+    """
     cfg = task.cfg
     lines = [
         f"{spec.get('label', spec['name'])}: {(context.data or {}).get(spec['name'], '')}"
         for spec in cfg.context_fields
     ] if context is not None else []  # fmt: skip
-    return arm.prompt.format(
-        context="\n".join(lines),
-        label=label or "any label",
-        labels=", ".join(cfg.labels),
-        instructions=task.instructions,
-    )
+    values = {
+        "context": "\n".join(lines),
+        "label": label or "any label",
+        "labels": ", ".join(cfg.labels),
+        "instructions": task.instructions,
+    }
+    try:
+        return arm.prompt.format(**values)
+    except (KeyError, IndexError, ValueError, AttributeError) as exc:
+        # The config check refuses such a prompt; one saved before that check, or by hand, fails here.
+        raise AssistantError(
+            f"The assistant's prompt cannot be filled ({type(exc).__name__}: {exc}); the task's owners can fix it.",
+            code="unavailable",
+        ) from None
 
 
 def _cleaned(text: str, limit: int) -> str:
@@ -134,6 +152,20 @@ def suggest(*, task: Task, worker, context: Context | None, label: str = "") -> 
     if context is None and cfg.context_required:
         raise AssistantError("An assistant needs the context you are writing on.", code="invalid")
     model = assistant_model(arm.model)
+    # One ask in flight per person: a burst of asks from one tab or script would take every generation
+    # slot of the model and leave the other writers a "busy" answer.
+    flight = f"assistant:asking:{round_.pk}:{worker.pk}"
+    if not cache.add(flight, 1, timeout=FLIGHT_SECONDS):
+        raise AssistantError("Your last ask is still being answered; wait for it.", code="busy")
+    try:
+        return _ask(task, worker, arm, model, round_, context, label)
+    finally:
+        cache.delete(flight)
+
+
+def _ask(task: Task, worker, arm: Arm, model: RegisteredModel, round_, context, label: str) -> Suggestion:
+    """The model's suggestion for ``suggest``, stored."""
+    cfg = task.cfg
     decoding = dataclasses.replace(
         decoding_of(model),
         temperature=TEMPERATURE,
@@ -193,6 +225,30 @@ def usable_suggestion(task: Task, worker, suggestion_id, *, client_token=None) -
             code="not_yours",
         )
     return found
+
+
+def claim_suggestion(suggestion: Suggestion, client_token) -> str:
+    """Hold ``suggestion`` for the example being stored with ``client_token`` until ``release_claim``, so
+    that two examples sent at once with the same suggestion cannot both take it (the second is refused
+    while the first is stored; afterwards ``usable_suggestion`` refuses it as used). The same token again
+    (a resend of the same example) shares the hold. Returns the hold's key.
+
+    Raises:
+        AssistantError: ``busy`` when another example holds it.
+    """
+    key = f"assistant:taking:{suggestion.pk}"
+    holder = str(client_token) if client_token is not None else uuid.uuid4().hex
+    if not cache.add(key, holder, timeout=CLAIM_SECONDS) and cache.get(key) != holder:
+        raise AssistantError(
+            "Another example is taking that suggestion right now; a suggestion goes with one example.",
+            code="busy",
+        )
+    return key
+
+
+def release_claim(key: str) -> None:
+    """End a ``claim_suggestion`` hold."""
+    cache.delete(key)
 
 
 def take_suggestion(suggestion: Suggestion, example: Example, text: str) -> bool:

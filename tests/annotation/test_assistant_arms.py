@@ -63,6 +63,14 @@ def test_a_study_config_is_accepted_and_its_mistakes_refused():
             "unknown placeholder(s) {name}",
         ),
         ([{"name": "a", "share": 1, "model": "t/m", "prompt": "Say {"}], "write a brace as"),
+        (
+            [{"name": "a", "share": 1, "model": "t/m", "prompt": "Say {label:{name}}"}],
+            "no format spec or conversion",
+        ),
+        (
+            [{"name": "a", "share": 1, "model": "t/m", "prompt": "Say {label!x}"}],
+            "no format spec or conversion",
+        ),
         ([{"name": "a", "share": 0, "model": "t/m", "prompt": "x"}], "0 is less than the minimum of 1"),
     ]
     for arms, message in cases:
@@ -297,6 +305,7 @@ def test_the_figures_per_arm_by_hand(study, owner, api):
 
     example(alone, True, 1_800_000, validated=True)
     example(alone, False, 1_800_000)
+    example(alone, False, None)  # sent through the API: no form time, so in the rates but not per hour
     taken = example(helped, True, 600_000, validated=True)
     example(helped, True, 600_000)
     example(helped, False, 600_000)
@@ -312,13 +321,15 @@ def test_the_figures_per_arm_by_hand(study, owner, api):
     Suggestion.objects.create(round=study.current_round, worker=helped, arm="smollm2", text="b", seconds=1)
     stats = {arm.name: arm for arm in arm_stats(study.current_round)}
     values = {name: {f.key: f.value for f in arm.figures} for name, arm in stats.items()}
-    assert values["none"] == {"examples_per_hour": 2.0, "mer": 0.5, "vmer": 0.5, "validated_per_hour": 1.0}
+    assert values["none"] == pytest.approx(
+        {"examples_per_hour": 2.0, "mer": 1 / 3, "vmer": 1 / 3, "validated_per_hour": 1.0}
+    )
     assert values["smollm2"] == pytest.approx(
         {"examples_per_hour": 6.0, "mer": 2 / 3, "vmer": 1 / 3, "validated_per_hour": 2.0, "kept_share": 0.5}
     )
     mer = next(f for f in stats["smollm2"].figures if f.key == "mer")
-    # One person per arm: the two labellings give differences of +1/6 and -1/6: p = 1.
-    assert mer.versus_first.difference == pytest.approx(2 / 3 - 0.5) and mer.versus_first.p_value == 1.0
+    # One person per arm: the two labellings give differences of +1/3 and -1/3: p = 1.
+    assert mer.versus_first.difference == pytest.approx(2 / 3 - 1 / 3) and mer.versus_first.p_value == 1.0
     assert mer.interval is None  # fewer than 5 people
     study.owners.add(owner)
     body = api(owner).get("/api/tasks/hate-arms/rounds/1/arms/").json()
@@ -343,3 +354,49 @@ def test_the_permutation_test_agrees_with_scipys_exact_one():
     ours = permutation_test(ya, na, yb, nb, shuffles=20000, seed=1)
     assert ours.difference == pytest.approx(reference.statistic)
     assert ours.p_value == pytest.approx(reference.pvalue, abs=0.01)
+
+
+def test_one_ask_at_a_time_per_person_and_one_example_per_suggestion(api, study):
+    from django.core.cache import cache
+
+    person = person_in(study, "smollm2")
+    cache.add(f"assistant:asking:{study.current_round_id}:{person.pk}", 1, 60)  # an ask under way
+    with pytest.raises(assistant.AssistantError) as raised:
+        assistant.suggest(task=study, worker=person, context=None)
+    assert raised.value.code == "busy"
+    assert api(person).post("/api/tasks/hate-arms/suggestions/", {}, format="json").status_code == 429
+    cache.clear()
+    suggestion = assistant.suggest(task=study, worker=person, context=None)
+    key = assistant.claim_suggestion(suggestion, "token-a")  # an example being stored with it
+    assert assistant.claim_suggestion(suggestion, "token-a") == key  # the same example again
+    with pytest.raises(assistant.AssistantError) as raised:
+        assistant.claim_suggestion(suggestion, None)  # another example at the same time
+    assert raised.value.code == "busy"
+    response = api(person).post(
+        "/api/tasks/hate-arms/examples/",
+        {"statement": "my words", "label": "hateful", "suggestion": suggestion.pk},
+        format="json",
+    )
+    assert response.status_code == 400 and "taking that suggestion right now" in str(response.json())
+    assert Example.objects.count() == 0
+    assistant.release_claim(key)
+
+
+def test_the_export_gives_the_arm_and_the_suggestion_taken(api, study):
+    from annotation.exports import iter_records
+
+    person = person_in(study, "smollm2")
+    suggestion = assistant.suggest(task=study, worker=person, context=None)
+    api(person).post(
+        "/api/tasks/hate-arms/examples/",
+        {"statement": suggestion.text + "!", "label": "hateful", "suggestion": suggestion.pk},
+        format="json",
+    )
+    api(person_in(study, "none")).post(
+        "/api/tasks/hate-arms/examples/", {"statement": "mine", "label": "hateful"}, format="json"
+    )
+    rows = sorted(iter_records(study), key=lambda r: r["example_id"])
+    assert [(r["arm"], r["suggestion_id"], r["suggestion_text"], r["kept_distance"]) for r in rows] == [
+        ("smollm2", suggestion.pk, suggestion.text, 1),
+        ("none", 0, "", -1),
+    ]

@@ -224,6 +224,15 @@ def test_the_outcome_says_whether_the_model_was_unsure(client, unsure_task, anno
     assert "Waiting for validation" in text
     text = client.get(f"/examples/{sure.pk}/").content.decode()
     assert "The model was sure." in text
+    # The session tally counts the goal of the mode (both examples were written outside the page here).
+    import uuid
+
+    sent = {"statement": "p=0.5 more", "label": "hateful", "client_token": str(uuid.uuid4())}
+    assert client.post("/tasks/hate-unsure/create/", sent).status_code == 302
+    assert (
+        "1 of 1 made the model unsure in this session."
+        in client.get("/tasks/hate-unsure/create/").content.decode()
+    )
     assert "only examples that make the model unsure are validated" in text
 
 
@@ -280,6 +289,8 @@ def test_a_missing_or_unknown_label_is_refused_and_nothing_stored(api, served, v
     client = api(validator)
     none = client.post(f"/api/examples/{served.pk}/validations/", {}, format="json")
     assert none.status_code == 400
+    empty = client.post(f"/api/examples/{served.pk}/validations/", {}, format="json")
+    assert empty.status_code == 400 and empty.json() == {"given_target": ["Give the label you judge right."]}
     missing = client.post(f"/api/examples/{served.pk}/validations/", {"verdict": "correct"}, format="json")
     assert missing.status_code == 400 and missing.json()["given_target"] == [
         "Give the label you judge right."

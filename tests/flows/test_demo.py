@@ -103,11 +103,10 @@ def test_the_uncertainty_mode_task_takes_hate_speechs_target_and_its_pilot_runs_
 ):
     from annotation.models import Example
     from models_registry.models import RegisteredModel, RoundTarget
-    from tasks.models import Task
-    from validation.models import Validation
-
     from models_registry.round_targets import set_round_targets
+    from tasks.models import Task
     from tasks.services import ensure_round
+    from validation.models import Validation
 
     data_path(settings, "hatemoji_build")  # the pilot's statements
     # The hate-speech task as its demo lays it out, without importing its data: round 4's target.

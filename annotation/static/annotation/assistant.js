@@ -44,6 +44,8 @@
       })
       .then(function (result) {
         if (!result.ok) {
+          current = null;
+          text.hidden = true; // an earlier proposal no longer goes with the button that is gone
           say((result.data.errors || ["The assistant could not answer."]).join(" "));
           return;
         }

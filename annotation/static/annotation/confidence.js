@@ -52,7 +52,7 @@
 
   function check() {
     if (!hasText()) {
-      say([]);
+      say([{ text: "Write something first: the model is asked about your text.", cls: "muted" }]);
       return;
     }
     var mine = ++asked;
