@@ -154,7 +154,7 @@ def validation_state(example: Example, cfg: TaskConfig, *, is_author: bool = Tru
         return "Imported: it is not validated here."
     if goal_met(example, cfg) or cfg.validate_non_fooling:
         return f"Waiting for validation: other people will check that {whose} label is right."
-    if example.prediction_status == Example.PredictionStatus.FAILED and not goal_met(example, cfg):
+    if example.prediction_status == Example.PredictionStatus.FAILED:
         return f"Waiting for the model's answer; if it {goal_words(cfg)}, it is then sent for validation."
     if example.prediction_status == Example.PredictionStatus.NONE:
         return "Not sent for validation yet: this round has no target model to fool."

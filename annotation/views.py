@@ -409,6 +409,7 @@ def _verdict_context(request, example) -> dict:
     cfg = task.cfg
     is_author = example.annotator_id == request.user.pk
     worded = (lambda label: label) if is_author else verdict.authors_wording
+    predictions = list(selectors.predictions_of(example))  # one read for both kinds of row
     return {
         "example": example,
         "task": task,
@@ -417,14 +418,14 @@ def _verdict_context(request, example) -> dict:
             for spec in cfg.input_fields
         ],
         "target_label": worded(cfg.target_field.get("label", "Target")),
-        "prediction_rows": verdict.prediction_rows(example, selectors.predictions_of(example), cfg),
+        "prediction_rows": verdict.prediction_rows(example, predictions, cfg),
         "close_call_margin": cfg.close_call_margin,
         "is_author": is_author,
         "asks_user": is_author and awaits_user_verdict(example),
         "ask_user_rule": cfg.model_wrong_rule == "ask_user",
         "validation_state": verdict.validation_state(example, cfg, is_author=is_author),
         "goal": cfg.uncertainty,
-        "unsure_rows": verdict.unsure_rows(selectors.predictions_of(example), cfg),
+        "unsure_rows": verdict.unsure_rows(predictions, cfg),
     }
 
 

@@ -193,12 +193,9 @@ class ExampleValidations(APIView):
             raise exceptions.ValidationError(
                 {"given_target": ["Only an example of a task in uncertainty mode takes a given target."]}
             )
-        if not data["verdict"] and rubric is None and data["given_target"] is None:
-            if services.is_given_target_example(example):  # unanchored: the validator's own label or answer
-                try:
-                    services.given_target_verdict(example, "", None)
-                except services.VerdictError as exc:
-                    raise exceptions.ValidationError(exc.errors) from None
+        # In uncertainty mode the service asks for the validator's own label or answer when none came.
+        unanchored_target = services.is_given_target_example(example)
+        if not data["verdict"] and rubric is None and data["given_target"] is None and not unanchored_target:
             raise exceptions.ValidationError({"verdict": ["Choose a verdict."]})
         try:
             outcome = services.submit_validation(

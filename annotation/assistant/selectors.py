@@ -66,11 +66,10 @@ class ArmStats:
     figures: list[Figure] = field(default_factory=list)
 
 
-def _people(round_: Round) -> dict[int, dict[str, float]]:
-    """Per assigned person (user id): their sums in ``COLUMNS``."""
-    rows: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(COLUMNS, 0.0))
-    for worker_id in ArmAssignment.objects.filter(round=round_).values_list("worker_id", flat=True):
-        rows[worker_id]  # noqa: B018 (a person with no example yet still counts, with zeros)
+def _people(round_: Round, worker_ids) -> dict[int, dict[str, float]]:
+    """Per assigned person (``worker_ids``, user ids): their sums in ``COLUMNS`` (zeros for a person with
+    no example yet)."""
+    rows = {worker_id: dict.fromkeys(COLUMNS, 0.0) for worker_id in worker_ids}
     examples = (
         Example.objects.filter(round=round_, source=Example.Source.CREATED, is_retracted=False)
         .values("annotator_id")
@@ -121,9 +120,10 @@ def arm_stats(round_: Round) -> list[ArmStats]:
     arms = arms_of(round_.task.cfg)
     if not arms:
         return []
-    people = _people(round_)
+    assignments = list(ArmAssignment.objects.filter(round=round_).values_list("worker_id", "arm"))
+    people = _people(round_, [worker_id for worker_id, _ in assignments])
     by_arm: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for worker_id, arm in ArmAssignment.objects.filter(round=round_).values_list("worker_id", "arm"):
+    for worker_id, arm in assignments:
         by_arm[arm].append(people[worker_id])
     names = [arm.name for arm in arms] + sorted(set(by_arm) - {arm.name for arm in arms})
     assistant = {arm.name: arm.has_assistant for arm in arms}

@@ -22,7 +22,7 @@ from django.db import transaction
 from django.db.models import Q
 from rapidfuzz.distance import Levenshtein
 
-from core.text_rules import normalise_newlines
+from core.text_rules import ascii_id, normalise_newlines
 from models_registry.generative import decoding_of, generate_batch
 from models_registry.kinds import chat_models
 from models_registry.models import RegisteredModel
@@ -133,7 +133,8 @@ def suggest(*, task: Task, worker, context: Context | None, label: str = "") -> 
 
     Raises:
         annotation.services.ExampleError: the worker may not write here (blocked, the task's rules).
-        AssistantError: ``no_study``, ``no_assistant``, ``unavailable``, ``failed`` or ``invalid``.
+        AssistantError: ``no_study``, ``no_assistant``, ``unavailable``, ``failed``, ``invalid`` or
+            ``busy`` (their last ask is still being answered).
     """
     cfg = task.cfg
     round_ = task.open_round
@@ -203,10 +204,7 @@ def usable_suggestion(task: Task, worker, suggestion_id, *, client_token=None) -
     """
     if suggestion_id in (None, ""):
         return None
-    try:
-        pk = int(str(suggestion_id))
-    except ValueError:
-        pk = None
+    pk = ascii_id(str(suggestion_id), max_digits=18)  # a bigint; never "²" or 5,000 digits
     free = Q(example__isnull=True)
     try:
         client_token = uuid.UUID(str(client_token)) if client_token is not None else None
@@ -216,7 +214,7 @@ def usable_suggestion(task: Task, worker, suggestion_id, *, client_token=None) -
         free |= Q(example__client_token=client_token, example__annotator=worker)
     found = (
         Suggestion.objects.filter(free, pk=pk, worker=worker, round_id=task.current_round_id).first()
-        if pk is not None and 0 < pk < 2**63
+        if pk
         else None
     )
     if found is None:
