@@ -30,6 +30,11 @@ urlpatterns = [
     ),
     path("conversations/<str:pk>/turns/", red_team_api.TurnCreate.as_view(), name="api-conversation-turns"),
     path(
+        "conversations/<str:pk>/ratings/",
+        red_team_api.Ratings.as_view(),
+        name="api-conversation-ratings",
+    ),
+    path(
         "conversations/<str:pk>/judgement/",
         red_team_api.Judgement.as_view(),
         name="api-conversation-judgement",

@@ -28,6 +28,11 @@ class AnnotationConfig(AppConfig):
 
         config_checks.register(assistant_models)
 
+        # Side by side: no more models than the open round has ready targets.
+        from .red_team.side_by_side import side_by_side_targets
+
+        config_checks.register(side_by_side_targets)
+
         # The task page shows its owners the assistant study's arms.
         from .assistant.selectors import task_page_section as assistant_section
 

@@ -178,6 +178,19 @@ class Conversation(models.Model):
     example = models.OneToOneField(
         Example, null=True, blank=True, on_delete=models.SET_NULL, related_name="conversation"
     )
+    side_by_side = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="How many models answer the first message side by side (the task's config when the "
+        "conversation began); 0: the round's target alone.",
+    )
+    chosen_turn = models.ForeignKey(
+        "Turn",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Side by side: the first answer the writer chose to go on with (its model is ``model``).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -205,6 +218,20 @@ class Turn(models.Model):
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="turns")
     index = models.PositiveSmallIntegerField(help_text="0 for the first user message.")
+    slot = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="Side by side: which of the first message's answers this is (0 is shown as A); blank "
+        "for a turn of the conversation's one thread.",
+    )
+    model = models.ForeignKey(
+        "models_registry.RegisteredModel",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        help_text="The model answering a side-by-side answer; blank: the conversation's model.",
+    )
     prompt = models.TextField()
     answer = models.TextField(blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ANSWERING)
@@ -225,7 +252,14 @@ class Turn(models.Model):
     class Meta:
         ordering = ["conversation", "index"]
         constraints = [
-            models.UniqueConstraint(fields=["conversation", "index"], name="turn_index_unique"),
+            models.UniqueConstraint(
+                fields=["conversation", "index"], condition=Q(slot__isnull=True), name="turn_index_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["conversation", "index", "slot"],
+                condition=Q(slot__isnull=False),
+                name="turn_slot_unique",
+            ),
             models.UniqueConstraint(
                 fields=["conversation", "client_token"],
                 condition=Q(client_token__isnull=False),
@@ -235,6 +269,37 @@ class Turn(models.Model):
 
     def __str__(self) -> str:
         return f"turn {self.index} of {self.conversation}"
+
+    @property
+    def slot_letter(self) -> str:
+        """A side-by-side answer's name on the page ("A" for slot 0); "" for a turn of the thread."""
+        return "" if self.slot is None else chr(ord("A") + self.slot)
+
+
+class CandidateRating(models.Model):
+    """The writer's rating of one side-by-side answer to a conversation's first message
+    (docs/generative.md, "Several models in one conversation"): ``score`` on a 1-100 slider (PRISM's
+    scale), the task's rubric answered (``answers``; ``failed`` as ``Rubric.failed`` decides), the failure
+    categories (``tags``), and whether the writer ``chosen`` this answer to go on with."""
+
+    turn = models.OneToOneField(Turn, on_delete=models.CASCADE, related_name="rating")
+    score = models.PositiveSmallIntegerField(help_text="1 (worst) to 100 (best).")
+    answers = models.JSONField(encoder=UnicodeJSONEncoder, default=dict, help_text="{question: answer}")
+    failed = models.BooleanField(help_text="The rubric answers judge a failure of the model.")
+    tags = models.JSONField(encoder=UnicodeJSONEncoder, default=list, blank=True)
+    chosen = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["turn__conversation", "turn__slot"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(score__gte=1) & Q(score__lte=100), name="candidate_rating_score_1_to_100"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"rating {self.score} of {self.turn}"
 
 
 class RoundBudget(models.Model):

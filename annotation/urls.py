@@ -11,6 +11,7 @@ urlpatterns = [
     path("tasks/<slug:slug>/red-team/", red_team_views.red_team, name="red_team"),
     path("tasks/<slug:slug>/red-team/send/", red_team_views.send, name="red_team_send"),
     path("tasks/<slug:slug>/red-team/judge/", red_team_views.judge, name="red_team_judge"),
+    path("tasks/<slug:slug>/red-team/rate/", red_team_views.rate, name="red_team_rate"),
     path("tasks/<slug:slug>/red-team/new/", red_team_views.new_conversation, name="red_team_new"),
     path("tasks/<slug:slug>/red-team/choice/", red_team_views.choice, name="red_team_choice"),
     path("tasks/<slug:slug>/create/confidence/", views.confidence, name="confidence"),

@@ -223,7 +223,7 @@ class TaskAdminForm(forms.ModelForm):
         config = self.cleaned_data.get("config")
         # ValidationError lists each problem with its JSON path; then the checks of the apps above (an
         # assistant's model must be a generative model of the registry: tasks.config_checks).
-        check_config(config)
+        check_config(config, self.instance if self.instance.pk else None)
         return config
 
     def clean_current_round(self):

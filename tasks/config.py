@@ -159,6 +159,9 @@ _TEXT = {"type": "string", "minLength": 1, "maxLength": 2000}
 #: ``generation`` and the model-wrong rule ``rubric``. ``modes``: the annotator holds a conversation of up
 #: to ``max_turns`` turns and answers the rubric, and/or writes a multiple-choice item with hard negatives.
 RED_TEAM_MODES = ("conversation", "multiple_choice")
+#: The most models that answer one first message side by side (``red_team.side_by_side.models``): PRISM
+#: showed four; more do not fit a page beside each other.
+MAX_SIDE_BY_SIDE = 4
 CONFIG_SCHEMA["properties"]["red_team"] = {
     "type": "object",
     "required": ["goal", "modes", "categories", "rubric"],
@@ -229,6 +232,15 @@ CONFIG_SCHEMA["properties"]["red_team"] = {
             "items": {"type": "string", "minLength": 1, "maxLength": 100, "pattern": "[A-Za-z0-9]"},
             "maxItems": 500,
             "uniqueItems": True,
+        },
+        # Several models in one conversation (docs/generative.md, "Several models in one conversation"):
+        # the first message is answered by ``models`` of the round's ready targets drawn at random, shown
+        # side by side without names; the writer rates each and goes on with the one they choose.
+        "side_by_side": {
+            "type": "object",
+            "required": ["models"],
+            "additionalProperties": False,
+            "properties": {"models": {"type": "integer", "minimum": 2, "maximum": MAX_SIDE_BY_SIDE}},
         },
         "multiple_choice": {
             "type": "object",
@@ -377,6 +389,11 @@ def _red_team_errors(config: dict) -> list[str]:
         errors.append(
             "config['red_team']['multiple_choice']: max_options must leave room for the answer and "
             f"{negatives} negatives."
+        )
+    if "side_by_side" in section and "conversation" not in section["modes"]:
+        errors.append(
+            "config['red_team']['side_by_side']: several models answer a conversation's first message, so "
+            "the task's modes must include 'conversation'."
         )
     return errors
 
@@ -576,6 +593,13 @@ class TaskConfig:
     def max_turns(self) -> int:
         """The most user turns of one conversation (``red_team.max_turns``, default 3)."""
         return int(self.red_team.get("max_turns", DEFAULT_MAX_TURNS))
+
+    @property
+    def side_by_side(self) -> int | None:
+        """How many models answer a conversation's first message side by side (``red_team.side_by_side.
+        models``, 2 to ``MAX_SIDE_BY_SIDE``), or None when one target answers it (the default)."""
+        section = self.red_team.get("side_by_side")
+        return int(section["models"]) if section else None
 
     @property
     def failure_categories(self) -> list[dict]:

@@ -13,8 +13,9 @@ from django.core.exceptions import ValidationError
 
 from .config import validate_config
 
-#: ``(config) -> [problem, ...]``: each problem a sentence starting with the JSON path it is about.
-ConfigCheck = Callable[[dict], list[str]]
+#: ``(config, task) -> [problem, ...]``: each problem a sentence starting with the JSON path it is about;
+#: ``task`` the task the config is for (None for a task not yet stored).
+ConfigCheck = Callable[[dict, object], list[str]]
 
 _checks: list[ConfigCheck] = []
 
@@ -26,13 +27,14 @@ def register(check: ConfigCheck) -> ConfigCheck:
     return check
 
 
-def check_config(config) -> None:
-    """``validate_config``, then every registered check on a config that passed it.
+def check_config(config, task=None) -> None:
+    """``validate_config``, then every registered check on a config that passed it, for ``task`` (None:
+    a task not yet stored).
 
     Raises:
         ValidationError: one message per problem found.
     """
     validate_config(config)
-    problems = [problem for check in _checks for problem in check(config)]
+    problems = [problem for check in _checks for problem in check(config, task)]
     if problems:
         raise ValidationError(problems)

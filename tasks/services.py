@@ -133,7 +133,7 @@ def set_config(*, task: Task, config: dict) -> Task:
     """
     from .config_checks import check_config
 
-    check_config(config)
+    check_config(config, task)
     task.config = copy.deepcopy(config)
     task.save(update_fields=["config"])
     return task

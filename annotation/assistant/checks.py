@@ -6,7 +6,7 @@ from __future__ import annotations
 from .services import AssistantError, assistant_model
 
 
-def assistant_models(config: dict) -> list[str]:
+def assistant_models(config: dict, task=None) -> list[str]:
     """One problem per arm whose ``model`` is missing, not generative or not ready."""
     problems = []
     for i, arm in enumerate((config.get("assistant") or {}).get("arms", [])):

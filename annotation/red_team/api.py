@@ -6,6 +6,8 @@ pages, so the rules (order, stored once, limits, the context check) are the same
 * ``GET /api/conversations/{id}/``: one of the caller's conversations, with its turns;
 * ``POST /api/conversations/{id}/turns/``: send a message; the answer as JSON, or streamed as
   server-sent events with ``Accept: text/event-stream`` (``sse``);
+* ``POST /api/conversations/{id}/ratings/``: side by side, rate the first message's answers and choose
+  the one to go on with;
 * ``POST /api/conversations/{id}/judgement/``: answer the rubric; the conversation becomes an example
   (once: other answers sent later are refused);
 * ``POST /api/tasks/{slug}/choice-items/``: write a multiple-choice item, scored by the target.
@@ -35,7 +37,15 @@ from tasks.selectors import context_of_round, task_or_404
 
 from . import selectors
 from .choice_items import write_choice_item
-from .conversations import ConversationError, send_turn, start_conversation, submit_conversation
+from .conversations import (
+    CandidateStreams,
+    ConversationError,
+    send_turn,
+    start_conversation,
+    submit_conversation,
+    thread,
+)
+from .side_by_side import rate_answers
 from .sse import sse_response, turn_payload
 from .throttling import TurnThrottle
 
@@ -75,6 +85,11 @@ STATUS_OF_CODE = {
     "open_conversation": 409,
     "already_judged": 409,
     "stale_judgement": 409,
+    "choose_first": 409,
+    "too_few_models": 409,
+    "not_side_by_side": 409,
+    "nothing_to_rate": 409,
+    "already_rated": 409,
 }
 
 
@@ -128,27 +143,78 @@ class TurnSerializer(serializers.Serializer):
     )
 
 
+class SideAnswerSerializer(TurnSerializer):
+    """A side-by-side answer to the first message: a turn with its letter (``answer_of``, "A"), the
+    record without the model's name while the conversation is open."""
+
+    answer_of = serializers.CharField()
+
+
+class SideAnswersSerializer(serializers.Serializer):
+    answers = SideAnswerSerializer(many=True)
+
+
+def _anonymous(conversation: Conversation) -> bool:
+    """A side-by-side conversation's models stay anonymous to its writer until it is judged."""
+    return bool(conversation.side_by_side) and conversation.status != Conversation.Status.SUBMITTED
+
+
 class ConversationSerializer(serializers.ModelSerializer):
-    """One of the caller's conversations with the round's target."""
+    """One of the caller's conversations with the round's target. Side by side: ``answers`` are the
+    first message's answers (``chosen`` the letter gone on with, null before), ``turns`` the one thread
+    (the chosen answer first), and ``model`` null until the conversation is judged."""
 
     round = serializers.IntegerField(source="round.number", read_only=True)
     context = serializers.IntegerField(source="context_id", allow_null=True, read_only=True)
-    model = serializers.CharField(source="model.name", read_only=True)
+    model = serializers.SerializerMethodField()
     max_turns = serializers.SerializerMethodField()
     example = serializers.IntegerField(source="example_id", allow_null=True, read_only=True)
+    side_by_side = serializers.IntegerField(read_only=True, help_text="Models answering the first message; 0: one.")
+    chosen = serializers.SerializerMethodField()
+    answers = serializers.SerializerMethodField()
     turns = serializers.SerializerMethodField()
 
     class Meta:
         model = Conversation
-        fields = ["id", "round", "context", "model", "status", "max_turns", "example", "turns"]
+        fields = [
+            "id",
+            "round",
+            "context",
+            "model",
+            "status",
+            "max_turns",
+            "example",
+            "side_by_side",
+            "chosen",
+            "answers",
+            "turns",
+        ]
         read_only_fields = fields
+
+    def _every(self, conversation: Conversation) -> list[Turn]:
+        if not hasattr(conversation, "_every_turn"):
+            conversation._every_turn = list(conversation.turns.all())
+        return conversation._every_turn
+
+    def get_model(self, conversation: Conversation) -> str | None:
+        return None if _anonymous(conversation) else conversation.model.name
 
     def get_max_turns(self, conversation: Conversation) -> int:
         return conversation.round.task.cfg.max_turns
 
+    def get_chosen(self, conversation: Conversation) -> str | None:
+        chosen = next((t for t in self._every(conversation) if t.pk == conversation.chosen_turn_id), None)
+        return chosen.slot_letter if chosen else None
+
+    @extend_schema_field(SideAnswerSerializer(many=True))
+    def get_answers(self, conversation: Conversation) -> list[dict]:
+        hidden = _anonymous(conversation)
+        return [turn_payload(t, anonymous=hidden) for t in self._every(conversation) if t.slot is not None]
+
     @extend_schema_field(TurnSerializer(many=True))
     def get_turns(self, conversation: Conversation) -> list[dict]:
-        return [turn_payload(t) for t in conversation.turns.all()]
+        hidden = _anonymous(conversation)
+        return [turn_payload(t, anonymous=hidden) for t in thread(conversation, self._every(conversation))]
 
 
 class StartSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
@@ -178,6 +244,20 @@ class JudgementSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
         help_text="How many answered turns the judge read; when the conversation has another number "
         "(another client went on with it), the judgement is refused (409 stale_judgement).",
     )
+
+
+class AnswerRatingSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    score = StrictIntegerField(min_value=1, max_value=100, help_text="1 (worst) to 100 (best).")
+    rubric = serializers.DictField(child=TextField(), help_text="{question name: answer}")
+    categories = serializers.ListField(child=TextField(), required=False, default=list)
+
+
+class RatingsSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
+    ratings = serializers.DictField(
+        child=AnswerRatingSerializer(),
+        help_text='{letter: rating}: one per answer that came, by its letter ("A", "B"...).',
+    )
+    chosen = serializers.CharField(help_text="The letter of the answer to go on with.")
 
 
 class ChoiceItemSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
@@ -334,9 +414,43 @@ class TurnCreate(APIView):
         )
         if _wants_stream(request):
             return sse_response(request, stream)
-        turn = stream.drain()
         code = status.HTTP_200_OK if resent else status.HTTP_201_CREATED
-        return Response(TurnSerializer(turn_payload(turn)).data, status=code)
+        if isinstance(stream, CandidateStreams):
+            answers = [turn_payload(t, anonymous=True) for t in stream.drain()]
+            return Response(SideAnswersSerializer({"answers": answers}).data, status=code)
+        turn = stream.drain()
+        hidden = _anonymous(conversation)
+        return Response(TurnSerializer(turn_payload(turn, anonymous=hidden)).data, status=code)
+
+
+class Ratings(APIView):
+    """Side by side: rate each answer to the first message (a 1-100 score, the rubric, failure categories)
+    and choose the one to go on with (201, the conversation). Sent again with the same ratings, 200;
+    with others, 409 ``already_rated``. 400 ``invalid`` names the answer at fault (a letter unknown or
+    left out, a rubric answer, a category); 409 ``not_ready`` while an answer is still coming."""
+
+    permission_classes = [IsContributor]
+
+    @extend_schema(
+        parameters=[CONVERSATION_ID],
+        request=RatingsSerializer,
+        responses={201: ConversationSerializer, 200: ConversationSerializer},
+    )
+    def post(self, request, pk):
+        conversation = _own(request, pk)
+        before = conversation.chosen_turn_id
+        body = RatingsSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        rated = _run(
+            lambda: rate_answers(
+                conversation=conversation,
+                annotator=request.user,
+                ratings=body.validated_data["ratings"],
+                chosen=body.validated_data["chosen"],
+            )
+        )
+        code = status.HTTP_200_OK if before is not None else status.HTTP_201_CREATED
+        return Response(ConversationSerializer(rated).data, status=code)
 
 
 class Judgement(APIView):

@@ -191,6 +191,12 @@ def settle(turn: Turn, model) -> None:
         charge.update(spent=cost)
 
 
+def release(turn: Turn) -> None:
+    """Charge nothing for ``turn``, whose model was never called (a side-by-side answer its reader left
+    before it began); a charge already settled stays as it is."""
+    BudgetCharge.objects.filter(turn=turn, spent__isnull=True).update(spent=Decimal(0))
+
+
 def _today() -> datetime.date:
     """Today's UTC date: the day a charge counts for."""
     return timezone.now().astimezone(datetime.UTC).date()

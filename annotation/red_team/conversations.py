@@ -26,6 +26,7 @@ with the task's rubric.
 
 from __future__ import annotations
 
+import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -37,7 +38,7 @@ from django.utils import timezone
 
 from annotation import signals
 from annotation.chat_format import context_message
-from annotation.models import Conversation, Example, Turn
+from annotation.models import CandidateRating, Conversation, Example, Turn
 from core.api.permissions import can_contribute
 from core.processes import gone, this_process
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
@@ -136,6 +137,9 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
     check_context(round_, context, what="A conversation")
     qualification.check_can_contribute(task, annotator, qualification.WRITE, lock=False)
     model = round_target(round_)
+    side_by_side = task.cfg.side_by_side or 0
+    if side_by_side:
+        candidates_of(round_, side_by_side)  # too few ready targets refuse before anything is stored
     with transaction.atomic():
         open_ = Conversation.objects.select_for_update().filter(
             round=round_, annotator=annotator, status=Conversation.Status.OPEN
@@ -149,7 +153,43 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
                 code="open_conversation",
             )
         open_.update(status=Conversation.Status.ABANDONED)
-        return Conversation.objects.create(round=round_, annotator=annotator, model=model, context=context)
+        return Conversation.objects.create(
+            round=round_, annotator=annotator, model=model, context=context, side_by_side=side_by_side
+        )
+
+
+def candidates_of(round_: Round, k: int) -> list[RegisteredModel]:
+    """The ready targets of ``round_`` that may answer a first message side by side, by position; at
+    least ``k`` of them.
+
+    Raises:
+        ConversationError: ``too_few_models``, with the counts, when the round has fewer than ``k``.
+    """
+    ready = [
+        t.model
+        for t in round_.targets.select_related("model")
+        .filter(model__status=RegisteredModel.Status.READY)
+        .order_by("position", "id")
+    ]
+    if len(ready) < k:
+        raise ConversationError(
+            f"This task has {k} models answer each first message side by side, but round {round_.number} "
+            f"has {len(ready)} ready target model{'' if len(ready) == 1 else 's'}; nothing was stored. "
+            "The task owner must add targets to the round or lower red_team.side_by_side.models.",
+            code="too_few_models",
+        )
+    return ready
+
+
+def answering_model(turn: Turn) -> RegisteredModel:
+    """The model that answers ``turn``: its own (a side-by-side answer), else its conversation's."""
+    return turn.model if turn.model_id else turn.conversation.model
+
+
+def thread(conversation: Conversation, turns: list[Turn]) -> list[Turn]:
+    """The turns of ``conversation``'s one thread, in order: every turn that is not a side-by-side
+    answer, and of those only the one the writer chose (none before they chose)."""
+    return [t for t in turns if t.slot is None or t.pk == conversation.chosen_turn_id]
 
 
 def abandon_conversation(*, conversation: Conversation, annotator) -> bool:
@@ -219,13 +259,62 @@ def end_lost_turn(turn: Turn, model: RegisteredModel) -> None:
     budget.settle(turn, model)
 
 
-def _check_fits(conversation: Conversation, messages: list[dict]) -> None:
-    """Refuse a conversation the local target cannot read with room for its answer (a remote model's
+def _check_fits(model: RegisteredModel, messages: list[dict]) -> None:
+    """Refuse a conversation the local ``model`` cannot read with room for its answer (a remote model's
     server says so itself)."""
     try:
-        fits(conversation.model, messages)
+        fits(model, messages)
     except PromptTooLong as refusal:
         raise ConversationError(str(refusal), code="too_long") from None
+
+
+#: Draws the models of a side-by-side first message: the operating system's randomness, so that nobody
+#: can predict (or, with a seed, steer) which models a person meets.
+_DRAW = random.SystemRandom()
+
+
+def _store_first_answers(
+    locked: Conversation, annotator, prompt: str, client_token: uuid.UUID | None
+) -> tuple[list[Turn], list[dict]]:
+    """Store a side-by-side first message: ``locked.side_by_side`` of the round's ready targets drawn at
+    random (``candidates_of``), in a random order of slots, one turn each (index 0, its slot and model;
+    the client token on slot 0), each reserved on the budget at its own model's prices. Returns the turns
+    and the messages they answer. Runs under ``locked``'s row lock, in ``send_turn``'s transaction: a
+    refusal of any of them stores none.
+
+    Raises:
+        ConversationError: ``too_few_models``, ``too_long`` (a drawn local model cannot read it) or
+            ``budget``.
+        QueueFull: a drawn local model's line is full.
+    """
+    drawn = _DRAW.sample(candidates_of(locked.round, locked.side_by_side), locked.side_by_side)
+    messages = messages_of(locked, [], prompt)
+    for model in drawn:
+        _check_fits(model, messages)
+        admit(model)
+    turns = []
+    for slot, model in enumerate(drawn):
+        turn = Turn.objects.create(
+            conversation=locked,
+            index=0,
+            slot=slot,
+            model=model,
+            prompt=prompt,
+            client_token=client_token if slot == 0 else None,
+            answered_by=this_process(),
+        )
+        try:
+            budget.reserve(
+                turn=turn,
+                annotator=annotator,
+                model=model,
+                messages=messages,
+                max_new_tokens=decoding_of(model).max_new_tokens,
+            )
+        except budget.BudgetExceeded as refusal:
+            raise ConversationError(str(refusal), code="budget") from None
+        turns.append(turn)
+    return turns, messages
 
 
 def send_turn(
@@ -235,18 +324,24 @@ def send_turn(
     prompt,
     client_token: uuid.UUID | None = None,
     wait_seconds: float = WAIT_SECONDS,
-) -> TurnStream:
+) -> TurnStream | CandidateStreams:
     """Store ``prompt`` as the next turn of ``conversation`` and return the stream of the target's answer.
 
     A resent ``client_token`` returns a stream over the stored turn (its answer as one piece once it is
     there). Waits up to ``wait_seconds`` for an answer still being generated (see the module's rules).
 
+    The first message of a side-by-side conversation (``Conversation.side_by_side``) is answered by that
+    many of the round's targets (``_store_first_answers``): the return is then a ``CandidateStreams``
+    over their answers, one after another; a later message waits for the writer's ratings and choice
+    (``side_by_side.rate_answers``) and goes to the chosen model.
+
     Raises:
         ConversationError: another user's conversation (``not_found``, as for one that does not exist),
             one that is not open (``not_open``), a round closed meanwhile (``round_closed``), a refused
             text (``invalid``), ``max_turns`` reached
-            (``max_turns``), a conversation the target cannot read (``too_long``), or the previous answer
-            still being generated after ``wait_seconds`` (``busy``).
+            (``max_turns``), a conversation the target cannot read (``too_long``), the previous answer
+            still being generated after ``wait_seconds`` (``busy``), side-by-side answers not yet rated
+            and chosen (``choose_first``) or too few targets for them (``too_few_models``).
         QueueFull: a local target's line for a generation slot is full (``generative.admit``); nothing
             is stored.
     """
@@ -260,6 +355,9 @@ def send_turn(
             locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
             if client_token is not None:
                 resent = locked.turns.filter(client_token=client_token).first()
+                if resent is not None and resent.slot is not None:  # a resent side-by-side first message
+                    answers = locked.turns.filter(index=resent.index, slot__isnull=False).order_by("slot")
+                    return CandidateStreams([TurnStream(t, None) for t in answers])
                 if resent is not None:
                     return TurnStream(resent, None)
             if locked.status != Conversation.Status.OPEN:
@@ -268,12 +366,21 @@ def send_turn(
                 raise ConversationError(
                     "This round is closed; your message was not sent.", code="round_closed"
                 )
-            turns = list(locked.turns.all())
-            last = turns[-1] if turns else None
-            busy = last is not None and last.status == Turn.Status.ANSWERING
-            if busy and is_lost(last):
-                end_lost_turn(last, locked.model)
-                busy = False
+            every = list(locked.turns.all())
+            if locked.side_by_side and not every:
+                first, messages = _store_first_answers(locked, annotator, prompt, client_token)
+                break
+            turns = thread(locked, every)
+            waiting_for = [t for t in every if t.status == Turn.Status.ANSWERING]
+            for turn in [t for t in waiting_for if is_lost(t)]:
+                end_lost_turn(turn, answering_model(turn))
+            busy = any(t.status == Turn.Status.ANSWERING for t in waiting_for)
+            if not busy and locked.side_by_side and locked.chosen_turn_id is None:
+                raise ConversationError(
+                    "Rate each answer to your first message and choose the one to go on with before "
+                    "sending another message.",
+                    code="choose_first",
+                )
             if not busy:
                 if len(turns) >= max_turns:
                     raise ConversationError(
@@ -281,7 +388,7 @@ def send_turn(
                         code="max_turns",
                     )
                 messages = messages_of(locked, turns, prompt)
-                _check_fits(locked, messages)
+                _check_fits(locked.model, messages)
                 admit(locked.model)  # a full line refuses before the turn is stored
                 turn = Turn.objects.create(
                     conversation=locked,
@@ -300,18 +407,21 @@ def send_turn(
                     )
                 except budget.BudgetExceeded as refusal:
                     raise ConversationError(str(refusal), code="budget") from None
+                first = None
                 break
         if time.monotonic() > deadline:
             raise ConversationError(
                 "The model is still answering your previous message; try again in a moment.", code="busy"
             )
         time.sleep(0.1)
+    if first is not None:
+        return CandidateStreams([TurnStream(t, messages) for t in first])
     return TurnStream(turn, messages)
 
 
 def send_message(
     *, round_: Round, annotator, conversation_id, context_id, prompt, client_token: uuid.UUID | None = None
-) -> TurnStream:
+) -> TurnStream | CandidateStreams:
     """The red-teaming page's send: ``prompt`` to the annotator's open conversation ``conversation_id``
     or, without one (None), to a new conversation on the passage ``context_id`` the page served (an id as
     sent, text or None; ignored for a task without passages). Returns ``send_turn``'s stream.
@@ -360,7 +470,7 @@ class TurnStream(AnswerStream):
         self._failure: InferenceError | None = None
         self._text, self._written_at = "", time.monotonic()
         if messages is not None:
-            self._model = turn.conversation.model
+            self._model = answering_model(turn)
             try:
                 self._answer = chat_stream(self._model, messages)
             except InferenceError as exc:
@@ -437,6 +547,18 @@ class TurnStream(AnswerStream):
         if release:
             connections.close_all()
 
+    def end_unread(self, reason: str) -> None:
+        """End an answer whose reader left before it began (a later side-by-side answer): stored
+        ``failed`` with ``reason``, its model never called and its reservation released
+        (``budget.release``). Nothing for a stored or already ended answer."""
+        if self._stored() or self.turn.status != Turn.Status.ANSWERING:
+            return
+        if self._answer is not None:
+            self._answer.close()
+        self._failure = self._failure or InferenceError(reason)
+        budget.release(self.turn)  # before storing: the store's settling then finds nothing to charge
+        self._store()
+
     def _store(self) -> None:
         """Store the answer as it ended (text, generation record, status, error) and settle the turn's
         reservation with what it cost."""
@@ -458,7 +580,76 @@ class TurnStream(AnswerStream):
         budget.settle(turn, model)
 
 
-def _clean_judgement(cfg, rubric_answers, categories) -> tuple[dict, list[str], bool]:
+#: Why a side-by-side answer was not generated: its reader left while an earlier one streamed.
+UNREAD = "not generated: the reader left before this answer's turn came"
+
+
+class CandidateStreams:
+    """The answers of a side-by-side first message (``send_turn``), generated one after another in slot
+    order: ``pieces()`` (blocking) or ``apieces()`` (an event loop) yields ``(slot, piece)``; ``turns``
+    are the stored turns (slot order), each updated as its answer ends. A reader who leaves stops the
+    answer being generated (stored with what came, ``cut_short``) and the later ones are never asked
+    (stored ``failed`` with ``UNREAD``, charged nothing).
+
+    One after another rather than at once: the blocking path has one thread per request, and on the demo's
+    two cores two local answers at once take as long as two in a row (docs/generative.md)."""
+
+    def __init__(self, streams: list[TurnStream]):
+        self.streams = streams
+
+    @property
+    def turns(self) -> list[Turn]:
+        return [s.turn for s in self.streams]
+
+    @property
+    def turn(self) -> Turn:
+        """The first answer's turn (slot 0), where a page links to the conversation."""
+        return self.streams[0].turn
+
+    def pieces(self) -> Iterator[tuple[int, str]]:
+        """``(slot, piece)`` of every answer in slot order (a ``Waiting`` piece too, as ``TurnStream``)."""
+        current = 0
+        try:
+            for slot, stream in enumerate(self.streams):
+                current = slot
+                for piece in stream:
+                    yield slot, piece
+            current = len(self.streams)
+        finally:
+            if current < len(self.streams):
+                self.streams[current].close()
+                for stream in self.streams[current + 1 :]:
+                    stream.end_unread(UNREAD)
+
+    async def apieces(self) -> AsyncIterator[tuple[int, str]]:
+        """``pieces()`` for an async reader."""
+        current = 0
+        try:
+            for slot, stream in enumerate(self.streams):
+                current = slot
+                async for piece in stream:
+                    yield slot, piece
+            current = len(self.streams)
+        finally:
+            if current < len(self.streams):
+                await self.streams[current].aclose()
+                for stream in self.streams[current + 1 :]:
+                    await sync_to_async(stream.end_unread)(UNREAD)
+
+    def drain(self) -> list[Turn]:
+        """Generate every answer; the stored turns, in slot order."""
+        for _ in self.pieces():
+            pass
+        return self.turns
+
+    async def adrain(self) -> list[Turn]:
+        """``drain()`` for an async reader."""
+        async for _ in self.apieces():
+            pass
+        return self.turns
+
+
+def clean_judgement(cfg, rubric_answers, categories) -> tuple[dict, list[str], bool]:
     """``(answers, categories, failed)``: the rubric's answers cleaned (``Rubric.clean``), the categories
     without repeats, and whether the answers judge a failure (``Rubric.failed``).
 
@@ -530,7 +721,7 @@ def submit_conversation(
     cfg = conversation.round.task.cfg
     rubric = cfg.rubric
     try:
-        answers, categories, failed = _clean_judgement(cfg, rubric_answers, categories)
+        answers, categories, failed = clean_judgement(cfg, rubric_answers, categories)
         problem = None
     except ConversationError as exc:  # said after the check below: a judged conversation says so first
         problem = exc
@@ -558,9 +749,16 @@ def submit_conversation(
         turns = list(locked.turns.all())
         for turn in turns:
             if is_lost(turn):
-                end_lost_turn(turn, locked.model)
+                end_lost_turn(turn, answering_model(turn))
         if any(t.status == Turn.Status.ANSWERING for t in turns):
             raise ConversationError("Wait for the model's answer before judging it.", code="not_ready")
+        side_answers = [t for t in turns if t.slot is not None]
+        if side_answers and locked.chosen_turn_id is None:
+            raise ConversationError(
+                "Rate each answer to your first message and choose one before judging the conversation.",
+                code="choose_first",
+            )
+        turns = thread(locked, turns)
         answered = [t for t in turns if t.status == Turn.Status.ANSWERED]
         if not answered:
             raise ConversationError("The model has not answered yet; send a message first.", code="not_ready")
@@ -572,7 +770,8 @@ def submit_conversation(
                 code="stale_judgement",
             )
         messages = [m for m in messages_of(locked, answered) if m["role"] != "system"]
-        costs = [t.generation.get("cost") for t in answered]
+        others = [t for t in side_answers if t.pk != locked.chosen_turn_id and t.status == Turn.Status.ANSWERED]
+        costs = [t.generation.get("cost") for t in [*answered, *others]]
         example = Example.objects.create(
             round=locked.round,
             context=locked.context,
@@ -589,6 +788,7 @@ def submit_conversation(
                 "generations": [t.generation for t in answered],
                 "cost": None if None in costs else sum(costs),
                 "failed_questions": rubric.failed_questions(answers),
+                **({"side_by_side": side_by_side_record(side_answers)} if side_answers else {}),
             },
         )
         locked.status, locked.example = Conversation.Status.SUBMITTED, example
@@ -596,3 +796,28 @@ def submit_conversation(
         # As for any example (crowd studies count and pay it); not sent for the double submit above.
         signals.example_created.send(sender=Example, example=example)
     return example
+
+
+def side_by_side_record(answers: list[Turn]) -> list[dict]:
+    """The side-by-side answers of a conversation as its example keeps them (``metadata["side_by_side"]``,
+    slot order): ``[{"slot": "A", "model", "answer", "status", "generation", "score", "rubric",
+    "failed", "categories", "chosen"}]``; an answer that failed has no rating (``score`` None)."""
+    ratings = {r.turn_id: r for r in CandidateRating.objects.filter(turn__in=answers)}
+    record = []
+    for turn in sorted(answers, key=lambda t: t.slot):
+        rating = ratings.get(turn.pk)
+        record.append(
+            {
+                "slot": turn.slot_letter,
+                "model": answering_model(turn).name,
+                "answer": turn.answer,
+                "status": turn.status,
+                "generation": turn.generation,
+                "score": rating.score if rating else None,
+                "rubric": rating.answers if rating else {},
+                "failed": rating.failed if rating else None,
+                "categories": rating.tags if rating else [],
+                "chosen": bool(rating and rating.chosen),
+            }
+        )
+    return record

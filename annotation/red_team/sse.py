@@ -11,6 +11,11 @@ The stream (``text/event-stream``, https://html.spec.whatwg.org/multipage/server
 * ``event: done`` last, ``data`` = the stored turn (``turn_payload``): status, the whole answer, its
   finish reason, error and generation record. A broken or timed-out answer still ends with ``done``.
 
+**Side by side.** The first message of a side-by-side conversation is answered by several models, one
+after another: ``event: turn`` carries ``"answers": k`` too; each ``token`` and ``queued`` event carries
+``"slot"`` (0 for answer A); ``done`` is ``{"answers": [turn_payload of each answer, slot order]}``, the
+records without the models' names (``NAMING_KEYS``).
+
 A client that leaves early closes the generator; ``TurnStream`` then stops the model and stores what came,
 with finish reason ``cut_short``.
 """
@@ -28,7 +33,7 @@ from annotation.models import Turn
 from core.streaming import event_stream_response, served_async
 from models_registry.serving import Waiting
 
-from .conversations import TurnStream
+from .conversations import CandidateStreams, TurnStream
 
 
 def event(name: str, data: dict) -> str:
@@ -37,11 +42,21 @@ def event(name: str, data: dict) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def turn_payload(turn: Turn) -> dict:
+#: What a side-by-side conversation's records leave out while it is open: the models stay anonymous to
+#: their writer until the conversation is judged (the names, and the files' provenance that would tell
+#: them).
+NAMING_KEYS = ("model", "provenance")
+
+
+def turn_payload(turn: Turn, *, anonymous: bool = False) -> dict:
     """A turn as the API and the stream's ``done`` event give it: ``{"index", "prompt", "answer",
-    "status", "finish_reason", "error", "generation"}`` (``generation`` the stored record, or {})."""
+    "status", "finish_reason", "error", "generation"}`` (``generation`` the stored record, or {}); a
+    side-by-side answer adds ``"answer_of": "A"`` (its letter). ``anonymous``: the record without
+    ``NAMING_KEYS``."""
     generation = turn.generation or {}
-    return {
+    if anonymous:
+        generation = {k: v for k, v in generation.items() if k not in NAMING_KEYS}
+    payload = {
         "index": turn.index,
         "prompt": turn.prompt,
         "answer": turn.answer,
@@ -50,6 +65,9 @@ def turn_payload(turn: Turn) -> dict:
         "error": turn.error,
         "generation": generation,
     }
+    if turn.slot is not None:
+        payload["answer_of"] = turn.slot_letter
+    return payload
 
 
 #: Pieces that come within this many seconds of the last ``token`` event are sent together in the next
@@ -63,13 +81,14 @@ class _Gathered:
     """The answer's events, its pieces gathered per ``GATHER_SECONDS`` (the blocking and the async loop
     alike)."""
 
-    def __init__(self):
+    def __init__(self, extra: dict | None = None):
         self.held, self.sent_at = "", float("-inf")
+        self.extra = extra or {}  # added to every event's data: a side-by-side answer's slot
 
     def piece(self, piece: str) -> str | None:
         """The event to send for ``piece`` now, or None while it is held."""
         if isinstance(piece, Waiting):  # the model is answering others first: said at once
-            return self.rest() + event("queued", {"ahead": piece.ahead})
+            return self.rest() + event("queued", {"ahead": piece.ahead, **self.extra})
         self.held += piece
         now = time.monotonic()
         if not self.held or now - self.sent_at < GATHER_SECONDS:
@@ -80,7 +99,7 @@ class _Gathered:
     def rest(self) -> str:
         """The ``token`` event of what is held ("" for nothing)."""
         text, self.held = self.held, ""
-        return event("token", {"text": text}) if text else ""
+        return event("token", {"text": text, **self.extra}) if text else ""
 
 
 def _events(stream: TurnStream) -> Iterator[str]:
@@ -115,7 +134,62 @@ async def _aevents(stream: TurnStream) -> AsyncIterator[str]:
     yield gathered.rest() + event("done", turn_payload(turn))
 
 
-def sse_response(request, stream: TurnStream) -> StreamingHttpResponse:
+def _first_event(streams: CandidateStreams) -> str:
+    first = streams.turn
+    return event("turn", {"turn": first.index, "conversation": first.conversation_id, "answers": len(streams.streams)})
+
+
+def _candidate_piece(gathered: dict[int, _Gathered], slot: int, piece: str) -> str | None:
+    """The events to send for ``piece`` of the answer in ``slot`` (None while it is held); what an
+    earlier slot still held goes first."""
+    said = "".join(gathered.pop(other).rest() for other in [s for s in gathered if s != slot])
+    now = gathered.setdefault(slot, _Gathered({"slot": slot})).piece(piece)
+    return (said + (now or "")) or None
+
+
+def _candidate_done(streams: CandidateStreams) -> str:
+    return event("done", {"answers": [turn_payload(t, anonymous=True) for t in streams.turns]})
+
+
+def _candidate_events(streams: CandidateStreams) -> Iterator[str]:
+    """The events of a side-by-side first message (module docstring, "Side by side")."""
+    yield _first_event(streams)
+    gathered: dict[int, _Gathered] = {}
+    pieces = streams.pieces()
+    try:
+        for slot, piece in pieces:
+            said = _candidate_piece(gathered, slot, piece)
+            if said:
+                yield said
+    finally:
+        pieces.close()
+    for turn in streams.turns:
+        turn.refresh_from_db()
+    yield "".join(g.rest() for g in gathered.values()) + _candidate_done(streams)
+
+
+async def _acandidate_events(streams: CandidateStreams) -> AsyncIterator[str]:
+    """``_candidate_events`` for an ASGI worker."""
+    yield _first_event(streams)
+    gathered: dict[int, _Gathered] = {}
+    pieces = streams.apieces()
+    try:
+        async for slot, piece in pieces:
+            said = _candidate_piece(gathered, slot, piece)
+            if said:
+                yield said
+    finally:
+        await pieces.aclose()
+    for turn in streams.turns:
+        await sync_to_async(turn.refresh_from_db)()
+    yield "".join(g.rest() for g in gathered.values()) + _candidate_done(streams)
+
+
+def sse_response(request, stream: TurnStream | CandidateStreams) -> StreamingHttpResponse:
     """The ``text/event-stream`` response of ``stream``, streamed by whichever server handles
     ``request`` (``core.streaming``)."""
-    return event_stream_response(_aevents(stream) if served_async(request) else _events(stream))
+    if isinstance(stream, CandidateStreams):
+        events = _acandidate_events(stream) if served_async(request) else _candidate_events(stream)
+    else:
+        events = _aevents(stream) if served_async(request) else _events(stream)
+    return event_stream_response(events)

@@ -33,12 +33,15 @@ from . import selectors
 from .choice_items import MODE as CHOICE_MODE
 from .choice_items import write_choice_item
 from .conversations import (
+    CandidateStreams,
     ConversationError,
     abandon_conversation,
     send_message,
     submit_conversation,
+    thread,
 )
 from .presenting import rubric_answers_from, rubric_questions
+from .side_by_side import rate_answers
 from .sse import sse_response
 from .throttling import TurnThrottle
 
@@ -73,6 +76,43 @@ def _rubric_rows(cfg, chosen: dict | None = None) -> list[dict]:
     return [{**q, "chosen": chosen.get(q["name"], "")} for q in rubric_questions(cfg)]
 
 
+def _rating_rows(cfg, answers: list[Turn], rated: dict) -> list[dict]:
+    """The rating form of each side-by-side answer that came: ``{"turn", "letter", "score", "rubric"
+    (``_rubric_rows`` with fields ``<letter>-rubric-<name>``), "categories"}``, with what was sent before
+    a refusal (``rated``: ``side_by_side_from``'s form)."""
+    rows = []
+    for turn in answers:
+        if turn.status != Turn.Status.ANSWERED:
+            continue
+        letter = turn.slot_letter
+        sent = rated.get(letter, {})
+        rubric = [
+            {**q, "field": f"{letter}-{q['field']}"} for q in _rubric_rows(cfg, sent.get("rubric") or {})
+        ]
+        categories = [
+            {**c, "chosen": c["name"] in (sent.get("categories") or ())} for c in cfg.failure_categories
+        ]
+        rows.append(
+            {"turn": turn, "letter": letter, "score": sent.get("score") or 50, "rubric": rubric, "categories": categories}
+        )
+    return rows
+
+
+def side_by_side_from(data) -> dict[str, dict]:
+    """The ratings a side-by-side rating form sent: ``{letter: {"score", "rubric", "categories"}}``, one
+    per ``<letter>-score`` field (``<letter>-rubric-<name>``, ``<letter>-category``); the score as sent
+    (text), checked by ``side_by_side.rate_answers``."""
+    letters = sorted({key.split("-", 1)[0] for key in data if key.endswith("-score") and key.count("-") == 1})
+    return {
+        letter: {
+            "score": data.get(f"{letter}-score"),
+            "rubric": rubric_answers_from({k[len(letter) + 1 :]: v for k, v in data.items() if k.startswith(f"{letter}-")}),
+            "categories": data.getlist(f"{letter}-category"),
+        }
+        for letter in letters
+    }
+
+
 def _context_rows(cfg, context) -> list[tuple[str, str]]:
     if context is None:
         return []
@@ -99,6 +139,8 @@ def _page(
     error: str = "",
     chosen: dict | None = None,
     chosen_categories: list[str] | None = None,
+    rated: dict | None = None,
+    rated_choice: str = "",
     status=200,
 ):
     """The conversation page of ``task`` for the requester; a refused message or judgement comes back in
@@ -111,16 +153,22 @@ def _page(
     conversation = None
     context = None
     turns: list[Turn] = []
+    side_answers: list[Turn] = []
     if refusal is None:
         conversation = selectors.open_conversation(request.user, task.current_round)
         if conversation is not None:
             context = conversation.context
-            turns = list(conversation.turns.all())
+            every = list(conversation.turns.select_related("rating"))
+            turns = thread(conversation, every)
+            side_answers = [t for t in every if t.slot is not None]
         elif cfg.context_fields:
             skipped = ascii_id(request.GET.get("skip"))
             context = task_selectors.next_context(round_=task.current_round, exclude=skipped)
     answered = [t for t in turns if t.status == Turn.Status.ANSWERED]
     context_missing = refusal is None and bool(cfg.context_fields) and context is None
+    to_rate = bool(side_answers) and conversation.chosen_turn_id is None
+    # Side by side: the models stay anonymous to their writer until the conversation is judged.
+    anonymous = bool(cfg.side_by_side) if conversation is None else bool(conversation.side_by_side)
     return render(
         request,
         "annotation/red_team.html",
@@ -134,16 +182,24 @@ def _page(
             "context": context,
             "context_rows": _context_rows(cfg, context),
             "turns": turns,
-            "can_send": refusal is None and not context_missing and len(turns) < cfg.max_turns,
-            "can_judge": bool(answered) and not any(t.status == Turn.Status.ANSWERING for t in turns),
+            "can_send": refusal is None and not context_missing and len(turns) < cfg.max_turns and not to_rate,
+            "can_judge": bool(answered)
+            and not to_rate
+            and not any(t.status == Turn.Status.ANSWERING for t in turns),
             "answered_turns": len(answered),
+            "side_by_side": conversation.side_by_side if conversation else (cfg.side_by_side or 0),
+            "side_answers": side_answers,
+            "to_rate": to_rate,
+            "rating_rows": _rating_rows(cfg, side_answers, rated or {}) if to_rate else [],
+            "rating_busy": any(t.status == Turn.Status.ANSWERING for t in side_answers),
+            "chosen_letter": rated_choice if to_rate else "",
             "rubric": _rubric_rows(cfg, chosen),
             "categories": [
                 {**c, "chosen": c["name"] in (chosen_categories or ())} for c in cfg.failure_categories
             ],
             "client_token": uuid.uuid4(),
             "choice_mode": CHOICE_MODE in cfg.red_team_modes,
-            "target": conversation.model.name if conversation else None,
+            "target": conversation.model.name if conversation and not anonymous else None,
             "prompt": prompt,
         },
         status=status,
@@ -223,6 +279,11 @@ def send(request, slug: str):
         return queue_full_response(request, exc, page=page)
     if _wants_stream(request):
         return sse_response(request, stream)
+    if isinstance(stream, CandidateStreams):
+        broken = [t.slot_letter for t in stream.drain() if t.status == Turn.Status.FAILED]
+        if broken:
+            messages.warning(request, f"Answer {', '.join(broken)} broke off; rate the answers that came.")
+        return redirect(reverse("annotation:red_team", args=[task.slug]) + "#answers")
     turn = stream.drain()
     if turn.status == Turn.Status.FAILED or (turn.generation or {}).get("finish_reason") in (
         "error",
@@ -274,6 +335,38 @@ def judge(request, slug: str):
         "Here is a new passage.",
     )
     return redirect("annotation:red_team", slug=task.slug)
+
+
+@login_required
+@require_POST
+def rate(request, slug: str):
+    """Rate the side-by-side answers to the first message (``<letter>-score`` 1-100, the rubric as
+    ``<letter>-rubric-<name>``, ``<letter>-category``) and choose the one to go on with (``chosen``);
+    the page then continues the conversation with it. A refusal shows the page again with what was
+    chosen."""
+    task = _red_team_task(slug)
+    conversation = selectors.own_conversation(request.user, ascii_id(request.POST.get("conversation")))
+    if conversation is None:
+        raise Http404("No such conversation.")
+    ratings = side_by_side_from(request.POST)
+    chosen = request.POST.get("chosen")
+    try:
+        rated = rate_answers(conversation=conversation, annotator=request.user, ratings=ratings, chosen=chosen)
+    except ConversationError as exc:
+        return _page(
+            request,
+            task,
+            error=str(exc),
+            rated=ratings,
+            rated_choice=chosen or "",
+            status=STATUS_OF_CODE.get(exc.code, 409),
+        )
+    messages.success(
+        request,
+        f"Your ratings are stored. You go on with answer {rated.chosen_turn.slot_letter}; write your next "
+        "message, or judge the conversation.",
+    )
+    return redirect(reverse("annotation:red_team", args=[task.slug]) + "#turns")
 
 
 @login_required

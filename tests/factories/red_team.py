@@ -57,3 +57,29 @@ def make_remote_red_team_round(
     )
     RoundTarget.objects.create(round=round_, model=model)
     return round_
+
+
+def make_side_by_side_round(
+    base_url: str, *, k: int = 2, names: tuple[str, ...] = ("alpha", "beta", "gamma"), slug: str = "red-sbs"
+) -> Round:
+    """A red-teaming task ``slug`` whose first messages are answered by ``k`` models side by side
+    (``red_team.side_by_side.models``), round 1 current and open, its targets one remote model per name of
+    ``names`` on the chat server at ``base_url`` (the server's model name is the registry name; greedy,
+    16 new tokens)."""
+    config = copy.deepcopy(RED_TEAM_CONFIG)
+    config["red_team"]["side_by_side"] = {"models": k}
+    task = Task.objects.create(slug=slug, name="Red-team side by side", config=config)
+    round_ = ensure_round(task=task, number=1)
+    set_current_round(task=task, round_=round_)
+    for position, name in enumerate(names):
+        model = RegisteredModel.objects.create(
+            task=task,
+            name=name,
+            source=RegisteredModel.Source.CHAT_ENDPOINT,
+            endpoint_url=base_url,
+            chat_model_name=name,
+            status="ready",
+            generation={"max_new_tokens": 16, "temperature": 0.0, "timeout": 20},
+        )
+        RoundTarget.objects.create(round=round_, model=model, position=position)
+    return round_

@@ -151,6 +151,58 @@
     box.focus();
   }
 
+  /*
+   * Side by side (data-side-by-side on the form: the conversation's first message goes to several models):
+   * the "turn" event says how many answers come; each "token" and "queued" event names its answer's slot
+   * (0 for A), and the answers come one after another into their own boxes. When "done" comes, the page
+   * is loaded again: the server draws the rating form under each answer. Returns false when the stream
+   * ended without "done".
+   */
+  async function readSideBySide(response, form, status) {
+    const turns = document.getElementById("turns");
+    const empty = turns.querySelector(".empty-turns");
+    if (empty) empty.remove();
+    const item = document.createElement("li");
+    item.className = "turn side-by-side-stream";
+    const [userBox] = message("user", form.querySelector("textarea[name=prompt]").value);
+    const grid = document.createElement("div");
+    grid.className = "answers-grid";
+    item.append(userBox, grid);
+    turns.append(item);
+    const boxes = [];
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = "";
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      buffer += decoder.decode(chunk.value, { stream: true });
+      const parsed = parseEvents(buffer);
+      buffer = parsed[1];
+      for (const ev of parsed[0]) {
+        if (ev.name === "turn") {
+          for (let slot = 0; slot < (ev.data.answers || 0); slot++) {
+            const [box, answer] = message("assistant", "");
+            box.querySelector(".speaker").textContent = "Answer " + String.fromCharCode(65 + slot);
+            grid.append(box);
+            boxes.push(answer);
+          }
+        } else if (ev.name === "queued") {
+          status.textContent = "The models are answering others first: " + ev.data.ahead + " ahead of you…";
+        } else if (ev.name === "token" && boxes[ev.data.slot]) {
+          status.textContent = "Answer " + String.fromCharCode(65 + ev.data.slot) + " is coming…";
+          boxes[ev.data.slot].textContent += ev.data.text;
+        } else if (ev.name === "done") {
+          status.textContent = "Every answer came. Loading the rating form…";
+          window.location.hash = "answers";
+          window.location.reload();
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   async function send(form, event) {
     event.preventDefault();
     const button = form.querySelector("button[type=submit]");
@@ -190,6 +242,20 @@
       return;
     }
     status.classList.remove("warning");
+    if (form.dataset.sideBySide) {
+      let ended = false;
+      try {
+        ended = await readSideBySide(response, form, status);
+      } catch (e) {
+        ended = false;
+      }
+      if (!ended) {
+        status.textContent =
+          "The connection broke before every answer came. Reload the page to see what was stored.";
+        status.classList.add("warning");
+      }
+      return;
+    }
     // The message is now the conversation's (shown above as yours): the box is emptied at once, so that
     // what is typed while the model answers is kept, ready for the next turn.
     if (box.value === prompt) box.value = "";
@@ -258,6 +324,11 @@
   }
 
   if (typeof document !== "undefined") {
+    // A rating slider says its value beside it as it moves.
+    for (const slider of document.querySelectorAll("input[type=range][data-output]")) {
+      const output = document.getElementById(slider.dataset.output);
+      if (output) slider.addEventListener("input", () => (output.textContent = slider.value));
+    }
     const form = document.getElementById("send-form");
     if (form && window.fetch && window.ReadableStream && window.TextDecoder) {
       form.addEventListener("submit", (event) => send(form, event));
