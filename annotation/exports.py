@@ -103,6 +103,7 @@ RED_TEAM_KEYS = (
     "options",
     "answer",
     "picked",
+    "side_by_side",
     "agreement_warning",
 )
 
@@ -168,6 +169,33 @@ def generation_record(stored: dict) -> dict[str, Any]:
     return record
 
 
+def side_by_side_answer(stored: dict, system: list[dict], first_user: dict | None, questions: Sequence[str]) -> dict:
+    """One side-by-side answer to a conversation's first message as exported (docs/export-format.md,
+    "Several models in one conversation"): ``answer_of`` ("A"), ``model``, ``messages`` in the chat format
+    (the passage, the first message, this answer), ``status``, ``score`` (1-100; -1 for an answer that
+    failed and took no rating), ``rubric`` ``[{"question", "answer"}]`` in the rubric's order,
+    ``failed`` (the rubric judged a failure; False when not rated), ``categories``, ``chosen`` and
+    ``generation`` (the JSON text of ``generation_record``)."""
+    rubric = stored.get("rubric") if isinstance(stored.get("rubric"), dict) else {}
+    score = stored.get("score")
+    answer = {"role": "assistant", "content": _text(stored.get("answer"))}
+    return {
+        "answer_of": _text(stored.get("slot")),
+        "model": _text(stored.get("model")),
+        "messages": [*system, *([first_user] if first_user else []), answer],
+        "status": _text(stored.get("status")),
+        "score": score if isinstance(score, int) and not isinstance(score, bool) else -1,
+        "rubric": [
+            {"question": _text(k), "answer": _text(rubric[k])}
+            for k in [*[q for q in questions if q in rubric], *[k for k in rubric if k not in questions]]
+        ],
+        "failed": stored.get("failed") is True,
+        "categories": [_text(t) for t in stored.get("categories") or [] if t is not None],
+        "chosen": stored.get("chosen") is True,
+        "generation": _json_text(generation_record(stored["generation"]) if isinstance(stored.get("generation"), dict) else {}),
+    }
+
+
 def red_team_fields(
     example: Example, context_message: dict | None, questions: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -200,6 +228,7 @@ def red_team_fields(
         "options": [],
         "answer": -1,
         "picked": -1,
+        "side_by_side": [],
     }
     if mode == "conversation":
         messages = [
@@ -229,6 +258,13 @@ def red_team_fields(
             cost=float(cost) if isinstance(cost, (int, float)) else -1.0,
             generations=_json_text(generations),
         )
+        system = [m for m in messages if m["role"] == "system"]
+        first_user = next((m for m in messages if m["role"] == "user"), None)
+        fields["side_by_side"] = [
+            side_by_side_answer(answer, system, first_user, questions)
+            for answer in metadata.get("side_by_side", [])
+            if isinstance(answer, dict)
+        ]
     elif mode == "multiple_choice":
         picked = metadata.get("picked")
         fields.update(

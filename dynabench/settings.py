@@ -461,6 +461,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A turn's status is in two components (a turn, a side-by-side answer): one enum, named once.
+    "ENUM_NAME_OVERRIDES": {"TurnStatusEnum": "annotation.models.Turn.Status"},
 }
 
 # One cache for every process when Redis is there: DRF's throttles, allauth's rate limits and the

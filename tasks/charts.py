@@ -356,3 +356,99 @@ def histogram_chart(
         )
     parts.append("</svg>")
     return Histogram(columns=columns, svg=mark_safe("".join(parts)), threshold_x=threshold_x)
+
+
+@dataclass(frozen=True)
+class IntervalRow:
+    """One drawn row of an ``interval_chart``: its label, value, 95% interval (None: not drawn) and the x
+    of the value (None for no value)."""
+
+    label: str
+    value: float | None
+    interval: tuple[float, float] | None
+    x: float | None
+
+
+@dataclass(frozen=True)
+class IntervalChart:
+    rows: list[IntervalRow]
+    svg: SafeString
+
+
+#: ``interval_chart``'s geometry: the labels' column, the right margin, the top and bottom margins, a
+#: row's height.
+LABEL_COLUMN, ROW_HEIGHT = 200, 22
+
+
+def interval_chart(
+    items: Sequence[tuple[str, float | None, tuple[float, float] | None]],
+    *,
+    low: float,
+    high: float,
+    ticks: Sequence[float],
+    width: int = 560,
+    title: str = "",
+    unit: str = "",
+) -> IntervalChart:
+    """A dot per ``(label, value, interval)`` on a horizontal scale from ``low`` to ``high``, with its
+    95% interval as a whisker (a forest plot), one row each in the order given. Geometry, so tests can
+    check it:
+
+        x of value v    = LABEL_COLUMN + (v - low) / (high - low) * (width - LABEL_COLUMN - RIGHT)
+        y of row i      = TOP + i * ROW_HEIGHT + ROW_HEIGHT / 2
+
+    An interval reaching past the scale is drawn to its edge (its ``<title>`` says the whole interval).
+
+    Raises:
+        ValueError: ``high <= low``, a value outside [low, high], or an interval whose low is above its high.
+    """
+    if high <= low:
+        raise ValueError(f"the scale's high {high!r} must be above its low {low!r}")
+    plot = width - LABEL_COLUMN - RIGHT
+    height = TOP + ROW_HEIGHT * len(items) + BOTTOM - 16
+
+    def x_at(v: float) -> float:
+        return LABEL_COLUMN + (min(max(v, low), high) - low) / (high - low) * plot
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart interval-chart" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
+    bottom = TOP + ROW_HEIGHT * len(items)
+    for t in ticks:
+        x = _fmt(x_at(t))
+        parts.append(
+            f'<line class="grid" x1="{x}" y1="{TOP - 4}" x2="{x}" y2="{bottom}" stroke="#ddd"/>'
+            f'<text x="{x}" y="{bottom + 14}" text-anchor="middle" font-size="11">{_fmt(t)}{escape(unit)}</text>'
+        )
+    rows = []
+    for i, (label, value, interval) in enumerate(items):
+        if value is not None and not low <= value <= high:
+            raise ValueError(f"{label!r}: {value!r} is outside [{low}, {high}]")
+        if interval is not None and interval[0] > interval[1]:
+            raise ValueError(f"{label!r}: the interval {interval!r} runs backwards")
+        y = TOP + i * ROW_HEIGHT + ROW_HEIGHT / 2
+        short = label if len(label) <= 30 else label[:29] + "…"
+        parts.append(
+            f'<text x="{LABEL_COLUMN - 8}" y="{_fmt(y)}" text-anchor="end" dominant-baseline="middle" '
+            f'font-size="11">{escape(short)}</text>'
+        )
+        x = None if value is None else x_at(value)
+        if interval is not None:
+            left, right = _fmt(x_at(interval[0])), _fmt(x_at(interval[1]))
+            parts.append(
+                f'<g class="interval" stroke="{PALETTE[0]}" stroke-width="1.5">'
+                f"<title>{escape(label)}: 95% interval {_fmt(interval[0])} to {_fmt(interval[1])}</title>"
+                f'<line x1="{left}" y1="{_fmt(y)}" x2="{right}" y2="{_fmt(y)}"/>'
+                f'<line x1="{left}" y1="{_fmt(y - 4)}" x2="{left}" y2="{_fmt(y + 4)}"/>'
+                f'<line x1="{right}" y1="{_fmt(y - 4)}" x2="{right}" y2="{_fmt(y + 4)}"/></g>'
+            )
+        if x is not None:
+            parts.append(
+                f'<circle class="point" cx="{_fmt(x)}" cy="{_fmt(y)}" r="4" fill="{PALETTE[0]}">'
+                f"<title>{escape(label)}: {_fmt(value)}</title></circle>"
+            )
+        rows.append(IntervalRow(label, value, interval, x))
+    parts.append("</svg>")
+    return IntervalChart(rows, mark_safe("".join(parts)))

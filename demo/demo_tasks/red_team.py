@@ -27,6 +27,7 @@ from django.core.management.base import CommandError
 from annotation.importers.squad import article_split, read_squad
 from demo.demo_tasks.base import DemoTask, Log
 from demo.demo_tasks.red_team_pilot import run_pilot
+from demo.demo_tasks.red_team_side_by_side import ensure_side_by_side, side_by_side_pilot
 from generative_bench.judges.services import create_judge
 from generative_bench.models import Judge
 from models_registry import jobs as model_jobs
@@ -191,13 +192,18 @@ def pilot(task: Task, log: Log) -> None:
     target = RegisteredModel.objects.filter(task=task, name=TARGET).first()
     if target is None or target.status != RegisteredModel.Status.READY:
         return
+    second = RegisteredModel.objects.filter(task=task, name=SECOND).first()
     run_pilot(
         task,
         squad_file=_squad_path(),
-        second=RegisteredModel.objects.filter(task=task, name=SECOND).first(),
+        second=second,
         judge=Judge.objects.filter(task=task, name=JUDGE).select_related("model").first(),
         log=log,
     )
+    # Then round 1's first messages go to both models side by side, and a few pilot writers rate pairs.
+    if ensure_side_by_side(task, target, second, log):
+        task.refresh_from_db()
+        side_by_side_pilot(task, squad_file=_squad_path(), log=log)
 
 
 DEMO_TASK = DemoTask(

@@ -15,6 +15,7 @@ from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.red_team.ratings import model_ratings
 from annotation.serializers import TextField
 from core.api.bodies import RejectUnknownFieldsMixin, StrictIntegerField
 from core.api.lookups import MAX_ID, positive_int_or_404
@@ -23,6 +24,7 @@ from core.api.throttling import ExampleCreateThrottle
 from generative_bench.kinds import benchmarked
 from tasks import qualification
 from tasks.api import SLUG, NotQualifiedError
+from models_registry.models import RegisteredModel
 from tasks.selectors import task_or_404
 
 from ..models import Battle
@@ -325,7 +327,12 @@ class LeakRateSerializer(serializers.Serializer):
 class RankingSerializer(serializers.Serializer):
     rows = RankingRowSerializer(many=True)
     pairs = PairRowSerializer(many=True)
-    n_votes = serializers.IntegerField()
+    n_votes = serializers.IntegerField(help_text="Votes counted: battles' votes and rated pairs.")
+    rated_pairs = serializers.IntegerField(
+        help_text="Of n_votes, the rated pairs of side-by-side conversations (each pair of answers to one "
+        "first message a vote for the higher rated; equal ratings a tie)."
+    )
+    battle_votes = serializers.IntegerField(help_text="Of n_votes, the votes cast in battles.")
     samples = serializers.IntegerField()
     left_out = LeftOutSerializer()
     n_left_out = serializers.IntegerField()
@@ -448,3 +455,48 @@ class ArenaRanking(APIView):
         table["voter_checks"] = selectors.voter_check_table(task, request.user)
         table["leak_rate"] = selectors.latest_leak(task, request.user)
         return Response(RankingSerializer(table).data)
+
+
+class ClusteredRateSerializer(serializers.Serializer):
+    rate = serializers.FloatField(allow_null=True)
+    n = serializers.FloatField()
+    interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    people = serializers.IntegerField()
+    effective_sample_size = serializers.FloatField(allow_null=True)
+    interval_method = serializers.CharField(allow_null=True)
+    independent_interval = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+
+
+class ModelRatingsSerializer(serializers.Serializer):
+    model = serializers.CharField(help_text="As the arena's ranking names it (an unpublished model unnamed).")
+    shown = serializers.IntegerField(help_text="Its rated answers to first messages.")
+    people = serializers.IntegerField(help_text="Writers who rated one.")
+    mean_score = serializers.FloatField(help_text="Mean rating, 1 (worst) to 100 (best).")
+    score_interval = serializers.ListField(
+        child=serializers.FloatField(), allow_null=True, help_text="95%, clustered by writer; null under 5."
+    )
+    failure_rate = ClusteredRateSerializer(help_text="Answers whose rubric answers judge a failure.")
+    chosen_rate = ClusteredRateSerializer(help_text="Answers the writer went on with.")
+
+
+@extend_schema(parameters=[SLUG, OpenApiParameter("number", OpenApiTypes.INT, OpenApiParameter.PATH)])
+class SideBySideRatings(APIView):
+    """Round ``number``'s side-by-side ratings per model (docs/generative.md, "Several models in one
+    conversation"): rated answers, writers, the mean 1-100 rating, the share judged a failure and the share
+    chosen, each with its 95% interval clustered by writer; by mean rating. Public as the arena's
+    ranking, with its names. 404 for a task that is not a red-teaming task or a round it does not have."""
+
+    permission_classes: list = []
+
+    @extend_schema(responses={200: ModelRatingsSerializer(many=True)})
+    def get(self, request, slug, number):
+        task = _arena_task(slug)
+        number = positive_int_or_404(number, what="round")
+        if not task.rounds.filter(number=number).exists():
+            raise exceptions.NotFound("No such round.")
+        rows = model_ratings(task, number)
+        names = selectors.shown_names(
+            request.user, task, RegisteredModel.objects.filter(pk__in=[r.model_id for r in rows])
+        )
+        data = [{**r.as_dict(), "model": names[r.model_id]} for r in rows]
+        return Response(ModelRatingsSerializer(data, many=True).data)

@@ -10,4 +10,9 @@ urlpatterns = [
     path("battles/<str:pk>/", api.BattleDetail.as_view(), name="api-battle-detail"),
     path("battles/<str:pk>/vote/", api.BattleVote.as_view(), name="api-battle-vote"),
     path("tasks/<str:slug>/arena/ranking/", api.ArenaRanking.as_view(), name="api-arena-ranking"),
+    path(
+        "tasks/<str:slug>/rounds/<str:number>/side-by-side/",
+        api.SideBySideRatings.as_view(),
+        name="api-side-by-side-ratings",
+    ),
 ]

@@ -26,11 +26,13 @@ from django.core.cache import cache
 from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from annotation.chat_format import context_message
-from annotation.models import Example
+from annotation.models import CandidateRating, Example
+from annotation.red_team.ratings import outcome, rated_pairs
 from core.api.lookups import MAX_ID
 from core.fragility import Fragility, rank_fragility
 from core.pairwise import Ranking, Vote, pair_probabilities, rank
 from core.self_identification import identity_terms as core_identity_terms
+from core.self_identification import named_terms
 from core.style_control import StyledVote, StyleRanking, style_controlled, style_counts
 from core.voter_integrity import GroupTest, VoterTest, group_tests, voter_tests
 from generative_bench.kinds import benchmarked
@@ -165,6 +167,8 @@ class ArenaVotes:
     left_out: dict[str, int] = field(default_factory=dict)
     #: Each counted vote's two answers' style counts (``core.style_control.style_counts``), in order.
     styles: list[tuple[dict, dict]] = field(default_factory=list)
+    #: How many of ``votes`` are rated pairs of side-by-side answers (``rated_pair_votes``), the last ones.
+    rated_pairs: int = 0
 
     @property
     def n_left_out(self) -> int:
@@ -217,7 +221,38 @@ def votes_of(task: Task) -> ArenaVotes:
             styles.append((style_counts(answer_a), style_counts(answer_b)))
         else:
             left_out[reason] += 1
-    return ArenaVotes(votes, left_out, styles)
+    battles = len(votes)
+    rated_pair_votes(task, excluded, votes, styles, left_out)
+    return ArenaVotes(votes, left_out, styles, rated_pairs=len(votes) - battles)
+
+
+def rated_pair_votes(
+    task: Task, excluded: dict[str, set[int]], votes: list[Vote], styles: list[tuple[dict, dict]], left_out: dict
+) -> None:
+    """Add to ``votes`` (and ``styles``) the rated pairs of ``task``'s side-by-side conversations
+    (``annotation.red_team.ratings.rated_pairs``: each pair of answers to one first message a vote, the
+    higher rating winning, equal ratings a tie), under the battles' rules: a writer held for review or
+    blocked (``excluded``, plus blocked accounts among the writers) and a pair where an answer names a
+    model (``identity_terms``: the writer may have known whom they rated) are left out, counted in
+    ``left_out``."""
+    pairs = rated_pairs(task)
+    if not pairs:
+        return
+    writers = {p[4] for p in pairs}
+    blocked = excluded["blocked"] | set(
+        get_user_model().objects.filter(is_blocked=True, pk__in=writers).values_list("pk", flat=True)
+    )
+    reasons = {"blocked": blocked, "held": excluded["held"] - blocked}
+    terms = identity_terms(task)
+    for a, b, score_a, score_b, writer, answer_a, answer_b in pairs:
+        reason = next((r for r in LEFT_OUT_REASONS if writer in reasons[r]), None)
+        if reason is None and (named_terms(answer_a, terms) or named_terms(answer_b, terms)):
+            reason = NOT_ANONYMOUS
+        if reason is None:
+            votes.append(Vote(a, b, outcome(score_a, score_b)))
+            styles.append((style_counts(answer_a), style_counts(answer_b)))
+        else:
+            left_out[reason] += 1
 
 
 @dataclass(frozen=True)
@@ -233,6 +268,8 @@ class ArenaSummary:
     fragility_searched: bool = True
     #: The ranking controlled for answer length and markdown (``core.style_control``); None with no vote.
     style: StyleRanking | None = None
+    #: How many counted votes are rated pairs of side-by-side answers (``ArenaVotes.rated_pairs``).
+    rated_pairs: int = 0
 
     @property
     def n_left_out(self) -> int:
@@ -252,7 +289,10 @@ def _cache_key(task: Task, model_ids: list[int], samples: int, *, kind: str = "a
     docstring)."""
     latest = _voted(task).aggregate(n=Count("pk"), last=Max("pk"), at=Max("voted_at"))
     excluded = {reason: sorted(ids) for reason, ids in left_out_voters(task).items()}
-    state = [latest["n"], latest["last"], latest["at"].isoformat() if latest["at"] else None]
+    rated = CandidateRating.objects.filter(turn__conversation__round__task=task).aggregate(
+        n=Count("pk"), last=Max("pk")
+    )
+    state = [latest["n"], latest["last"], latest["at"].isoformat() if latest["at"] else None, rated["n"], rated["last"]]
     raw = json.dumps([state, excluded, model_ids, samples], sort_keys=True)
     return f"{kind}:{task.pk}:{hashlib.sha256(raw.encode()).hexdigest()[:32]}"
 
@@ -260,7 +300,10 @@ def _cache_key(task: Task, model_ids: list[int], samples: int, *, kind: str = "a
 def _voted_model_ids(task: Task) -> list[int]:
     """The ids of the models in any voted battle of ``task``, sorted."""
     pairs = _voted(task).values_list("model_a_id", "model_b_id").distinct()
-    return sorted(set().union(*(set(pair) for pair in pairs)))
+    rated = CandidateRating.objects.filter(turn__conversation__round__task=task).values_list(
+        "turn__model_id", flat=True
+    )
+    return sorted(set().union(*(set(pair) for pair in pairs), set(rated)))
 
 
 def arena_summary(task: Task, *, samples: int = SAMPLES) -> ArenaSummary:
@@ -290,7 +333,7 @@ def arena_summary(task: Task, *, samples: int = SAMPLES) -> ArenaSummary:
                 ],
                 samples=min(samples, STYLE_SAMPLES),
             )
-        summary = ArenaSummary(ranking, counted.left_out, fragility, searched, style)
+        summary = ArenaSummary(ranking, counted.left_out, fragility, searched, style, counted.rated_pairs)
         cache.set(key, summary, CACHE_SECONDS)
     return summary
 
@@ -355,7 +398,8 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
     without votes, placed at 1000 by the fit, pushes nobody down; None without votes), ``score`` (Elo-like, mean 1000), ``low``/``high`` (the 95%
     bootstrap interval; None without votes) and ``votes`` (votes counted with the model in them);
     ``pairs``: the matrix of votes per pair over the rows, ``{"model_id", "name", "votes": [count per
-    row, None on the diagonal]}``; ``n_votes``, ``samples``, ``left_out`` ({reason: votes}),
+    row, None on the diagonal]}``; ``n_votes`` (battles' votes and rated pairs), ``rated_pairs`` (of
+    them, the rated pairs of side-by-side conversations), ``samples``, ``left_out`` ({reason: votes}),
     ``n_left_out``, ``unlisted`` (models not shown); each row's ``fragility`` (``_fragility``), with
     ``fragility_searched`` and ``fragility_max_removals``. The fragility's rival is not named: it may be
     a model ``user`` may not see. Each row's ``share`` (the share of counted votes with the model in
@@ -413,6 +457,8 @@ def ranking_table(task: Task, user, summary: ArenaSummary) -> dict:
         "rows": rows,
         "pairs": pairs,
         "n_votes": ranking.n_votes,
+        "rated_pairs": summary.rated_pairs,
+        "battle_votes": ranking.n_votes - summary.rated_pairs,
         "samples": ranking.samples,
         "left_out": dict(summary.left_out),
         "n_left_out": summary.n_left_out,

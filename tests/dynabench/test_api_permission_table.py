@@ -77,6 +77,7 @@ BODIES = {
     "worker": {"listing": "allowed", "held": False},
     "turn": {"prompt": "Hello 👋"},
     "judgement": {"rubric": {"supported": "no", "helpful": "2"}, "categories": ["other"]},
+    "ratings": {"ratings": {"A": {"score": 70, "rubric": {"supported": "yes", "helpful": "4"}}}, "chosen": "A"},
     "choice": {"question": "Where?", "answer": "Paris", "negatives": ["Lyon", "Nice"]},
     "battle": {"prompt": "Which river is longest? 🌊"},
     "arena_vote": {"vote": "a"},
@@ -116,6 +117,7 @@ RED_TEAM_ROWS = [
     *_split(
         "POST", "/api/tasks/hate-speech/choice-items/", "choice", anonymous=401, blocked=403, default=404
     ),
+    *_split("POST", "/api/conversations/{example}/ratings/", "ratings", anonymous=401, blocked=403, default=404),
 ]
 # The OpenAI-compatible endpoint (models_registry/openai_compat; outside /api/, so the completeness test
 # below does not ask for it): token callers list their models (none here: the world has no red-teaming
@@ -135,6 +137,7 @@ ARENA_ROWS = [
     *_split("GET", "/api/battles/{example}/", None, anonymous=401, blocked=403, default=404),
     *_split("POST", "/api/battles/{example}/vote/", "arena_vote", anonymous=401, blocked=403, default=404),
     *_each(ROLES, "GET", "/api/tasks/hate-speech/arena/ranking/", None, 404),
+    *_each(ROLES, "GET", "/api/tasks/hate-speech/rounds/1/side-by-side/", None, 404),
 ]
 # Replays (generative_bench/replay/api.py): the task's owners ask (400 here: hate-speech is no red-teaming
 # task), others are refused (403); a replay ({replay}, on the hate-speech round) is its task owners' only,
