@@ -169,7 +169,9 @@ def generation_record(stored: dict) -> dict[str, Any]:
     return record
 
 
-def side_by_side_answer(stored: dict, system: list[dict], first_user: dict | None, questions: Sequence[str]) -> dict:
+def side_by_side_answer(
+    stored: dict, system: list[dict], first_user: dict | None, questions: Sequence[str]
+) -> dict:
     """One side-by-side answer to a conversation's first message as exported (docs/export-format.md,
     "Several models in one conversation"): ``answer_of`` ("A"), ``model``, ``messages`` in the chat format
     (the passage, the first message, this answer), ``status``, ``score`` (1-100; -1 for an answer that
@@ -192,7 +194,9 @@ def side_by_side_answer(stored: dict, system: list[dict], first_user: dict | Non
         "failed": stored.get("failed") is True,
         "categories": [_text(t) for t in stored.get("categories") or [] if t is not None],
         "chosen": stored.get("chosen") is True,
-        "generation": _json_text(generation_record(stored["generation"]) if isinstance(stored.get("generation"), dict) else {}),
+        "generation": _json_text(
+            generation_record(stored["generation"]) if isinstance(stored.get("generation"), dict) else {}
+        ),
     }
 
 

@@ -169,7 +169,9 @@ class ConversationSerializer(serializers.ModelSerializer):
     model = serializers.SerializerMethodField()
     max_turns = serializers.SerializerMethodField()
     example = serializers.IntegerField(source="example_id", allow_null=True, read_only=True)
-    side_by_side = serializers.IntegerField(read_only=True, help_text="Models answering the first message; 0: one.")
+    side_by_side = serializers.IntegerField(
+        read_only=True, help_text="Models answering the first message; 0: one."
+    )
     chosen = serializers.SerializerMethodField()
     answers = serializers.SerializerMethodField()
     turns = serializers.SerializerMethodField()

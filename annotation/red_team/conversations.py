@@ -770,7 +770,9 @@ def submit_conversation(
                 code="stale_judgement",
             )
         messages = [m for m in messages_of(locked, answered) if m["role"] != "system"]
-        others = [t for t in side_answers if t.pk != locked.chosen_turn_id and t.status == Turn.Status.ANSWERED]
+        others = [
+            t for t in side_answers if t.pk != locked.chosen_turn_id and t.status == Turn.Status.ANSWERED
+        ]
         costs = [t.generation.get("cost") for t in [*answered, *others]]
         example = Example.objects.create(
             round=locked.round,

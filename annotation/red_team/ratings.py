@@ -25,7 +25,7 @@ from itertools import combinations
 import numpy as np
 
 from annotation.models import CandidateRating
-from core.clustered import ClusteredRate, clustered_ratio_interval, clustered_rates
+from core.clustered import ClusteredRate, clustered_rates, clustered_ratio_interval
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,12 @@ def model_ratings(task, round_number: int | None = None) -> list[ModelRatings]:
     mean score, highest first (module docstring). One query."""
     rows = list(
         _ratings(task, round_number).values_list(
-            "turn__model_id", "turn__model__name", "turn__conversation__annotator_id", "score", "failed", "chosen"
+            "turn__model_id",
+            "turn__model__name",
+            "turn__conversation__annotator_id",
+            "score",
+            "failed",
+            "chosen",
         )
     )
     if not rows:
@@ -112,7 +117,13 @@ def rated_pairs(task) -> list[tuple[int, int, int, str, int, str, str]]:
     rows = (
         _ratings(task)
         .order_by("turn__conversation_id", "turn__slot")
-        .values_list("turn__conversation_id", "turn__model_id", "score", "turn__conversation__annotator_id", "turn__answer")
+        .values_list(
+            "turn__conversation_id",
+            "turn__model_id",
+            "score",
+            "turn__conversation__annotator_id",
+            "turn__answer",
+        )
     )
     by_conversation: dict[int, list[tuple]] = defaultdict(list)
     for conversation, model, score, writer, answer in rows:

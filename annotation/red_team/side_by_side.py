@@ -48,7 +48,9 @@ def _score(letter: str, value) -> int:
     return value
 
 
-def _cleaned(cfg, answers: list[Turn], ratings, chosen) -> tuple[dict[str, tuple[int, dict, list, bool]], str]:
+def _cleaned(
+    cfg, answers: list[Turn], ratings, chosen
+) -> tuple[dict[str, tuple[int, dict, list, bool]], str]:
     """``({letter: (score, rubric answers, categories, failed)}, chosen letter)`` from what the writer
     sent, every problem a ``ConversationError`` (``invalid``) naming the answer it is about."""
     if not isinstance(ratings, dict):
@@ -66,10 +68,14 @@ def _cleaned(cfg, answers: list[Turn], ratings, chosen) -> tuple[dict[str, tuple
     for letter in expected:
         given = ratings[letter]
         if not isinstance(given, dict):
-            raise ConversationError(f"Answer {letter}: send its score, rubric and categories.", code="invalid")
+            raise ConversationError(
+                f"Answer {letter}: send its score, rubric and categories.", code="invalid"
+            )
         score = _score(letter, given.get("score"))
         try:
-            rubric, categories, failed = clean_judgement(cfg, given.get("rubric"), given.get("categories") or ())
+            rubric, categories, failed = clean_judgement(
+                cfg, given.get("rubric"), given.get("categories") or ()
+            )
         except ConversationError as exc:
             raise ConversationError(f"Answer {letter}: {exc}", code=exc.code) from None
         cleaned[letter] = (score, rubric, categories, failed)
@@ -113,7 +119,8 @@ def rate_answers(*, conversation: Conversation, annotator, ratings, chosen) -> C
         raise ConversationError("No such conversation.", code="not_found")
     if not conversation.side_by_side:
         raise ConversationError(
-            "One model answers this conversation; there is nothing to rate side by side.", code="not_side_by_side"
+            "One model answers this conversation; there is nothing to rate side by side.",
+            code="not_side_by_side",
         )
     cfg = conversation.round.task.cfg
     with transaction.atomic():
@@ -140,7 +147,9 @@ def rate_answers(*, conversation: Conversation, annotator, ratings, chosen) -> C
         if not locked.round.is_open:
             raise ConversationError("This round is closed; nothing was stored.", code="round_closed")
         if not answers:
-            raise ConversationError("Send your first message; the models' answers come next.", code="not_ready")
+            raise ConversationError(
+                "Send your first message; the models' answers come next.", code="not_ready"
+            )
         for turn in answers:
             if is_lost(turn):
                 end_lost_turn(turn, answering_model(turn))

@@ -136,7 +136,9 @@ async def _aevents(stream: TurnStream) -> AsyncIterator[str]:
 
 def _first_event(streams: CandidateStreams) -> str:
     first = streams.turn
-    return event("turn", {"turn": first.index, "conversation": first.conversation_id, "answers": len(streams.streams)})
+    return event(
+        "turn", {"turn": first.index, "conversation": first.conversation_id, "answers": len(streams.streams)}
+    )
 
 
 def _candidate_piece(gathered: dict[int, _Gathered], slot: int, piece: str) -> str | None:

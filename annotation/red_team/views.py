@@ -93,7 +93,13 @@ def _rating_rows(cfg, answers: list[Turn], rated: dict) -> list[dict]:
             {**c, "chosen": c["name"] in (sent.get("categories") or ())} for c in cfg.failure_categories
         ]
         rows.append(
-            {"turn": turn, "letter": letter, "score": sent.get("score") or 50, "rubric": rubric, "categories": categories}
+            {
+                "turn": turn,
+                "letter": letter,
+                "score": sent.get("score") or 50,
+                "rubric": rubric,
+                "categories": categories,
+            }
         )
     return rows
 
@@ -106,7 +112,9 @@ def side_by_side_from(data) -> dict[str, dict]:
     return {
         letter: {
             "score": data.get(f"{letter}-score"),
-            "rubric": rubric_answers_from({k[len(letter) + 1 :]: v for k, v in data.items() if k.startswith(f"{letter}-")}),
+            "rubric": rubric_answers_from(
+                {k[len(letter) + 1 :]: v for k, v in data.items() if k.startswith(f"{letter}-")}
+            ),
             "categories": data.getlist(f"{letter}-category"),
         }
         for letter in letters
@@ -182,7 +190,10 @@ def _page(
             "context": context,
             "context_rows": _context_rows(cfg, context),
             "turns": turns,
-            "can_send": refusal is None and not context_missing and len(turns) < cfg.max_turns and not to_rate,
+            "can_send": refusal is None
+            and not context_missing
+            and len(turns) < cfg.max_turns
+            and not to_rate,
             "can_judge": bool(answered)
             and not to_rate
             and not any(t.status == Turn.Status.ANSWERING for t in turns),
@@ -351,7 +362,9 @@ def rate(request, slug: str):
     ratings = side_by_side_from(request.POST)
     chosen = request.POST.get("chosen")
     try:
-        rated = rate_answers(conversation=conversation, annotator=request.user, ratings=ratings, chosen=chosen)
+        rated = rate_answers(
+            conversation=conversation, annotator=request.user, ratings=ratings, chosen=chosen
+        )
     except ConversationError as exc:
         return _page(
             request,

@@ -17,10 +17,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 from annotation.models import Conversation
-from annotation.red_team.conversations import abandon_conversation, send_turn, start_conversation, submit_conversation
+from annotation.red_team.conversations import (
+    abandon_conversation,
+    send_turn,
+    start_conversation,
+    submit_conversation,
+)
 from annotation.red_team.side_by_side import rate_answers
 from demo.demo_tasks.base import pilot_account
-from demo.demo_tasks.red_team_pilot import SEED, Person, _questions, category_of, helpfulness, people, rubric_of, supported
+from demo.demo_tasks.red_team_pilot import (
+    SEED,
+    Person,
+    _questions,
+    category_of,
+    helpfulness,
+    people,
+    rubric_of,
+    supported,
+)
 from models_registry.models import RegisteredModel
 from models_registry.round_targets import set_round_targets
 from tasks.models import Context, Task
@@ -34,7 +48,9 @@ MODELS = 2
 WRITERS = 6
 
 
-def ensure_side_by_side(task: Task, target: RegisteredModel, second: RegisteredModel | None, log: Log) -> bool:
+def ensure_side_by_side(
+    task: Task, target: RegisteredModel, second: RegisteredModel | None, log: Log
+) -> bool:
     """Round 1's targets the target then ``second``, and the task's config ``side_by_side`` with ``MODELS``;
     True when the task has the section. A config that has it is left as it is (an owner's own setting
     stays); nothing while a model is not ready."""
@@ -70,7 +86,9 @@ def side_by_side_pilot(task: Task, *, squad_file: Path, log: Log, writers: int =
     red_teamers, _ = people(random.Random(SEED))
     rng = random.Random(SEED + 1)
     questions = _questions(squad_file)
-    contexts = [c for c in Context.objects.filter(round=round_).order_by("-pk") if questions.get(c.external_id)]
+    contexts = [
+        c for c in Context.objects.filter(round=round_).order_by("-pk") if questions.get(c.external_id)
+    ]
     added = 0
     for person, n in zip(red_teamers[:writers], range(writers), strict=True):
         user = pilot_account(person.username)
@@ -78,7 +96,9 @@ def side_by_side_pilot(task: Task, *, squad_file: Path, log: Log, writers: int =
         question, references = rng.choice(questions[contexts[n % len(contexts)].external_id])
         if mine.filter(status=Conversation.Status.SUBMITTED).exists():
             continue
-        for open_ in Conversation.objects.filter(round=round_, annotator=user, status=Conversation.Status.OPEN):
+        for open_ in Conversation.objects.filter(
+            round=round_, annotator=user, status=Conversation.Status.OPEN
+        ):
             abandon_conversation(conversation=open_, annotator=user)
         if added == 0:
             log(f"[{task.slug}] Side by side: {writers} pilot red-teamers rate two answers each...")
@@ -88,7 +108,11 @@ def side_by_side_pilot(task: Task, *, squad_file: Path, log: Log, writers: int =
 
 def _one(round_, user, person: Person, context, question: str, references: list[str], rng) -> int:
     conversation = start_conversation(round_=round_, annotator=user, context=context)
-    turns = [t for t in send_turn(conversation=conversation, annotator=user, prompt=question).drain() if t.status == "answered"]
+    turns = [
+        t
+        for t in send_turn(conversation=conversation, annotator=user, prompt=question).drain()
+        if t.status == "answered"
+    ]
     if not turns:
         abandon_conversation(conversation=conversation, annotator=user)
         return 0

@@ -22,9 +22,9 @@ from core.api.lookups import MAX_ID, positive_int_or_404
 from core.api.permissions import IsContributor
 from core.api.throttling import ExampleCreateThrottle
 from generative_bench.kinds import benchmarked
+from models_registry.models import RegisteredModel
 from tasks import qualification
 from tasks.api import SLUG, NotQualifiedError
-from models_registry.models import RegisteredModel
 from tasks.selectors import task_or_404
 
 from ..models import Battle

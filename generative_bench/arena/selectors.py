@@ -27,7 +27,8 @@ from django.db.models import Count, Exists, Max, OuterRef, Q, QuerySet
 
 from annotation.chat_format import context_message
 from annotation.models import CandidateRating, Example
-from annotation.red_team.ratings import outcome, rated_pairs
+from annotation.red_team.ratings import outcome as rated_outcome
+from annotation.red_team.ratings import rated_pairs
 from core.api.lookups import MAX_ID
 from core.fragility import Fragility, rank_fragility
 from core.pairwise import Ranking, Vote, pair_probabilities, rank
@@ -227,7 +228,11 @@ def votes_of(task: Task) -> ArenaVotes:
 
 
 def rated_pair_votes(
-    task: Task, excluded: dict[str, set[int]], votes: list[Vote], styles: list[tuple[dict, dict]], left_out: dict
+    task: Task,
+    excluded: dict[str, set[int]],
+    votes: list[Vote],
+    styles: list[tuple[dict, dict]],
+    left_out: dict,
 ) -> None:
     """Add to ``votes`` (and ``styles``) the rated pairs of ``task``'s side-by-side conversations
     (``annotation.red_team.ratings.rated_pairs``: each pair of answers to one first message a vote, the
@@ -249,7 +254,7 @@ def rated_pair_votes(
         if reason is None and (named_terms(answer_a, terms) or named_terms(answer_b, terms)):
             reason = NOT_ANONYMOUS
         if reason is None:
-            votes.append(Vote(a, b, outcome(score_a, score_b)))
+            votes.append(Vote(a, b, rated_outcome(score_a, score_b)))
             styles.append((style_counts(answer_a), style_counts(answer_b)))
         else:
             left_out[reason] += 1
@@ -292,7 +297,13 @@ def _cache_key(task: Task, model_ids: list[int], samples: int, *, kind: str = "a
     rated = CandidateRating.objects.filter(turn__conversation__round__task=task).aggregate(
         n=Count("pk"), last=Max("pk")
     )
-    state = [latest["n"], latest["last"], latest["at"].isoformat() if latest["at"] else None, rated["n"], rated["last"]]
+    state = [
+        latest["n"],
+        latest["last"],
+        latest["at"].isoformat() if latest["at"] else None,
+        rated["n"],
+        rated["last"],
+    ]
     raw = json.dumps([state, excluded, model_ids, samples], sort_keys=True)
     return f"{kind}:{task.pk}:{hashlib.sha256(raw.encode()).hexdigest()[:32]}"
 

@@ -84,7 +84,9 @@ def test_k_models_answer_the_first_message_and_the_chosen_one_goes_on(conversati
         chosen="B",
     )
     assert rated.model.name == names[1] and rated.chosen_turn_id == turns[1].pk
-    stored = {r.turn.slot_letter: (r.score, r.failed, r.tags, r.chosen) for r in CandidateRating.objects.all()}
+    stored = {
+        r.turn.slot_letter: (r.score, r.failed, r.tags, r.chosen) for r in CandidateRating.objects.all()
+    }
     assert stored == {"A": (35, True, ["fabrication"], False), "B": (80, False, [], True)}
     # The second message goes to the chosen model and reads the chosen answer only.
     second = send_turn(conversation=rated, annotator=annotator, prompt="Are you sure?")
@@ -111,18 +113,24 @@ def test_k_models_answer_the_first_message_and_the_chosen_one_goes_on(conversati
 def test_the_draw_covers_every_pair_and_both_orders(sbs_round, annotator, server):
     seen = Counter()
     for _ in range(60):
-        conversation = start_conversation(round_=sbs_round, annotator=annotator, context=make_passage(sbs_round))
+        conversation = start_conversation(
+            round_=sbs_round, annotator=annotator, context=make_passage(sbs_round)
+        )
         turns = _first(conversation, annotator, "Hi")
         seen[tuple(t.model.name for t in turns)] += 1
         Conversation.objects.filter(pk=conversation.pk).update(status="abandoned")
     # 3 models, 2 drawn in order: 6 ordered pairs, each 1/6; in 60 draws each is seen (P(miss) < 1e-4).
-    assert set(seen) == {(a, b) for a in ("alpha", "beta", "gamma") for b in ("alpha", "beta", "gamma") if a != b}
+    assert set(seen) == {
+        (a, b) for a in ("alpha", "beta", "gamma") for b in ("alpha", "beta", "gamma") if a != b
+    }
 
 
 def test_a_resent_first_message_is_stored_once(conversation, annotator):
     token = uuid.uuid4()
     turns = _first(conversation, annotator, client_token=token)
-    again = send_turn(conversation=conversation, annotator=annotator, prompt="How long is the Amazon?", client_token=token)
+    again = send_turn(
+        conversation=conversation, annotator=annotator, prompt="How long is the Amazon?", client_token=token
+    )
     assert isinstance(again, CandidateStreams)
     assert [t.pk for t in again.drain()] == [t.pk for t in turns]
     assert Turn.objects.count() == 2
@@ -135,7 +143,9 @@ def test_ratings_are_stored_once_and_other_ratings_refused(conversation, annotat
     again = rate_answers(conversation=conversation, annotator=annotator, ratings=ratings, chosen="A")
     assert again.pk == first.pk and CandidateRating.objects.count() == 2
     with pytest.raises(ConversationError) as refused:
-        rate_answers(conversation=conversation, annotator=annotator, ratings=_ratings(turns, [61, 40]), chosen="A")
+        rate_answers(
+            conversation=conversation, annotator=annotator, ratings=_ratings(turns, [61, 40]), chosen="A"
+        )
     assert refused.value.code == "already_rated"
     assert str(refused.value) == (
         "You already rated these answers (A 60, B 40) and went on with A; your new ratings were not stored."
@@ -152,17 +162,47 @@ def test_ratings_are_stored_once_and_other_ratings_refused(conversation, annotat
             "A",
             "There is no answer C to rate; rate A and B.",
         ),
-        ({"A": {"score": 0, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}}, "A", "Answer A: the rating must be a whole number from 1 to 100."),
-        ({"A": {"score": 101, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}}, "A", "Answer A: the rating must be a whole number from 1 to 100."),
-        ({"A": {"score": True, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}}, "A", "Answer A: the rating must be a whole number from 1 to 100."),
-        ({"A": {"score": 50.5, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}}, "A", "Answer A: the rating must be a whole number from 1 to 100."),
-        ({"A": {"score": 50, "rubric": GOOD}, "B": {"score": 50, "rubric": BAD}}, "A", "Answer B: Tag the failure with at least one category."),
-        ({"A": {"score": 50, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}}, "C", "Choose the answer to go on with: A and B."),
-        ({"A": {"score": 50, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}}, None, "Choose the answer to go on with: A and B."),
+        (
+            {"A": {"score": 0, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}},
+            "A",
+            "Answer A: the rating must be a whole number from 1 to 100.",
+        ),
+        (
+            {"A": {"score": 101, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}},
+            "A",
+            "Answer A: the rating must be a whole number from 1 to 100.",
+        ),
+        (
+            {"A": {"score": True, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}},
+            "A",
+            "Answer A: the rating must be a whole number from 1 to 100.",
+        ),
+        (
+            {"A": {"score": 50.5, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}},
+            "A",
+            "Answer A: the rating must be a whole number from 1 to 100.",
+        ),
+        (
+            {"A": {"score": 50, "rubric": GOOD}, "B": {"score": 50, "rubric": BAD}},
+            "A",
+            "Answer B: Tag the failure with at least one category.",
+        ),
+        (
+            {"A": {"score": 50, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}},
+            "C",
+            "Choose the answer to go on with: A and B.",
+        ),
+        (
+            {"A": {"score": 50, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}},
+            None,
+            "Choose the answer to go on with: A and B.",
+        ),
         ([50, 50], "A", "Send a rating for each answer, by its letter."),
     ],
 )
-def test_bad_ratings_are_refused_with_the_answer_named_and_nothing_stored(conversation, annotator, ratings, chosen, message):
+def test_bad_ratings_are_refused_with_the_answer_named_and_nothing_stored(
+    conversation, annotator, ratings, chosen, message
+):
     _first(conversation, annotator)
     with pytest.raises(ConversationError) as refused:
         rate_answers(conversation=conversation, annotator=annotator, ratings=ratings, chosen=chosen)
@@ -174,7 +214,9 @@ def test_bad_ratings_are_refused_with_the_answer_named_and_nothing_stored(conver
 def test_another_users_conversation_cannot_be_rated(conversation, annotator, validator):
     turns = _first(conversation, annotator)
     with pytest.raises(ConversationError) as refused:
-        rate_answers(conversation=conversation, annotator=validator, ratings=_ratings(turns, [5, 5]), chosen="A")
+        rate_answers(
+            conversation=conversation, annotator=validator, ratings=_ratings(turns, [5, 5]), chosen="A"
+        )
     assert refused.value.code == "not_found"
 
 
@@ -213,7 +255,10 @@ def test_a_failed_answer_takes_no_rating_and_the_others_go_on(db, server, annota
     assert (failed.status, ok.status) == ("failed", "answered")
     with pytest.raises(ConversationError) as refused:
         rate_answers(
-            conversation=conversation, annotator=annotator, ratings=_ratings(turns, [5, 5]), chosen=ok.slot_letter
+            conversation=conversation,
+            annotator=annotator,
+            ratings=_ratings(turns, [5, 5]),
+            chosen=ok.slot_letter,
         )
     assert str(refused.value) == f"There is no answer {failed.slot_letter} to rate; rate {ok.slot_letter}."
     rated = rate_answers(
@@ -222,7 +267,9 @@ def test_a_failed_answer_takes_no_rating_and_the_others_go_on(db, server, annota
     assert rated.model.name == "beta"
 
 
-def test_a_reader_who_leaves_stops_the_answer_and_the_later_ones_are_never_asked(conversation, annotator, server):
+def test_a_reader_who_leaves_stops_the_answer_and_the_later_ones_are_never_asked(
+    conversation, annotator, server
+):
     stream = send_turn(conversation=conversation, annotator=annotator, prompt="Hello")
     pieces = stream.pieces()
     assert next(pieces)[0] == 0
@@ -232,17 +279,112 @@ def test_a_reader_who_leaves_stops_the_answer_and_the_later_ones_are_never_asked
     assert (second.status, second.error) == ("failed", UNREAD)
     assert len(server.requests) == 1  # the second model was never called
     # The writer can still rate what came and go on.
-    rated = rate_answers(conversation=conversation, annotator=annotator, ratings=_ratings([first], [50]), chosen="A")
+    rated = rate_answers(
+        conversation=conversation, annotator=annotator, ratings=_ratings([first], [50]), chosen="A"
+    )
     assert rated.chosen_turn_id == first.pk
 
 
 def test_the_thread_and_the_messages_hold_only_the_chosen_answer(conversation, annotator):
     turns = _first(conversation, annotator)
     assert thread(conversation, turns) == []
-    rated = rate_answers(conversation=conversation, annotator=annotator, ratings=_ratings(turns, [10, 90]), chosen="B")
+    rated = rate_answers(
+        conversation=conversation, annotator=annotator, ratings=_ratings(turns, [10, 90]), chosen="B"
+    )
     kept = thread(rated, list(rated.turns.all()))
     assert kept == [turns[1]]
     assert messages_of(rated, kept, "Next")[-2:] == [
         {"role": "assistant", "content": turns[1].answer},
         {"role": "user", "content": "Next"},
     ]
+
+
+def test_the_config_refuses_more_models_than_the_open_round_has(sbs_round):
+    from django.core.exceptions import ValidationError
+
+    from tasks.services import set_config
+
+    task = sbs_round.task
+    config = {**task.config, "red_team": {**task.config["red_team"], "side_by_side": {"models": 4}}}
+    with pytest.raises(ValidationError) as refused:
+        set_config(task=task, config=config)
+    assert refused.value.messages == [
+        "config['red_team']['side_by_side']['models']: 4 models cannot answer side by side: round 1 has 3 "
+        "ready target models (alpha, beta, gamma). Add targets to the round first, or ask for at most 3."
+    ]
+    task.refresh_from_db()
+    assert task.cfg.side_by_side == 2  # nothing stored
+    for bad in ({"models": 1}, {"models": 5}, {"models": "2"}, {}):
+        config["red_team"]["side_by_side"] = bad
+        with pytest.raises(ValidationError):
+            set_config(task=task, config=config)
+    config["red_team"]["side_by_side"] = {"models": 3}
+    assert set_config(task=task, config=config).cfg.side_by_side == 3
+
+
+def test_the_admin_form_runs_the_check_for_its_task(sbs_round, admin_client):
+    task = sbs_round.task
+    import json
+
+    config = {**task.config, "red_team": {**task.config["red_team"], "side_by_side": {"models": 4}}}
+    from tasks.admin import TaskAdminForm
+
+    form = TaskAdminForm(instance=task, data={"config": json.dumps(config)})
+    form.is_valid()
+    assert any("4 models cannot answer side by side" in m for m in form.errors.get("config", []))
+
+
+def test_each_answer_is_reserved_at_its_models_prices_and_an_unread_one_costs_nothing(
+    conversation, annotator
+):
+    from decimal import Decimal
+
+    from annotation.models import BudgetCharge, RoundBudget
+    from models_registry.models import RegisteredModel
+
+    RegisteredModel.objects.update(
+        generation={
+            "max_new_tokens": 16,
+            "temperature": 0.0,
+            "timeout": 20,
+            "price_input_per_million": 2.0,
+            "price_output_per_million": 10.0,
+        }
+    )
+    RoundBudget.objects.create(round=conversation.round, cap=Decimal("1"))
+    stream = send_turn(conversation=conversation, annotator=annotator, prompt="Hello")
+    charges = list(BudgetCharge.objects.order_by("turn__slot"))
+    assert len(charges) == 2 and all(c.reserved > 0 and c.spent is None for c in charges)
+    pieces = stream.pieces()
+    next(pieces)
+    pieces.close()
+    first, second = (BudgetCharge.objects.get(turn=t) for t in stream.turns)
+    assert first.spent is not None and first.spent > 0  # what was generated
+    assert second.spent == Decimal(0)  # never asked
+
+
+def test_a_budget_that_cannot_hold_every_answer_refuses_the_message_and_stores_none(conversation, annotator):
+    from decimal import Decimal
+
+    from annotation.models import BudgetCharge, RoundBudget
+    from models_registry.models import RegisteredModel
+
+    RegisteredModel.objects.update(
+        generation={
+            "max_new_tokens": 16,
+            "temperature": 0.0,
+            "price_input_per_million": 2.0,
+            "price_output_per_million": 10.0,
+        }
+    )
+    # One answer's worst case fits; two do not.
+    from annotation.red_team import budget
+
+    worst = budget.worst_case(
+        conversation.round.targets.first().model, messages_of(conversation, [], "Hello"), 16
+    )
+    RoundBudget.objects.create(round=conversation.round, cap=worst * Decimal("1.5"))
+    with pytest.raises(ConversationError) as refused:
+        send_turn(conversation=conversation, annotator=annotator, prompt="Hello")
+    assert refused.value.code == "budget"
+    assert not Turn.objects.exists() and not BudgetCharge.objects.exists()

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from django.contrib.auth.models import AnonymousUser
 
 from annotation.models import CandidateRating, Conversation, Turn
@@ -117,3 +116,37 @@ def test_a_held_writer_and_an_answer_naming_a_model_are_left_out(sbs_round, rate
     votes = votes_of(sbs_round.task)
     # 7 pairs: writer 1's is held, the new one names a model; 5 counted.
     assert (votes.rated_pairs, votes.left_out["held"], votes.left_out["not_anonymous"]) == (5, 1, 1)
+
+
+def test_the_task_page_and_the_api_show_the_table(sbs_round, rated, client):
+    RegisteredModel.objects.update(is_published=True)
+    html = client.get("/tasks/red-sbs/").content.decode()
+    assert "Models side by side" in html and 'class="chart interval-chart"' in html
+    assert "<td>75.0</td>" in html and "<td>35.0</td>" in html and '<th scope="row">alpha</th>' in html
+    rows = client.get("/api/tasks/red-sbs/rounds/1/side-by-side/").json()
+    assert [(r["model"], r["shown"], r["mean_score"]) for r in rows] == [
+        ("alpha", 6, 75.0),
+        ("beta", 6, 35.0),
+    ]
+    assert rows[0]["chosen_rate"]["rate"] == pytest.approx(4 / 6) and len(rows[0]["score_interval"]) == 2
+    assert client.get("/api/tasks/red-sbs/rounds/2/side-by-side/").status_code == 404
+    assert client.get("/api/tasks/red-sbs/rounds/x/side-by-side/").status_code == 404
+
+
+def test_an_unpublished_model_is_not_named_to_the_public(sbs_round, rated, client):
+    rows = client.get("/api/tasks/red-sbs/rounds/1/side-by-side/").json()
+    assert {r["model"] for r in rows} == {"Unpublished model 1", "Unpublished model 2"}
+    assert '<th scope="row">alpha</th>' not in client.get("/tasks/red-sbs/").content.decode()
+
+
+def test_the_interval_chart_geometry():
+    from tasks.charts import LABEL_COLUMN, RIGHT, interval_chart
+
+    chart = interval_chart(
+        [("a", 75.0, (60.0, 90.0)), ("b", None, None)], low=1, high=100, ticks=(1, 50, 100), width=560
+    )
+    plot = 560 - LABEL_COLUMN - RIGHT
+    assert chart.rows[0].x == pytest.approx(LABEL_COLUMN + (75 - 1) / 99 * plot)
+    assert chart.rows[1].x is None and "95% interval 60 to 90" in chart.svg
+    with pytest.raises(ValueError):
+        interval_chart([("a", 101.0, None)], low=1, high=100, ticks=())

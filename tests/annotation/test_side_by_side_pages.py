@@ -44,15 +44,22 @@ def _context_id(sbs_round):
 def _rate_form(conversation, **fields):
     data = {"conversation": conversation.pk, "chosen": "B"}
     for letter in "AB":
-        data.update({f"{letter}-score": "50", f"{letter}-rubric-supported": "yes", f"{letter}-rubric-helpful": "4"})
+        data.update(
+            {f"{letter}-score": "50", f"{letter}-rubric-supported": "yes", f"{letter}-rubric-helpful": "4"}
+        )
     data.update(fields)
     return data
 
 
-def test_the_page_sends_the_first_message_to_two_anonymous_models_then_rates_and_goes_on(page, sbs_round, server):
+def test_the_page_sends_the_first_message_to_two_anonymous_models_then_rates_and_goes_on(
+    page, sbs_round, server
+):
     shown = page.get(URL).content.decode()
     assert "Your first message goes to 2 models at once, not named." in shown
-    response = page.post(URL + "send/", {"prompt": "Hello", "context": _context_id(sbs_round), "client_token": str(uuid.uuid4())})
+    response = page.post(
+        URL + "send/",
+        {"prompt": "Hello", "context": _context_id(sbs_round), "client_token": str(uuid.uuid4())},
+    )
     assert response.status_code == 302 and response["Location"].endswith("#answers")
     shown = page.get(URL).content.decode()
     turns = list(Turn.objects.order_by("slot"))
@@ -77,11 +84,18 @@ def test_the_page_sends_the_first_message_to_two_anonymous_models_then_rates_and
     shown = page.get(URL).content.decode()
     assert "Answer B of 2, the one you chose to go on with (your ratings: A 23, B 91)." in shown
     assert 'id="send-form"' in shown and "(2 of 3)" in shown
-    page.post(URL + "send/", {"prompt": "More?", "conversation": conversation.pk, "client_token": str(uuid.uuid4())})
+    page.post(
+        URL + "send/", {"prompt": "More?", "conversation": conversation.pk, "client_token": str(uuid.uuid4())}
+    )
     assert server.requests[-1]["model"] == turns[1].model.name
     judged = page.post(
         URL + "judge/",
-        {"conversation": conversation.pk, "rubric-supported": "yes", "rubric-helpful": "4", "answered_turns": "2"},
+        {
+            "conversation": conversation.pk,
+            "rubric-supported": "yes",
+            "rubric-helpful": "4",
+            "answered_turns": "2",
+        },
     )
     assert judged.status_code == 302
     example = Example.objects.get()
@@ -110,8 +124,15 @@ def test_the_streamed_first_message_names_each_answers_slot(page, sbs_round):
 
 def test_the_api_answers_rates_and_goes_on(sbs_round, annotator, server):
     api = client_for(annotator)
-    started = api.post("/api/tasks/red-sbs/conversations/", {"context": _context_id(sbs_round)}, format="json").json()
-    assert (started["side_by_side"], started["model"], started["answers"], started["chosen"]) == (2, None, [], None)
+    started = api.post(
+        "/api/tasks/red-sbs/conversations/", {"context": _context_id(sbs_round)}, format="json"
+    ).json()
+    assert (started["side_by_side"], started["model"], started["answers"], started["chosen"]) == (
+        2,
+        None,
+        [],
+        None,
+    )
     url = f"/api/conversations/{started['id']}/"
     first = api.post(url + "turns/", {"prompt": "Hi"}, format="json")
     assert first.status_code == 201, first.content
@@ -121,17 +142,31 @@ def test_the_api_answers_rates_and_goes_on(sbs_round, annotator, server):
     refused = api.post(url + "turns/", {"prompt": "Next"}, format="json")
     assert (refused.status_code, refused.json()["code"]) == (409, "choose_first")
     good = {"supported": "yes", "helpful": "4"}
-    bad_body = api.post(url + "ratings/", {"ratings": {"A": {"score": "70", "rubric": good}}, "chosen": "A"}, format="json")
+    bad_body = api.post(
+        url + "ratings/", {"ratings": {"A": {"score": "70", "rubric": good}}, "chosen": "A"}, format="json"
+    )
     assert bad_body.status_code == 400 and "score" in bad_body.json()["ratings"]["A"]
-    missing = api.post(url + "ratings/", {"ratings": {"A": {"score": 70, "rubric": good}}, "chosen": "A"}, format="json")
-    assert missing.status_code == 400 and missing.json() == {"detail": "Rate answer B too.", "code": "invalid"}
-    ratings = {"ratings": {"A": {"score": 70, "rubric": good}, "B": {"score": 40, "rubric": good}}, "chosen": "A"}
+    missing = api.post(
+        url + "ratings/", {"ratings": {"A": {"score": 70, "rubric": good}}, "chosen": "A"}, format="json"
+    )
+    assert missing.status_code == 400 and missing.json() == {
+        "detail": "Rate answer B too.",
+        "code": "invalid",
+    }
+    ratings = {
+        "ratings": {"A": {"score": 70, "rubric": good}, "B": {"score": 40, "rubric": good}},
+        "chosen": "A",
+    }
     rated = api.post(url + "ratings/", ratings, format="json")
     assert rated.status_code == 201, rated.content
     assert (rated.json()["chosen"], rated.json()["model"], len(rated.json()["turns"])) == ("A", None, 1)
     assert api.post(url + "ratings/", ratings, format="json").status_code == 200
     second = api.post(url + "turns/", {"prompt": "Next"}, format="json")
-    assert second.status_code == 201 and second.json()["index"] == 1 and "model" not in second.json()["generation"]
+    assert (
+        second.status_code == 201
+        and second.json()["index"] == 1
+        and "model" not in second.json()["generation"]
+    )
     judged = api.post(url + "judgement/", {"rubric": good}, format="json")
     assert judged.status_code == 201
     after = api.get(url).json()
@@ -141,8 +176,12 @@ def test_the_api_answers_rates_and_goes_on(sbs_round, annotator, server):
 
 def test_another_users_conversation_cannot_be_rated_through_the_api(sbs_round, annotator, validator):
     api = client_for(annotator)
-    started = api.post("/api/tasks/red-sbs/conversations/", {"context": _context_id(sbs_round)}, format="json").json()
+    started = api.post(
+        "/api/tasks/red-sbs/conversations/", {"context": _context_id(sbs_round)}, format="json"
+    ).json()
     api.post(f"/api/conversations/{started['id']}/turns/", {"prompt": "Hi"}, format="json")
     other = client_for(validator)
-    response = other.post(f"/api/conversations/{started['id']}/ratings/", {"ratings": {}, "chosen": "A"}, format="json")
+    response = other.post(
+        f"/api/conversations/{started['id']}/ratings/", {"ratings": {}, "chosen": "A"}, format="json"
+    )
     assert response.status_code == 404

@@ -30,7 +30,9 @@ def sbs_round(transactional_db, server):
     return round_
 
 
-def test_two_answers_side_by_side_rated_chosen_and_the_conversation_goes_on(run, sbs_round, annotator, server):
+def test_two_answers_side_by_side_rated_chosen_and_the_conversation_goes_on(
+    run, sbs_round, annotator, server
+):
     page = run.page_for(annotator)
     page.goto(URL)
     expect(page.get_by_text("Your first message goes to 2 models at once, not named.")).to_be_visible()
@@ -49,11 +51,13 @@ def test_two_answers_side_by_side_rated_chosen_and_the_conversation_goes_on(run,
     for letter in "AB":
         page.locator(f"#{letter}-rubric-supported-1").check()  # yes
         page.locator(f"#{letter}-rubric-helpful-4").check()
-    page.get_by_label("Answer B", exact=True).check()
+    page.get_by_role("radio", name="Answer B").check()
     run.check(page, "side-by-side-rated")
     page.get_by_role("button", name="Store my ratings and go on").click()
     expect(page.get_by_text("You go on with answer B")).to_be_visible()
-    expect(page.get_by_text("Answer B of 2, the one you chose to go on with (your ratings: A 30, B 85).")).to_be_visible()
+    expect(
+        page.get_by_text("Answer B of 2, the one you chose to go on with (your ratings: A 30, B 85).")
+    ).to_be_visible()
     chosen = Turn.objects.get(slot=1)
     assert Conversation.objects.get().model_id == chosen.model_id
     assert sorted(CandidateRating.objects.values_list("score", flat=True)) == [30, 85]
@@ -76,12 +80,13 @@ def test_without_javascript_the_answers_come_with_the_page(run, sbs_round, annot
     page.get_by_role("button", name="Send to the model").click()
     expect(page.locator("#rate-form")).to_be_visible(timeout=ANSWER_MS)
     expect(page.locator(".side-answer")).to_have_count(2)
-    # A refused rating comes back with what was chosen: no choice made here.
     for letter in "AB":
         page.locator(f"#{letter}-rubric-supported-1").check()
         page.locator(f"#{letter}-rubric-helpful-4").check()
-    page.evaluate("document.getElementById('rate-form').noValidate = true")
+    page.get_by_role("radio", name="Answer A").check()
+    run.check(page, "side-by-side-no-script", axe=False)
     page.get_by_role("button", name="Store my ratings and go on").click()
-    expect(page.get_by_text("Choose the answer to go on with: A and B.")).to_be_visible()
-    assert not CandidateRating.objects.exists()
-    run.check(page, "side-by-side-refused")
+    expect(page.get_by_text("You go on with answer A")).to_be_visible()
+    # The sliders were left where they stood: 50 each.
+    assert sorted(CandidateRating.objects.values_list("score", "chosen")) == [(50, False), (50, True)]
+    expect(page.locator("#send-form")).to_be_visible()

@@ -77,7 +77,10 @@ BODIES = {
     "worker": {"listing": "allowed", "held": False},
     "turn": {"prompt": "Hello 👋"},
     "judgement": {"rubric": {"supported": "no", "helpful": "2"}, "categories": ["other"]},
-    "ratings": {"ratings": {"A": {"score": 70, "rubric": {"supported": "yes", "helpful": "4"}}}, "chosen": "A"},
+    "ratings": {
+        "ratings": {"A": {"score": 70, "rubric": {"supported": "yes", "helpful": "4"}}},
+        "chosen": "A",
+    },
     "choice": {"question": "Where?", "answer": "Paris", "negatives": ["Lyon", "Nice"]},
     "battle": {"prompt": "Which river is longest? 🌊"},
     "arena_vote": {"vote": "a"},
@@ -117,7 +120,9 @@ RED_TEAM_ROWS = [
     *_split(
         "POST", "/api/tasks/hate-speech/choice-items/", "choice", anonymous=401, blocked=403, default=404
     ),
-    *_split("POST", "/api/conversations/{example}/ratings/", "ratings", anonymous=401, blocked=403, default=404),
+    *_split(
+        "POST", "/api/conversations/{example}/ratings/", "ratings", anonymous=401, blocked=403, default=404
+    ),
 ]
 # The OpenAI-compatible endpoint (models_registry/openai_compat; outside /api/, so the completeness test
 # below does not ask for it): token callers list their models (none here: the world has no red-teaming

@@ -167,3 +167,23 @@ def test_a_small_pilot_fills_the_round_through_the_pages_services(converted_once
     assert added == 1 and left_open.status == "abandoned"
     submitted = Conversation.objects.filter(round=round_, status="submitted")
     assert submitted.count() == 6 and submitted.filter(annotator__username="demo-pilot-06").count() == 1
+    # Then the round goes side by side (both models its targets) and five writers rate two answers each.
+    from annotation.models import CandidateRating
+    from annotation.red_team.ratings import model_ratings
+    from demo.demo_tasks.red_team_side_by_side import ensure_side_by_side, side_by_side_pilot
+    from generative_bench.arena.selectors import votes_of
+
+    target = RegisteredModel.objects.get(task=task, name=TARGET)
+    assert ensure_side_by_side(task, target, second, lambda _: None)
+    task.refresh_from_db()
+    assert task.cfg.side_by_side == 2
+    assert list(round_.targets.order_by("position").values_list("model__name", flat=True)) == [TARGET, SECOND]
+    added = side_by_side_pilot(task, squad_file=_squad_path(), log=lambda _: None, writers=5)
+    assert added == 5 and CandidateRating.objects.count() == 10
+    assert Conversation.objects.filter(round=round_, side_by_side=2, status="submitted").count() == 5
+    rows = model_ratings(task)
+    assert sorted(r.model for r in rows) == sorted([TARGET, SECOND])
+    assert all(r.shown == 5 and r.people == 5 and r.score_interval is not None for r in rows)
+    assert sum(r.chosen.successes for r in rows) == 5
+    assert votes_of(task).rated_pairs + votes_of(task).left_out["not_anonymous"] == 5
+    assert side_by_side_pilot(task, squad_file=_squad_path(), log=lambda _: None, writers=5) == 0

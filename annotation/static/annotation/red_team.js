@@ -325,7 +325,8 @@
 
   if (typeof document !== "undefined") {
     // A rating slider says its value beside it as it moves.
-    for (const slider of document.querySelectorAll("input[type=range][data-output]")) {
+    const sliders = document.querySelectorAll ? document.querySelectorAll("input[type=range][data-output]") : [];
+    for (const slider of sliders) {
       const output = document.getElementById(slider.dataset.output);
       if (output) slider.addEventListener("input", () => (output.textContent = slider.value));
     }
