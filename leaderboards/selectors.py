@@ -482,7 +482,10 @@ def latest_provenance(model: RegisteredModel) -> dict | None:
     red-teaming turns, else its replayed answers; None when it has none (not a generative model, or no
     answer stored since answers record it). Two queries at most."""
     for rows in (
-        Turn.objects.filter(conversation__model=model).exclude(generation__provenance={}),
+        # A turn's model is its own (a side-by-side answer), else its conversation's.
+        Turn.objects.filter(Q(model=model) | Q(model__isnull=True, conversation__model=model)).exclude(
+            generation__provenance={}
+        ),
         ReplayAnswer.objects.filter(replay__model=model).exclude(generation__provenance={}),
     ):
         found = (

@@ -272,3 +272,34 @@ def test_an_export_streams_whole_under_asgi(asgi, chat_server, annotator):
     assert response.status_code == 200, response.text
     records = [json.loads(line) for line in response.text.splitlines()]
     assert sorted(r["messages"][0]["content"] for r in records) == sorted(f"m{n} é😀" for n in range(300))
+
+
+def test_a_side_by_side_first_message_streams_each_answer_in_its_slot(asgi, chat_server):
+    from tests.factories.red_team import make_side_by_side_round
+
+    round_ = make_side_by_side_round(chat_server.base_url, names=("alpha", "beta"))
+    passage = Context.objects.create(
+        task=round_.task, round=round_, data={"title": "T", "passage": "A passage."}
+    )
+    _, headers = _writer(1)
+    with httpx2.Client(trust_env=False, timeout=30) as http:
+        response = http.post(
+            f"{asgi.url}/api/tasks/red-sbs/conversations/", json={"context": passage.pk}, headers=headers
+        )
+        conversation = response.json()["id"]
+        turns = f"{asgi.url}/api/conversations/{conversation}/turns/?stream=1"
+        with http.stream("POST", turns, json={"prompt": "Hi!"}, headers=headers) as streamed:
+            events = list(_events(streamed.iter_lines()))
+    assert events[0] == ("turn", {"turn": 0, "conversation": conversation, "answers": 2})
+    text = {0: "", 1: ""}
+    for name, data in events:
+        if name == "token":
+            text[data["slot"]] += data["text"]
+    assert text == {0: ANSWER, 1: ANSWER}
+    name, done = events[-1]
+    assert name == "done" and [a["answer_of"] for a in done["answers"]] == ["A", "B"]
+    assert all(a["status"] == "answered" and "model" not in a["generation"] for a in done["answers"])
+    assert sorted(Turn.objects.filter(conversation_id=conversation).values_list("slot", "status")) == [
+        (0, "answered"),
+        (1, "answered"),
+    ]
