@@ -250,7 +250,8 @@ class Turn(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["conversation", "index"]
+        # A side-by-side first message's answers share index 0: their slots order them (A, B, ...).
+        ordering = ["conversation", "index", "slot"]
         constraints = [
             models.UniqueConstraint(
                 fields=["conversation", "index"], condition=Q(slot__isnull=True), name="turn_index_unique"

@@ -174,7 +174,7 @@ def chat_stream(
         return stream_remote(dataclasses.replace(remote_chat_of(model), decoding=decoding), messages)
     messages = with_system_prompt(model, messages)
     chat = get_chat_model(model.path, name=model.name)
-    return chat.stream(messages, decoding, timeout=_timeout_of(model))
+    return chat.stream(messages, decoding, timeout=_timeout_of(model), name=model.name)
 
 
 def fits(model: RegisteredModel, messages: list[dict]) -> None:

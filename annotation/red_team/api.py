@@ -144,10 +144,13 @@ class TurnSerializer(serializers.Serializer):
 
 
 class SideAnswerSerializer(TurnSerializer):
-    """A side-by-side answer to the first message: a turn with its letter (``answer_of``, "A"), the
-    record without the model's name while the conversation is open."""
+    """A side-by-side answer to the first message: a turn with its letter (``answer_of``, "A") and model;
+    while the conversation is open, no model and a record of its finish reason only."""
 
     answer_of = serializers.CharField()
+    model = serializers.CharField(
+        allow_null=True, help_text="Its model; null until the conversation is judged."
+    )
 
 
 class SideAnswersSerializer(serializers.Serializer):
@@ -249,7 +252,8 @@ class JudgementSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
 
 
 class AnswerRatingSerializer(RejectUnknownFieldsMixin, serializers.Serializer):
-    score = StrictIntegerField(min_value=1, max_value=100, help_text="1 (worst) to 100 (best).")
+    # Its range is the service's rule (side_by_side.rate_answers), said with the answer's letter.
+    score = StrictIntegerField(help_text="1 (worst) to 100 (best).")
     rubric = serializers.DictField(child=TextField(), help_text="{question name: answer}")
     categories = serializers.ListField(child=TextField(), required=False, default=list)
 

@@ -33,7 +33,7 @@ from annotation.models import Turn
 from core.streaming import event_stream_response, served_async
 from models_registry.serving import Waiting
 
-from .conversations import CandidateStreams, TurnStream
+from .conversations import CandidateStreams, TurnStream, answering_model
 
 
 def event(name: str, data: dict) -> str:
@@ -42,20 +42,20 @@ def event(name: str, data: dict) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-#: What a side-by-side conversation's records leave out while it is open: the models stay anonymous to
-#: their writer until the conversation is judged (the names, and the files' provenance that would tell
-#: them).
-NAMING_KEYS = ("model", "provenance")
+#: What a side-by-side answer's record keeps while its conversation is open: the models stay anonymous to
+#: their writer until the conversation is judged, and the rest of a record would tell them apart (the
+#: decoding settings, the prompt's tokens with a model's own system prompt, the files' provenance).
+ANONYMOUS_KEYS = ("finish_reason",)
 
 
 def turn_payload(turn: Turn, *, anonymous: bool = False) -> dict:
     """A turn as the API and the stream's ``done`` event give it: ``{"index", "prompt", "answer",
     "status", "finish_reason", "error", "generation"}`` (``generation`` the stored record, or {}); a
-    side-by-side answer adds ``"answer_of": "A"`` (its letter). ``anonymous``: the record without
-    ``NAMING_KEYS``."""
+    side-by-side answer adds ``"answer_of": "A"`` (its letter) and ``"model"`` (its name; None while
+    ``anonymous``). ``anonymous``: the record with ``ANONYMOUS_KEYS`` only."""
     generation = turn.generation or {}
     if anonymous:
-        generation = {k: v for k, v in generation.items() if k not in NAMING_KEYS}
+        generation = {k: v for k, v in generation.items() if k in ANONYMOUS_KEYS}
     payload = {
         "index": turn.index,
         "prompt": turn.prompt,
@@ -67,6 +67,7 @@ def turn_payload(turn: Turn, *, anonymous: bool = False) -> dict:
     }
     if turn.slot is not None:
         payload["answer_of"] = turn.slot_letter
+        payload["model"] = None if anonymous else answering_model(turn).name
     return payload
 
 

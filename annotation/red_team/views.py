@@ -175,6 +175,11 @@ def _page(
     answered = [t for t in turns if t.status == Turn.Status.ANSWERED]
     context_missing = refusal is None and bool(cfg.context_fields) and context is None
     to_rate = bool(side_answers) and conversation.chosen_turn_id is None
+    if chosen is None and len(turns) == 1 and turns[0].slot is not None:
+        # The conversation is the chosen answer alone: its rating's rubric answers are the judgement so far.
+        rating = getattr(turns[0], "rating", None)
+        if rating is not None:
+            chosen, chosen_categories = rating.answers, rating.tags
     # Side by side: the models stay anonymous to their writer until the conversation is judged.
     anonymous = bool(cfg.side_by_side) if conversation is None else bool(conversation.side_by_side)
     return render(

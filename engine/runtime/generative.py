@@ -375,8 +375,11 @@ class ChatStream(AnswerStream):
     with the text so far (none when it was still waiting for its slot).
     """
 
-    def __init__(self, model: LocalChatModel, messages: list[dict], decoding: Decoding, timeout: float):
+    def __init__(
+        self, model: LocalChatModel, messages: list[dict], decoding: Decoding, timeout: float, name: str = ""
+    ):
         self._model, self._messages, self._decoding, self._timeout = model, messages, decoding, timeout
+        self._name = name or model.name  # the record's model: the registration asked, not the first loader
         super().__init__()
 
     def _run(self) -> Iterator[str]:
@@ -401,7 +404,7 @@ class ChatStream(AnswerStream):
         self.generation = Generation(
             text="",
             finish_reason=finish,
-            model=self._model.name,
+            model=self._name,
             decoding=self._decoding.as_dict(),
             input_tokens=prompt_tokens,
             output_tokens=0,
@@ -491,7 +494,7 @@ class ChatStream(AnswerStream):
             self.generation = Generation(
                 text=text,
                 finish_reason=finish,
-                model=model.name,
+                model=self._name,
                 decoding=decoding.as_dict(),
                 input_tokens=prompt_tokens,
                 output_tokens=output_tokens,
@@ -585,16 +588,23 @@ class LocalChatModel:
             raise PromptTooLong(prompt_tokens, self.context_limit, max_new_tokens)
 
     def stream(
-        self, messages: Sequence[dict], decoding: Decoding | None = None, timeout: float = 60.0
+        self,
+        messages: Sequence[dict],
+        decoding: Decoding | None = None,
+        timeout: float = 60.0,
+        *,
+        name: str = "",
     ) -> ChatStream:
-        """Answer the conversation ``messages`` (last message the user's), streaming.
+        """Answer the conversation ``messages`` (last message the user's), streaming. ``name``: the model
+        named in the answer's record (default this model's ``name``; one folder's weights are shared by
+        every name it is registered under).
 
         Raises (on the first ``next``): ``PromptTooLong``; ``InferenceError`` for a malformed
         conversation or a model that fails while generating (the partial answer is kept on
         ``stream.generation`` with finish reason ``error``). A generation still running after
         ``timeout`` seconds ends with finish reason ``timeout`` and the text so far.
         """
-        return ChatStream(self, check_messages(messages), decoding or Decoding(), timeout)
+        return ChatStream(self, check_messages(messages), decoding or Decoding(), timeout, name)
 
     def choose(self, messages: Sequence[dict], options: Sequence[str]) -> ChoiceScores:
         """Which of ``options`` the model finds likeliest as its answer to ``messages``: each option's

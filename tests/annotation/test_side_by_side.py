@@ -388,3 +388,20 @@ def test_a_budget_that_cannot_hold_every_answer_refuses_the_message_and_stores_n
         send_turn(conversation=conversation, annotator=annotator, prompt="Hello")
     assert refused.value.code == "budget"
     assert not Turn.objects.exists() and not BudgetCharge.objects.exists()
+
+
+def test_two_registrations_of_one_folder_each_name_their_own_answers(db, smollm2_dir):
+    """The weights are loaded once per folder (shared by every name they are registered under); each
+    answer's record names the registration asked, as the side-by-side export and the arena need."""
+    from models_registry.models import RegisteredModel
+    from models_registry.serving import chat_stream
+    from tests.factories.red_team import make_red_team_round
+
+    round_ = make_red_team_round(smollm2_dir)
+    first = round_.targets.get().model
+    second = RegisteredModel.objects.create(
+        task=round_.task, name="smollm2-terse", path=first.path, status="ready", generation=first.generation
+    )
+    messages = [{"role": "user", "content": "Hi"}]
+    assert chat_stream(first, messages).drain().model == "smollm2"
+    assert chat_stream(second, messages).drain().model == "smollm2-terse"

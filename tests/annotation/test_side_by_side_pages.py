@@ -138,7 +138,9 @@ def test_the_api_answers_rates_and_goes_on(sbs_round, annotator, server):
     assert first.status_code == 201, first.content
     answers = first.json()["answers"]
     assert [a["answer_of"] for a in answers] == ["A", "B"]
-    assert all(a["answer"].startswith("Reply from ") and "model" not in a["generation"] for a in answers)
+    # Nothing tells the models apart before the judgement: no name, and of the record its finish only.
+    assert all(a["answer"].startswith("Reply from ") for a in answers)
+    assert [(a["model"], a["generation"]) for a in answers] == [(None, {"finish_reason": "stop"})] * 2
     refused = api.post(url + "turns/", {"prompt": "Next"}, format="json")
     assert (refused.status_code, refused.json()["code"]) == (409, "choose_first")
     good = {"supported": "yes", "helpful": "4"}
@@ -146,6 +148,15 @@ def test_the_api_answers_rates_and_goes_on(sbs_round, annotator, server):
         url + "ratings/", {"ratings": {"A": {"score": "70", "rubric": good}}, "chosen": "A"}, format="json"
     )
     assert bad_body.status_code == 400 and "score" in bad_body.json()["ratings"]["A"]
+    out_of_range = api.post(
+        url + "ratings/",
+        {"ratings": {"A": {"score": 101, "rubric": good}, "B": {"score": 5, "rubric": good}}, "chosen": "A"},
+        format="json",
+    )
+    assert out_of_range.status_code == 400 and out_of_range.json() == {
+        "detail": "Answer A: the rating must be a whole number from 1 to 100.",
+        "code": "invalid",
+    }
     missing = api.post(
         url + "ratings/", {"ratings": {"A": {"score": 70, "rubric": good}}, "chosen": "A"}, format="json"
     )
@@ -171,7 +182,9 @@ def test_the_api_answers_rates_and_goes_on(sbs_round, annotator, server):
     assert judged.status_code == 201
     after = api.get(url).json()
     chosen_model = Turn.objects.get(slot=0).model.name
-    assert after["model"] == chosen_model and after["answers"][0]["generation"]["model"] == chosen_model
+    assert after["model"] == chosen_model and after["answers"][0]["model"] == chosen_model
+    assert after["answers"][1]["model"] == Turn.objects.get(slot=1).model.name != chosen_model
+    assert after["answers"][0]["generation"]["decoding"]["max_new_tokens"] == 16
 
 
 def test_another_users_conversation_cannot_be_rated_through_the_api(sbs_round, annotator, validator):

@@ -170,6 +170,12 @@
     item.append(userBox, grid);
     turns.append(item);
     const boxes = [];
+    // Leaving now stops the answer being written and the later ones are never asked: the browser asks first.
+    const stay = (event) => {
+      event.preventDefault();
+      event.returnValue = "";
+    };
+    window.addEventListener("beforeunload", stay);
     const reader = response.body.getReader();
     const decoder = new TextDecoder();
     let buffer = "";
@@ -193,6 +199,7 @@
           status.textContent = "Answer " + String.fromCharCode(65 + ev.data.slot) + " is coming…";
           boxes[ev.data.slot].textContent += ev.data.text;
         } else if (ev.name === "done") {
+          window.removeEventListener("beforeunload", stay);
           status.textContent = "Every answer came. Loading the rating form…";
           window.location.hash = "answers";
           window.location.reload();
@@ -200,6 +207,7 @@
         }
       }
     }
+    window.removeEventListener("beforeunload", stay);
     return false;
   }
 
