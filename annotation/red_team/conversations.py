@@ -80,18 +80,27 @@ class ConversationError(Exception):
         self.code = code
 
 
+def _ready_targets(round_: Round):
+    """The round targets of ``round_`` whose model is ready, by position, their models joined."""
+    return (
+        round_.targets.select_related("model")
+        .filter(model__status=RegisteredModel.Status.READY)
+        .order_by("position", "id")
+    )
+
+
+def ready_models(round_: Round) -> list[RegisteredModel]:
+    """The ready target models of ``round_``, by position."""
+    return [t.model for t in _ready_targets(round_)]
+
+
 def round_target(round_: Round) -> RegisteredModel:
     """The first ready target of ``round_`` (by position), which red-teamers talk to.
 
     Raises:
         ConversationError: ``no_target`` when the round has none ready.
     """
-    target = (
-        round_.targets.select_related("model")
-        .filter(model__status=RegisteredModel.Status.READY)
-        .order_by("position", "id")
-        .first()
-    )
+    target = _ready_targets(round_).first()
     if target is None:
         raise ConversationError("This round has no ready target model to talk to yet.", code="no_target")
     return target.model
@@ -165,12 +174,7 @@ def candidates_of(round_: Round, k: int) -> list[RegisteredModel]:
     Raises:
         ConversationError: ``too_few_models``, with the counts, when the round has fewer than ``k``.
     """
-    ready = [
-        t.model
-        for t in round_.targets.select_related("model")
-        .filter(model__status=RegisteredModel.Status.READY)
-        .order_by("position", "id")
-    ]
+    ready = ready_models(round_)
     if len(ready) < k:
         raise ConversationError(
             f"This task has {k} models answer each first message side by side, but round {round_.number} "

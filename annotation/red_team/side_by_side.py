@@ -19,10 +19,10 @@ from annotation.models import CandidateRating, Conversation, Turn
 from .conversations import (
     ConversationError,
     answering_model,
-    candidates_of,
     clean_judgement,
     end_lost_turn,
     is_lost,
+    ready_models,
 )
 
 #: The rating scale (PRISM's slider).
@@ -184,19 +184,17 @@ def side_by_side_targets(config: dict, task=None) -> list[str]:
     """The registry check of ``red_team.side_by_side`` (``tasks.config_checks``): a task whose open round
     has fewer ready targets than the models asked is refused, with the counts and the names. Nothing to
     check for a task not yet stored or without an open round (a conversation is refused at its start
-    then: ``conversations.candidates_of``)."""
+    then: ``conversations.candidates_of``, on the same ``ready_models``)."""
     k = ((config.get("red_team") or {}).get("side_by_side") or {}).get("models")
     round_ = getattr(task, "open_round", None) if task is not None else None
     if not k or round_ is None:
         return []
-    try:
-        candidates_of(round_, k)
-    except ConversationError:
-        ready = [t.model.name for t in round_.targets.select_related("model").filter(model__status="ready")]
-        return [
-            f"config['red_team']['side_by_side']['models']: {k} models cannot answer side by side: round "
-            f"{round_.number} has {len(ready)} ready target model{'' if len(ready) == 1 else 's'}"
-            f"{' (' + ', '.join(ready) + ')' if ready else ''}. Add targets to the round first, or ask for "
-            f"at most {max(len(ready), 2)}."
-        ]
-    return []
+    ready = [m.name for m in ready_models(round_)]
+    if len(ready) >= k:
+        return []
+    return [
+        f"config['red_team']['side_by_side']['models']: {k} models cannot answer side by side: round "
+        f"{round_.number} has {len(ready)} ready target model{'' if len(ready) == 1 else 's'}"
+        f"{' (' + ', '.join(ready) + ')' if ready else ''}. Add targets to the round first, or ask for "
+        f"at most {max(len(ready), 2)}."
+    ]

@@ -182,19 +182,23 @@ def _voted(task: Task) -> QuerySet[Battle]:
 
 def left_out_voters(task: Task) -> dict[str, set[int]]:
     """``{"blocked": user ids, "held": user ids}`` of the people whose arena votes on ``task`` do not
-    count now: blocked (the account, or on the task's block list) and held for review on the task. A
-    person both blocked and held is under ``blocked`` only."""
+    count now, their battles' votes and their rated side-by-side pairs alike: blocked (the account, or on
+    the task's block list) and held for review on the task. A person both blocked and held is under
+    ``blocked`` only."""
     workers = TaskWorker.objects.filter(task=task).filter(
         Q(held_at__isnull=False) | Q(listing=TaskWorker.Listing.BLOCKED)
     )
     listed = {uid for uid, listing in workers.values_list("user_id", "listing") if listing == "blocked"}
     held = set(workers.filter(held_at__isnull=False).values_list("user_id", flat=True))
-    # Blocked accounts are few; only those who voted here are read.
+    # Blocked accounts are few; only those who voted here (in a battle, or by rating side by side) are read.
     voted_here = _voted(task).filter(voter=OuterRef("pk"))
+    rated_here = CandidateRating.objects.filter(
+        turn__conversation__round__task=task, turn__conversation__annotator=OuterRef("pk")
+    )
     accounts = set(
         get_user_model()
         .objects.filter(is_blocked=True)
-        .filter(Exists(voted_here))
+        .filter(Exists(voted_here) | Exists(rated_here))
         .values_list("pk", flat=True)
     )
     blocked = listed | accounts
@@ -237,20 +241,15 @@ def rated_pair_votes(
     """Add to ``votes`` (and ``styles``) the rated pairs of ``task``'s side-by-side conversations
     (``annotation.red_team.ratings.rated_pairs``: each pair of answers to one first message a vote, the
     higher rating winning, equal ratings a tie), under the battles' rules: a writer held for review or
-    blocked (``excluded``, plus blocked accounts among the writers) and a pair where an answer names a
-    model (``identity_terms``: the writer may have known whom they rated) are left out, counted in
+    blocked (``excluded``: ``left_out_voters``) and a pair where an answer names a model
+    (``identity_terms``: the writer may have known whom they rated) are left out, counted in
     ``left_out``."""
     pairs = rated_pairs(task)
     if not pairs:
         return
-    writers = {p[4] for p in pairs}
-    blocked = excluded["blocked"] | set(
-        get_user_model().objects.filter(is_blocked=True, pk__in=writers).values_list("pk", flat=True)
-    )
-    reasons = {"blocked": blocked, "held": excluded["held"] - blocked}
     terms = identity_terms(task)
     for a, b, score_a, score_b, writer, answer_a, answer_b in pairs:
-        reason = next((r for r in LEFT_OUT_REASONS if writer in reasons[r]), None)
+        reason = next((r for r in LEFT_OUT_REASONS if writer in excluded[r]), None)
         if reason is None and (named_terms(answer_a, terms) or named_terms(answer_b, terms)):
             reason = NOT_ANONYMOUS
         if reason is None:

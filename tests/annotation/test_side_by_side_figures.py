@@ -150,3 +150,14 @@ def test_the_interval_chart_geometry():
     assert chart.rows[1].x is None and "95% interval 60 to 90" in chart.svg
     with pytest.raises(ValueError):
         interval_chart([("a", 101.0, None)], low=1, high=100, ticks=())
+
+
+def test_a_blocked_writer_who_never_battled_is_left_out_and_the_ranking_refits(sbs_round, rated):
+    before = arena_summary(sbs_round.task, samples=20)
+    assert before.rated_pairs == 6
+    rated[3].is_blocked = True
+    rated[3].save(update_fields=["is_blocked"])
+    votes = votes_of(sbs_round.task)
+    assert (votes.rated_pairs, votes.left_out["blocked"]) == (5, 1)
+    # The cached fit is keyed on the writers left out, so blocking one refits it.
+    assert arena_summary(sbs_round.task, samples=20).rated_pairs == 5
