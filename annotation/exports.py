@@ -169,6 +169,13 @@ def generation_record(stored: dict) -> dict[str, Any]:
     return record
 
 
+def rubric_list(answers: dict, questions: Sequence[str]) -> list[dict[str, str]]:
+    """Rubric answers ``{question name: answer}`` as exported: ``[{"question", "answer"}]``, the rubric's
+    ``questions`` first in its order, then any other name the answers hold."""
+    order = [*[q for q in questions if q in answers], *[k for k in answers if k not in questions]]
+    return [{"question": _text(k), "answer": _text(answers[k])} for k in order]
+
+
 def side_by_side_answer(
     stored: dict, system: list[dict], first_user: dict | None, questions: Sequence[str]
 ) -> dict:
@@ -187,10 +194,7 @@ def side_by_side_answer(
         "messages": [*system, *([first_user] if first_user else []), answer],
         "status": _text(stored.get("status")),
         "score": score if isinstance(score, int) and not isinstance(score, bool) else -1,
-        "rubric": [
-            {"question": _text(k), "answer": _text(rubric[k])}
-            for k in [*[q for q in questions if q in rubric], *[k for k in rubric if k not in questions]]
-        ],
+        "rubric": rubric_list(rubric, questions),
         "failed": stored.get("failed") is True,
         "categories": [_text(t) for t in stored.get("categories") or [] if t is not None],
         "chosen": stored.get("chosen") is True,
@@ -251,10 +255,7 @@ def red_team_fields(
         cost = metadata.get("cost")
         fields.update(
             messages=messages,
-            rubric=[
-                {"question": _text(k), "answer": _text(target[k])}
-                for k in [*[q for q in questions if q in target], *[k for k in target if k not in questions]]
-            ],
+            rubric=rubric_list(target, questions),
             categories=[_text(t) for t in (example.tags if isinstance(example.tags, list) else [])],
             turns=int(metadata.get("turns") or 0),
             input_tokens=total("input_tokens"),

@@ -90,10 +90,11 @@ def side_by_side_pilot(task: Task, *, squad_file: Path, log: Log, writers: int =
         c for c in Context.objects.filter(round=round_).order_by("-pk") if questions.get(c.external_id)
     ]
     added = 0
-    for person, n in zip(red_teamers[:writers], range(writers), strict=True):
+    for n, person in enumerate(red_teamers[:writers]):
         user = pilot_account(person.username)
         mine = Conversation.objects.filter(round=round_, annotator=user, side_by_side__gt=0)
-        question, references = rng.choice(questions[contexts[n % len(contexts)].external_id])
+        context = contexts[n % len(contexts)]
+        question, references = rng.choice(questions[context.external_id])
         if mine.filter(status=Conversation.Status.SUBMITTED).exists():
             continue
         for open_ in Conversation.objects.filter(
@@ -102,7 +103,7 @@ def side_by_side_pilot(task: Task, *, squad_file: Path, log: Log, writers: int =
             abandon_conversation(conversation=open_, annotator=user)
         if added == 0:
             log(f"[{task.slug}] Side by side: {writers} pilot red-teamers rate two answers each...")
-        added += _one(round_, user, person, contexts[n % len(contexts)], question, references, rng)
+        added += _one(round_, user, person, context, question, references, rng)
     return added
 
 

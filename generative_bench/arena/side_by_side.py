@@ -28,27 +28,5 @@ def task_page_section(request, task) -> PageSection | None:
         ticks=(1, 25, 50, 75, 100),
         title="Mean rating of each model's answers (1-100) with 95% intervals across people",
     )
-    shown = [
-        {
-            "model": names[r.model_id],
-            "shown": r.shown,
-            "people": r.people,
-            "mean": f"{r.mean_score:.1f}",
-            "mean_interval": _span(r.score_interval, "{:.1f}"),
-            "failure": _percent(r.failure.rate),
-            "failure_interval": _span(r.failure.interval, "{:.0%}"),
-            "chosen": _percent(r.chosen.rate),
-            "chosen_interval": _span(r.chosen.interval, "{:.0%}"),
-        }
-        for r in rows
-    ]
+    shown = [{"name": names[r.model_id], "figures": r} for r in rows]
     return PageSection("generative_bench/arena/_side_by_side.html", {"rows": shown, "chart": chart.svg})
-
-
-def _percent(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0%}"
-
-
-def _span(interval, form: str) -> str:
-    """An interval as the table writes it ("41.2 to 66.0"); "–" for none."""
-    return "–" if not interval else f"{form.format(interval[0])} to {form.format(interval[1])}"
