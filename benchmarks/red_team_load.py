@@ -85,6 +85,7 @@ from benchmarks.load_production import percentile, wait_healthy  # noqa: E402
 SLUG = "red-team"
 PAGE = f"/tasks/{SLUG}/red-team/"
 SEND = f"/tasks/{SLUG}/red-team/send/"
+LEAVE = f"/tasks/{SLUG}/red-team/new/"
 API_START = f"/api/tasks/{SLUG}/conversations/"
 SQUAD_FILE = "squad/squad_v1.1_dev_shared.json.gz"
 MODEL_FOLDER = ROOT / "var" / "test-cache" / "smollm2-135m-instruct"
@@ -292,6 +293,7 @@ class PageClient:
 
     def __init__(self, port: int, setup: dict, session_key: str):
         self.port = port
+        self.conversation = None  # the warm-up's, left before the measured sends
         self.csrf = "".join(secrets.choice(string.ascii_letters + string.digits) for _ in range(32))
         self.headers = {
             "Cookie": f"{setup['session_cookie']}={session_key}; {setup['csrf_cookie']}={self.csrf}",
@@ -315,6 +317,21 @@ class PageClient:
         headers = {**self.headers, "Content-Type": "application/x-www-form-urlencoded"}
         return stream_post(self.port, SEND, body, headers)
 
+    def leave(self, conversation) -> int:
+        """Leave ``conversation`` unjudged ("Start a new conversation"), as a person starting the next
+        passage does: one open conversation per person in a round. Returns the HTTP status (302)."""
+        fields = {"conversation": str(conversation), "csrfmiddlewaretoken": self.csrf}
+        body = urllib.parse.urlencode(fields).encode()
+        connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            headers = {**self.headers, "Content-Type": "application/x-www-form-urlencoded"}
+            connection.request("POST", LEAVE, body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            return response.status
+        finally:
+            connection.close()
+
 
 def api_routes_present() -> bool:
     """True when the checkout has the red-teaming API (``annotation/red_team/api.py``) and
@@ -324,17 +341,17 @@ def api_routes_present() -> bool:
     return api.is_file() and "conversations/" in urls.read_text(encoding="utf-8")
 
 
-def api_send(port: int, token: str, prompt: str, context) -> tuple[Streamed, int]:
+def api_send(port: int, token: str, prompt: str, context) -> tuple[Streamed, int, int | None]:
     """Start a conversation on ``context`` through the API and stream one turn of ``prompt``; returns
-    (the turn's ``Streamed``, the status of the conversation's creation). The clock of the returned
-    ``Streamed`` starts at the turn's request (the conversation's creation is timed apart)."""
+    (the turn's ``Streamed``, the status of the conversation's creation, the conversation's id). The
+    clock of the returned ``Streamed`` starts at the turn's request (the creation is timed apart)."""
     status, answer = post_json(port, API_START, {"context": context}, token)
     if status not in (200, 201) or not isinstance(answer, dict):
-        return Streamed(status=status, body=json.dumps(answer)[:300]), status
+        return Streamed(status=status, body=json.dumps(answer)[:300]), status, None
     conversation = answer.get("id", answer.get("conversation"))
     body = json.dumps({"prompt": prompt, "client_token": str(uuid.uuid4())}).encode()
     headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
-    return stream_post(port, f"/api/conversations/{conversation}/turns/", body, headers), status
+    return stream_post(port, f"/api/conversations/{conversation}/turns/", body, headers), status, conversation
 
 
 # --- bare generate -------------------------------------------------------------------------------------
@@ -410,6 +427,7 @@ def serve_warmed(args, setup: dict, env: dict, log_path: Path) -> tuple[subproce
         seen = warm.send("Say hello.", str(uuid.uuid4()), context=setup["passages"][0][0])
         if seen.done is None:
             raise SystemExit(f"warm-up failed: {seen.status} {seen.body}")
+        warm.conversation = (seen.turn or {}).get("conversation")
     except BaseException:
         stop(server)
         raise
@@ -434,9 +452,11 @@ def single_client(args, port: int, setup: dict, chat, api: bool) -> dict:
             messages = [system, {"role": "user", "content": prompt}]
             got = {}
             got["page"] = page.send(prompt, str(uuid.uuid4()), context=context_id)
+            page.leave((got["page"].turn or {}).get("conversation"))  # the next prompt, a new passage
             time.sleep(PAUSE)
             if api:
-                got["api"], _ = api_send(port, token, prompt, context_id)
+                got["api"], _, conversation = api_send(port, token, prompt, context_id)
+                page.leave(conversation)
                 time.sleep(PAUSE)
             first_ms, rate, produced, text = bare_generate(chat, messages, args.tokens)
             rows["bare"].append((first_ms, rate, produced))
@@ -614,13 +634,17 @@ def run(args, workdir: Path) -> None:
     bare_threads = in_thread(torch.get_num_threads)
 
     log_path = workdir / "server.log"
-    server, _warm = serve_warmed(args, setup, env, log_path)
+    server, warm = serve_warmed(args, setup, env, log_path)
     try:
         # Warm-up, outside the counts: the server's first generation (serve_warmed), and this process's.
         bare_generate(chat, [setup["passages"][0][1], {"role": "user", "content": "Say hello."}], args.tokens)
         api = api_routes_present()
         if api:
-            probe, status = api_send(args.port, setup["users"][1][2], "Say hello.", setup["passages"][1][0])
+            warm.leave(warm.conversation)
+            probe, status, probed = api_send(
+                args.port, setup["users"][1][2], "Say hello.", setup["passages"][1][0]
+            )
+            warm.leave(probed)
             if probe.done is None:
                 print(f"API: routes present but the probe failed ({status}/{probe.status}: {probe.body})")
                 api = False

@@ -11,7 +11,10 @@ What it does instead: it listens with a backlog of ``request_queue_size`` (1024;
 ``net.core.somaxconn``), and a fixed pool of ``workers`` daemon threads (8, like one gunicorn worker of
 the production profile) serves the accepted connections in the order they came. The accept loop keeps
 accepting while fewer than ``max_waiting`` connections wait for a worker, then stops until one is
-taken, leaving the rest in the kernel's backlog: a burst waits its turn, nothing is refused. Each
+taken, leaving the rest in the kernel's backlog: a burst waits its turn, nothing is refused. A request
+that joins the line for a local model's answer leaves the pool (``core.request_threads``): a new thread
+takes its place, so streamed answers, bounded by the generation slots and their line
+(``engine.runtime.slots``), never hold the threads that pages need. Each
 response closes its connection (Django's ``ServerHandler`` does so for a server that is not a
 ``ThreadingMixIn``), so an idle keep-alive connection holds no worker; a connection that sends nothing
 for ``idle_timeout`` seconds (a browser's speculative pre-connection) is closed.
@@ -25,6 +28,8 @@ import sys
 import threading
 
 from django.core.servers.basehttp import WSGIServer
+
+from core.request_threads import serve_with
 
 logger = logging.getLogger("django.server")
 
@@ -55,12 +60,10 @@ class QueueingWSGIServer(WSGIServer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._waiting: queue.Queue = queue.Queue(maxsize=self.max_waiting)
-        self._pool = [
-            threading.Thread(target=self._serve_waiting, name=f"demo-server-{n}", daemon=True)
-            for n in range(self.workers)
-        ]
-        for thread in self._pool:
-            thread.start()
+        self._pool_lock = threading.Lock()
+        self._started = 0
+        for _ in range(self.workers):
+            self._add_worker()
 
     def process_request(self, request, client_address):
         """Queue an accepted connection for the pool; blocks (so accepts no more) while the queue is full."""
@@ -69,13 +72,28 @@ class QueueingWSGIServer(WSGIServer):
     def _serve_waiting(self) -> None:
         while (item := self._waiting.get()) is not None:
             request, client_address = item
-            try:
-                request.settimeout(self.idle_timeout)
-                self.finish_request(request, client_address)
-            except Exception:
-                self.handle_error(request, client_address)
-            finally:
-                self.shutdown_request(request)
+            with serve_with(self._add_worker) as left_pool:
+                try:
+                    request.settimeout(self.idle_timeout)
+                    self.finish_request(request, client_address)
+                except Exception:
+                    self.handle_error(request, client_address)
+                finally:
+                    self.shutdown_request(request)
+            if left_pool():
+                return  # a new thread took this one's place in the pool while it streamed
+
+    def _add_worker(self) -> None:
+        """Start one more pool thread: the calling one is leaving the pool to wait on a model
+        (``core.request_threads.leave_pool``) and ends with its request."""
+        with self._pool_lock:
+            self._started += 1
+            thread = threading.Thread(
+                target=self._serve_waiting,
+                name=f"demo-server-{self.server_port}-{self._started}",
+                daemon=True,
+            )
+            thread.start()
 
     def handle_error(self, request, client_address):
         if isinstance(sys.exc_info()[1], TimeoutError):
@@ -86,6 +104,8 @@ class QueueingWSGIServer(WSGIServer):
     def server_close(self):
         super().server_close()
         # A bind that failed (port taken) closes the server before __init__ made the pool: let the
-        # "Address already in use" error through instead of hiding it under an AttributeError.
-        for _ in getattr(self, "_pool", ()):
-            self._waiting.put(None)
+        # "Address already in use" error through instead of hiding it under an AttributeError. One end
+        # mark per pool thread: a thread that left the pool ends with its request and takes none.
+        if hasattr(self, "_waiting"):
+            for _ in range(self.workers):
+                self._waiting.put(None)

@@ -155,15 +155,16 @@ Models (engine/runtime/classifier.py):
                        told how many are ahead (``engine/runtime/slots.py``, docs/generative.md). The
                        streamed answers of one model decode together in one batch
                        (``engine/runtime/batcher.py``). Empty: half a web process's request threads
-                       (rounded down, at least 1: 4 in the demo's server, 2 in a gunicorn worker of 4
-                       threads), since each streamed answer holds a thread; 1 in other processes.
+                       (rounded down, at least 1: 2 in a gunicorn worker of 4 threads), since each
+                       streamed answer holds a thread; 8 in the demo's server, whose answers leave its
+                       pool (``core/request_threads.py``); 1 in other processes.
     DYNABENCH_GENERATION_QUEUE int >= 0, default empty: the most requests one web process lets wait for
                        a generation slot; one more is refused at once, 503 with Retry-After and how
                        many wait, so that waiting requests never hold the threads ordinary pages need.
                        Empty: the process's request threads - DYNABENCH_GENERATION_SLOTS - half the
                        threads (rounded up), at least 0: with the default slots, 0 (a request that finds
                        every slot answering is refused at once; ``slots.waiting_bound``,
-                       docs/serving.md).
+                       docs/serving.md); in the demo's server, as many as the slots.
 
 Background jobs (django-q2):
     DYNABENCH_JOB_WORKERS int, default 1. Worker processes of ``manage.py qcluster``.

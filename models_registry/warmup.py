@@ -85,10 +85,14 @@ def preload_open_round_targets() -> list[str]:
     return loaded
 
 
-def prepare_web_worker(*, processes: int, threads: int) -> threading.Thread | None:
+def prepare_web_worker(
+    *, processes: int, threads: int, threads_leave_pool: bool = False
+) -> threading.Thread | None:
     """Set torch's threads for a web worker (one of ``processes`` on this machine, serving with
-    ``threads`` request threads), bound its line for a generation slot by its threads
-    (``runtime.slots.waiting_bound``, ``DYNABENCH_GENERATION_QUEUE``) and, unless
+    ``threads`` request threads), size its generation slots and bound its line for one by its threads
+    (``runtime.slots.web_slots`` and ``waiting_bound``, ``DYNABENCH_GENERATION_SLOTS`` and
+    ``DYNABENCH_GENERATION_QUEUE``; ``threads_leave_pool``: a request's thread leaves the server's pool
+    as it joins the line, ``core.request_threads``) and, unless
     ``DYNABENCH_PRELOAD_TARGETS`` is off, start ``preload_open_round_targets`` on a daemon thread
     (returned; None when not started), and ``freeze_loaded_objects`` before and after the load. The
     worker serves meanwhile: a request for a model still loading waits for that one load
@@ -96,9 +100,14 @@ def prepare_web_worker(*, processes: int, threads: int) -> threading.Thread | No
     import torch  # deferred: only web workers pay for importing torch at start
 
     torch.set_num_threads(torch_threads_per_process(processes))
-    GENERATION_SLOTS.size = web_slots(threads, settings.DYNABENCH_GENERATION_SLOTS)
+    GENERATION_SLOTS.size = web_slots(
+        threads, settings.DYNABENCH_GENERATION_SLOTS, threads_leave_pool=threads_leave_pool
+    )
     GENERATION_SLOTS.max_waiting = waiting_bound(
-        threads, GENERATION_SLOTS.size, settings.DYNABENCH_GENERATION_QUEUE
+        threads,
+        GENERATION_SLOTS.size,
+        settings.DYNABENCH_GENERATION_QUEUE,
+        threads_leave_pool=threads_leave_pool,
     )
     logger.info(
         "generation slots: %s at once, at most %s waiting (sized for %s request threads)",

@@ -19,7 +19,9 @@ waits; with 20 answers in line every thread waited, and ``/health/`` and the sig
 59 s on the demo. So the web server sets ``max_waiting`` when it starts
 (``waiting_bound``, from its thread count; ``DYNABENCH_GENERATION_QUEUE`` overrides it): a request that
 would wait beyond it is refused at once with ``QueueFull`` (503 with ``Retry-After``), and the other
-threads stay free for ordinary pages. Processes that serve no requests (the job cluster's replays and
+threads stay free for ordinary pages. In the demo's server a request's thread leaves the pool as it
+joins the line (``join``, ``core.request_threads``), so there the slots are a batch's size and the bound
+a batch's worth (``web_slots``, ``waiting_bound``). Processes that serve no requests (the job cluster's replays and
 judges) leave it unbounded. A request that stores something before it generates (a red-teaming turn)
 ``admit``s first, before it stores: its thread is promised a place in line, counted from then on, so
 that a burst of requests cannot all pass the check before any has joined. The promise ends when the
@@ -38,6 +40,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from core.request_threads import leave_pool
 from engine.runtime.model_files import InferenceError
 
 #: Seconds a place promised by ``admit`` is kept for its thread's ``join`` at most: a safety net, as the
@@ -48,6 +51,11 @@ PROMISE_SECONDS = 30.0
 DEFAULT_HOLD_SECONDS = 10.0
 #: Holds whose mean estimates the time one generation takes (``retry_after``).
 HOLDS_REMEMBERED = 20
+#: Slots of a web process whose streams leave its request pool (``web_slots``). SmolLM2 on 2 cores, 64
+#: tokens each (``benchmarks/continuous_batching.py``, docs/generative.md, "Continuous batching"): 8
+#: answers in one batch gave 60.0 tokens/s in all, 7.5 each; 16 gave 89.6 in all but 5.6 each, about a
+#: reader's pace (250 words a minute) with no margin for a busier machine. So 8; the others wait.
+BATCH_SLOTS = 8
 
 
 class SlotTimeout(Exception):
@@ -150,7 +158,8 @@ class GenerationSlots:
 
     def join(self) -> object:
         """Join the end of the line; returns the ticket to ``wait`` and ``leave`` with. A thread that was
-        promised a place (``admit``) takes it without a second check.
+        promised a place (``admit``) takes it without a second check. A server pool's thread leaves its
+        pool here (``core.request_threads.leave_pool``): from now on it waits on the model.
 
         Raises:
             QueueFull: the line is full (see the class) and no place was promised to this thread.
@@ -162,6 +171,13 @@ class GenerationSlots:
             if self._promised.pop(me, None) is None:
                 self._refuse_if_full(me)
             self._line.append(ticket)
+        # The request will wait on the model from here on, holding no CPU: in the demo's server its thread
+        # gives its place in the pool to a new one, so pages never wait behind answers.
+        try:
+            leave_pool()
+        except Exception:
+            self.leave(ticket)
+            raise
         return ticket
 
     def _forget_old_promises(self) -> None:
@@ -237,15 +253,20 @@ class GenerationSlots:
             self.leave(ticket)
 
 
-def waiting_bound(threads: int, slots: int, configured: int | None = None) -> int:
+def waiting_bound(
+    threads: int, slots: int, configured: int | None = None, *, threads_leave_pool: bool = False
+) -> int:
     """The most requests a web process with ``threads`` request threads and ``slots`` generation slots
     lets wait in line (``GenerationSlots.max_waiting``): ``configured`` (``DYNABENCH_GENERATION_QUEUE``)
-    when given, else ``threads - slots - ceil(threads / 2)``, at least 0.
+    when given; else, when a request thread leaves the server's pool as it joins the line
+    (``threads_leave_pool``, the demo's server: ``core.request_threads``), ``slots``; else
+    ``threads - slots - ceil(threads / 2)``, at least 0.
 
-    Why: the requests holding a slot and those waiting each hold a thread; half the threads (rounded
-    up) are kept for everything else. The demo's 8 threads and 1 slot: 3 wait (4 threads for pages);
-    a gunicorn worker's 4 threads: 1 waits (2 for pages). With as many slots as threads or more,
-    nothing waits: a request that finds every slot held is refused.
+    Why: where the requests holding a slot and those waiting each hold a pool thread, half the threads
+    (rounded up) are kept for everything else. The demo's 8 threads and 1 slot: 3 wait (4 threads for
+    pages); a gunicorn worker's 4 threads: 1 waits (2 for pages). With as many slots as threads or
+    more, nothing waits: a request that finds every slot held is refused. Where they leave the pool, the
+    waiters take no page's thread, and one batch's worth may wait: about one answer's length.
 
     Raises:
         ValueError: ``threads`` below 1 or ``configured`` below 0.
@@ -256,17 +277,21 @@ def waiting_bound(threads: int, slots: int, configured: int | None = None) -> in
         if configured < 0:
             raise ValueError(f"DYNABENCH_GENERATION_QUEUE must be at least 0, not {configured}")
         return configured
+    if threads_leave_pool:
+        return slots
     return max(0, threads - slots - math.ceil(threads / 2))
 
 
-def web_slots(threads: int, configured: int | None = None) -> int:
+def web_slots(threads: int, configured: int | None = None, *, threads_leave_pool: bool = False) -> int:
     """The generation slots of a web process with ``threads`` request threads: ``configured``
-    (``DYNABENCH_GENERATION_SLOTS``) when given, else half the threads rounded down, at least 1.
+    (``DYNABENCH_GENERATION_SLOTS``) when given; else ``BATCH_SLOTS`` when a request thread leaves the
+    server's pool as it joins the line (``threads_leave_pool``, the demo's server); else half the
+    threads rounded down, at least 1.
 
-    Why: a streamed answer holds its request thread for as long as it streams, and half the threads stay
-    for every other page (as ``waiting_bound`` keeps them). The answers holding slots decode together in
-    one batch per model (``runtime.batcher``), so more slots cost little more than one: eight answers in
-    a batch gave 3.1 times the tokens per second of one (docs/generative.md).
+    Why: the answers holding slots decode together in one batch per model (``runtime.batcher``), so
+    more slots cost little more than one. Where a streamed answer holds its request thread for as long
+    as it streams, half the threads stay for every other page (as ``waiting_bound`` keeps them); where
+    it leaves the pool, the batch's best size on 2 cores is the limit.
 
     Raises:
         ValueError: ``threads`` or ``configured`` below 1.
@@ -277,6 +302,8 @@ def web_slots(threads: int, configured: int | None = None) -> int:
         if configured < 1:
             raise ValueError(f"DYNABENCH_GENERATION_SLOTS must be at least 1, not {configured}")
         return configured
+    if threads_leave_pool:
+        return BATCH_SLOTS
     return max(1, threads // 2)
 
 

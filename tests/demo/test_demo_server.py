@@ -15,14 +15,17 @@ def test_it_starts_the_preload_before_serving(monkeypatch):
     monkeypatch.setattr(
         demo_server,
         "prepare_web_worker",
-        lambda processes, threads: calls.append(("preload", processes, threads)),
+        lambda processes, threads, threads_leave_pool: calls.append(
+            ("preload", processes, threads, threads_leave_pool)
+        ),
     )
     monkeypatch.setattr(
         RunserverCommand, "inner_run", lambda self, *a, **o: calls.append(("serve", o["addrport"]))
     )
     demo_server.Command().inner_run(addrport="127.0.0.1:8011")
-    # One process; its 8 request threads bound the line for a generation slot (runtime/slots.py).
-    assert calls == [("preload", 1, 8), ("serve", "127.0.0.1:8011")]
+    # One process with 8 request threads; an answer's thread leaves the pool (core/request_threads.py),
+    # so the slots are a batch's size, not a share of the threads (runtime/slots.py).
+    assert calls == [("preload", 1, 8, True), ("serve", "127.0.0.1:8011")]
 
 
 def serving_options(monkeypatch, *argv: str) -> tuple[type, dict]:
@@ -32,7 +35,7 @@ def serving_options(monkeypatch, *argv: str) -> tuple[type, dict]:
     def inner_run(self, *args, **options):
         seen.update(server_cls=self.server_cls, options=options)
 
-    monkeypatch.setattr(demo_server, "prepare_web_worker", lambda processes, threads: None)
+    monkeypatch.setattr(demo_server, "prepare_web_worker", lambda **_: None)
     monkeypatch.setattr(RunserverCommand, "inner_run", inner_run)
     command = demo_server.Command()
     options = vars(command.create_parser("manage.py", "demo_server").parse_args(list(argv)))

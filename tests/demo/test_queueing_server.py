@@ -142,3 +142,57 @@ def test_each_response_closes_its_connection():
             while chunk := sock.recv(4096):
                 answer += chunk
     assert b"\r\nConnection: close\r\n" in answer
+
+
+class WaitingOnModelApp:
+    """A WSGI app whose path ``/answer`` joins a generation line (``engine.runtime.slots.GenerationSlots``,
+    as a streamed answer does) and holds its slot until ``release`` is set; any other path is a page."""
+
+    def __init__(self) -> None:
+        from engine.runtime.slots import GenerationSlots
+
+        self.slots = GenerationSlots(size=4)
+        self.release = threading.Event()
+        self.holding = threading.Semaphore(0)
+
+    def __call__(self, environ, start_response):
+        if environ["PATH_INFO"] == "/answer":
+            with self.slots.slot():
+                self.holding.release()
+                self.release.wait(10)
+        start_response("200 OK", [("Content-Type", "text/plain"), ("Content-Length", "2")])
+        return [b"ok"]
+
+
+def serving(server) -> list[threading.Thread]:
+    """The live threads of ``server``'s pool and those that left it (named after its port)."""
+    prefix = f"demo-server-{server.server_port}-"
+    return [thread for thread in threading.enumerate() if thread.name.startswith(prefix)]
+
+
+def test_a_request_waiting_on_the_model_leaves_the_pool_so_pages_are_served_meanwhile():
+    # One pool thread, two answers holding it in turn: before, the second answer and the page waited for
+    # the first answer to end; now each answer's thread leaves the pool as it joins the line.
+    app = WaitingOnModelApp()
+    with listening(QueueingWSGIServer.with_workers(1), app) as (server, serve):
+        serve()
+        answers = [socket.create_connection(server.server_address, timeout=10) for _ in range(2)]
+        try:
+            for sock in answers:
+                sock.sendall(b"GET /answer HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                assert app.holding.acquire(timeout=5), "the answer did not get a thread"
+            with socket.create_connection(server.server_address, timeout=5) as page:
+                page.sendall(REQUEST)
+                assert status_line(page, timeout=5) == b"HTTP/1.1 200 OK"
+            assert len(serving(server)) == 3  # the pool's one thread and the two that left it
+            app.release.set()
+            assert [status_line(sock, timeout=5) for sock in answers] == [b"HTTP/1.1 200 OK"] * 2
+        finally:
+            for sock in answers:
+                sock.close()
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:  # the two that left end with their requests
+            if len(serving(server)) == 1:
+                break
+            time.sleep(0.02)
+        assert len(serving(server)) == 1

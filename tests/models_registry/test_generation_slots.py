@@ -244,6 +244,51 @@ def test_a_web_process_answers_with_half_its_threads(threads, configured, slots)
     assert web_slots(threads, configured) == slots
 
 
+@pytest.mark.parametrize(
+    ("threads", "slots_configured", "queue_configured", "slots", "bound"),
+    [
+        (8, None, None, 8, 8),  # the demo's server: a batch of 8 answers, and a batch's worth waiting
+        (1, None, None, 8, 8),  # --nothreading: its one page thread is not what bounds the answers
+        (8, 2, None, 2, 2),  # DYNABENCH_GENERATION_SLOTS wins, and one batch's worth waits
+        (8, None, 0, 8, 0),  # DYNABENCH_GENERATION_QUEUE wins
+    ],
+)
+def test_where_answers_leave_the_pool_the_slots_are_a_batch_not_a_share_of_the_threads(
+    threads, slots_configured, queue_configured, slots, bound
+):
+    assert web_slots(threads, slots_configured, threads_leave_pool=True) == slots
+    assert waiting_bound(threads, slots, queue_configured, threads_leave_pool=True) == bound
+
+
+def test_joining_the_line_takes_a_pool_thread_out_of_the_pool_once_per_request():
+    from core.request_threads import serve_with
+
+    slots = GenerationSlots(1)
+    started = []
+    with serve_with(lambda: started.append("a new pool thread")) as left_pool:
+        first = slots.join()
+        second = slots.join()  # a second answer of the same request (the arena's pair)
+    assert started == ["a new pool thread"]
+    assert left_pool()
+    slots.leave(first)
+    slots.leave(second)
+    assert slots.join() is not None  # outside a pool's request: nothing to leave, nothing started
+    assert started == ["a new pool thread"]
+
+
+def test_a_pool_that_cannot_start_a_thread_keeps_the_request_out_of_line():
+    from core.request_threads import serve_with
+
+    def cannot_start():
+        raise RuntimeError("can't start new thread")
+
+    slots = GenerationSlots(1)
+    with serve_with(cannot_start) as left_pool, pytest.raises(RuntimeError, match="start new thread"):
+        slots.join()
+    assert not left_pool()
+    assert slots.wait(slots.join(), 0)  # nothing was left in line before the next one
+
+
 def test_web_slots_below_one_are_refused():
     with pytest.raises(ValueError, match="DYNABENCH_GENERATION_SLOTS must be at least 1, not 0"):
         web_slots(8, 0)

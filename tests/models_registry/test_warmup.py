@@ -67,7 +67,7 @@ def test_prepare_web_worker_sets_torch_threads_and_preloads(
 def test_prepare_web_worker_bounds_the_line_for_a_generation_slot(settings, unbounded_line_after):
     settings.DYNABENCH_PRELOAD_TARGETS = False
     assert GENERATION_SLOTS.size == 1 and GENERATION_SLOTS.max_waiting is None
-    # The demo's server: half its 8 threads answer (decoded together), the other half serve pages.
+    # A server of 8 threads whose answers hold them: half answer (decoded together), half serve pages.
     prepare_web_worker(processes=1, threads=8)
     assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (4, 0)
     prepare_web_worker(processes=4, threads=4)  # a gunicorn worker: 2 answer, 2 for pages
@@ -79,6 +79,10 @@ def test_prepare_web_worker_bounds_the_line_for_a_generation_slot(settings, unbo
     settings.DYNABENCH_GENERATION_SLOTS, settings.DYNABENCH_GENERATION_QUEUE = 1, None
     prepare_web_worker(processes=1, threads=8)  # 8 - 1 slot - 4 kept for pages
     assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (1, 3)
+    # The demo's server, whose answers leave its pool: a batch of 8 answers and a batch's worth waiting.
+    settings.DYNABENCH_GENERATION_SLOTS = None
+    prepare_web_worker(processes=1, threads=8, threads_leave_pool=True)
+    assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (8, 8)
 
 
 @pytest.mark.django_db(transaction=True)

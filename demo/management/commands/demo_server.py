@@ -47,8 +47,9 @@ class Command(RunserverCommand):
         if workers < 1:
             raise CommandError(f"--workers must be at least 1, not {workers}.")
         self.server_cls = QueueingWSGIServer.with_workers(workers)
-        # One server process: torch gets every core; the line for a generation slot is bounded by the pool.
-        prepare_web_worker(processes=1, threads=workers)
+        # One server process: torch gets every core. A request that joins the line for a generation slot
+        # leaves the pool (demo.server), so the slots are the batch's size, not a share of the pool.
+        prepare_web_worker(processes=1, threads=workers, threads_leave_pool=True)
         # The server runs its own pool; Django's threading would put a ThreadingMixIn (one thread per
         # connection) in front of it.
         super().inner_run(*args, **{**options, "use_threading": False})
