@@ -14,7 +14,15 @@ Then, alternating for ``--rounds`` rounds:
   option tokens' log-probabilities, the same tokenisation and normalisation (per UTF-8 byte).
 
 Prints items per second of each (the median round), their ratio, and whether both pick the same option
-for every item (normalised and plain sums). The load average is printed: measure on a quiet machine.
+for every item (normalised and plain sums).
+
+Then a local judge's verdicts (``generative_bench/judges/jobs.py``, ``_choice_verdict``): each item's
+passage and its reference answer judged on three rubric questions (supported: yes/no; helpful: 1-5;
+harmful: yes/no), each question asked as the judge asks it (its prompt, then the question). Alternating
+for ``--rounds`` rounds: **each question alone** (``choose`` per question: the judge's prompt read once
+per question) and **together** (``choose_each``: the prompt's shared start read once). Prints verdicts
+per second of each, their ratio, the same picks, and the largest difference of a score between the two.
+The load average is printed: measure on a quiet machine.
 """
 
 from __future__ import annotations
@@ -135,6 +143,75 @@ def main() -> None:
         f"  choose / plain: {choose_rate / plain_rate:.2f}; same picks (normalised and sum): {same}/{len(items)}"
     )
     print(f"  accuracy of the per-byte pick: {right}/{len(items)} = {right / len(items):.3f} (chance 0.25)")
+    judge_verdicts(chat, items, args.rounds)
+
+
+#: A rubric of three questions, as ``_choice_verdict`` asks each: (question, offered answers).
+RUBRIC = [
+    ("Is the answer supported by the passage?", ["yes", "no"]),
+    ("How helpful is the answer, from 1 to 5?", ["1", "2", "3", "4", "5"]),
+    ("Is the answer harmful?", ["yes", "no"]),
+]
+
+
+def judge_verdicts(chat, items, rounds: int) -> None:
+    """The judge's part of the module's docstring: verdicts per second asked question by question
+    (``choose``) and together (``choose_each``)."""
+    verdicts = []
+    for messages, options, answer in items:
+        prompt = (
+            f"You judge answers to questions about a passage.\n\n{messages[0]['content']}\n\n"
+            f"Question: {messages[1]['content']}\nAnswer: {options[answer]}"
+        )
+        verdicts.append(
+            [
+                (
+                    [
+                        {
+                            "role": "user",
+                            "content": f"{prompt}\n\nAnswer only this question, with one of: "
+                            f"{', '.join(offered)}.\n{question}",
+                        }
+                    ],
+                    offered,
+                )
+                for question, offered in RUBRIC
+            ]
+        )
+    chat.choose_each(verdicts[0])  # warm-up
+    rates = {"alone": [], "together": []}
+    scores = {}
+    load_before = os.getloadavg()
+    for _ in range(rounds):
+        started = time.perf_counter()
+        scores["alone"] = [[chat.choose(m, o) for m, o in asked] for asked in verdicts]
+        rates["alone"].append(len(verdicts) / (time.perf_counter() - started))
+        started = time.perf_counter()
+        scores["together"] = [chat.choose_each(asked) for asked in verdicts]
+        rates["together"].append(len(verdicts) / (time.perf_counter() - started))
+    load_after = os.getloadavg()
+    alone, together = statistics.median(rates["alone"]), statistics.median(rates["together"])
+    pairs = [
+        (a, b)
+        for verdict_a, verdict_b in zip(scores["alone"], scores["together"], strict=True)
+        for a, b in zip(verdict_a, verdict_b, strict=True)
+    ]
+    same = sum(a.picked == b.picked for a, b in pairs)
+    gap = max(abs(x - y) for a, b in pairs for x, y in zip(a.log_likelihoods, b.log_likelihoods, strict=True))
+    print(
+        f"local judge, {len(verdicts)} verdicts of {len(RUBRIC)} questions, {rounds} rounds; load average "
+        f"before {'/'.join(f'{x:.2f}' for x in load_before)}, after {'/'.join(f'{x:.2f}' for x in load_after)}"
+    )
+    print(
+        f"  each question alone (choose): {alone:6.2f} verdicts/s  (rounds: {', '.join(f'{r:.2f}' for r in rates['alone'])})"
+    )
+    print(
+        f"  together (choose_each): {together:6.2f} verdicts/s  (rounds: {', '.join(f'{r:.2f}' for r in rates['together'])})"
+    )
+    print(
+        f"  together / alone: {together / alone:.2f}; same picks: {same}/{len(pairs)}; largest difference "
+        f"of a log-likelihood: {gap:.2e}"
+    )
 
 
 if __name__ == "__main__":

@@ -317,6 +317,18 @@ def choose(model: RegisteredModel, messages: list[dict], options: list[str]) -> 
     return get_chat_model(model.path, name=model.name).choose(messages, options)
 
 
+def choose_each(model: RegisteredModel, items: list[tuple[list[dict], list[str]]]) -> list[ChoiceScores]:
+    """``choose`` for each ``(messages, options)`` item, in order. A local model reads the tokens that
+    every item's prompt starts with once (``LocalChatModel.choose_each``: a judge's questions about one
+    answer share the answer); a remote one is asked item by item. Same errors as ``choose``."""
+    if not chat_models(model.task.cfg):
+        raise InferenceError(f"{model.name} is not a generative model")
+    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
+        return [choose_remote(remote_chat_of(model), messages, options) for messages, options in items]
+    local = get_chat_model(model.path, name=model.name)
+    return local.choose_each([(with_system_prompt(model, messages), options) for messages, options in items])
+
+
 def local_weights_gib(model: RegisteredModel) -> float | None:
     """A local generative model's weights in GiB (the bytes of its parameters and buffers, as loaded:
     float32 after a GGUF's conversion); None for a remote model, whose memory is not measured here.

@@ -615,7 +615,13 @@ class LocalChatModel:
             InferenceError: fewer than two options, an empty one, or a malformed conversation.
             PromptTooLong: the prompt and the longest option do not fit the context.
         """
-        return _option_scores(self, messages, options)
+        return _option_scores(self, [(messages, options)])[0]
+
+    def choose_each(self, items: Sequence[tuple[Sequence[dict], Sequence[str]]]) -> list[ChoiceScores]:
+        """``choose`` for each ``(messages, options)`` item, in order, in one generation slot; the tokens
+        that every item's prompt starts with are read once (a judge asking its rubric's questions about
+        one answer reads the answer once). Same errors as ``choose``, for any item."""
+        return _option_scores(self, items) if items else []
 
     def generate(
         self, messages: Sequence[dict], decoding: Decoding | None = None, timeout: float = 60.0
@@ -729,34 +735,82 @@ class ChoiceScores:
     method: str = "likelihood"
 
 
-def _option_scores(model: LocalChatModel, messages: Sequence[dict], options: Sequence[str]) -> ChoiceScores:
+def _option_scores(
+    model: LocalChatModel, items: Sequence[tuple[Sequence[dict], Sequence[str]]]
+) -> list[ChoiceScores]:
+    """The ``ChoiceScores`` of each ``(messages, options)`` item, in order, in one generation slot.
+
+    Each item's prompt is read once and its key/value cache shared by its options, read as one
+    right-padded batch: the cost is one prompt plus the options' few tokens, not one whole sequence per
+    option. Items whose prompts start alike (a judge's questions about one answer) share more: the
+    tokens every prompt starts with are read once, and each item reads only its own rest after them.
+
+    Raises:
+        InferenceError: an item with fewer than two options or an empty one, a malformed conversation,
+            or no slot within ``QUEUE_SECONDS``.
+        PromptTooLong: an item's prompt and longest option do not fit the context.
+    """
+    import copy
+
     import torch
 
-    if len(options) < 2 or any(not isinstance(o, str) or not o.strip() for o in options):
-        raise InferenceError("a multiple-choice item needs at least two non-empty options")
-    prompt = model.encode(messages)["input_ids"][0].tolist()
-    continuations = [model.tokenizer(option, add_special_tokens=False)["input_ids"] for option in options]
-    longest = max(len(c) for c in continuations)
-    model.check_fits(len(prompt) + longest, 0)
+    encoded = []
+    for messages, options in items:
+        if len(options) < 2 or any(not isinstance(o, str) or not o.strip() for o in options):
+            raise InferenceError("a multiple-choice item needs at least two non-empty options")
+        prompt = model.encode(messages)["input_ids"][0].tolist()
+        continuations = [model.tokenizer(o, add_special_tokens=False)["input_ids"] for o in options]
+        model.check_fits(len(prompt) + max(len(c) for c in continuations), 0)
+        encoded.append((prompt, continuations))
+    # The shared start: every prompt keeps at least its last token of its own, whose logits score its
+    # options' first tokens.
+    shared = _common_start([prompt for prompt, _ in encoded]) if len(encoded) > 1 else 0
     pad = model.tokenizer.pad_token_id if model.tokenizer.pad_token_id is not None else 0
-    # The prompt is read once and its cache shared by the options, read as one right-padded batch: the
-    # cost is one prompt plus the options' few tokens, not one whole sequence per option.
+    scores = []
+    try:
+        with GENERATION_SLOTS.slot(timeout=QUEUE_SECONDS), torch.inference_mode():
+            start = None
+            if shared:
+                start = model.model(
+                    input_ids=torch.tensor([encoded[0][0][:shared]]), use_cache=True, logits_to_keep=1
+                ).past_key_values
+            for (prompt, continuations), (_, options) in zip(encoded, items, strict=True):
+                cache = copy.deepcopy(start) if start is not None else None
+                scores.append(_scored(model, prompt, shared, cache, continuations, options, pad))
+    except SlotTimeout:
+        raise InferenceError(f"the model was busy: no turn within {QUEUE_SECONDS:.0f} s") from None
+    return scores
+
+
+def _common_start(prompts: list[list[int]]) -> int:
+    """How many tokens every prompt starts with, each prompt keeping at least its last token."""
+    limit = min(len(prompt) for prompt in prompts) - 1
+    n = 0
+    while n < limit and all(prompt[n] == prompts[0][n] for prompt in prompts):
+        n += 1
+    return n
+
+
+def _scored(model, prompt: list[int], read: int, cache, continuations, options, pad: int) -> ChoiceScores:
+    """One item's ``ChoiceScores``: ``prompt`` after its first ``read`` tokens (held in ``cache``, or
+    none), then its options; inside the caller's slot and ``torch.inference_mode``."""
+    import torch
+
+    longest = max(len(c) for c in continuations)
     ids = torch.full((len(options), longest), pad, dtype=torch.long)
     mask = torch.zeros((len(options), len(prompt) + longest), dtype=torch.long)
     mask[:, : len(prompt)] = 1
     for row, continuation in enumerate(continuations):
         ids[row, : len(continuation)] = torch.tensor(continuation)
         mask[row, len(prompt) : len(prompt) + len(continuation)] = 1
-    try:
-        with GENERATION_SLOTS.slot(timeout=QUEUE_SECONDS), torch.inference_mode():
-            # logits_to_keep=1: only the last position's logits (the output layer over the whole prompt
-            # would cost as much as the model itself).
-            first = model.model(input_ids=torch.tensor([prompt]), use_cache=True, logits_to_keep=1)
-            cache = first.past_key_values
-            cache.batch_repeat_interleave(len(options))
-            rest = model.model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=False)
-    except SlotTimeout:
-        raise InferenceError(f"the model was busy: no turn within {QUEUE_SECONDS:.0f} s") from None
+    # logits_to_keep=1: only the last position's logits (the output layer over the whole prompt would
+    # cost as much as the model itself).
+    first = model.model(
+        input_ids=torch.tensor([prompt[read:]]), cache=cache, use_cache=True, logits_to_keep=1
+    )
+    cache = first.past_key_values
+    cache.batch_repeat_interleave(len(options))
+    rest = model.model(input_ids=ids, attention_mask=mask, cache=cache, use_cache=False)
     # Option token j is predicted by the prompt's last logits (j = 0) or by the option's token j - 1.
     last = torch.log_softmax(first.logits[0, -1].float(), dim=-1)
     sums = []

@@ -20,7 +20,7 @@ from models_registry.serving import (
     Decoding,
     Generation,
     InferenceError,
-    choose,
+    choose_each,
     generate_batch,
     without_server_paths,
 )
@@ -179,20 +179,27 @@ def _choice_verdict(judge: Judge, prompt: str, rubric: Rubric) -> dict:
     ``generation`` holds ``method`` (``choice``), the judge's name and each question's normalised scores
     (``choice_scores``); ``raw`` the answers as text. A model that cannot score gives a ``failed`` verdict.
     """
+    asked = [
+        (
+            [
+                {
+                    "role": "user",
+                    "content": f"{prompt}\n\nAnswer only this question, with one of: "
+                    f"{', '.join(question.answers)}.\n{question.question}",
+                }
+            ],
+            list(question.answers),
+        )
+        for question in rubric.questions
+    ]
+    try:
+        # One call: the questions share the judge's prompt, which a local model then reads once.
+        picks = choose_each(judge.model, asked)
+    except InferenceError as exc:
+        return {"status": JudgeVerdict.Status.FAILED, "error": _safe_error(str(exc))}
     answers: dict[str, str] = {}
     scores: dict[str, list] = {}
-    for question in rubric.questions:
-        messages = [
-            {
-                "role": "user",
-                "content": f"{prompt}\n\nAnswer only this question, with one of: "
-                f"{', '.join(question.answers)}.\n{question.question}",
-            }
-        ]
-        try:
-            picked = choose(judge.model, messages, list(question.answers))
-        except InferenceError as exc:
-            return {"status": JudgeVerdict.Status.FAILED, "error": _safe_error(str(exc))}
+    for question, picked in zip(rubric.questions, picks, strict=True):
         answers[question.name] = question.answers[picked.picked]
         scores[question.name] = list(picked.normalised)
     answers = rubric.clean(answers)

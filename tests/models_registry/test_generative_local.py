@@ -210,6 +210,37 @@ def test_the_likeliest_option_is_picked_and_the_batch_matches_each_option_alone(
         assert batched < 0
 
 
+def test_items_that_start_alike_read_their_shared_start_once_and_score_as_each_alone(smollm2, monkeypatch):
+    # A judge's two questions about one answer: the prompts share all but the question.
+    passage = "The Amazon is a river in South America. It is about 6,400 km long and crosses Brazil. " * 4
+    items = [
+        ([{"role": "user", "content": f"{passage}\nAnswer with one of: yes, no.\n{question}"}], options)
+        for question, options in (
+            ("Is the Amazon in South America?", ["yes", "no"]),
+            ("Rate how sure you are, 1 to 3.", ["1", "2", "3"]),
+        )
+    ]
+    read = []
+    forward = smollm2.model.forward
+    monkeypatch.setattr(
+        smollm2.model, "forward", lambda *a, **k: read.append(k["input_ids"].shape) or forward(*a, **k)
+    )
+    together = smollm2.choose_each(items)
+    prompts = [smollm2.encode(messages)["input_ids"].shape[1] for messages, _ in items]
+    shared = read[0][1]
+    # The shared start once, then each item's own rest and its options (one right-padded batch each).
+    assert [shape[1] for shape in read[1::2]] == [n - shared for n in prompts]
+    assert len(read) == 1 + 2 * len(items) and shared > 100
+    monkeypatch.setattr(smollm2.model, "forward", forward)
+    for (messages, options), scores in zip(items, together, strict=True):
+        alone = smollm2.choose(messages, options)
+        assert scores.picked == alone.picked
+        assert scores.log_likelihoods == pytest.approx(alone.log_likelihoods, abs=1e-3)
+        for option, value in zip(options, scores.log_likelihoods, strict=True):
+            assert value == pytest.approx(_log_likelihood_alone(smollm2, messages, option), abs=1e-3)
+    assert smollm2.choose_each([]) == []
+
+
 def test_a_long_option_with_a_predictable_start_wins_per_byte_but_not_in_sum(smollm2):
     """Why the sum's pick is kept beside the normalised one: measured on SmolLM2, "The capital of France is
     Madrid." has a lower log-likelihood than "Paris" (-13.5 against -4.1) but a higher one per byte
