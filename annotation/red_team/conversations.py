@@ -584,19 +584,23 @@ class TurnStream(AnswerStream):
         budget.settle(turn, model)
 
 
-#: Why a side-by-side answer was not generated: its reader left while an earlier one streamed.
-UNREAD = "not generated: the reader left before this answer's turn came"
+#: Why a side-by-side answer was not generated: its reader left before it began.
+UNREAD = "not generated: the reader left before this answer began"
 
 
 class CandidateStreams:
-    """The answers of a side-by-side first message (``send_turn``), generated one after another in slot
-    order: ``pieces()`` (blocking) or ``apieces()`` (an event loop) yields ``(slot, piece)``; ``turns``
-    are the stored turns (slot order), each updated as its answer ends. A reader who leaves stops the
-    answer being generated (stored with what came, ``cut_short``) and the later ones are never asked
-    (stored ``failed`` with ``UNREAD``, charged nothing).
+    """The answers of a side-by-side first message (``send_turn``), generated together:
+    ``pieces()`` (blocking) or ``apieces()`` (an event loop) yields ``(slot, piece)``, taking one piece
+    of each unfinished answer in slot order, round after round; ``turns`` are the stored turns (slot
+    order), each updated as its answer ends. A reader who leaves stops every answer still being
+    generated (each stored with what came, ``cut_short``); one never begun (the reader left during the
+    first answer's first piece) is never asked (stored ``failed`` with ``UNREAD``, charged nothing).
 
-    One after another rather than at once: the blocking path has one thread per request, and on the demo's
-    two cores two local answers at once take as long as two in a row (docs/generative.md)."""
+    Together rather than one after another: each answer is asked before the first has ended, so a local
+    model's answers decode in one batch (``runtime.batcher``) and a remote server answers them at once;
+    the writer waits about as long as for the slowest answer, not for their sum
+    (``benchmarks/side_by_side_stream.py``). Taking a piece of each in turn needs no thread of its own:
+    an answer's pieces wait in its stream while another's are read."""
 
     def __init__(self, streams: list[TurnStream]):
         self.streams = streams
@@ -611,34 +615,45 @@ class CandidateStreams:
         return self.streams[0].turn
 
     def pieces(self) -> Iterator[tuple[int, str]]:
-        """``(slot, piece)`` of every answer in slot order (a ``Waiting`` piece too, as ``TurnStream``)."""
-        current = 0
+        """``(slot, piece)`` of every answer, one piece of each unfinished answer in turn (a
+        ``Waiting`` piece too, as ``TurnStream``)."""
+        unfinished, begun = list(range(len(self.streams))), set()
         try:
-            for slot, stream in enumerate(self.streams):
-                current = slot
-                for piece in stream:
+            while unfinished:
+                for slot in list(unfinished):
+                    begun.add(slot)
+                    try:
+                        piece = next(self.streams[slot])
+                    except StopIteration:
+                        unfinished.remove(slot)
+                        continue
                     yield slot, piece
-            current = len(self.streams)
         finally:
-            if current < len(self.streams):
-                self.streams[current].close()
-                for stream in self.streams[current + 1 :]:
-                    stream.end_unread(UNREAD)
+            for slot in unfinished:  # the reader left
+                if slot in begun:
+                    self.streams[slot].close()
+                else:
+                    self.streams[slot].end_unread(UNREAD)
 
     async def apieces(self) -> AsyncIterator[tuple[int, str]]:
         """``pieces()`` for an async reader."""
-        current = 0
+        unfinished, begun = list(range(len(self.streams))), set()
         try:
-            for slot, stream in enumerate(self.streams):
-                current = slot
-                async for piece in stream:
+            while unfinished:
+                for slot in list(unfinished):
+                    begun.add(slot)
+                    try:
+                        piece = await self.streams[slot].__anext__()
+                    except StopAsyncIteration:
+                        unfinished.remove(slot)
+                        continue
                     yield slot, piece
-            current = len(self.streams)
         finally:
-            if current < len(self.streams):
-                await self.streams[current].aclose()
-                for stream in self.streams[current + 1 :]:
-                    await sync_to_async(stream.end_unread)(UNREAD)
+            for slot in unfinished:
+                if slot in begun:
+                    await self.streams[slot].aclose()
+                else:
+                    await sync_to_async(self.streams[slot].end_unread)(UNREAD)
 
     def drain(self) -> list[Turn]:
         """Generate every answer; the stored turns, in slot order."""

@@ -11,9 +11,9 @@ The stream (``text/event-stream``, https://html.spec.whatwg.org/multipage/server
 * ``event: done`` last, ``data`` = the stored turn (``turn_payload``): status, the whole answer, its
   finish reason, error and generation record. A broken or timed-out answer still ends with ``done``.
 
-**Side by side.** The first message of a side-by-side conversation is answered by several models, one
-after another: ``event: turn`` carries ``"answers": k`` too; each ``token`` and ``queued`` event carries
-``"slot"`` (0 for answer A); ``done`` is ``{"answers": [turn_payload of each answer, slot order]}``, the
+**Side by side.** The first message of a side-by-side conversation is answered by several models at
+once, their events interleaved: ``event: turn`` carries ``"answers": k`` too; each ``token`` and
+``queued`` event carries ``"slot"`` (0 for answer A); ``done`` is ``{"answers": [turn_payload of each answer, slot order]}``, the
 records without the models' names (``NAMING_KEYS``).
 
 A client that leaves early closes the generator; ``TurnStream`` then stops the model and stores what came,
@@ -97,6 +97,14 @@ class _Gathered:
         self.sent_at = now
         return self.rest()
 
+    def due(self) -> str:
+        """The ``token`` event of what is held if it has been held ``GATHER_SECONDS`` ("" otherwise):
+        another answer's piece came, and this one's held text must not wait for its own next piece."""
+        if not self.held or time.monotonic() - self.sent_at < GATHER_SECONDS:
+            return ""
+        self.sent_at = time.monotonic()
+        return self.rest()
+
     def rest(self) -> str:
         """The ``token`` event of what is held ("" for nothing)."""
         text, self.held = self.held, ""
@@ -143,9 +151,10 @@ def _first_event(streams: CandidateStreams) -> str:
 
 
 def _candidate_piece(gathered: dict[int, _Gathered], slot: int, piece: str) -> str | None:
-    """The events to send for ``piece`` of the answer in ``slot`` (None while it is held); what an
-    earlier slot still held goes first."""
-    said = "".join(gathered.pop(other).rest() for other in [s for s in gathered if s != slot])
+    """The events to send for ``piece`` of the answer in ``slot`` (None while it is held). The answers'
+    pieces come interleaved: each answer's are gathered on their own, and what another answer has held
+    for ``GATHER_SECONDS`` goes first (its stream may have ended)."""
+    said = "".join(g.due() for other, g in gathered.items() if other != slot)
     now = gathered.setdefault(slot, _Gathered({"slot": slot})).piece(piece)
     return (said + (now or "")) or None
 

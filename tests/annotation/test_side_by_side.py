@@ -4,6 +4,7 @@ store nothing."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections import Counter
 
@@ -49,9 +50,9 @@ def _first(conversation, user, prompt="How long is the Amazon?", **kwargs) -> li
     stream = send_turn(conversation=conversation, annotator=user, prompt=prompt, **kwargs)
     assert isinstance(stream, CandidateStreams)
     pieces = list(stream.pieces())
-    # One after another, in slot order: every piece of A before any of B.
+    # Together: one piece of each answer in turn, so each answer's first piece comes before any second.
     slots = [slot for slot, _ in pieces]
-    assert slots == sorted(slots)
+    assert slots[: len(set(slots))] == sorted(set(slots))
     return stream.turns
 
 
@@ -283,6 +284,36 @@ def test_a_reader_who_leaves_stops_the_answer_and_the_later_ones_are_never_asked
         conversation=conversation, annotator=annotator, ratings=_ratings([first], [50]), chosen="A"
     )
     assert rated.chosen_turn_id == first.pk
+
+
+def test_the_answers_are_generated_together_not_one_after_another(conversation, annotator, server):
+    # The server holds every answer after its first half: B is asked while A is still being written.
+    server.hold = threading.Event()
+    stream = send_turn(conversation=conversation, annotator=annotator, prompt="Hello")
+    pieces = stream.pieces()
+    first_two = [next(pieces), next(pieces)]
+    assert [slot for slot, _ in first_two] == [0, 1]
+    assert server.first_sent == 2  # both answers were under way at once
+    server.hold.set()
+    rest = list(pieces)
+    assert [slot for slot, _ in rest] == [0, 1]
+    turns = [Turn.objects.get(pk=t.pk) for t in stream.turns]
+    for turn, (_, head), (_, tail) in zip(turns, first_two, rest, strict=True):
+        assert turn.status == "answered" and turn.answer == head + tail
+        assert turn.answer == f"{turn.model.name} says: Hello"
+
+
+def test_a_reader_who_leaves_after_both_began_stops_both_and_keeps_what_came(conversation, annotator, server):
+    server.hold = threading.Event()
+    stream = send_turn(conversation=conversation, annotator=annotator, prompt="Hello")
+    pieces = stream.pieces()
+    came = dict([next(pieces), next(pieces)])
+    pieces.close()
+    server.hold.set()
+    for turn in (Turn.objects.get(pk=t.pk) for t in stream.turns):
+        assert turn.status == "answered" and turn.generation["finish_reason"] == "cut_short"
+        assert turn.answer == came[turn.slot]
+    assert len(server.requests) == 2
 
 
 def test_the_thread_and_the_messages_hold_only_the_chosen_answer(conversation, annotator):

@@ -154,7 +154,7 @@
   /*
    * Side by side (data-side-by-side on the form: the conversation's first message goes to several models):
    * the "turn" event says how many answers come; each "token" and "queued" event names its answer's slot
-   * (0 for A), and the answers come one after another into their own boxes. When "done" comes, the page
+   * (0 for A), and the answers come together, interleaved, each into its own box. When "done" comes, the page
    * is loaded again: the server draws the rating form under each answer. Returns false when the stream
    * ended without "done".
    */
@@ -196,7 +196,7 @@
         } else if (ev.name === "queued") {
           status.textContent = "The models are answering others first: " + ev.data.ahead + " ahead of you…";
         } else if (ev.name === "token" && boxes[ev.data.slot]) {
-          status.textContent = "Answer " + String.fromCharCode(65 + ev.data.slot) + " is coming…";
+          status.textContent = "The answers are coming…";
           boxes[ev.data.slot].textContent += ev.data.text;
         } else if (ev.name === "done") {
           window.removeEventListener("beforeunload", stay);
