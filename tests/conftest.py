@@ -108,6 +108,30 @@ def _test_commits_not_flushed_to_disk():
     connection_created.disconnect(dispatch_uid="tests-asynchronous-commit")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _transactional_tests_emptied_by_delete():
+    """A transactional test (and every browser test) ends by emptying every table (Django's ``flush``),
+    which on PostgreSQL is one ``TRUNCATE`` of all 63 tables: 223 ms a test here, as TRUNCATE makes every
+    table's and index's files anew, and about 150 such tests spent 60 s of the suite's time in it.
+    ``DELETE`` of the few rows a test leaves takes 5 ms (measured on the test database, medians of 10).
+    The order of the tables does not matter: Django makes PostgreSQL's foreign keys ``DEFERRABLE
+    INITIALLY DEFERRED``, checked when ``flush``'s transaction commits, with every table empty. A flush
+    that resets the sequences (``reset_sequences``) keeps Django's TRUNCATE."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    original = DatabaseOperations.sql_flush
+
+    def sql_flush(self, style, tables, *, reset_sequences=False, allow_cascade=False):
+        if reset_sequences:
+            return original(self, style, tables, reset_sequences=True, allow_cascade=allow_cascade)
+        delete = f"{style.SQL_KEYWORD('DELETE')} {style.SQL_KEYWORD('FROM')}"
+        return [f"{delete} {style.SQL_FIELD(self.quote_name(table))};" for table in tables]
+
+    DatabaseOperations.sql_flush = sql_flush
+    yield
+    DatabaseOperations.sql_flush = original
+
+
 # --- isolation of every test ----------------------------------------------------------------------------
 
 
