@@ -207,16 +207,18 @@ def prompt_tokens(model: RegisteredModel, messages: list[dict]) -> int | None:
 
 
 def admit(*models: RegisteredModel) -> None:
-    """Refuse now, before the caller stores anything, a request whose answer from one of ``models``
-    would wait for a generation slot in a full line (``runtime.slots``): when one of them is local, the
-    calling thread is promised its place in line (``GenerationSlots.admit``), taken by its next
-    generation. A remote model's server keeps its own line.
+    """Refuse now, before the caller stores anything, a request whose answers from ``models`` (one each)
+    would wait for a generation slot in a full line (``runtime.slots``): the calling thread is promised a
+    place in line for each local one (``GenerationSlots.admit``), all or none, taken by its next
+    generations. A remote model's server keeps its own line.
 
     Raises:
-        QueueFull: the line of this process is full (answered 503 by ``models_registry.queue_full``).
+        QueueFull: the line of this process has no room for them all (answered 503 by
+            ``models_registry.queue_full``).
     """
-    if any(model.source != RegisteredModel.Source.CHAT_ENDPOINT for model in models):
-        GENERATION_SLOTS.admit()
+    local = sum(1 for model in models if model.source != RegisteredModel.Source.CHAT_ENDPOINT)
+    if local:
+        GENERATION_SLOTS.admit(local)
 
 
 def answer_cost(model: RegisteredModel, generation: Generation) -> float | None:

@@ -295,7 +295,7 @@ def _store_first_answers(
     messages = messages_of(locked, [], prompt)
     for model in drawn:
         _check_fits(model, messages)
-        admit(model)
+    admit(*drawn)  # a place in line for each local answer, or a refusal before anything is stored
     turns = []
     for slot, model in enumerate(drawn):
         turn = Turn.objects.create(

@@ -12,6 +12,8 @@ answered each opening message, rated on a 1-100 slider, and the highest rated co
 
 from __future__ import annotations
 
+import re
+
 from django.db import transaction
 
 from annotation.models import CandidateRating, Conversation, Turn
@@ -35,12 +37,16 @@ def letters(turns: list[Turn]) -> str:
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
+_DIGITS = re.compile(r"[0-9]{1,3}")
+
+
 def _score(letter: str, value) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            value = int(str(value).strip()) if isinstance(value, str) else None
-        except ValueError:
-            value = None
+    # A form's text holds plain ASCII digits only: int() would also take "5_0" and "٥٠" (other scripts'
+    # digits), which the API's JSON integer never is.
+    if isinstance(value, str):
+        value = int(value.strip()) if _DIGITS.fullmatch(value.strip()) else None
+    elif isinstance(value, bool) or not isinstance(value, int):
+        value = None
     if value is None or not LOWEST <= value <= HIGHEST:
         raise ConversationError(
             f"Answer {letter}: the rating must be a whole number from {LOWEST} to {HIGHEST}.", code="invalid"

@@ -118,7 +118,8 @@ class GenerationSlots:
         self._lock = threading.Condition()
         self._holding: dict[object, float] = {}  # ticket: when it took its slot
         self._line: deque[object] = deque()
-        self._promised: dict[int, float] = {}  # thread id: when ``admit`` promised it a place
+        # thread id: (when ``admit`` promised it places, how many are left)
+        self._promised: dict[int, tuple[float, int]] = {}
         self._holds: deque[float] = deque(maxlen=HOLDS_REMEMBERED)
 
     def waiting(self) -> int:
@@ -135,19 +136,23 @@ class GenerationSlots:
         with self._lock:
             return self._retry_after(threading.get_ident())
 
-    def admit(self) -> None:
-        """Promise the calling thread a place in line, before its request stores anything; its next
-        ``join`` takes it. Counts as waiting until then, or for ``PROMISE_SECONDS`` at most; a second
-        ``admit`` of the thread replaces the first.
+    def admit(self, places: int = 1) -> None:
+        """Promise the calling thread ``places`` places in line (a side-by-side message's answers, an
+        arena battle's two), before its request stores anything; each of its next ``join``s takes one.
+        They count as waiting until taken, or for ``PROMISE_SECONDS`` at most; a second ``admit`` of the
+        thread replaces the first. All or none: a line with room for fewer refuses.
 
         Raises:
             QueueFull: the line is full (see the class).
+            ValueError: ``places`` below 1.
         """
+        if places < 1:
+            raise ValueError(f"a promise is of at least 1 place, not {places}")
         me = threading.get_ident()
         with self._lock:
             self._promised.pop(me, None)
-            self._refuse_if_full(me)
-            self._promised[me] = self._clock()
+            self._refuse_if_full(me, places)
+            self._promised[me] = (self._clock(), places)
 
     def withdraw(self) -> None:
         """Give back the calling thread's promised place, if ``admit`` left one unused (its request was
@@ -168,8 +173,11 @@ class GenerationSlots:
         me = threading.get_ident()
         with self._lock:
             self._forget_old_promises()
-            if self._promised.pop(me, None) is None:
+            promised = self._promised.pop(me, None)
+            if promised is None:
                 self._refuse_if_full(me)
+            elif promised[1] > 1:
+                self._promised[me] = (promised[0], promised[1] - 1)
             self._line.append(ticket)
         # The request will wait on the model from here on, holding no CPU: in the demo's server its thread
         # gives its place in the pool to a new one, so pages never wait behind answers.
@@ -182,22 +190,25 @@ class GenerationSlots:
 
     def _forget_old_promises(self) -> None:
         oldest = self._clock() - PROMISE_SECONDS
-        for thread, promised in list(self._promised.items()):
+        for thread, (promised, _) in list(self._promised.items()):
             if promised < oldest:
                 del self._promised[thread]
 
+    def _ahead(self, me: int) -> int:
+        """Those in line and the places promised to other threads."""
+        return len(self._line) + sum(n for thread, (_, n) in self._promised.items() if thread != me)
+
     def _waiting(self, me: int) -> int:
         self._forget_old_promises()
-        ahead = len(self._line) + sum(1 for thread in self._promised if thread != me)
-        return max(0, ahead - (self.size - len(self._holding)))
+        return max(0, self._ahead(me) - (self.size - len(self._holding)))
 
-    def _refuse_if_full(self, me: int) -> None:
+    def _refuse_if_full(self, me: int, places: int = 1) -> None:
         if self.max_waiting is None:
             return
         self._forget_old_promises()
-        ahead = len(self._line) + sum(1 for thread in self._promised if thread != me)
+        ahead = self._ahead(me)
         free = self.size - len(self._holding)
-        if ahead >= free and ahead + 1 - free > self.max_waiting:
+        if ahead + places > free and ahead + places - free > self.max_waiting:
             raise QueueFull(self._waiting(me), self._retry_after(me))
 
     def _retry_after(self, me: int) -> int:

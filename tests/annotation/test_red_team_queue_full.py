@@ -10,7 +10,8 @@ import uuid
 import pytest
 
 from annotation.models import Conversation, Example, Turn
-from engine.runtime.slots import GENERATION_SLOTS
+from annotation.red_team.conversations import send_turn
+from engine.runtime.slots import GENERATION_SLOTS, QueueFull
 from tests.factories.red_team import make_passage, make_red_team_round
 from tests.helpers.api import client_for
 from tests.helpers.slots import full_generation_line
@@ -148,3 +149,48 @@ def test_a_message_refused_for_another_reason_gives_its_place_in_line_back(clien
     finally:
         GENERATION_SLOTS.max_waiting = None
         GENERATION_SLOTS.leave(holder)
+
+
+@pytest.fixture
+def side_by_side_round(db, smollm2_dir):
+    """A red-teaming round whose first messages are answered by two local registrations of SmolLM2."""
+    import copy
+
+    from models_registry.models import RegisteredModel, RoundTarget
+    from tasks.builtin_configs import RED_TEAM_CONFIG
+
+    config = copy.deepcopy(RED_TEAM_CONFIG)
+    config["red_team"]["side_by_side"] = {"models": 2}
+    round_ = make_red_team_round(smollm2_dir, config=config)
+    second = RegisteredModel.objects.create(
+        task=round_.task, name="smollm2-too", path=str(smollm2_dir), status="ready",
+        generation={"max_new_tokens": 12, "temperature": 0.0},
+    )  # fmt: skip
+    RoundTarget.objects.create(round=round_, model=second, position=1)
+    return round_
+
+
+def test_a_side_by_side_message_takes_a_place_for_each_answer_or_is_refused_whole(
+    side_by_side_round, annotator
+):
+    # Room for one more waiter, two answers to ask: refused before anything is stored (before, one
+    # place was promised, and the second answer was stored failed with "The model is busy").
+    api = client_for(annotator)
+    started = api.post(
+        "/api/tasks/red-team/conversations/", {"context": make_passage(side_by_side_round).pk}, format="json"
+    )
+    assert started.status_code == 201
+    with full_generation_line(2):
+        GENERATION_SLOTS.max_waiting = 3
+        conversation = Conversation.objects.get(pk=started.json()["id"])
+        with pytest.raises(QueueFull):  # the service refuses before it stores (nothing generated yet)
+            send_turn(conversation=conversation, annotator=annotator, prompt="How long is the Amazon?")
+        GENERATION_SLOTS.withdraw()
+        refused = api.post(
+            f"/api/conversations/{started.json()['id']}/turns/",
+            {"prompt": "How long is the Amazon?", "client_token": str(uuid.uuid4())},
+            format="json",
+        )
+        assert refused.status_code == 503 and refused.json()["code"] == "queue_full"
+        assert not Turn.objects.exists()
+        assert len(GENERATION_SLOTS._line) == 2

@@ -183,6 +183,15 @@ def test_ratings_are_stored_once_and_other_ratings_refused(conversation, annotat
             "A",
             "Answer A: the rating must be a whole number from 1 to 100.",
         ),
+        # A form's text: plain digits only (int() would take "5_0" and Arabic-Indic digits as 50).
+        *(
+            (
+                {"A": {"score": text, "rubric": GOOD}, "B": {"score": 50, "rubric": GOOD}},
+                "A",
+                "Answer A: the rating must be a whole number from 1 to 100.",
+            )
+            for text in ("5_0", "\u0665\u0660", "50.0", "+50", "", "0050")
+        ),
         (
             {"A": {"score": 50, "rubric": GOOD}, "B": {"score": 50, "rubric": BAD}},
             "A",
@@ -244,7 +253,7 @@ def test_more_models_than_the_round_has_are_refused_at_the_start(sbs_round, anno
     assert not Conversation.objects.exists()
 
 
-def test_a_failed_answer_takes_no_rating_and_the_others_go_on(db, server, annotator):
+def test_a_failed_answer_takes_no_rating_and_the_others_go_on(db, server, annotator, client):
     round_ = make_side_by_side_round(server.base_url, names=("alpha", "beta"), slug="red-two")
     failing = round_.targets.get(model__name="alpha").model
     failing.chat_model_name = "fault-500"
@@ -254,6 +263,11 @@ def test_a_failed_answer_takes_no_rating_and_the_others_go_on(db, server, annota
     failed = next(t for t in turns if t.model.name == "alpha")
     ok = next(t for t in turns if t.model.name == "beta")
     assert (failed.status, ok.status) == ("failed", "answered")
+    # The page says the failed answer never came (not that it broke off), and why, in one sentence each.
+    client.force_login(annotator)
+    shown = client.get("/tasks/red-two/red-team/").content.decode()
+    assert f"This answer did not come, so it takes no rating. Why: {failed.error}" in shown
+    assert ".." not in shown
     with pytest.raises(ConversationError) as refused:
         rate_answers(
             conversation=conversation,

@@ -44,6 +44,11 @@ def test_two_answers_side_by_side_rated_chosen_and_the_conversation_goes_on(
     for letter in "AB":
         expect(page.locator(f"#answer-{letter} .answer")).to_have_text("Answer 2: the river is long. 🌊")
     assert not page.get_by_text("alpha").count() and not page.get_by_text("gamma").count()
+    # Side by side (wide), the ratings start on one line even when one answer is much longer.
+    page.locator("#answer-A .answer").evaluate("p => { p.textContent = p.textContent.repeat(12); }")
+    tops = [page.locator(f"#answer-{letter} fieldset.rating").bounding_box()["y"] for letter in "AB"]
+    if page.viewport_size["width"] >= 1000:
+        assert tops[0] == pytest.approx(tops[1], abs=1)
     run.check(page, "side-by-side-answers")
     page.locator("#A-score").fill("30")
     expect(page.locator("#A-score-value")).to_have_text("30")

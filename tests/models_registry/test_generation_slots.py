@@ -182,6 +182,31 @@ def test_admit_again_replaces_the_threads_promise_and_a_promise_lapses_after_its
     assert slots.waiting() == 1
 
 
+def test_a_promise_of_several_places_is_all_or_none_and_each_join_takes_one():
+    # A side-by-side message's two local answers join the line together (one piece of each in turn).
+    slots = GenerationSlots(1, max_waiting=2)
+    holder = slots.join()
+    slots.wait(holder, 0)
+    first, second = OnThread(), OnThread()
+    second(slots.admit)  # another request holds one of the two places
+    with pytest.raises(QueueFull):  # room for one more, not two: nothing promised
+        first(slots.admit, 2)
+    assert slots.waiting() == 1
+    second(slots.withdraw)
+    first(slots.admit, 2)
+    assert slots.waiting() == 2
+    with pytest.raises(QueueFull):  # the two places fill the line
+        second(slots.admit)
+    a, b = first(slots.join), first(slots.join)  # both taken without a second check
+    assert slots.ahead_of(b) == 1 and slots.waiting() == 2
+    with pytest.raises(QueueFull):  # used up: a third join of the thread is checked
+        first(slots.join)
+    with pytest.raises(ValueError, match="at least 1 place"):
+        slots.admit(0)
+    for ticket in (holder, a, b):
+        slots.leave(ticket)
+
+
 def test_retry_after_is_the_lines_length_times_the_mean_time_a_slot_was_held_rounded_up():
     clock = Clock()
     slots = GenerationSlots(1, clock=clock)

@@ -158,13 +158,13 @@
    * is loaded again: the server draws the rating form under each answer. Returns false when the stream
    * ended without "done".
    */
-  async function readSideBySide(response, form, status) {
+  async function readSideBySide(response, form, status, prompt) {
     const turns = document.getElementById("turns");
     const empty = turns.querySelector(".empty-turns");
     if (empty) empty.remove();
     const item = document.createElement("li");
     item.className = "turn side-by-side-stream";
-    const [userBox] = message("user", form.querySelector("textarea[name=prompt]").value);
+    const [userBox] = message("user", prompt);
     const grid = document.createElement("div");
     grid.className = "answers-grid";
     item.append(userBox, grid);
@@ -251,9 +251,14 @@
     }
     status.classList.remove("warning");
     if (form.dataset.sideBySide) {
+      // As for one answer: the message is the conversation's now, and skipping its passage would
+      // abandon it.
+      if (box.value === prompt) box.value = "";
+      const skip = document.querySelector(".skip-context");
+      if (skip) skip.remove();
       let ended = false;
       try {
-        ended = await readSideBySide(response, form, status);
+        ended = await readSideBySide(response, form, status, prompt);
       } catch (e) {
         ended = false;
       }
