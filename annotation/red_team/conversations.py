@@ -48,6 +48,7 @@ from models_registry.serving import (
     InferenceError,
     PromptTooLong,
     admit,
+    Waiting,
     answer_cost,
     chat_stream,
     decoding_of,
@@ -600,7 +601,10 @@ class CandidateStreams:
     model's answers decode in one batch (``runtime.batcher``) and a remote server answers them at once;
     the writer waits about as long as for the slowest answer, not for their sum
     (``benchmarks/side_by_side_stream.py``). Taking a piece of each in turn needs no thread of its own:
-    an answer's pieces wait in its stream while another's are read."""
+    an answer's pieces wait in its stream while another's are read. An answer waiting in its model's line
+    (a ``Waiting`` piece: a process with fewer free generation slots than answers) is asked again only
+    once no other answer is being generated: asking it blocks up to a second each time, which would
+    hold back the answers that are coming."""
 
     def __init__(self, streams: list[TurnStream]):
         self.streams = streams
@@ -617,16 +621,17 @@ class CandidateStreams:
     def pieces(self) -> Iterator[tuple[int, str]]:
         """``(slot, piece)`` of every answer, one piece of each unfinished answer in turn (a
         ``Waiting`` piece too, as ``TurnStream``)."""
-        unfinished, begun = list(range(len(self.streams))), set()
+        unfinished, begun, waiting = list(range(len(self.streams))), set(), set()
         try:
             while unfinished:
-                for slot in list(unfinished):
+                for slot in _to_ask(unfinished, waiting):
                     begun.add(slot)
                     try:
                         piece = next(self.streams[slot])
                     except StopIteration:
                         unfinished.remove(slot)
                         continue
+                    (waiting.add if isinstance(piece, Waiting) else waiting.discard)(slot)
                     yield slot, piece
         finally:
             for slot in unfinished:  # the reader left
@@ -637,16 +642,17 @@ class CandidateStreams:
 
     async def apieces(self) -> AsyncIterator[tuple[int, str]]:
         """``pieces()`` for an async reader."""
-        unfinished, begun = list(range(len(self.streams))), set()
+        unfinished, begun, waiting = list(range(len(self.streams))), set(), set()
         try:
             while unfinished:
-                for slot in list(unfinished):
+                for slot in _to_ask(unfinished, waiting):
                     begun.add(slot)
                     try:
                         piece = await self.streams[slot].__anext__()
                     except StopAsyncIteration:
                         unfinished.remove(slot)
                         continue
+                    (waiting.add if isinstance(piece, Waiting) else waiting.discard)(slot)
                     yield slot, piece
         finally:
             for slot in unfinished:
@@ -666,6 +672,13 @@ class CandidateStreams:
         async for _ in self.apieces():
             pass
         return self.turns
+
+
+def _to_ask(unfinished: list[int], waiting: set[int]) -> list[int]:
+    """The slots to ask for a piece this round (``CandidateStreams``): the unfinished answers, less those
+    waiting in line while another is being generated (all of them when every one waits)."""
+    coming = [slot for slot in unfinished if slot not in waiting]
+    return coming or list(unfinished)
 
 
 def clean_judgement(cfg, rubric_answers, categories) -> tuple[dict, list[str], bool]:

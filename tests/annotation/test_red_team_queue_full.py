@@ -161,11 +161,11 @@ def side_by_side_round(db, smollm2_dir):
 
     config = copy.deepcopy(RED_TEAM_CONFIG)
     config["red_team"]["side_by_side"] = {"models": 2}
-    round_ = make_red_team_round(smollm2_dir, config=config)
+    generation = {"max_new_tokens": 32, "temperature": 0.0}
+    round_ = make_red_team_round(smollm2_dir, config=config, generation=generation)
     second = RegisteredModel.objects.create(
-        task=round_.task, name="smollm2-too", path=str(smollm2_dir), status="ready",
-        generation={"max_new_tokens": 12, "temperature": 0.0},
-    )  # fmt: skip
+        task=round_.task, name="smollm2-too", path=str(smollm2_dir), status="ready", generation=generation
+    )
     RoundTarget.objects.create(round=round_, model=second, position=1)
     return round_
 
@@ -194,3 +194,25 @@ def test_a_side_by_side_message_takes_a_place_for_each_answer_or_is_refused_whol
         assert refused.status_code == 503 and refused.json()["code"] == "queue_full"
         assert not Turn.objects.exists()
         assert len(GENERATION_SLOTS._line) == 2
+
+
+def test_with_one_slot_the_answer_in_line_is_not_asked_while_the_other_is_generated(
+    side_by_side_round, annotator
+):
+    # A process with one generation slot (the tests', a job's): answer B waits in line while A is
+    # generated. Asking B for a piece blocks up to a second each time, so B is asked again only once A
+    # has ended: before, every piece of A came a second apart, one "queued" piece of B between each two.
+    from annotation.red_team.conversations import start_conversation
+    from models_registry.serving import Waiting
+
+    assert GENERATION_SLOTS.size == 1
+    conversation = start_conversation(
+        round_=side_by_side_round, annotator=annotator, context=make_passage(side_by_side_round)
+    )
+    streams = send_turn(conversation=conversation, annotator=annotator, prompt="How long is the Amazon?")
+    pieces = list(streams.pieces())
+    queued = [slot for slot, piece in pieces if isinstance(piece, Waiting)]
+    assert queued in ([], [1])  # at most once, while A was generated
+    texts = [slot for slot, piece in pieces if piece and not isinstance(piece, Waiting)]
+    assert texts == sorted(texts) and set(texts) == {0, 1}  # all of A, then all of B
+    assert [t.status for t in (Turn.objects.get(pk=t.pk) for t in streams.turns)] == ["answered"] * 2
