@@ -311,12 +311,7 @@ def choose(model: RegisteredModel, messages: list[dict], options: list[str]) -> 
         InferenceError: not a generative model of a red-teaming task, fewer than two options, or as the
             runners raise; ``PromptTooLong`` (an ``InferenceError``) for a local model's context.
     """
-    if not chat_models(model.task.cfg):
-        raise InferenceError(f"{model.name} is not a generative model")
-    if model.source == RegisteredModel.Source.CHAT_ENDPOINT:
-        return choose_remote(remote_chat_of(model), messages, options)
-    messages = with_system_prompt(model, messages)
-    return get_chat_model(model.path, name=model.name).choose(messages, options)
+    return choose_each(model, [(messages, options)])[0]
 
 
 def choose_each(model: RegisteredModel, items: list[tuple[list[dict], list[str]]]) -> list[ChoiceScores]:

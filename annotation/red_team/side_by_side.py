@@ -44,7 +44,7 @@ def _score(letter: str, value) -> int:
     # A form's text holds plain ASCII digits only: int() would also take "5_0" and "٥٠" (other scripts'
     # digits), which the API's JSON integer never is.
     if isinstance(value, str):
-        value = int(value.strip()) if _DIGITS.fullmatch(value.strip()) else None
+        value = int(value) if _DIGITS.fullmatch(value := value.strip()) else None
     elif isinstance(value, bool) or not isinstance(value, int):
         value = None
     if value is None or not LOWEST <= value <= HIGHEST:

@@ -91,18 +91,16 @@ class _Gathered:
         if isinstance(piece, Waiting):  # the model is answering others first: said at once
             return self.rest() + event("queued", {"ahead": piece.ahead, **self.extra})
         self.held += piece
-        now = time.monotonic()
-        if not self.held or now - self.sent_at < GATHER_SECONDS:
-            return None
-        self.sent_at = now
-        return self.rest()
+        return self.due() or None
 
     def due(self) -> str:
-        """The ``token`` event of what is held if it has been held ``GATHER_SECONDS`` ("" otherwise):
-        another answer's piece came, and this one's held text must not wait for its own next piece."""
-        if not self.held or time.monotonic() - self.sent_at < GATHER_SECONDS:
+        """The ``token`` event of what is held if ``GATHER_SECONDS`` have passed since the last one (""
+        otherwise): for this answer's own piece, and when another answer's piece came, so that this one's
+        held text does not wait for its own next piece."""
+        now = time.monotonic()
+        if not self.held or now - self.sent_at < GATHER_SECONDS:
             return ""
-        self.sent_at = time.monotonic()
+        self.sent_at = now
         return self.rest()
 
     def rest(self) -> str:
