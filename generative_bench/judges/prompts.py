@@ -222,7 +222,11 @@ def _first_json_object(text: str) -> dict | None:
             break
         try:
             value, _ = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):  # not JSON there, or nested deeper than Python recurses
+        except RecursionError:
+            # Nested deeper than Python recurses: every later "{" of that nest is as deep, and each try
+            # would read a thousand levels before failing again, so the JSON search ends here.
+            return None
+        except ValueError:  # not JSON there
             value = None
         if isinstance(value, dict):
             return value

@@ -3,6 +3,8 @@ an owner's template checked with each problem named, and the judge's reply read 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from generative_bench.judges import prompts
@@ -149,18 +151,33 @@ def test_a_very_long_reply_is_read_from_its_start():
 
 
 @pytest.mark.parametrize(
-    "reply",
+    ("reply", "json_tries"),
     [
-        " " * 20_000,  # spaces a careless pattern would split every way between its quantifiers
-        '{"a": [' * 3000,  # nested deeper than Python recurses
-        "{" * 20_000,
-        "a: " + "x " * 10_000,
-        ("s" * 150 + ": " + " " * 700 + "\n") * 25,
+        (" " * 20_000, 0),  # spaces a careless pattern would split every way between its quantifiers
+        ('{"a": [' * 3000, 1),  # nested deeper than Python recurses: the first try ends the search
+        ("{" * 20_000, prompts.MAX_JSON_TRIES),
+        ("a: " + "x " * 10_000, 0),
+        (("s" * 150 + ": " + " " * 700 + "\n") * 25, 0),
     ],
 )
-def test_a_pathological_reply_is_read_in_linear_time(reply):
-    import time
+def test_a_pathological_reply_is_read_with_bounded_work(monkeypatch, reply, json_tries):
+    """The work is counted, not timed (times belong in benchmarks/): the JSON decoder is tried a bounded
+    number of times, and the line pattern only sees lines of at most MAX_LINE characters, which bounds
+    its backtracking (its name part is at most 200 characters and it is anchored at the line's start)."""
+    tries, lines = [], []
+    raw_decode = json.JSONDecoder.raw_decode
+    monkeypatch.setattr(
+        json.JSONDecoder, "raw_decode", lambda self, s, idx=0: tries.append(idx) or raw_decode(self, s, idx)
+    )
+    line_pattern = prompts._LINE
 
-    started = time.perf_counter()
+    class Spy:
+        def match(self, line):
+            lines.append(len(line))
+            return line_pattern.match(line)
+
+    monkeypatch.setattr(prompts, "_LINE", Spy())
     assert parse(reply, RUBRIC) is None
-    assert time.perf_counter() - started < 0.5
+    assert len(tries) == json_tries
+    assert all(length <= prompts.MAX_LINE for length in lines)
+    assert sum(lines) <= prompts.MAX_PARSED_LENGTH
