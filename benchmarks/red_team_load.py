@@ -750,7 +750,7 @@ def report_concurrent(args, runs, seconds, checked, load_before, load_after, ser
     )
     print(f"finish reasons: {dict(finishes)}")
     print(
-        f"HTTP: page GET {dict(pages)}; sends {dict(statuses)}; resent once: "
+        f"HTTP: page GET {dict(pages)}; sends {dict(statuses)}; turns sent more than once: "
         f"{sum(1 for *_, tries in sends if tries > 1)}"
     )
     acknowledged = sum(1 for _, seen, _ in sends if seen.done is not None)

@@ -206,11 +206,12 @@ def prompt_tokens(model: RegisteredModel, messages: list[dict]) -> int | None:
     return chat.count_tokens(with_system_prompt(model, messages))
 
 
-def admit(*models: RegisteredModel) -> None:
+def admit(*models: RegisteredModel, who: object = None) -> None:
     """Refuse now, before the caller stores anything, a request whose answers from ``models`` (one each)
     would wait for a generation slot in a full line (``runtime.slots``): the calling thread is promised a
     place in line for each local one (``GenerationSlots.admit``), all or none, taken by its next
-    generations. A remote model's server keeps its own line.
+    generations. A remote model's server keeps its own line. ``who`` (a user's id) is who asks: refused,
+    its places are kept for its return, ahead of anyone refused after it and of newcomers.
 
     Raises:
         QueueFull: the line of this process has no room for them all (answered 503 by
@@ -218,7 +219,7 @@ def admit(*models: RegisteredModel) -> None:
     """
     local = sum(1 for model in models if model.source != RegisteredModel.Source.CHAT_ENDPOINT)
     if local:
-        GENERATION_SLOTS.admit(local)
+        GENERATION_SLOTS.admit(local, who)
 
 
 def answer_cost(model: RegisteredModel, generation: Generation) -> float | None:

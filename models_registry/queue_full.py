@@ -2,7 +2,7 @@
 (``runtime.slots.QueueFull``; docs/serving.md, "Requests that wait for the model"): 503 with
 ``Retry-After``, on every route, decided here once.
 
-* under ``/api/``: ``{"detail": message, "code": "queue_full", "waiting": n}``;
+* under ``/api/``: ``{"detail": message, "code": "queue_full", "waiting": n, "kept": s}``;
 * under ``/v1/``: OpenAI's error shape, ``{"error": {"message", "type": "server_error", "param": null,
   "code": "queue_full"}}`` (the ``openai`` client retries a 503 after ``Retry-After``);
 * a page's script (``Accept: text/event-stream`` or ``X-Requested-With: fetch``): the message as plain
@@ -10,8 +10,10 @@
 * a page: the view's own page with the message shown (``page``, so what was typed is kept), or a page
   saying it.
 
-``n`` is how many requests wait in line in this process; the message says it too, with the seconds to
-wait. ``QueueFullMiddleware`` answers the ``QueueFull`` a view lets through; a view that shows its own
+``n`` is how many requests wait in line in this process (places kept for those refused before
+included); the message says it too, with the seconds to wait; ``s`` is how many seconds the requester's
+place is kept for its return (``runtime.slots``, "A refused requester keeps its place"), or null where
+none is kept (a request of no one's, or not checked by ``admit``). ``QueueFullMiddleware`` answers the ``QueueFull`` a view lets through; a view that shows its own
 page calls ``queue_full_response`` with it.
 """
 
@@ -44,7 +46,8 @@ def queue_full_response(
     """The 503 answer to ``exc`` for ``request`` (module docstring); ``page()`` gives a page's answer
     (its status is set to 503 here), else a page saying the message is rendered."""
     if request.path.startswith(API_PREFIX):
-        response = ApiJsonResponse({"detail": str(exc), "code": QueueFull.code, "waiting": exc.waiting})
+        body = {"detail": str(exc), "code": QueueFull.code, "waiting": exc.waiting, "kept": exc.kept}
+        response = ApiJsonResponse(body)
     elif request.path.startswith(OPENAI_PREFIX):
         error = {"message": str(exc), "type": "server_error", "param": None, "code": QueueFull.code}
         response = ApiJsonResponse({"error": error})

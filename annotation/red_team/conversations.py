@@ -296,7 +296,9 @@ def _store_first_answers(
     messages = messages_of(locked, [], prompt)
     for model in drawn:
         _check_fits(model, messages)
-    admit(*drawn)  # a place in line for each local answer, or a refusal before anything is stored
+    admit(
+        *drawn, who=annotator.pk
+    )  # a place in line for each local answer, or a refusal before anything is stored
     turns = []
     for slot, model in enumerate(drawn):
         turn = Turn.objects.create(
@@ -394,7 +396,7 @@ def send_turn(
                     )
                 messages = messages_of(locked, turns, prompt)
                 _check_fits(locked.model, messages)
-                admit(locked.model)  # a full line refuses before the turn is stored
+                admit(locked.model, who=annotator.pk)  # a full line refuses before the turn is stored
                 turn = Turn.objects.create(
                     conversation=locked,
                     index=len(turns),
@@ -450,7 +452,7 @@ def send_message(
                 raise ConversationError(
                     "That passage is no longer open; here is another one.", code="bad_context"
                 )
-        admit(round_target(round_))  # a full line refuses before the conversation is stored
+        admit(round_target(round_), who=annotator.pk)  # a full line refuses before the conversation is stored
         # One transaction: a first message refused (its text, the budget, the model's context) leaves no
         # empty conversation behind.
         with transaction.atomic():

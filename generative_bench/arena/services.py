@@ -227,7 +227,7 @@ def start_battle(
     )
     for model in (model_a, model_b):
         _check_fits(model, messages)
-    admit(model_a, model_b)  # a full line for a local model refuses before the battle is stored
+    admit(model_a, model_b, who=voter.pk)  # a full line for a local model refuses before the battle is stored
     fail_stale_battles(voter=voter)
     try:
         with transaction.atomic():
@@ -421,7 +421,7 @@ def continue_battle(battle: Battle, follow_up: str) -> Battle:
     if existing is not None:
         return existing
     messages = _next_messages(battle, battle.vote, follow_up)
-    admit(battle.model_a, battle.model_b)
+    admit(battle.model_a, battle.model_b, who=battle.voter_id)
     try:
         with transaction.atomic():
             following = Battle.objects.create(

@@ -5,6 +5,7 @@ is stored: on the red-teaming API, the page (with and without its script) and mu
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 
 import pytest
@@ -17,7 +18,13 @@ from tests.helpers.api import client_for
 from tests.helpers.slots import full_generation_line
 
 URL = "/tasks/red-team/red-team/"
-BUSY = "The model is busy: 2 answers are waiting for it on this server already; try again in about {} s."
+BUSY = "The model is busy: 2 answers are waiting for it on this server already; try again in about {} s"
+
+
+def said(seconds: int, kept: bool = True) -> str:
+    """The refusal's message with the line full of 2 waiters, told ``seconds`` to wait; with ``kept``, the
+    place of a named requester (a red-teamer's message) kept for ``seconds`` + 20 s."""
+    return BUSY.format(seconds) + (f"; your place in line is kept for {seconds + 20} s." if kept else ".")
 
 
 @pytest.fixture
@@ -28,14 +35,14 @@ def red_round(db, smollm2_dir):
 @pytest.fixture
 def full_line():
     """The process's line bounded at 2 waiters and full: one generation holds the slot, two wait. Yields
-    the message a refusal says (its seconds: ``GENERATION_SLOTS.retry_after``)."""
+    the seconds a first refusal tells (``GENERATION_SLOTS.retry_after`` before any is kept)."""
     with full_generation_line(2):
-        yield BUSY.format(GENERATION_SLOTS.retry_after())
+        yield GENERATION_SLOTS.retry_after()
 
 
-def _refused_with_retry_after(response) -> None:
+def _refused_with_retry_after(response, seconds: int) -> None:
     assert response.status_code == 503
-    assert response["Retry-After"] == str(GENERATION_SLOTS.retry_after())
+    assert response["Retry-After"] == str(seconds)
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -54,9 +61,14 @@ def test_the_api_answers_503_with_the_lines_length_and_stores_no_turn(
         format="json",
         **headers,
     )
-    _refused_with_retry_after(refused)
+    _refused_with_retry_after(refused, full_line)
     assert refused["Content-Type"] == "application/json"  # no stream began
-    assert refused.json() == {"detail": full_line, "code": "queue_full", "waiting": 2}
+    assert refused.json() == {
+        "detail": said(full_line),
+        "code": "queue_full",
+        "waiting": 2,
+        "kept": full_line + 20,
+    }
     assert not Turn.objects.exists()
     assert len(GENERATION_SLOTS._line) == 2  # the refused request left nothing in line
 
@@ -68,9 +80,9 @@ def test_the_page_without_its_script_says_why_keeps_the_message_and_stores_nothi
     context = make_passage(red_round)
     data = {"prompt": "How long is the Amazon?", "client_token": str(uuid.uuid4()), "context": context.pk}
     refused = client.post(URL + "send/", data)
-    _refused_with_retry_after(refused)
+    _refused_with_retry_after(refused, full_line)
     html = refused.content.decode()
-    assert full_line in html
+    assert said(full_line) in html
     assert "How long is the Amazon?</textarea>" in html  # the message stays in the box
     assert not Conversation.objects.exists() and not Turn.objects.exists()
 
@@ -80,9 +92,9 @@ def test_the_pages_script_gets_the_reason_as_text(client, annotator, red_round, 
     context = make_passage(red_round)
     data = {"prompt": "How long is the Amazon?", "client_token": str(uuid.uuid4()), "context": context.pk}
     refused = client.post(URL + "send/", data, HTTP_ACCEPT="text/event-stream")
-    _refused_with_retry_after(refused)
+    _refused_with_retry_after(refused, full_line)
     assert refused["Content-Type"] == "text/plain; charset=utf-8"
-    assert refused.content.decode() == full_line
+    assert refused.content.decode() == said(full_line)
     assert not Conversation.objects.exists() and not Turn.objects.exists()
 
 
@@ -98,8 +110,8 @@ def test_a_second_message_of_an_open_conversation_is_refused_the_same_way(
     )
     data = {"prompt": "How long?", "client_token": str(uuid.uuid4()), "conversation": conversation.pk}
     refused = client.post(URL + "send/", data)
-    _refused_with_retry_after(refused)
-    assert full_line in refused.content.decode() and not Turn.objects.exists()
+    _refused_with_retry_after(refused, full_line)
+    assert said(full_line) in refused.content.decode() and not Turn.objects.exists()
 
 
 def test_a_multiple_choice_item_is_refused_with_what_was_typed_and_not_stored(
@@ -114,17 +126,67 @@ def test_a_multiple_choice_item_is_refused_with_what_was_typed_and_not_stored(
         "client_token": str(uuid.uuid4()),
     }
     refused = client_for(annotator).post("/api/tasks/red-team/choice-items/", body, format="json")
-    _refused_with_retry_after(refused)
-    assert refused.json() == {"detail": full_line, "code": "queue_full", "waiting": 2}
+    _refused_with_retry_after(refused, full_line)
+    # An item is scored as it is checked, with no promise before: no place is kept.
+    busy = {"detail": said(full_line, kept=False), "code": "queue_full", "waiting": 2, "kept": None}
+    assert refused.json() == busy
     client.force_login(annotator)
     page = client.post(
         URL + "choice/",
         {**body, "negative": body["negatives"], "client_token": str(uuid.uuid4())},
     )
-    _refused_with_retry_after(page)
+    _refused_with_retry_after(page, full_line)
     html = page.content.decode()
-    assert full_line in html and 'value="About 7,000 km"' in html
+    assert said(full_line, kept=False) in html and 'value="About 7,000 km"' in html
     assert not Example.objects.exists()
+
+
+def test_a_refused_red_teamer_keeps_the_place_that_frees_from_another_who_comes_after(
+    red_round, annotator, password
+):
+    from tests.factories.accounts import UserFactory
+
+    holder = GENERATION_SLOTS.join()
+    assert GENERATION_SLOTS.wait(holder, 0)
+    waiter = GENERATION_SLOTS.join()
+    GENERATION_SLOTS.max_waiting = 1
+    late = UserFactory(username="late", password=password)
+    now = [0.0]
+    GENERATION_SLOTS._clock = lambda: now[0]  # moved by hand: the time told to come back
+    try:
+        conversations = {}
+        for who in (annotator, late):
+            started = client_for(who).post(
+                "/api/tasks/red-team/conversations/", {"context": make_passage(red_round).pk}, format="json"
+            )
+            conversations[who.pk] = Conversation.objects.get(pk=started.json()["id"])
+
+        def send(who):
+            return client_for(who).post(
+                f"/api/conversations/{conversations[who.pk].pk}/turns/",
+                {"prompt": "How long is the Amazon?", "client_token": str(uuid.uuid4())},
+                format="json",
+            )
+
+        first = send(annotator)
+        assert first.status_code == 503 and first.json()["waiting"] == 1
+        GENERATION_SLOTS.leave(waiter)  # a place frees up
+        now[0] = int(first["Retry-After"])  # the time the first was told to come back has come
+        refused = send(late)  # it is kept for the one refused first
+        assert refused.status_code == 503 and refused.json()["waiting"] == 1
+        assert not Turn.objects.exists()
+        stream = send_turn(  # the first comes back: stored, its answer promised a place
+            conversation=conversations[annotator.pk], annotator=annotator, prompt="How long is the Amazon?"
+        )
+        assert [t.conversation_id for t in Turn.objects.all()] == [conversations[annotator.pk].pk]
+        assert list(GENERATION_SLOTS._returning) == [late.pk]
+        del stream
+    finally:
+        GENERATION_SLOTS.withdraw()
+        GENERATION_SLOTS.max_waiting = None
+        GENERATION_SLOTS._returning.clear()
+        GENERATION_SLOTS._clock = time.monotonic
+        GENERATION_SLOTS.leave(holder)
 
 
 def test_a_message_refused_for_another_reason_gives_its_place_in_line_back(client, annotator, red_round):

@@ -22,9 +22,10 @@ def arena(db, smollm2_dir):
 
 @pytest.fixture
 def full_line():
-    """The line bounded at 1 waiter and full: one generation holds the slot, one waits."""
+    """The line bounded at 1 waiter and full: one generation holds the slot, one waits. Yields the
+    seconds a first refusal tells (``GENERATION_SLOTS.retry_after`` before any place is kept)."""
     with full_generation_line(1):
-        yield
+        yield GENERATION_SLOTS.retry_after()
 
 
 def test_a_battle_beyond_the_bound_is_a_503_and_nothing_is_stored(arena, annotator, full_line):
@@ -33,14 +34,17 @@ def test_a_battle_beyond_the_bound_is_a_503_and_nothing_is_stored(arena, annotat
         {"prompt": "Name a river.", "client_token": str(uuid.uuid4())},
         format="json",
     )
-    seconds = GENERATION_SLOTS.retry_after()
+    seconds = full_line
     assert (refused.status_code, refused["Retry-After"]) == (503, str(seconds))
     assert refused.json() == {
         "detail": f"The model is busy: 1 answer is waiting for it on this server already; try again in "
-        f"about {seconds} s.",
+        f"about {seconds} s; your place in line is kept for {seconds + 20} s.",
         "code": "queue_full",
         "waiting": 1,
+        "kept": seconds + 20,
     }
+    # The voter's two places are kept behind the one waiting, ahead of any newcomer.
+    assert GENERATION_SLOTS.waiting() == 3
     assert not Battle.objects.exists()
 
 

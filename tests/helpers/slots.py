@@ -12,7 +12,8 @@ from engine.runtime.slots import GENERATION_SLOTS
 @contextmanager
 def full_generation_line(waiting: int) -> Iterator[None]:
     """Bound the line at ``waiting`` and fill it: one generation holds the slot, ``waiting`` wait. The
-    bound is lifted and every place given back on leaving."""
+    bound is lifted, every place given back and every place kept for a refused requester forgotten on
+    leaving."""
     tickets = [GENERATION_SLOTS.join() for _ in range(waiting + 1)]
     assert GENERATION_SLOTS.wait(tickets[0], 0)
     GENERATION_SLOTS.max_waiting = waiting
@@ -20,5 +21,6 @@ def full_generation_line(waiting: int) -> Iterator[None]:
         yield
     finally:
         GENERATION_SLOTS.max_waiting = None
+        GENERATION_SLOTS._returning.clear()
         for ticket in tickets:
             GENERATION_SLOTS.leave(ticket)

@@ -12,6 +12,7 @@ from engine.runtime.generative import Decoding, Waiting
 from engine.runtime.slots import (
     GENERATION_SLOTS,
     PROMISE_SECONDS,
+    RETURN_GRACE_SECONDS,
     GenerationSlots,
     QueueFull,
     SlotTimeout,
@@ -104,8 +105,8 @@ class OnThread:
 
         self._pool = ThreadPoolExecutor(max_workers=1)
 
-    def __call__(self, function, *args):
-        return self._pool.submit(function, *args).result()
+    def __call__(self, function, *args, **kwargs):
+        return self._pool.submit(function, *args, **kwargs).result()
 
 
 def test_beyond_the_bound_a_newcomer_is_refused_with_the_lines_length_and_nothing_joins():
@@ -205,6 +206,102 @@ def test_a_promise_of_several_places_is_all_or_none_and_each_join_takes_one():
         slots.admit(0)
     for ticket in (holder, a, b):
         slots.leave(ticket)
+
+
+def test_a_refused_requester_keeps_its_place_ahead_of_newcomers_and_of_those_refused_after_it():
+    clock = Clock()
+    slots = GenerationSlots(1, max_waiting=1, clock=clock)
+    holder = slots.join()
+    slots.wait(holder, 0)
+    waiter = slots.join()  # the line is full
+    ann, bob, newcomer = OnThread(), OnThread(), OnThread()
+    with pytest.raises(QueueFull) as refused:
+        ann(slots.admit, 1, who="ann")
+    # 1 waits before ann: (1 + 1) x 10 s = 20 s; kept for 20 + RETURN_GRACE_SECONDS.
+    assert RETURN_GRACE_SECONDS == 20
+    assert (refused.value.waiting, refused.value.retry_after, refused.value.kept) == (1, 20, 40)
+    assert str(refused.value) == (
+        "The model is busy: 1 answer is waiting for it on this server already; try again in about 20 s; "
+        "your place in line is kept for 40 s."
+    )
+    with pytest.raises(QueueFull) as refused:
+        bob(slots.admit, 1, who="bob")
+    # Behind the waiter and ann's kept place: (2 + 1) x 10 s, told later than ann.
+    assert (refused.value.waiting, refused.value.retry_after, refused.value.kept) == (2, 30, 50)
+    slots.leave(holder)
+    assert slots.wait(waiter, 0)  # the line is empty: one place free
+    clock.now = 30  # ann's and bob's times to come back have come: the place is kept for ann
+    with pytest.raises(QueueFull) as refused:  # a newcomer does not take it
+        newcomer(slots.admit)
+    assert (refused.value.waiting, refused.value.kept) == (2, None)
+    with pytest.raises(QueueFull):  # bob, back before ann, is still behind her
+        bob(slots.admit, 1, who="bob")
+    assert list(slots._returning) == ["ann", "bob"]
+    ann(slots.admit, 1, who="ann")  # ann comes back: the place is hers
+    assert list(slots._returning) == ["bob"]
+    ticket = ann(slots.join)
+    slots.leave(waiter)
+    assert slots.wait(ticket, 0)
+    bob(slots.admit, 1, who="bob")  # then bob's turn, before any newcomer
+    assert slots._returning == {}
+    with pytest.raises(QueueFull):
+        newcomer(slots.admit)
+    slots.leave(ticket)
+
+
+def test_a_request_that_asks_again_keeps_its_promise_before_places_kept_for_others():
+    # The page checks before it starts a conversation, then again as it sends: the second check must not
+    # give the request's place to someone refused earlier, nor send it to the back of those kept.
+    clock = Clock()
+    slots = GenerationSlots(1, max_waiting=1, clock=clock)
+    holder = slots.join()
+    slots.wait(holder, 0)
+    ann, bob = OnThread(), OnThread()
+    ann(slots.admit, 1, who="ann")  # the line's one place, promised to ann's request
+    with pytest.raises(QueueFull) as refused:
+        bob(slots.admit, 1, who="bob")
+    clock.now = refused.value.retry_after  # bob's place is due: kept for him from now on
+    ann(slots.admit, 1, who="ann")  # ann's request asks again: it keeps its place
+    assert list(slots._returning) == ["bob"] and ann(slots.join) is not None
+    with pytest.raises(QueueFull):  # one place more than it was promised is checked
+        ann(slots.admit, 2, who="ann")
+
+
+def test_a_place_serves_whoever_asks_until_the_refused_is_told_to_come_back():
+    clock = Clock()
+    slots = GenerationSlots(1, max_waiting=0, clock=clock)
+    holder = slots.join()
+    slots.wait(holder, 0)
+    with pytest.raises(QueueFull) as refused:
+        slots.admit(who="ann")
+    assert refused.value.retry_after == 10
+    slots.leave(holder)
+    clock.now = 9.5  # the slot is free and ann is not due back yet: it does not idle
+    OnThread()(slots.admit)
+    assert list(slots._returning) == ["ann"]
+
+
+def test_a_kept_place_lapses_after_retry_after_and_the_grace_and_a_refusal_again_renews_it():
+    clock = Clock()
+    slots = GenerationSlots(1, max_waiting=0, clock=clock)
+    holder = slots.join()
+    slots.wait(holder, 0)
+    with pytest.raises(QueueFull) as refused:
+        slots.admit(who="ann")  # nobody waits: (0 + 1) x 10 s, kept 10 + 20 s: until 30
+    assert (refused.value.retry_after, refused.value.kept) == (10, 30)
+    clock.now = 25
+    with pytest.raises(QueueFull) as refused:  # back too early: refused again, kept until 25 + 30
+        slots.admit(who="ann")
+    assert refused.value.kept == 30
+    slots.leave(holder)
+    newcomer = OnThread()
+    clock.now = 54.5
+    with pytest.raises(QueueFull):  # the free slot is still kept for ann
+        newcomer(slots.admit)
+    clock.now = 55.5  # ann never came back
+    newcomer(slots.admit)
+    assert slots._returning == {} and slots.waiting() == 0  # the newcomer's place is the free slot
+    assert GenerationSlots(1, max_waiting=None)._returning == {}  # unbounded: nobody is refused
 
 
 def test_retry_after_is_the_lines_length_times_the_mean_time_a_slot_was_held_rounded_up():
