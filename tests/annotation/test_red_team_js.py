@@ -109,7 +109,9 @@ form.append(
 );
 const rubric = new El("section", { id: "rubric", hidden: true });
 const judge = new El("form", { id: "judge-form" });
-judge.append(new El("input", { type: "hidden", name: "answered_turns", value: "0" }));
+const judgeButton = new El("button", { attrs: { type: "submit" } });
+judge.append(new El("input", { type: "hidden", name: "answered_turns", value: "0" }), judgeButton);
+const midstream = []; // the page as each piece of an answer is read
 rubric.append(judge);
 body.append(turns, form, rubric, new El("p", { className: "skip-context" }));
 
@@ -142,6 +144,7 @@ global.fetch = async () => {
   ];
   const stream = new ReadableStream({
     pull(controller) {
+      midstream.push({ label: label.children[0].textContent, judgeDisabled: judgeButton.disabled });
       if (chunks.length) controller.enqueue(chunks.shift());
       else if (scenario === "whole" || scenario === "resent-cut") controller.close();
       else {
@@ -176,6 +179,9 @@ require(path);
     conversation: (form.querySelector('input[name="conversation"]') || {}).value || null,
     answeredTurns: judge.querySelector('input[name="answered_turns"]').value,
     rubricHidden: rubric.hidden,
+    label: label.children[0].textContent,
+    judgeDisabled: judgeButton.disabled,
+    midstream,
     turns: turns.querySelectorAll("li.turn").map((li) => ({
       id: li.id,
       status: li.dataset.status || null,
@@ -215,6 +221,18 @@ def test_a_whole_answer_is_shown_and_the_judge_form_counts_it():
     assert page["conversation"] == "5"
     # The judge form says how many answered turns the page shows: the server refuses a judgement of more.
     assert page["answeredTurns"] == "1"
+    # While the answer came, the box was for message 2, and the judgement could not be sent (the server
+    # refuses one while an answer is written); afterwards it can.
+    assert {json.dumps(seen) for seen in page["midstream"][1:]} == {
+        json.dumps({"label": "(2 of 3)", "judgeDisabled": True})
+    }
+    assert (page["label"], page["judgeDisabled"]) == ("(2 of 3)", False)
+
+
+def test_while_the_last_message_is_answered_the_label_says_so():
+    page = _run(["whole", "whole", "whole"])
+    assert page["midstream"][-1] == {"label": "(this is the last message)", "judgeDisabled": True}
+    assert page["judgeDisabled"] is False and page["errors"] == []
 
 
 TOKEN = "11111111-1111-4111-8111-111111111111"  # the form's client token as the page served it
@@ -241,6 +259,7 @@ def test_a_connection_broken_mid_answer_gives_the_form_back_and_says_so():
         }
     ]
     assert (page["answeredTurns"], page["rubricHidden"]) == ("0", True)
+    assert (page["label"], page["judgeDisabled"]) == ("(1 of 3)", False)  # the message may go again
 
 
 def test_the_message_sent_again_after_a_break_replaces_the_broken_turn():

@@ -272,6 +272,15 @@
     // The message is now the conversation's (shown above as yours): the box is emptied at once, so that
     // what is typed while the model answers is kept, ready for the next turn.
     if (box.value === prompt) box.value = "";
+    // While the answer comes, the box is for the next message, and the judgement waits: the server
+    // refuses one while an answer is being written.
+    const label = form.querySelector("label[for=id_prompt] .muted");
+    const labelBefore = label ? label.textContent : "";
+    const max = Number(form.dataset.maxTurns);
+    const next = Number(form.dataset.turns) + 2;
+    if (label) label.textContent = next > max ? "(this is the last message)" : "(" + next + " of " + max + ")";
+    const judgeButton = document.querySelector("#judge-form button[type=submit]");
+    if (judgeButton) judgeButton.disabled = true;
     const turns = document.getElementById("turns");
     const empty = turns.querySelector(".empty-turns");
     if (empty) empty.remove();
@@ -291,7 +300,9 @@
     // The page now holds a conversation: skipping its passage would abandon it, so the link goes.
     const skip = document.querySelector(".skip-context");
     if (skip) skip.remove();
+    if (judgeButton) judgeButton.disabled = false;
     if (!done) {
+      if (label) label.textContent = labelBefore; // the message may be sent again
       giveBack(form, { button, status, box, item, modelBox }, prompt, broken);
       return;
     }
@@ -322,15 +333,14 @@
       const shown = turns.querySelectorAll('li.turn[data-status="answered"]').length;
       hiddenField(judgeForm, "answered_turns", String(shown));
     }
-    const label = form.querySelector("label[for=id_prompt] .muted");
-    if (count >= Number(form.dataset.maxTurns)) {
+    if (count >= max) {
       form.hidden = true;
       const note = document.createElement("p");
       note.className = "muted";
       note.textContent = "This conversation has its " + form.dataset.maxTurns + " messages. Judge the answers below.";
       form.after(note);
     } else {
-      if (label) label.textContent = "(" + (count + 1) + " of " + form.dataset.maxTurns + ")";
+      if (label) label.textContent = "(" + (count + 1) + " of " + max + ")";
       button.disabled = false;
       box.focus();
     }
