@@ -26,6 +26,7 @@ from engine.runtime.generative import (
     Decoding,
     Generation,
     PromptTooLong,
+    Together,
     Waiting,
     check_messages,
     smollm2_gguf,
@@ -111,6 +112,7 @@ __all__ = [
     "QueueFull",
     # streams and records
     "AnswerStream",
+    "Together",
     "Waiting",
     "Generation",
     "Decoding",

@@ -47,7 +47,7 @@ from models_registry.serving import (
     AnswerStream,
     InferenceError,
     PromptTooLong,
-    Waiting,
+    Together,
     admit,
     answer_cost,
     chat_stream,
@@ -592,21 +592,13 @@ UNREAD = "not generated: the reader left before this answer began"
 
 
 class CandidateStreams:
-    """The answers of a side-by-side first message (``send_turn``), generated together:
-    ``pieces()`` (blocking) or ``apieces()`` (an event loop) yields ``(slot, piece)``, taking one piece
-    of each unfinished answer in slot order, round after round; ``turns`` are the stored turns (slot
+    """The answers of a side-by-side first message (``send_turn``), generated together
+    (``serving.Together``: a local model's answers decode in one batch, a remote server answers them at
+    once): ``pieces()`` (blocking) or ``apieces()`` (an event loop) yields ``(slot, piece)``, one piece of
+    each unfinished answer in slot order, round after round; ``turns`` are the stored turns (slot
     order), each updated as its answer ends. A reader who leaves stops every answer still being
     generated (each stored with what came, ``cut_short``); one never begun (the reader left during the
-    first answer's first piece) is never asked (stored ``failed`` with ``UNREAD``, charged nothing).
-
-    Together rather than one after another: each answer is asked before the first has ended, so a local
-    model's answers decode in one batch (``runtime.batcher``) and a remote server answers them at once;
-    the writer waits about as long as for the slowest answer, not for their sum
-    (``benchmarks/side_by_side_stream.py``). Taking a piece of each in turn needs no thread of its own:
-    an answer's pieces wait in its stream while another's are read. An answer waiting in its model's line
-    (a ``Waiting`` piece: a process with fewer free generation slots than answers) is asked again only
-    once no other answer is being generated: asking it blocks up to a second each time, which would
-    hold back the answers that are coming."""
+    first answer's first piece) is never asked (stored ``failed`` with ``UNREAD``, charged nothing)."""
 
     def __init__(self, streams: list[TurnStream]):
         self.streams = streams
@@ -623,42 +615,25 @@ class CandidateStreams:
     def pieces(self) -> Iterator[tuple[int, str]]:
         """``(slot, piece)`` of every answer, one piece of each unfinished answer in turn (a
         ``Waiting`` piece too, as ``TurnStream``)."""
-        unfinished, begun, waiting = list(range(len(self.streams))), set(), set()
+        together = Together(self.streams)
         try:
-            while unfinished:
-                for slot in _to_ask(unfinished, waiting):
-                    begun.add(slot)
-                    try:
-                        piece = next(self.streams[slot])
-                    except StopIteration:
-                        unfinished.remove(slot)
-                        continue
-                    (waiting.add if isinstance(piece, Waiting) else waiting.discard)(slot)
-                    yield slot, piece
+            yield from together
         finally:
-            for slot in unfinished:  # the reader left
-                if slot in begun:
+            for slot in together.unfinished:  # the reader left
+                if slot in together.begun:
                     self.streams[slot].close()
                 else:
                     self.streams[slot].end_unread(UNREAD)
 
     async def apieces(self) -> AsyncIterator[tuple[int, str]]:
         """``pieces()`` for an async reader."""
-        unfinished, begun, waiting = list(range(len(self.streams))), set(), set()
+        together = Together(self.streams)
         try:
-            while unfinished:
-                for slot in _to_ask(unfinished, waiting):
-                    begun.add(slot)
-                    try:
-                        piece = await self.streams[slot].__anext__()
-                    except StopAsyncIteration:
-                        unfinished.remove(slot)
-                        continue
-                    (waiting.add if isinstance(piece, Waiting) else waiting.discard)(slot)
-                    yield slot, piece
+            async for slot_piece in together:
+                yield slot_piece
         finally:
-            for slot in unfinished:
-                if slot in begun:
+            for slot in together.unfinished:
+                if slot in together.begun:
                     await self.streams[slot].aclose()
                 else:
                     await sync_to_async(self.streams[slot].end_unread)(UNREAD)
@@ -674,13 +649,6 @@ class CandidateStreams:
         async for _ in self.apieces():
             pass
         return self.turns
-
-
-def _to_ask(unfinished: list[int], waiting: set[int]) -> list[int]:
-    """The slots to ask for a piece this round (``CandidateStreams``): the unfinished answers, less those
-    waiting in line while another is being generated (all of them when every one waits)."""
-    coming = [slot for slot in unfinished if slot not in waiting]
-    return coming or list(unfinished)
 
 
 def clean_judgement(cfg, rubric_answers, categories) -> tuple[dict, list[str], bool]:

@@ -359,6 +359,72 @@ class Waiting(str):
         return piece
 
 
+class Together:
+    """Several answers read together in one thread: iterate (blocking) or ``async for`` (an event loop)
+    for ``(index, piece)``, one piece of each unfinished stream in turn, round after round.
+
+    Together rather than one after another: each answer is asked before the first has ended, so a local
+    model's answers decode in one batch (``runtime.batcher``) and a remote server answers them at once;
+    the reader waits about as long as for the slowest answer, not for their sum
+    (``benchmarks/side_by_side_stream.py``). No thread of its own: an answer's pieces wait in its stream
+    while another's are read. A stream waiting in its model's line (a ``Waiting`` piece: a process with
+    fewer free generation slots than answers) is asked again only once no other answer is being
+    generated: asking it blocks up to a second each time, which would hold back the answers that are
+    coming.
+
+    After the loop ends, or stops early (the reader left, or a stream raised), ``unfinished`` holds the
+    indices of the streams not read to their end, ``begun`` those asked at least once, and ``current``
+    the index of the stream asked last (the one that raised, when one did). Closing the streams is the
+    caller's: it knows which to stop and which to record as never begun.
+
+    Args:
+        streams: the answers (``AnswerStream`` or any iterator of pieces, and async iterator for
+            ``async for``), index = position.
+    """
+
+    def __init__(self, streams: Sequence):
+        self.streams = streams
+        self.unfinished = list(range(len(streams)))
+        self.begun: set[int] = set()
+        self.current: int | None = None
+        self._waiting: set[int] = set()
+
+    def _to_ask(self) -> list[int]:
+        """The streams to ask this round: the unfinished, less those waiting in line while another is being
+        generated (all of them when every one waits)."""
+        coming = [i for i in self.unfinished if i not in self._waiting]
+        return coming or list(self.unfinished)
+
+    def _took(self, index: int, piece: str) -> None:
+        (self._waiting.add if isinstance(piece, Waiting) else self._waiting.discard)(index)
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        while self.unfinished:
+            for index in self._to_ask():
+                self.current = index
+                self.begun.add(index)
+                try:
+                    piece = next(self.streams[index])
+                except StopIteration:
+                    self.unfinished.remove(index)
+                    continue
+                self._took(index, piece)
+                yield index, piece
+
+    async def __aiter__(self) -> AsyncIterator[tuple[int, str]]:
+        while self.unfinished:
+            for index in self._to_ask():
+                self.current = index
+                self.begun.add(index)
+                try:
+                    piece = await self.streams[index].__anext__()
+                except StopAsyncIteration:
+                    self.unfinished.remove(index)
+                    continue
+                self._took(index, piece)
+                yield index, piece
+
+
 #: How long an answer may wait for a generation slot before it ends with finish reason ``timeout``.
 QUEUE_SECONDS = 600.0
 #: The most answers one model's continuous batch decodes together, whatever the generation slots allow.
