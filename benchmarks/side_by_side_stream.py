@@ -1,7 +1,7 @@
 """A side-by-side first message: how long the writer waits for both answers of two local models, read one
 after another against together (``annotation.red_team.conversations.CandidateStreams``).
 
-Run:  .venv/bin/python benchmarks/side_by_side_stream.py [--prompts 6] [--tokens 64] [--remote]
+Run:  .venv/bin/python benchmarks/side_by_side_stream.py [--prompts 6] [--tokens 64] [--remote] [--arena]
                                                            [--database-url postgres://...]
 
 What it does, on a throwaway PostgreSQL test database (``benchmarks/throwaway_database.py``):
@@ -23,6 +23,10 @@ What it does, on a throwaway PostgreSQL test database (``benchmarks/throwaway_da
 Prints, per way, the median over the prompts of the time from sending to the first piece of answer A,
 of answer B, and to the end of both; the ratio of the ends; and how many answers were the same text
 both ways (greedy: all should be). Measure on a quiet machine; the load average is printed.
+With ``--arena``, step 2 measures an arena battle's two whole answers instead (the passage and the
+question as one user message, ``generative_bench.arena.services._answers``): **one after another**
+(each model's answer alone, in turn, as battles were answered before) against **together** (both in
+one ``_answers``); prints the median time to both answers and the same-text count.
 """
 
 from __future__ import annotations
@@ -129,6 +133,54 @@ def one_message(round_, context, writer, together: bool) -> tuple[list[float], f
     return [first.get(slot, float("nan")) for slot in range(len(streams.streams))], ended, answers
 
 
+def arena_battle(models, context, together: bool) -> tuple[float, list[str]]:
+    """An arena battle's two whole answers to ``context``'s passage and ``PROMPT`` one way; returns (the
+    seconds to both, the answers in the order of ``models``)."""
+    from generative_bench.arena.services import _answers
+
+    messages = [{"role": "user", "content": f"{context.data['passage']}\n\n{PROMPT}"}]
+    started = time.perf_counter()
+    if together:
+        answers = _answers(models, messages)
+    else:
+        answers = [_answers([model], messages)[0] for model in models]
+    ended = time.perf_counter() - started
+    assert all(not error for _, _, error in answers), answers
+    return ended, [text for text, _, _ in answers]
+
+
+def run_arena(args, round_, contexts) -> None:
+    """``--arena``: the battles' answers one after another against together (the module's docstring)."""
+    from models_registry.models import RegisteredModel
+
+    models = list(RegisteredModel.objects.filter(task=round_.task).order_by("name"))
+    arena_battle(models, contexts[0], together=True)  # warm-up
+    seen = {"one after another": [], "together": []}
+    answers = {"one after another": [], "together": []}
+    load_before = os.getloadavg()
+    for n, context in enumerate(contexts):
+        for way in ["together", "one after another"] if n % 2 else ["one after another", "together"]:
+            ended, texts = arena_battle(models, context, together=way == "together")
+            seen[way].append(ended)
+            answers[way].append(texts)
+    load_after = os.getloadavg()
+    print(
+        f"arena battles, 2 answers, max_new_tokens {args.tokens}, {len(contexts)} prompts; load average "
+        f"before {'/'.join(f'{x:.2f}' for x in load_before)}, after {'/'.join(f'{x:.2f}' for x in load_after)}"
+    )
+    for way, ends in seen.items():
+        print(f"  {way:>17}: both answers after {statistics.median(ends):5.2f} s (median)")
+    same = sum(
+        x == y
+        for pair_a, pair_b in zip(answers["one after another"], answers["together"], strict=True)
+        for x, y in zip(pair_a, pair_b, strict=True)
+    )
+    ratio = statistics.median(seen["together"]) / statistics.median(seen["one after another"])
+    print(
+        f"  together / one after another: {ratio:.2f}; answers the same text both ways: {same}/{2 * len(contexts)}"
+    )
+
+
 def run(args, chat_port: int | None = None) -> None:
     import torch
 
@@ -139,6 +191,9 @@ def run(args, chat_port: int | None = None) -> None:
     torch.set_num_threads(torch_threads_per_process(1))
     GENERATION_SLOTS.size = web_slots(8, threads_leave_pool=True)
     round_, contexts = set_up(args, chat_port)
+    if args.arena:
+        run_arena(args, round_, contexts)
+        return
     writer = UserFactory()
     one_message(round_, contexts[0], writer, together=True)  # warm-up: loads the weights
     seen = {"one after another": [], "together": []}
@@ -183,6 +238,7 @@ def main() -> None:
     parser.add_argument("--prompts", type=int, default=6)
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--remote", action="store_true", help="two models on a loopback chat server")
+    parser.add_argument("--arena", action="store_true", help="an arena battle's two whole answers instead")
     parser.add_argument("--database-url", default="postgres://postgres@127.0.0.1:5432/dyn_bench_sbs")
     args = parser.parse_args()
     if not args.remote:

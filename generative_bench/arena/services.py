@@ -44,7 +44,15 @@ from core.self_identification import named_terms
 from core.text_rules import lone_surrogate_path, model_text_problem, normalise_newlines
 from generative_bench.kinds import benchmarked
 from models_registry.models import RegisteredModel
-from models_registry.serving import InferenceError, PromptTooLong, admit, chat_stream, check_messages, fits
+from models_registry.serving import (
+    InferenceError,
+    PromptTooLong,
+    Together,
+    admit,
+    chat_stream,
+    check_messages,
+    fits,
+)
 from tasks import qualification
 from tasks.models import Task
 
@@ -142,21 +150,54 @@ def _check_fits(model: RegisteredModel, messages: list[dict]) -> None:
         raise ArenaError(f"The prompt is too long for the models: {refusal}.", code="too_long") from None
 
 
-def _answer(model: RegisteredModel, messages: list[dict]) -> tuple[str, dict, str]:
-    """``(text, generation record, error)`` of ``model``'s whole answer to ``messages``; ``error`` is empty
-    unless the answer failed (an exception, or a finish reason of ``FAILED_FINISHES``)."""
-    try:
-        generation = chat_stream(model, messages).drain()
-    except InferenceError as exc:
+def _failure(model: RegisteredModel, exc: Exception) -> tuple[str, dict, str]:
+    """``(text, record, error)`` of an answer that raised ``exc``: no text, no record, why."""
+    if isinstance(exc, InferenceError):
         return "", {}, str(exc)
-    except Exception as exc:  # noqa: BLE001 - any crash of one model fails its battle, not the request
-        logger.exception("arena: model %s failed", model.pk)
-        return "", {}, f"{type(exc).__name__}: the model crashed"
+    logger.exception("arena: model %s failed", model.pk)
+    return "", {}, f"{type(exc).__name__}: the model crashed"
+
+
+def _outcome(generation) -> tuple[str, dict, str]:
+    """``(text, generation record, error)`` of an answer that ended; ``error`` is empty unless its finish
+    reason is one of ``FAILED_FINISHES``."""
     record = generation.as_dict()
     if generation.finish_reason in FAILED_FINISHES:
-        why = generation.error or FAILED_BECAUSE[generation.finish_reason]
-        return generation.text, record, why
+        return generation.text, record, generation.error or FAILED_BECAUSE[generation.finish_reason]
     return generation.text, record, ""
+
+
+def _answers(models: list[RegisteredModel], messages: list[dict]) -> list[tuple[str, dict, str]]:
+    """``(text, generation record, error)`` of each model's whole answer to ``messages``, in order,
+    generated together (``serving.Together``: one batch for a local model, at once for remote servers).
+    ``error`` is empty unless the answer failed (an exception, or a finish reason of ``FAILED_FINISHES``).
+    When one raises, the others are stopped (the battle fails anyway): each keeps what came, with no
+    error of its own, so that the battle's error names the answer that failed."""
+    results: list[tuple[str, dict, str] | None] = [None] * len(models)
+    streams: list = []
+    stopped: set[int] = set()
+    try:
+        for model in models:
+            streams.append(chat_stream(model, messages))
+        together = Together(streams)
+        try:
+            for _ in together:
+                pass
+        except Exception as exc:  # noqa: BLE001 - any crash of one model fails its battle, not the request
+            failed = together.current
+            results[failed] = _failure(models[failed], exc)
+            stopped = set(together.unfinished) - {failed}
+    except Exception as exc:  # noqa: BLE001 - chat_stream refused the next model before it was asked
+        results[len(streams)] = _failure(models[len(streams)], exc)
+        stopped = set(range(len(streams)))
+    finally:
+        for stream in streams:
+            stream.close()  # a stream stopped early records what came (finish reason cut_short)
+    for index, stream in enumerate(streams):
+        if results[index] is None and stream.generation is not None:
+            text, record, error = _outcome(stream.generation)
+            results[index] = (text, record, "" if index in stopped else error)
+    return [result or ("", {}, "") for result in results]
 
 
 def start_battle(
@@ -256,21 +297,24 @@ REGENERATE_TRIES = 1
 
 
 def _generate(battle: Battle) -> Battle:
-    """Ask both models of ``battle`` for their answers, in turn, and store them (or why one failed: the
-    second is not asked once the first failed). An answer that names a model (``identity_check``) is
-    asked again up to ``REGENERATE_TRIES`` times under the task's ``regenerate`` rule; one that still
-    does, or any under the ``mark`` rule, marks the battle not anonymous."""
+    """Ask both models of ``battle`` for their answers, together (``_answers``), and store them (or why
+    one failed). An answer that names a model (``identity_check``) is asked again, alone, up to
+    ``REGENERATE_TRIES`` times under the task's ``regenerate`` rule; one that still does, or any under the
+    ``mark`` rule, marks the battle not anonymous."""
     updates: dict = {}
     terms = selectors.identity_terms(battle.task)
     retries = REGENERATE_TRIES if battle.task.cfg.arena_on_identity == "regenerate" else 0
     leaks, regenerated = [], 0
-    for side, model in (("a", battle.model_a), ("b", battle.model_b)):
-        for attempt in range(retries + 1):
-            text, record, error = _answer(model, battle.messages)
-            named = [] if error else identity_check(text, battle.messages, terms)
-            if not named or attempt == retries:
+    first = _answers([battle.model_a, battle.model_b], battle.messages)
+    for (side, model), answer in zip((("a", battle.model_a), ("b", battle.model_b)), first, strict=True):
+        text, record, error = answer
+        named = [] if error else identity_check(text, battle.messages, terms)
+        for _ in range(retries):
+            if not named:
                 break
             regenerated += 1
+            text, record, error = _answers([model], battle.messages)[0]
+            named = [] if error else identity_check(text, battle.messages, terms)
         updates[f"answer_{side}"], updates[f"generation_{side}"] = text, record
         if error:
             updates["status"] = Battle.Status.FAILED

@@ -15,6 +15,7 @@ from generative_bench.arena import selectors, services
 from models_registry.models import RegisteredModel
 from tests.factories.accounts import UserFactory
 from tests.factories.arena import remote_pair_task
+from tests.helpers.stub_streams import StubStream
 
 
 @pytest.fixture
@@ -29,11 +30,11 @@ def script(monkeypatch):
     answers: dict[str, list[str]] = {}
     calls: dict[str, int] = defaultdict(int)
 
-    class Stream:
+    class Stream(StubStream):
         def __init__(self, model):
             self.model = model
 
-        def drain(self):
+        def answer(self):
             said = answers[self.model.name]
             text = said[min(calls[self.model.name], len(said) - 1)]
             calls[self.model.name] += 1

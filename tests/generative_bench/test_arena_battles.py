@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 import uuid
 
 import pytest
@@ -23,6 +24,7 @@ from models_registry.models import RegisteredModel
 from tasks import qualification
 from tests.factories.arena import NAME_A, NAME_B, PIRATE, make_arena, settled_conversation
 from tests.helpers.chat_server import ChatServer
+from tests.helpers.stub_streams import StubStream
 
 ARENA = "/tasks/red-team/arena/"
 
@@ -216,11 +218,11 @@ def test_an_answer_cut_short_fails_the_battle(arena, annotator, monkeypatch):
     # A voter would compare a whole answer with a piece of one: no vote is taken.
     task, quokka, wombat = arena
 
-    class CutShort:
+    class CutShort(StubStream):
         def __init__(self, model, messages):
             self.model = model
 
-        def drain(self):
+        def answer(self):
             finish = "cut_short" if self.model == wombat else "stop"
             return Generation(text="Half an", finish_reason=finish, model=self.model.name, decoding={})
 
@@ -306,3 +308,54 @@ def test_who_may_battle(client, arena, annotator, blocked, outsider, hate_task):
     client.force_login(annotator)
     assert client.get("/tasks/hate-speech/arena/").status_code == 404  # not a red-teaming task
     assert client.get("/tasks/hate-speech/arena/ranking/").status_code == 404
+
+
+def test_both_answers_are_asked_together_not_one_after_another(db, annotator):
+    """Each remote server holds its answer after the first piece until both answers have begun: asked
+    one after another, the second would wait for the first's whole answer."""
+    from tests.factories.red_team import make_side_by_side_round
+
+    with ChatServer(None) as server:
+        server.reply = lambda body: f"{body['model']} says hello"
+        server.hold = threading.Event()
+        round_ = make_side_by_side_round(server.base_url, names=("alpha", "beta"))
+        RegisteredModel.objects.filter(task=round_.task).update(is_published=True)
+        seen = []
+
+        def release_when_both_began():
+            deadline = time.monotonic() + 5
+            while server.first_sent < 2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            seen.append(server.first_sent)
+            server.hold.set()
+
+        watcher = threading.Thread(target=release_when_both_began)
+        watcher.start()
+        battle = services.start_battle(task=round_.task, voter=annotator, prompt="Hello?")
+        watcher.join()
+    assert seen == [2]  # both answers were under way at once
+    assert battle.status == "ready"
+    assert {battle.answer_a, battle.answer_b} == {"alpha says hello", "beta says hello"}
+
+
+def test_a_model_that_fails_while_the_other_answers_fails_the_battle_in_its_own_name(
+    db, smollm2_dir, smollm2, annotator
+):
+    """The failing answer is named, not the one stopped because of it (stopped, it keeps what came)."""
+    task, local, pirate = make_arena(smollm2_dir, max_new_tokens=24)
+    pirate.delete()
+    with ChatServer(smollm2) as server:
+        remote = RegisteredModel.objects.create(
+            task=task,
+            name="remote-garbage",
+            source=RegisteredModel.Source.CHAT_ENDPOINT,
+            endpoint_url=server.base_url,
+            chat_model_name="fault-garbage",
+            status="ready",
+            is_published=True,
+            generation={"max_new_tokens": 24, "temperature": 0.0},
+        )
+        battle = services.start_battle(task=task, voter=annotator, prompt="Count to ten.")
+    side = "A" if battle.model_a == remote else "B"
+    assert battle.status == "failed"
+    assert battle.error.startswith(f"Answer {side} failed: the stream broke off")

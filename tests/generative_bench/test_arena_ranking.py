@@ -25,6 +25,7 @@ from tests.factories.accounts import UserFactory
 from tests.factories.arena import add_model, stored_battle
 from tests.factories.red_team import make_red_team_round
 from tests.helpers.api import client_for
+from tests.helpers.stub_streams import StubStream
 
 RANKING = "/tasks/red-team/arena/ranking/"
 
@@ -56,11 +57,11 @@ def canned(monkeypatch):
     """``chat_stream`` answers at once with "answer from #<model id>" (the pairing and storing are real; not
     the model's name, which the anonymity check would catch)."""
 
-    class Stream:
+    class Stream(StubStream):
         def __init__(self, model):
             self.model = model
 
-        def drain(self):
+        def answer(self):
             return Generation(
                 text=f"answer from #{self.model.pk}", finish_reason="stop", model=self.model.name, decoding={}
             )

@@ -14,6 +14,7 @@ from generative_bench.arena import selectors, services
 from generative_bench.models import Battle
 from tests.factories.accounts import UserFactory
 from tests.factories.arena import remote_pair_task
+from tests.helpers.stub_streams import StubStream
 
 
 @pytest.fixture
@@ -27,11 +28,11 @@ def seen(monkeypatch):
     holds the messages each call was sent."""
     sent = []
 
-    class Stream:
+    class Stream(StubStream):
         def __init__(self, model, messages):
             self.model, self.messages = model, messages
 
-        def drain(self):
+        def answer(self):
             sent.append(self.messages)
             n = sum(m["role"] == "user" for m in self.messages)
             return Generation(
@@ -128,9 +129,9 @@ def test_a_failed_next_turn_ends_the_conversation_and_reveals_it(task, monkeypat
         "chat_stream",
         lambda model, messages: type(
             "S",
-            (),
+            (StubStream,),
             {
-                "drain": lambda self: Generation(
+                "answer": lambda self: Generation(
                     text="ok" if len(messages) == 1 else "",
                     finish_reason="stop" if len(messages) == 1 else "error",
                     model="x",
