@@ -41,6 +41,12 @@ _DIGITS = re.compile(r"[0-9]{1,3}")
 
 
 def _score(letter: str, value) -> int:
+    if value is None:  # the page sends no score for a slider never touched: 50 that nobody chose
+        raise ConversationError(
+            f"Answer {letter}: give it a rating from {LOWEST} to {HIGHEST} (on the page, move its slider; "
+            "one left untouched is no rating).",
+            code="invalid",
+        )
     # A form's text holds plain ASCII digits only: int() would also take "5_0" and "٥٠" (other scripts'
     # digits), which the API's JSON integer never is.
     if isinstance(value, str):

@@ -77,9 +77,10 @@ def _rubric_rows(cfg, chosen: dict | None = None) -> list[dict]:
 
 
 def _rating_rows(cfg, answers: list[Turn], rated: dict) -> list[dict]:
-    """The rating form of each side-by-side answer that came: ``{"turn", "letter", "score", "rubric"
-    (``_rubric_rows`` with fields ``<letter>-rubric-<name>``), "categories"}``, with what was sent before
-    a refusal (``rated``: ``side_by_side_from``'s form)."""
+    """The rating form of each side-by-side answer that came: ``{"turn", "letter", "score", "touched",
+    "rubric" (``_rubric_rows`` with fields ``<letter>-rubric-<name>``), "categories"}``, with what was
+    sent before a refusal (``rated``: ``side_by_side_from``'s form). ``touched``: a score was sent; the
+    page's script sends no score for a slider left untouched (it would be 50 that nobody chose)."""
     rows = []
     for turn in answers:
         if turn.status != Turn.Status.ANSWERED:
@@ -97,6 +98,7 @@ def _rating_rows(cfg, answers: list[Turn], rated: dict) -> list[dict]:
                 "turn": turn,
                 "letter": letter,
                 "score": sent.get("score") or 50,
+                "touched": bool(sent.get("score")),
                 "rubric": rubric,
                 "categories": categories,
             }
@@ -106,9 +108,16 @@ def _rating_rows(cfg, answers: list[Turn], rated: dict) -> list[dict]:
 
 def side_by_side_from(data) -> dict[str, dict]:
     """The ratings a side-by-side rating form sent: ``{letter: {"score", "rubric", "categories"}}``, one
-    per ``<letter>-score`` field (``<letter>-rubric-<name>``, ``<letter>-category``); the score as sent
-    (text), checked by ``side_by_side.rate_answers``."""
-    letters = sorted({key.split("-", 1)[0] for key in data if key.endswith("-score") and key.count("-") == 1})
+    per letter of a ``<letter>-score``, ``<letter>-rubric-<name>`` or ``<letter>-category`` field; the
+    score as sent (text), None when none was (a slider the page's script left unnamed because it was
+    never touched), checked by ``side_by_side.rate_answers``."""
+    letters = sorted(
+        {
+            letter
+            for letter, _, rest in (key.partition("-") for key in data)
+            if rest == "score" or rest == "category" or rest.startswith("rubric-")
+        }
+    )
     return {
         letter: {
             "score": data.get(f"{letter}-score"),

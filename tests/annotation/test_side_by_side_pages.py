@@ -77,6 +77,20 @@ def test_the_page_sends_the_first_message_to_two_anonymous_models_then_rates_and
     assert "Answer A: the rating must be a whole number from 1 to 100." in body
     assert re.search(r'id="chosen-B" value="B" required checked', body)
     assert not CandidateRating.objects.exists()
+    # A slider never touched is sent with no name (the page's script): no score, refused, not a 50.
+    untouched = _rate_form(conversation, **{"A-score": "23"})
+    del untouched["B-score"]
+    refused = page.post(URL + "rate/", untouched)
+    assert refused.status_code == 400
+    body = refused.content.decode()
+    assert (
+        "Answer B: give it a rating from 1 to 100 (on the page, move its slider; one left untouched is no "
+        "rating)." in body
+    )
+    assert re.search(r'id="A-score" value="23" data-output="A-score-value">', body)  # touched: kept
+    assert re.search(r'id="B-score" value="50" data-output="B-score-value" data-untouched>', body)
+    assert re.search(r'id="B-rubric-supported-1" value="yes" required checked', body)
+    assert not CandidateRating.objects.exists()
     response = page.post(URL + "rate/", _rate_form(conversation, **{"A-score": "23", "B-score": "91"}))
     assert response.status_code == 302
     conversation.refresh_from_db()

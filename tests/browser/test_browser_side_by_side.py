@@ -50,13 +50,18 @@ def test_two_answers_side_by_side_rated_chosen_and_the_conversation_goes_on(
     if page.viewport_size["width"] >= 1000:
         assert tops[0] == pytest.approx(tops[1], abs=1)
     run.check(page, "side-by-side-answers")
+    # A slider not yet touched says so, and is no rating: the form is refused until it is set.
+    expect(page.locator("#A-score-value")).to_have_text("not rated yet")
     page.locator("#A-score").fill("30")
     expect(page.locator("#A-score-value")).to_have_text("30")
-    page.locator("#B-score").fill("85")
     for letter in "AB":
         page.locator(f"#{letter}-rubric-supported-1").check()  # yes
         page.locator(f"#{letter}-rubric-helpful-4").check()
     page.get_by_role("radio", name="Answer B").check()
+    page.get_by_role("button", name="Store my ratings and go on").click()
+    expect(page.get_by_text("Answer B: give it a rating from 1 to 100")).to_be_visible()
+    expect(page.locator("#A-score-value")).to_have_text("30")  # what was set is kept
+    page.locator("#B-score").fill("85")
     run.check(page, "side-by-side-rated")
     page.get_by_role("button", name="Store my ratings and go on").click()
     expect(page.get_by_text("You go on with answer B")).to_be_visible()

@@ -347,11 +347,24 @@
   }
 
   if (typeof document !== "undefined") {
-    // A rating slider says its value beside it as it moves.
+    // A rating slider says its value beside it as it moves. One never touched is sent with no name, so
+    // no score: its 50 would be a rating nobody chose, and the server asks for one instead. A click or a
+    // key on it counts as touching it (a deliberate 50).
     const sliders = document.querySelectorAll ? document.querySelectorAll("input[type=range][data-output]") : [];
     for (const slider of sliders) {
       const output = document.getElementById(slider.dataset.output);
-      if (output) slider.addEventListener("input", () => (output.textContent = slider.value));
+      const touch = () => {
+        if (slider.dataset.name) slider.name = slider.dataset.name;
+        slider.classList.remove("untouched");
+        if (output) output.textContent = slider.value;
+      };
+      if (slider.hasAttribute("data-untouched")) {
+        slider.dataset.name = slider.name;
+        slider.removeAttribute("name");
+        slider.classList.add("untouched");
+        if (output) output.textContent = "not rated yet";
+      }
+      for (const type of ["input", "pointerdown", "keydown"]) slider.addEventListener(type, touch);
     }
     const form = document.getElementById("send-form");
     if (form && window.fetch && window.ReadableStream && window.TextDecoder) {
