@@ -354,10 +354,15 @@ def judge(request, slug: str):
         )
     remember_example(request, task, example.pk)  # the session tally counts it, as the create page's
     verdict = "a failure of the model" if example.model_wrong else "a good answer"
+    # Judged, the side-by-side answers are named to their writer, as an arena names the models after the
+    # vote: nothing the writer does with this conversation can be swayed by the names any more.
+    side = (example.metadata or {}).get("side_by_side") or []
+    named = "; ".join(f"answer {a['slot']} was {a['model']}" for a in side)
     messages.success(
         request,
         f"Stored as example {example.pk}: you judged it {verdict}. Validators will judge it too. "
-        "Here is a new passage.",
+        + (f"The models, now that it is judged: {named}. " if named else "")
+        + "Here is a new passage.",
     )
     return redirect("annotation:red_team", slug=task.slug)
 

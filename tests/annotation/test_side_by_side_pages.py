@@ -114,6 +114,12 @@ def test_the_page_sends_the_first_message_to_two_anonymous_models_then_rates_and
     assert judged.status_code == 302
     example = Example.objects.get()
     assert [r["score"] for r in example.metadata["side_by_side"]] == [23, 91]
+    # Judged, the answers are named to their writer (before, nothing on the page told them apart).
+    shown = page.get(URL).content.decode()
+    assert (
+        f"The models, now that it is judged: answer A was {turns[0].model.name}; answer B was "
+        f"{turns[1].model.name}. Here is a new passage." in shown
+    )
 
 
 def test_the_streamed_first_message_names_each_answers_slot(page, sbs_round):
