@@ -372,6 +372,11 @@ class Together:
     generated: asking it blocks up to a second each time, which would hold back the answers that are
     coming.
 
+    Asking a remote stream blocks until its server sends; meanwhile a local answer's tokens gather in
+    its stream, and its generation slot stays held until it is read to its end. So a "remote" model
+    served by this same process (its own ``/v1``) must find a slot free beside the local answers read
+    with it, or the two wait on each other until the remote's timeout.
+
     After the loop ends, or stops early (the reader left, or a stream raised), ``unfinished`` holds the
     indices of the streams not read to their end, ``begun`` those asked at least once, and ``current``
     the index of the stream asked last (the one that raised, when one did). Closing the streams is the

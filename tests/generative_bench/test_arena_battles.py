@@ -17,6 +17,7 @@ import pytest
 from django.db import connection
 
 from engine.runtime.generative import Generation
+from engine.runtime.slots import GENERATION_SLOTS
 from generative_bench.arena import services
 from generative_bench.models import Battle
 from models_registry.generative import chat_stream
@@ -182,22 +183,28 @@ def test_a_prompt_from_a_round_carries_its_passage(client, arena, annotator, val
     assert "The passage both models read" in shown and "from round 1" in shown
 
 
+def _remote(task, server, chat_model_name: str, *, max_new_tokens: int) -> RegisteredModel:
+    """A ready, published remote model of ``task`` on the loopback ``server`` named
+    ``remote-<chat_model_name>`` (a ``fault-*`` name picks the server's misbehaviour), greedy."""
+    return RegisteredModel.objects.create(
+        task=task,
+        name=f"remote-{chat_model_name}",
+        source=RegisteredModel.Source.CHAT_ENDPOINT,
+        endpoint_url=server.base_url,
+        chat_model_name=chat_model_name,
+        status="ready",
+        is_published=True,
+        generation={"max_new_tokens": max_new_tokens, "temperature": 0.0},
+    )
+
+
 def test_a_crashed_remote_model_fails_the_battle_and_takes_no_vote(
     client, db, smollm2_dir, smollm2, annotator
 ):
     task, local, pirate = make_arena(smollm2_dir)
     pirate.delete()
     with ChatServer(smollm2) as server:
-        remote = RegisteredModel.objects.create(
-            task=task,
-            name="remote-401",
-            source=RegisteredModel.Source.CHAT_ENDPOINT,
-            endpoint_url=server.base_url,
-            chat_model_name="fault-401",
-            status="ready",
-            is_published=True,
-            generation={"max_new_tokens": 8, "temperature": 0.0},
-        )
+        remote = _remote(task, server, "fault-401", max_new_tokens=8)
         battle = services.start_battle(task=task, voter=annotator, prompt="Hello?", client_token=uuid.uuid4())
     assert {battle.model_a, battle.model_b} == {local, remote}
     side = "A" if battle.model_a == remote else "B"
@@ -235,9 +242,13 @@ def test_an_answer_cut_short_fails_the_battle(arena, annotator, monkeypatch):
     )
 
 
-def test_one_local_and_one_remote_model_answer_alike(db, smollm2_dir, smollm2, annotator):
+def test_one_local_and_one_remote_model_answer_alike(db, smollm2_dir, smollm2, annotator, monkeypatch):
     """The loopback server serves the same SmolLM2: the remote answer equals the local one, token for
     token, and each keeps its own system prompt (the remote model is sent the pirate's)."""
+    # The server runs in this process and its answer takes a generation slot here, while the local
+    # answer holds one until it is read to its end: with the tests' one slot, the two answers read
+    # together would wait on each other. A real remote server has its own.
+    monkeypatch.setattr(GENERATION_SLOTS, "size", 2)
     task, local, pirate = make_arena(smollm2_dir)
     pirate.delete()
     with ChatServer(smollm2) as server:
@@ -345,16 +356,7 @@ def test_a_model_that_fails_while_the_other_answers_fails_the_battle_in_its_own_
     task, local, pirate = make_arena(smollm2_dir, max_new_tokens=24)
     pirate.delete()
     with ChatServer(smollm2) as server:
-        remote = RegisteredModel.objects.create(
-            task=task,
-            name="remote-garbage",
-            source=RegisteredModel.Source.CHAT_ENDPOINT,
-            endpoint_url=server.base_url,
-            chat_model_name="fault-garbage",
-            status="ready",
-            is_published=True,
-            generation={"max_new_tokens": 24, "temperature": 0.0},
-        )
+        remote = _remote(task, server, "fault-garbage", max_new_tokens=24)
         battle = services.start_battle(task=task, voter=annotator, prompt="Count to ten.")
     side = "A" if battle.model_a == remote else "B"
     assert battle.status == "failed"

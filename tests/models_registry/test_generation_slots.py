@@ -109,6 +109,16 @@ class OnThread:
         return self._pool.submit(function, *args, **kwargs).result()
 
 
+def _one_slot_held(max_waiting: int) -> tuple[Clock, GenerationSlots, object]:
+    """``(clock, slots, holder)``: one generation slot on a hand-moved clock, bounded at
+    ``max_waiting``, its slot held by ``holder``'s ticket."""
+    clock = Clock()
+    slots = GenerationSlots(1, max_waiting=max_waiting, clock=clock)
+    holder = slots.join()
+    slots.wait(holder, 0)
+    return clock, slots, holder
+
+
 def test_beyond_the_bound_a_newcomer_is_refused_with_the_lines_length_and_nothing_joins():
     slots = GenerationSlots(1, max_waiting=2)
     holder = slots.join()
@@ -149,10 +159,7 @@ def test_no_bound_by_default_as_in_a_process_that_serves_no_requests():
 
 
 def test_a_place_promised_by_admit_counts_until_its_thread_joins_then_is_taken_without_a_second_check():
-    clock = Clock()
-    slots = GenerationSlots(1, max_waiting=1, clock=clock)
-    holder = slots.join()
-    slots.wait(holder, 0)
+    clock, slots, holder = _one_slot_held(max_waiting=1)
     first, second = OnThread(), OnThread()
     first(slots.admit)  # the line is empty: one place promised
     assert slots.waiting() == 1
@@ -167,10 +174,7 @@ def test_a_place_promised_by_admit_counts_until_its_thread_joins_then_is_taken_w
 
 
 def test_admit_again_replaces_the_threads_promise_and_a_promise_lapses_after_its_seconds():
-    clock = Clock()
-    slots = GenerationSlots(1, max_waiting=1, clock=clock)
-    holder = slots.join()
-    slots.wait(holder, 0)
+    clock, slots, holder = _one_slot_held(max_waiting=1)
     first, second = OnThread(), OnThread()
     first(slots.admit)
     first(slots.admit)  # the same request thread again (two models of one battle): still one place
@@ -209,10 +213,7 @@ def test_a_promise_of_several_places_is_all_or_none_and_each_join_takes_one():
 
 
 def test_a_refused_requester_keeps_its_place_ahead_of_newcomers_and_of_those_refused_after_it():
-    clock = Clock()
-    slots = GenerationSlots(1, max_waiting=1, clock=clock)
-    holder = slots.join()
-    slots.wait(holder, 0)
+    clock, slots, holder = _one_slot_held(max_waiting=1)
     waiter = slots.join()  # the line is full
     ann, bob, newcomer = OnThread(), OnThread(), OnThread()
     with pytest.raises(QueueFull) as refused:
@@ -252,10 +253,7 @@ def test_a_refused_requester_keeps_its_place_ahead_of_newcomers_and_of_those_ref
 def test_a_request_that_asks_again_keeps_its_promise_before_places_kept_for_others():
     # The page checks before it starts a conversation, then again as it sends: the second check must not
     # give the request's place to someone refused earlier, nor send it to the back of those kept.
-    clock = Clock()
-    slots = GenerationSlots(1, max_waiting=1, clock=clock)
-    holder = slots.join()
-    slots.wait(holder, 0)
+    clock, slots, holder = _one_slot_held(max_waiting=1)
     ann, bob = OnThread(), OnThread()
     ann(slots.admit, 1, who="ann")  # the line's one place, promised to ann's request
     with pytest.raises(QueueFull) as refused:
@@ -268,10 +266,7 @@ def test_a_request_that_asks_again_keeps_its_promise_before_places_kept_for_othe
 
 
 def test_a_place_serves_whoever_asks_until_the_refused_is_told_to_come_back():
-    clock = Clock()
-    slots = GenerationSlots(1, max_waiting=0, clock=clock)
-    holder = slots.join()
-    slots.wait(holder, 0)
+    clock, slots, holder = _one_slot_held(max_waiting=0)
     with pytest.raises(QueueFull) as refused:
         slots.admit(who="ann")
     assert refused.value.retry_after == 10
@@ -282,10 +277,7 @@ def test_a_place_serves_whoever_asks_until_the_refused_is_told_to_come_back():
 
 
 def test_a_kept_place_lapses_after_retry_after_and_the_grace_and_a_refusal_again_renews_it():
-    clock = Clock()
-    slots = GenerationSlots(1, max_waiting=0, clock=clock)
-    holder = slots.join()
-    slots.wait(holder, 0)
+    clock, slots, holder = _one_slot_held(max_waiting=0)
     with pytest.raises(QueueFull) as refused:
         slots.admit(who="ann")  # nobody waits: (0 + 1) x 10 s, kept 10 + 20 s: until 30
     assert (refused.value.retry_after, refused.value.kept) == (10, 30)
