@@ -30,8 +30,7 @@ thread joins, when its request ends (``withdraw``) or after ``PROMISE_SECONDS``.
 **A refused requester keeps its place.** ``admit(places, who=...)`` names who asks (a user's id). When
 the line is full, ``who`` is refused as before, but its places are kept in a second line, of those who
 will come back, in the order they were refused, from its ``Retry-After`` until ``RETURN_GRACE_SECONDS``
-later.
-Kept places count as waiting for everyone behind them: a newcomer is not let in on a place freed for
+later. Kept places count as waiting for everyone behind them: a newcomer is not let in on a place freed for
 someone refused before it, and those refused come back in the order they were refused. Without it, a
 refused red-teamer who came back after its ``Retry-After`` found the freed place taken by a newcomer
 and could be refused again and again (docs/serving.md, "A refused sender keeps its place": in a burst
@@ -142,8 +141,8 @@ class GenerationSlots:
         self._line: deque[object] = deque()
         # thread id: (when ``admit`` promised it places, how many are left)
         self._promised: dict[int, tuple[float, int]] = {}
-        # who was refused, in the order refused: (until when its places are kept, how many)
-        # (when it was told to come back, until when its places are kept, how many)
+        # who was refused, in the order refused: (when it was told to come back, until when its places
+        # are kept, how many)
         self._returning: dict[object, tuple[float, float, int]] = {}
         self._holds: deque[float] = deque(maxlen=HOLDS_REMEMBERED)
 
