@@ -242,18 +242,27 @@ def vote(request, slug: str, pk: int):
         messages.error(request, f"Your vote is recorded, but the next turn could not start: {exc}")
     else:
         following = Battle.objects.filter(parent=battle).first()
-        if following is not None:
-            if recorded:
-                messages.success(request, f"Your vote is recorded: {battle.get_vote_display()}. Next turn:")
-            return redirect("generative_bench:arena_battle", slug=task.slug, pk=following.pk)
         if recorded:
-            messages.success(request, f"Your vote is recorded: {battle.get_vote_display()}.")
+            done = "Next turn:" if following is not None else ""
+            messages.success(request, f"Your vote is recorded: {battle.get_vote_display()}. {done}".strip())
         else:
+            # A double click, or another tab that voted first: said even when that tab went on to a next
+            # turn, so a different vote or next message from this tab is not dropped without a word.
+            went_on_with = following.messages[-1]["content"] if following is not None else None
+            unsent = (  # compared as words: a double click's text comes back with CRLF and spaces as sent
+                " Your next message here was not sent: this conversation went on with the one sent first."
+                if follow_up is not None
+                and went_on_with is not None
+                and follow_up.split() != went_on_with.split()
+                else ""
+            )
             messages.info(
                 request,
                 f"Your vote on this battle was already recorded ({battle.get_vote_display()}); "
-                "it counts once.",
+                f"it counts once.{unsent}",
             )
+        if following is not None:
+            return redirect("generative_bench:arena_battle", slug=task.slug, pk=following.pk)
     return redirect("generative_bench:arena_battle", slug=task.slug, pk=battle.pk)
 
 

@@ -159,3 +159,24 @@ def test_a_battle_can_be_read_again_through_the_api(task, seen, client):
     client.force_login(UserFactory())
     assert client.get(f"/api/battles/{battle.pk}/").status_code == 404
     assert client.get("/api/battles/0/").status_code == 404
+
+
+def test_a_second_tab_that_voted_and_wrote_after_the_first_is_told_both_were_not_taken(task, seen, client):
+    voter = UserFactory()
+    battle = services.start_battle(task=task, voter=voter, prompt="Hi", rng=random.Random(1))
+    client.force_login(voter)
+    url = f"/tasks/{task.slug}/arena/battles/{battle.pk}/vote/"
+    first = client.post(url, {"vote": "a", "follow_up": "Tab one:\r\n go on"})
+    same = client.post(url, {"vote": "a", "follow_up": "Tab one:\r\n go on"}, follow=True)  # a double click
+    other = client.post(url, {"vote": "b", "follow_up": "Tab two asks this"}, follow=True)  # another tab
+    nxt = Battle.objects.get(parent=battle)
+    assert first["Location"] == f"/tasks/{task.slug}/arena/battles/{nxt.pk}/"
+    assert nxt.messages[-1]["content"] == "Tab one:\n go on" and Battle.objects.count() == 2
+    said = "Your vote on this battle was already recorded (A is better); it counts once."
+    assert said in same.content.decode()
+    assert "was not sent" not in same.content.decode()
+    assert (
+        said + " Your next message here was not sent: this conversation went on with the one sent first."
+        in other.content.decode()
+    )
+    assert other.redirect_chain[-1][0] == f"/tasks/{task.slug}/arena/battles/{nxt.pk}/"
