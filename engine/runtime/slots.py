@@ -55,8 +55,10 @@ from core.request_threads import leave_pool
 from engine.runtime.model_files import InferenceError
 
 #: Seconds a place promised by ``admit`` is kept for its thread's ``join`` at most: a safety net, as the
-#: end of every request gives back an unused promise (``withdraw``).
-PROMISE_SECONDS = 30.0
+#: end of every request gives back an unused promise (``withdraw``). Long enough for a request that loads
+#: a model before it joins: with 30 s, the first burst on a fresh demo loaded the second side-by-side
+#: model for longer, the promise lapsed, and that answer was stored failed with "The model is busy".
+PROMISE_SECONDS = 300.0
 #: ``Retry-After`` (seconds) before any generation of this process has ended: about one answer of a
 #: small local model on 2 cores (SmolLM2, 256 tokens at 25 tokens/s).
 DEFAULT_HOLD_SECONDS = 10.0
