@@ -144,7 +144,7 @@ global.fetch = async () => {
   ];
   const stream = new ReadableStream({
     pull(controller) {
-      midstream.push({ label: label.children[0].textContent, judgeDisabled: judgeButton.disabled });
+      midstream.push({ label: label.children[0].textContent, judgeDisabled: judgeButton.disabled, boxDisabled: box.disabled });
       if (chunks.length) controller.enqueue(chunks.shift());
       else if (scenario === "whole" || scenario === "resent-cut") controller.close();
       else {
@@ -224,14 +224,19 @@ def test_a_whole_answer_is_shown_and_the_judge_form_counts_it():
     # While the answer came, the box was for message 2, and the judgement could not be sent (the server
     # refuses one while an answer is written); afterwards it can.
     assert {json.dumps(seen) for seen in page["midstream"][1:]} == {
-        json.dumps({"label": "(2 of 3)", "judgeDisabled": True})
+        json.dumps({"label": "(2 of 3)", "judgeDisabled": True, "boxDisabled": False})
     }
     assert (page["label"], page["judgeDisabled"]) == ("(2 of 3)", False)
 
 
 def test_while_the_last_message_is_answered_the_label_says_so():
     page = _run(["whole", "whole", "whole"])
-    assert page["midstream"][-1] == {"label": "(this is the last message)", "judgeDisabled": True}
+    # ... and its box takes no draft: the form goes when the answer has come.
+    assert page["midstream"][-1] == {
+        "label": "(this is the last message)",
+        "judgeDisabled": True,
+        "boxDisabled": True,
+    }
     assert page["judgeDisabled"] is False and page["errors"] == []
 
 

@@ -254,6 +254,9 @@
       // As for one answer: the message is the conversation's now, and skipping its passage would
       // abandon it.
       if (box.value === prompt) box.value = "";
+      // No next message before the answers are rated, and the page reloads into the rating form when
+      // they have come: a draft typed meanwhile would be lost, so the box takes none.
+      box.disabled = true;
       const skip = document.querySelector(".skip-context");
       if (skip) skip.remove();
       let ended = false;
@@ -263,6 +266,7 @@
         ended = false;
       }
       if (!ended) {
+        box.disabled = false;
         status.textContent =
           "The connection broke before every answer came. Reload the page to see what was stored.";
         status.classList.add("warning");
@@ -279,6 +283,8 @@
     const max = Number(form.dataset.maxTurns);
     const next = Number(form.dataset.turns) + 2;
     if (label) label.textContent = next > max ? "(this is the last message)" : "(" + next + " of " + max + ")";
+    // After the last message the form goes: a draft typed while its answer comes would go with it.
+    if (next > max) box.disabled = true;
     const judgeButton = document.querySelector("#judge-form button[type=submit]");
     if (judgeButton) judgeButton.disabled = true;
     const turns = document.getElementById("turns");
@@ -303,6 +309,7 @@
     if (judgeButton) judgeButton.disabled = false;
     if (!done) {
       if (label) label.textContent = labelBefore; // the message may be sent again
+      box.disabled = false;
       giveBack(form, { button, status, box, item, modelBox }, prompt, broken);
       return;
     }
