@@ -91,17 +91,25 @@ class QueueFull(InferenceError):
             turn (``GenerationSlots.retry_after``).
         kept: whole seconds the requester's place is kept for its return (``admit``'s ``who``), or
             None when none is kept.
+        returning: of ``waiting``, the places kept for those refused before (not on the server: the
+            message says them apart).
     """
 
     code = "queue_full"
 
-    def __init__(self, waiting: int, retry_after: int, kept: int | None = None):
-        self.waiting, self.retry_after, self.kept = waiting, retry_after, kept
-        if waiting:
-            answers = "1 answer is" if waiting == 1 else f"{waiting} answers are"
+    def __init__(self, waiting: int, retry_after: int, kept: int | None = None, returning: int = 0):
+        self.waiting, self.retry_after, self.kept, self.returning = waiting, retry_after, kept, returning
+        here = waiting - returning
+        if here:
+            answers = "1 answer is" if here == 1 else f"{here} answers are"
             busy = f"{answers} waiting for it on this server already"
+        elif returning:
+            busy = "it is answering others"
         else:  # a bound of 0: nothing may wait
             busy = "it is answering others and this server lets no request wait"
+        if returning:
+            places = "1 place is" if returning == 1 else f"{returning} places are"
+            busy += f", and {places} kept for people refused before you"
         again = f"try again in about {retry_after} s"
         if kept is not None:
             again += f"; your place in line is kept for {kept} s"
@@ -266,8 +274,11 @@ class GenerationSlots:
         free = self.size - len(self._holding)
         if ahead + places > free and ahead + places - free > self.max_waiting:
             retry_after = self._retry_after(me, who)
+            waiting = self._waiting(me, who)
+            # Those on the server, apart from the places kept for people refused before (told apart)
+            in_line = max(0, self._ahead(me, who) - self._kept_ahead(who, due_only=False) - free)
             if who is None:
-                raise QueueFull(self._waiting(me), retry_after)
+                raise QueueFull(waiting, retry_after, returning=waiting - in_line)
             # Kept in the order refused: one who comes back again too early keeps its place.
             kept = retry_after + math.ceil(RETURN_GRACE_SECONDS)
             now = self._clock()
@@ -275,7 +286,7 @@ class GenerationSlots:
             if who in self._returning:  # back again: a place kept since its first due time stays kept
                 due = min(due, self._returning[who][0])
             self._returning[who] = (due, now + kept, places)
-            raise QueueFull(self._waiting(me, who), retry_after, kept)
+            raise QueueFull(waiting, retry_after, kept, returning=waiting - in_line)
 
     def _retry_after(self, me: int, who: object = None) -> int:
         mean = sum(self._holds) / len(self._holds) if self._holds else DEFAULT_HOLD_SECONDS

@@ -428,3 +428,27 @@ def test_withdraw_gives_back_the_threads_unused_promise_and_nothing_else():
     first(slots.withdraw)  # the request ended without generating
     assert slots.waiting() == 0
     second(slots.admit)
+
+
+def test_the_refusal_tells_those_on_the_server_from_the_places_kept_for_people_refused_before():
+    clock, slots, holder = _one_slot_held(max_waiting=1)
+    waiter = slots.join()
+    ann, bob = OnThread(), OnThread()
+    with pytest.raises(QueueFull):
+        ann(slots.admit, 1, who="ann")
+    with pytest.raises(QueueFull) as refused:
+        bob(slots.admit, 1, who="bob")
+    assert (refused.value.waiting, refused.value.returning) == (2, 1)
+    assert str(refused.value) == (
+        "The model is busy: 1 answer is waiting for it on this server already, and 1 place is kept for "
+        "people refused before you; try again in about 30 s; your place in line is kept for 50 s."
+    )
+    slots.leave(waiter)  # nobody waits on the server now: only ann's place is kept, then bob's
+    clock.now = 30  # both due back
+    with pytest.raises(QueueFull) as refused:
+        OnThread()(slots.admit)
+    assert (refused.value.waiting, refused.value.returning) == (2, 2)
+    assert str(refused.value).startswith(
+        "The model is busy: it is answering others, and 2 places are kept for people refused before you;"
+    )
+    slots.leave(holder)
