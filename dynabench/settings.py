@@ -164,7 +164,8 @@ Models (engine/runtime/classifier.py):
                        Empty: the process's request threads - DYNABENCH_GENERATION_SLOTS - half the
                        threads (rounded up), at least 0: with the default slots, 0 (a request that finds
                        every slot answering is refused at once; ``slots.waiting_bound``,
-                       docs/serving.md); in the demo's server, as many as the slots.
+                       docs/serving.md); in the demo's server, 3 x the slots (24: its waiters hold
+                       no page's thread).
 
 Background jobs (django-q2):
     DYNABENCH_JOB_WORKERS int, default 1. Worker processes of ``manage.py qcluster``.

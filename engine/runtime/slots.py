@@ -21,7 +21,7 @@ waits; with 20 answers in line every thread waited, and ``/health/`` and the sig
 would wait beyond it is refused at once with ``QueueFull`` (503 with ``Retry-After``), and the other
 threads stay free for ordinary pages. In the demo's server a request's thread leaves the pool as it
 joins the line (``join``, ``core.request_threads``), so there the slots are a batch's size and the bound
-a batch's worth (``web_slots``, ``waiting_bound``). Processes that serve no requests (the job cluster's replays and
+``WAITING_BATCHES`` batches' worth (``web_slots``, ``waiting_bound``). Processes that serve no requests (the job cluster's replays and
 judges) leave it unbounded. A request that stores something before it generates (a red-teaming turn)
 ``admit``s first, before it stores: its thread is promised a place in line, counted from then on, so
 that a burst of requests cannot all pass the check before any has joined. The promise ends when the
@@ -73,6 +73,14 @@ RETURN_GRACE_SECONDS = 20.0
 #: answers in one batch gave 60.0 tokens/s in all, 7.5 each; 16 gave 89.6 in all but 5.6 each, about a
 #: reader's pace (250 words a minute) with no margin for a busier machine. So 8; the others wait.
 BATCH_SLOTS = 8
+#: Batches' worth of answers that may wait where a waiting request leaves the server's pool
+#: (``waiting_bound``): a waiter there holds no page's thread, only memory, so a longer line costs pages
+#: nothing, and a request that waits in it is served in order, where one refused must come back and may
+#: be refused again. The burst of 24 red-teamers x 3 messages with no think time (docs/serving.md, "A
+#: refused sender keeps its place"): with 1 batch waiting, the longest wait for a first token was 28.4 and
+#: 30.7 s with 67 and 68 refusals; with 3 (24 waiting), 14.4 and 16.1 s with none, at 62.5 and 58.9
+#: tokens/s in all (as before places were kept).
+WAITING_BATCHES = 3
 
 
 class SlotTimeout(Exception):
@@ -347,14 +355,15 @@ def waiting_bound(
     """The most requests a web process with ``threads`` request threads and ``slots`` generation slots
     lets wait in line (``GenerationSlots.max_waiting``): ``configured`` (``DYNABENCH_GENERATION_QUEUE``)
     when given; else, when a request thread leaves the server's pool as it joins the line
-    (``threads_leave_pool``, the demo's server: ``core.request_threads``), ``slots``; else
-    ``threads - slots - ceil(threads / 2)``, at least 0.
+    (``threads_leave_pool``, the demo's server: ``core.request_threads``), ``WAITING_BATCHES`` x
+    ``slots``; else ``threads - slots - ceil(threads / 2)``, at least 0.
 
     Why: where the requests holding a slot and those waiting each hold a pool thread, half the threads
     (rounded up) are kept for everything else. The demo's 8 threads and 1 slot: 3 wait (4 threads for
     pages); a gunicorn worker's 4 threads: 1 waits (2 for pages). With as many slots as threads or
     more, nothing waits: a request that finds every slot held is refused. Where they leave the pool, the
-    waiters take no page's thread, and one batch's worth may wait: about one answer's length.
+    waiters take no page's thread, and ``WAITING_BATCHES`` batches' worth may wait: waiting in order beats
+    being refused and coming back (the constant's comment).
 
     Raises:
         ValueError: ``threads`` below 1 or ``configured`` below 0.
@@ -366,7 +375,7 @@ def waiting_bound(
             raise ValueError(f"DYNABENCH_GENERATION_QUEUE must be at least 0, not {configured}")
         return configured
     if threads_leave_pool:
-        return slots
+        return WAITING_BATCHES * slots
     return max(0, threads - slots - math.ceil(threads / 2))
 
 

@@ -361,9 +361,9 @@ def test_a_web_process_answers_with_half_its_threads(threads, configured, slots)
 @pytest.mark.parametrize(
     ("threads", "slots_configured", "queue_configured", "slots", "bound"),
     [
-        (8, None, None, 8, 8),  # the demo's server: a batch of 8 answers, and a batch's worth waiting
-        (1, None, None, 8, 8),  # --nothreading: its one page thread is not what bounds the answers
-        (8, 2, None, 2, 2),  # DYNABENCH_GENERATION_SLOTS wins, and one batch's worth waits
+        (8, None, None, 8, 24),  # the demo's server: a batch of 8 answers, and 3 batches' worth waiting
+        (1, None, None, 8, 24),  # --nothreading: its one page thread is not what bounds the answers
+        (8, 2, None, 2, 6),  # DYNABENCH_GENERATION_SLOTS wins, and 3 batches' worth wait
         (8, None, 0, 8, 0),  # DYNABENCH_GENERATION_QUEUE wins
     ],
 )

@@ -79,10 +79,10 @@ def test_prepare_web_worker_bounds_the_line_for_a_generation_slot(settings, unbo
     settings.DYNABENCH_GENERATION_SLOTS, settings.DYNABENCH_GENERATION_QUEUE = 1, None
     prepare_web_worker(processes=1, threads=8)  # 8 - 1 slot - 4 kept for pages
     assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (1, 3)
-    # The demo's server, whose answers leave its pool: a batch of 8 answers and a batch's worth waiting.
+    # The demo's server, whose answers leave its pool: a batch of 8 answers and 3 batches' worth waiting.
     settings.DYNABENCH_GENERATION_SLOTS = None
     prepare_web_worker(processes=1, threads=8, threads_leave_pool=True)
-    assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (8, 8)
+    assert (GENERATION_SLOTS.size, GENERATION_SLOTS.max_waiting) == (8, 24)
 
 
 @pytest.mark.django_db(transaction=True)
