@@ -13,8 +13,8 @@
 ``n`` is how many requests wait in line in this process (places kept for those refused before
 included); the message says it too, with the seconds to wait; ``s`` is how many seconds the requester's
 place is kept for its return (``runtime.slots``, "A refused requester keeps its place"), or null where
-none is kept (a request of no one's, or not checked by ``admit``). ``QueueFullMiddleware`` answers the ``QueueFull`` a view lets through; a view that shows its own
-page calls ``queue_full_response`` with it.
+none is kept (a request of no one's, or not checked by ``admit``). ``QueueFullMiddleware`` answers the
+``QueueFull`` a view lets through; a view that shows its own page calls ``queue_full_response`` with it.
 """
 
 from __future__ import annotations

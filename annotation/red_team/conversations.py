@@ -296,9 +296,8 @@ def _store_first_answers(
     messages = messages_of(locked, [], prompt)
     for model in drawn:
         _check_fits(model, messages)
-    admit(
-        *drawn, who=annotator.pk
-    )  # a place in line for each local answer, or a refusal before anything is stored
+    # A place in line for each local answer, or a refusal before anything is stored.
+    admit(*drawn, who=annotator.pk)
     turns = []
     for slot, model in enumerate(drawn):
         turn = Turn.objects.create(

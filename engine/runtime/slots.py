@@ -177,7 +177,7 @@ class GenerationSlots:
         sooner, but clients told that time all come back at once and all but one are refused again; told
         the line's length, they come back spread out as the line moves."""
         with self._lock:
-            return self._retry_after(threading.get_ident())
+            return self._retry_after_of(self._waiting(threading.get_ident()))
 
     def admit(self, places: int = 1, who: object = None) -> None:
         """Promise the calling thread ``places`` places in line (a side-by-side message's answers, an
@@ -264,29 +264,31 @@ class GenerationSlots:
                 kept += places
         return kept
 
-    def _ahead(self, me: int, who: object = None, due_only: bool = False) -> int:
-        """Those in line, the places promised to other threads and those kept for the refused ahead."""
-        promised = sum(n for thread, (_, n) in self._promised.items() if thread != me)
-        return len(self._line) + promised + self._kept_ahead(who, due_only)
+    def _queued(self, me: int) -> int:
+        """Those in line and the places promised to other threads: the requests on the server."""
+        return len(self._line) + sum(n for thread, (_, n) in self._promised.items() if thread != me)
 
     def _waiting(self, me: int, who: object = None) -> int:
         """Those who wait ahead of ``me`` (``who``), every place kept ahead counted: what a refusal says."""
         self._forget_old_promises()
-        return max(0, self._ahead(me, who) - (self.size - len(self._holding)))
+        free = self.size - len(self._holding)
+        return max(0, self._queued(me) + self._kept_ahead(who, due_only=False) - free)
 
     def _refuse_if_full(self, me: int, places: int = 1, who: object = None) -> None:
         if self.max_waiting is None:
             return
         self._forget_old_promises()
-        ahead = self._ahead(me, who, due_only=True)
+        queued = self._queued(me)
+        ahead = queued + self._kept_ahead(who, due_only=True)
         free = self.size - len(self._holding)
-        if ahead + places > free and ahead + places - free > self.max_waiting:
-            retry_after = self._retry_after(me, who)
-            waiting = self._waiting(me, who)
-            # Those on the server, apart from the places kept for people refused before (told apart)
-            in_line = max(0, self._ahead(me, who) - self._kept_ahead(who, due_only=False) - free)
-            if who is None:
-                raise QueueFull(waiting, retry_after, returning=waiting - in_line)
+        if ahead + places <= free or ahead + places - free <= self.max_waiting:
+            return
+        waiting = max(0, queued + self._kept_ahead(who, due_only=False) - free)
+        # Of those, the places kept for people refused before, which the message tells apart.
+        returning = waiting - max(0, queued - free)
+        retry_after = self._retry_after_of(waiting)
+        kept = None
+        if who is not None:
             # Kept in the order refused: one who comes back again too early keeps its place.
             kept = retry_after + math.ceil(RETURN_GRACE_SECONDS)
             now = self._clock()
@@ -294,11 +296,12 @@ class GenerationSlots:
             if who in self._returning:  # back again: a place kept since its first due time stays kept
                 due = min(due, self._returning[who][0])
             self._returning[who] = (due, now + kept, places)
-            raise QueueFull(waiting, retry_after, kept, returning=waiting - in_line)
+        raise QueueFull(waiting, retry_after, kept, returning=returning)
 
-    def _retry_after(self, me: int, who: object = None) -> int:
+    def _retry_after_of(self, waiting: int) -> int:
+        """``retry_after``'s seconds for ``waiting`` requests ahead (its formula)."""
         mean = sum(self._holds) / len(self._holds) if self._holds else DEFAULT_HOLD_SECONDS
-        return max(1, math.ceil((self._waiting(me, who) + 1) * mean / self.size))
+        return max(1, math.ceil((waiting + 1) * mean / self.size))
 
     def wait(self, ticket: object, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for ``ticket``'s turn; True once it holds a slot (then at once
