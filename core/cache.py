@@ -10,6 +10,9 @@ down"). After a failure the cache is skipped for ``PAUSE_SECONDS``, so a Redis t
 socket timeout per pause per process, not one per request.
 
 ``strict_roundtrip`` is the exception: the health check must see the outage (``core.health``).
+
+The connections to Redis are shared by the whole process (``SharedPoolClient``), not opened per cache
+object.
 """
 
 from __future__ import annotations
@@ -21,11 +24,56 @@ import uuid
 
 import redis
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
-from django.core.cache.backends.redis import RedisCache
+from django.core.cache.backends.redis import RedisCache, RedisCacheClient
 
 logger = logging.getLogger(__name__)
 
 PAUSE_SECONDS = 5.0
+
+#: (server, pool class, pool options) -> (connection pool, client): one per process (redis-py's pool
+#: starts afresh in a forked child, ``ConnectionPool._checkpid``).
+_SHARED: dict[tuple, tuple[redis.ConnectionPool, redis.Redis]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+class _Pause:
+    """Until when (``time.monotonic``) a cache on some servers is skipped after a failure."""
+
+    until = 0.0
+
+
+#: servers -> their pause, one per process.
+_PAUSES: dict[tuple, _Pause] = {}
+
+
+class SharedPoolClient(RedisCacheClient):
+    """Django's Redis cache client, its connection pools and clients shared by the process.
+
+    Why: Django makes a cache object per thread and per async context (``django.core.cache.caches``),
+    and each object made its own connection pool. Under the production profile's ASGI workers every
+    request runs in a thread of its own, so every request that touched the cache (the API's throttles,
+    the red-teaming turn rate) opened a new connection to Redis: a TCP connect, the client's greeting, and
+    redis-py reading its own package's metadata from disk, 15% of a red-teaming turn's CPU in a profile
+    of 200 streams (docs/serving.md, "Many streams per worker"). Same arguments as ``RedisCacheClient``.
+    """
+
+    def _shared(self, write: bool) -> tuple[redis.ConnectionPool, redis.Redis]:
+        server = self._servers[self._get_connection_pool_index(write)]
+        key = (server, self._pool_class, repr(sorted(self._pool_options.items())))
+        shared = _SHARED.get(key)
+        if shared is None:
+            with _SHARED_LOCK:
+                shared = _SHARED.get(key)
+                if shared is None:
+                    pool = self._pool_class.from_url(server, **self._pool_options)
+                    shared = _SHARED[key] = (pool, self._client(connection_pool=pool))
+        return shared
+
+    def _get_connection_pool(self, write):
+        return self._shared(write)[0]
+
+    def get_client(self, key=None, *, write=False):
+        return self._shared(write)[1]
 
 
 class FailSoftRedisCache(RedisCache):
@@ -34,18 +82,20 @@ class FailSoftRedisCache(RedisCache):
 
     def __init__(self, server, params):
         super().__init__(server, params)
-        self._down_until = 0.0
-        self._lock = threading.Lock()
+        self._class = SharedPoolClient
+        # The pause is the process's, as the connections are: Django makes a cache object per request
+        # thread under ASGI, and a pause kept per object would pause nothing.
+        self._pause = _PAUSES.setdefault(tuple(self._servers), _Pause())
 
     def _soft(self, operation: str, call, fallback):
-        if time.monotonic() < self._down_until:
+        if time.monotonic() < self._pause.until:
             return fallback
         try:
             return call()
         except redis.RedisError as exc:
-            with self._lock:
-                first = time.monotonic() >= self._down_until
-                self._down_until = time.monotonic() + PAUSE_SECONDS
+            with _SHARED_LOCK:
+                first = time.monotonic() >= self._pause.until
+                self._pause.until = time.monotonic() + PAUSE_SECONDS
             if first:
                 logger.warning(
                     "cache unreachable (%s in %s); running without it for %ss", exc, operation, PAUSE_SECONDS
@@ -100,5 +150,5 @@ class FailSoftRedisCache(RedisCache):
         if RedisCache.get(self, key) != value:
             raise ValueError("the cache gave back another value than the one written")
         RedisCache.delete(self, key)
-        with self._lock:
-            self._down_until = 0.0  # Redis answers again: stop skipping it
+        with _SHARED_LOCK:
+            self._pause.until = 0.0  # Redis answers again: stop skipping it

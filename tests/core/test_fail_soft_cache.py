@@ -4,15 +4,25 @@ throttled API writes keep working; with Redis up, two cache objects (two process
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import redis
 from django.test import override_settings
 
+import core.cache
 from core.cache import FailSoftRedisCache
 from tests.helpers.api import client_for
 
 DEAD = "redis://127.0.0.1:9/0"
 LIVE = "redis://127.0.0.1:6379/15"
+
+
+@pytest.fixture(autouse=True)
+def fresh_process_state(monkeypatch):
+    """Each test starts as a new process would: no pause after a failure, no connections."""
+    monkeypatch.setattr(core.cache, "_PAUSES", {})
+    monkeypatch.setattr(core.cache, "_SHARED", {})
 
 
 def _cache(location: str) -> FailSoftRedisCache:
@@ -55,6 +65,39 @@ def test_two_caches_on_one_redis_share_values():
     reader.strict_roundtrip()
     writer.delete("shared-count")
     assert reader.get("shared-count") is None
+
+
+def test_the_cache_objects_of_many_request_threads_share_one_connection():
+    # Django makes a cache object per thread and async context; under ASGI each request has a thread.
+    clients = []
+
+    def one_request(n: int) -> None:
+        cache = _cache(LIVE)
+        cache.set(f"thread-{n}", n, 30)
+        assert cache.get(f"thread-{n}") == n
+        cache.delete(f"thread-{n}")
+        clients.append(cache._cache.get_client())
+
+    for n in range(5):
+        thread = threading.Thread(target=one_request, args=(n,))
+        thread.start()
+        thread.join()
+    assert len({id(client) for client in clients}) == 1
+    assert clients[0].connection_pool._created_connections == 1
+
+
+def test_a_failure_pauses_the_cache_objects_made_after_it(monkeypatch):
+    calls = []
+    real_get = redis.Redis.get
+
+    def counting_get(self, *args, **kwargs):
+        calls.append(args)
+        return real_get(self, *args, **kwargs)
+
+    monkeypatch.setattr(redis.Redis, "get", counting_get)
+    assert _cache(DEAD).get("k") is None  # tried, failed: the pause starts
+    assert _cache(DEAD).get("k") is None  # another request's cache object: skipped
+    assert len(calls) == 1
 
 
 DEAD_CACHES = {"default": {"BACKEND": "core.cache.FailSoftRedisCache", "LOCATION": DEAD}}
