@@ -7,6 +7,7 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Example
@@ -165,3 +166,41 @@ def test_blocked_user_is_not_served(hate_round, annotator, outsider):
     with pytest.raises(VerdictError) as exc:
         _served(hate_round, outsider)
     assert exc.value.code == "blocked"
+
+
+def _example_rows_read() -> int:
+    """Rows of ``annotation_example`` read so far in this transaction (PostgreSQL's own counters)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables"
+            " WHERE relname = 'annotation_example'"
+        )
+        return cursor.fetchone()[0]
+
+
+def test_the_held_claim_is_found_without_reading_the_round(hate_round, annotator, validator):
+    # Asked on every request for the next example. The round grew by 2,000 examples since PostgreSQL
+    # last analyzed it (none: a new table), as a round written 25 a second outruns autovacuum.
+    template = make_example(hate_round, annotator)
+    Example.objects.bulk_create(
+        Example(
+            round=template.round,
+            context=template.context,
+            annotator=annotator,
+            inputs={"statement": f"open example {n}"},
+            target=template.target,
+            model_wrong=template.model_wrong,
+            status=template.status,
+        )
+        for n in range(2000)
+    )
+    served = _served(hate_round, validator)
+    before = _example_rows_read()
+    claim = selectors.live_claim_of(hate_round, validator)
+    read = _example_rows_read() - before
+    assert claim is not None and claim.example == served
+    assert read <= 2, f"{read} example rows read for one held claim (2,001 open examples)"
+    # Still the rule: a claim whose example was settled meanwhile is no live claim, nor one in another round.
+    assert selectors.live_claim_of(ensure_round(task=hate_round.task, number=2), validator) is None
+    Example.objects.filter(pk=served.pk).update(status="validated_correct")
+    assert selectors.live_claim_of(hate_round, validator) is None
