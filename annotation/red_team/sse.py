@@ -8,7 +8,7 @@ The stream (``text/event-stream``, https://html.spec.whatwg.org/multipage/server
 * ``event: token`` per piece of the answer, ``data`` = ``{"text": piece}`` (JSON, so newlines and any
   character travel safely); pieces that come within ``GATHER_SECONDS`` (0.1 s) of the last event are
   sent together in the next (under an ASGI worker, the answer is read in gulps after each event:
-  ``_apaced``);
+  ``_apaced``, and ``_apaced_candidates`` side by side);
 * ``event: done`` last, ``data`` = the stored turn (``turn_payload``): status, the whole answer, its
   finish reason, error and generation record. A broken or timed-out answer still ends with ``done``.
 
@@ -113,8 +113,7 @@ class _Gathered:
         self.held += piece
         now = time.monotonic()
         if waited or now - self.sent_at >= HELD_AT_MOST_SECONDS:
-            self.sent_at = now
-            return self.rest()
+            return self.sent(now)
         return None
 
     def due(self) -> str:
@@ -125,6 +124,12 @@ class _Gathered:
         if not self.held or now - self.sent_at < GATHER_SECONDS:
             return ""
         self.sent_at = now
+        return self.rest()
+
+    def sent(self, now: float) -> str:
+        """``rest``, noted as sent at ``now`` when there was something to send."""
+        if self.held:
+            self.sent_at = now
         return self.rest()
 
     def rest(self) -> str:
@@ -220,15 +225,32 @@ def _candidate_events(streams: CandidateStreams) -> Iterator[str]:
     yield "".join(g.rest() for g in gathered.values()) + _candidate_done(streams)
 
 
+async def _apaced_candidates(pieces: AsyncIterator, gathered: dict[int, _Gathered]) -> AsyncIterator[str]:
+    """``_apaced`` for the answers of a side-by-side first message, read in turn (``serving.Together``):
+    each answer's pieces are held on their own (``_Gathered.gulped``), and a piece that had to be waited
+    for sends what every answer holds, since the others' pieces were held while it was awaited."""
+    ready = time.monotonic()
+    async for slot, piece in pieces:
+        waited = time.monotonic() - ready > WAITED_SECONDS
+        own = gathered.setdefault(slot, _Gathered({"slot": slot}))
+        said = own.gulped(piece, waited) or ""
+        if waited:
+            said = "".join(g.sent(time.monotonic()) for other, g in gathered.items() if other != slot) + said
+        if said:
+            yield said
+            if not isinstance(piece, Waiting):
+                await asyncio.sleep(GATHER_SECONDS)
+        ready = time.monotonic()
+
+
 async def _acandidate_events(streams: CandidateStreams) -> AsyncIterator[str]:
-    """``_candidate_events`` for an ASGI worker."""
+    """``_candidate_events`` for an ASGI worker, read in gulps (``_apaced_candidates``)."""
     yield _first_event(streams)
     gathered: dict[int, _Gathered] = {}
     pieces = streams.apieces()
     try:
-        async for slot, piece in pieces:
-            said = _candidate_piece(gathered, slot, piece)
-            if said:
+        async with aclosing(_apaced_candidates(pieces, gathered)) as events:
+            async for said in events:
                 yield said
     finally:
         await pieces.aclose()

@@ -98,3 +98,45 @@ def test_a_server_that_never_pauses_is_still_seen_to_grow(clock):
     held = -(-(sse.HELD_AT_MOST_SECONDS - sse.GATHER_SECONDS) // step)
     assert held == 223
     assert events[1:] == ["x" * 223, "x" * 223]  # and 154 still held when the answer ends
+
+
+def run_side_by_side(clock: Clock, script: list[tuple[float, int, str]]) -> list[tuple]:
+    """``run`` for the answers of a side-by-side first message: [(seconds the pull took, slot, piece)];
+    events are logged with their slot."""
+
+    async def pieces():
+        for took, slot, piece in script:
+            clock.now += took
+            clock.log.append(("pull", slot, piece))
+            yield slot, piece
+
+    async def read():
+        async for said in sse._apaced_candidates(pieces(), {}):
+            for block in said.strip().split("\n\n"):
+                payload = json.loads(block.split("\n")[1].removeprefix("data: "))
+                clock.log.append(("event", payload["slot"], payload["text"]))
+
+    asyncio.run(read())
+    return clock.log
+
+
+def test_side_by_side_a_piece_waited_for_sends_what_every_answer_holds(clock):
+    log = run_side_by_side(
+        clock, [(0.02, 0, "a"), (0.0, 1, "x"), (0.0, 0, "b"), (0.0, 1, "y"), (0.02, 0, "c"), (0.0, 1, "z")]
+    )
+    pause = ("pause", sse.GATHER_SECONDS)
+    assert log == [
+        ("pull", 0, "a"),
+        ("event", 0, "a"),  # each answer's first piece goes at once
+        pause,
+        ("pull", 1, "x"),
+        ("event", 1, "x"),
+        pause,
+        ("pull", 0, "b"),  # read with the same gulp: held, each answer apart
+        ("pull", 1, "y"),
+        ("pull", 0, "c"),  # waited for: what both answers hold goes with it, the other's first
+        ("event", 1, "y"),
+        ("event", 0, "bc"),
+        pause,
+        ("pull", 1, "z"),  # held; the end is the caller's to send
+    ]
