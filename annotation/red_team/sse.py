@@ -142,19 +142,23 @@ async def _apaced(pieces: AsyncIterator, gathered: _Gathered) -> AsyncIterator[s
     """The events of ``pieces`` (an answer read on an event loop), read in gulps: after each ``token``
     event the reading pauses ``GATHER_SECONDS``, so the pieces the server sends meanwhile wait in the
     connection and are read with one wake-up and one read of the socket, not one each. A piece that had
-    to be waited for ends the gulp (``_Gathered.gulped``). The first piece goes at once.
+    to be waited for ends the gulp (``_Gathered.gulped``). The first piece goes at once. One answer is
+    ``_apaced_candidates``' rule with one slot.
 
     Why: at 50 tokens a second a worker woke and read once per token, and a read through the ``openai``
     client's HTTP stack costs tens of microseconds (docs/serving.md, "Many streams per worker"). The
     reader still gets about 10 events a second, as with ``GATHER_SECONDS`` alone."""
-    ready = time.monotonic()
-    async for piece in pieces:
-        said = gathered.gulped(piece, time.monotonic() - ready > WAITED_SECONDS)
-        if said:
+
+    async def in_slot_0():
+        async for piece in pieces:
+            yield 0, piece
+
+    async with (
+        aclosing(in_slot_0()) as slotted,
+        aclosing(_apaced_candidates(slotted, {0: gathered})) as events,
+    ):
+        async for said in events:
             yield said
-            if not isinstance(piece, Waiting):
-                await asyncio.sleep(GATHER_SECONDS)
-        ready = time.monotonic()
 
 
 def _events(stream: TurnStream) -> Iterator[str]:
@@ -226,16 +230,18 @@ def _candidate_events(streams: CandidateStreams) -> Iterator[str]:
 
 
 async def _apaced_candidates(pieces: AsyncIterator, gathered: dict[int, _Gathered]) -> AsyncIterator[str]:
-    """``_apaced`` for the answers of a side-by-side first message, read in turn (``serving.Together``):
-    each answer's pieces are held on their own (``_Gathered.gulped``), and a piece that had to be waited
-    for sends what every answer holds, since the others' pieces were held while it was awaited."""
+    """``_apaced`` for the answers of a side-by-side first message, read in turn (``serving.Together``)
+    as ``(slot, piece)`` pairs: each answer's pieces are held on their own (``_Gathered.gulped``), and a
+    piece that had to be waited for sends what every answer holds, since the others' pieces were held
+    while it was awaited."""
     ready = time.monotonic()
     async for slot, piece in pieces:
         waited = time.monotonic() - ready > WAITED_SECONDS
         own = gathered.setdefault(slot, _Gathered({"slot": slot}))
         said = own.gulped(piece, waited) or ""
         if waited:
-            said = "".join(g.sent(time.monotonic()) for other, g in gathered.items() if other != slot) + said
+            now = time.monotonic()
+            said = "".join(g.sent(now) for other, g in gathered.items() if other != slot) + said
         if said:
             yield said
             if not isinstance(piece, Waiting):
