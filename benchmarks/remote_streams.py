@@ -5,9 +5,10 @@ Run:  .venv/bin/python benchmarks/remote_streams.py [--streams 200] [--turns 3] 
                                                     [--annotators 50] [--validators 20] [--seconds 60]
 
 What it does, all on loopback (docs/serving.md, "Many streams per worker"):
-  1. starts a chat server written for this benchmark (``--fake-server``: uvicorn, OpenAI's streamed
-     chat-completions protocol): every request is answered with ``max_tokens`` one-token chunks at
-     ``--rate`` tokens per second each, with no limit on how many it serves at once, and the usage last;
+  1. starts a chat server written for this benchmark (``--fake-server``: asyncio on uvloop, OpenAI's
+     streamed chat-completions protocol over HTTP/1.1): every request is answered with ``max_tokens``
+     one-token chunks at ``--rate`` tokens per second each, with no limit on how many it serves at once,
+     and the usage last;
   2. lays out ``load_production``'s database (the hate-speech task, its MiniLM target, 50 annotators and
      20 validators with tokens) and a red-teaming task whose target is that chat server (``--tokens``
      new tokens an answer: 20 s at 50 tokens/s), a budget on its round (so each turn reserves and
@@ -57,54 +58,81 @@ AIM_ADDED_P95_MS = 150.0
 # --- the chat server written for the benchmark ------------------------------------------------------
 
 
-def fake_chat_app(rate: float):
-    """An ASGI app answering ``POST .../chat/completions`` (stream) with ``max_tokens`` chunks of one
-    token each, ``rate`` per second, then the finish reason, the usage and ``[DONE]``."""
+def _sse_chunk(payload: bytes) -> bytes:
+    """One server-sent event ``data: payload`` as one HTTP/1.1 chunk."""
+    event = b"data: " + payload + b"\n\n"
+    return b"%x\r\n%s\r\n" % (len(event), event)
 
-    async def app(scope, receive, send):
-        if scope["type"] != "http":
-            return
-        body = b""
+
+async def fake_chat_connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, rate: float):
+    """Serve one connection of the chat server written for the benchmark: each ``POST
+    .../chat/completions`` (kept alive, one after another, as the ``openai`` client sends them) is
+    answered with ``max_tokens`` chunks of one token each, ``rate`` per second, then the finish reason,
+    the usage and ``[DONE]``; anything else with a 404.
+
+    Plain asyncio streams rather than an ASGI server: the server shares the 2 cores with the platform it
+    measures, and uvicorn's machinery per chunk took 0.25 cores at 10,000 chunks a second."""
+    try:
         while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if not message.get("more_body"):
-                break
-        request = json.loads(body or b"{}")
-        tokens = int(request.get("max_tokens") or 16)
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"text/event-stream")]})  # fmt: skip
-        started = time.monotonic()
-
-        def data(payload) -> dict:
-            text = payload if isinstance(payload, str) else json.dumps(payload)
-            return {"type": "http.response.body", "body": f"data: {text}\n\n".encode(), "more_body": True}
-
-        def chunk(content=None, finish=None) -> dict:
-            delta = {"content": content} if content is not None else {}
-            return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake",
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}  # fmt: skip
-
-        for number in range(tokens):
-            delay = started + (number + 1) / rate - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            await send(data(chunk(f"w{number} ")))
-        await send(data(chunk(None, "length")))
-        usage = {"prompt_tokens": 20, "completion_tokens": tokens, "total_tokens": 20 + tokens}
-        await send(data({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake",
-                         "choices": [], "usage": usage}))  # fmt: skip
-        await send(data("[DONE]"))
-        await send({"type": "http.response.body", "body": b""})
-
-    return app
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+                return
+            lines = head.decode("latin-1").split("\r\n")
+            method, path = (lines[0].split(" ") + ["", ""])[:2]
+            headers = dict(
+                (name.strip().lower(), value.strip())
+                for name, _, value in (line.partition(":") for line in lines[1:] if line)
+            )
+            body = await reader.readexactly(int(headers.get("content-length") or 0))
+            closing = headers.get("connection", "").lower() == "close"
+            if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
+                writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n")
+                if closing:
+                    return
+                continue
+            request = json.loads(body or b"{}")
+            tokens = int(request.get("max_tokens") or 16)
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                         b"transfer-encoding: chunked\r\n\r\n")  # fmt: skip
+            started = time.monotonic()
+            for number in range(tokens):
+                delay = started + (number + 1) / rate - time.monotonic()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+                writer.write(_sse_chunk(
+                    b'{"id":"c","object":"chat.completion.chunk","created":0,"model":"fake",'
+                    b'"choices":[{"index":0,"delta":{"content":"w%d "},"finish_reason":null}]}' % number
+                ))  # fmt: skip
+                if writer.is_closing():
+                    return
+            usage = {"prompt_tokens": 20, "completion_tokens": tokens, "total_tokens": 20 + tokens}
+            finish = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+                      "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}]}  # fmt: skip
+            last = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "fake",
+                    "choices": [], "usage": usage}  # fmt: skip
+            writer.write(_sse_chunk(json.dumps(finish).encode()) + _sse_chunk(json.dumps(last).encode())
+                         + _sse_chunk(b"[DONE]") + b"0\r\n\r\n")  # fmt: skip
+            await writer.drain()
+            if closing:
+                return
+    except ConnectionError:
+        return
+    finally:
+        writer.close()
 
 
 def serve_fake(port: int, rate: float) -> None:
-    import uvicorn
+    import uvloop
 
-    uvicorn.run(fake_chat_app(rate), host="127.0.0.1", port=port, log_level="warning", loop="uvloop",
-                http="httptools", lifespan="off", backlog=4096, timeout_keep_alive=30)  # fmt: skip
+    async def main() -> None:
+        server = await asyncio.start_server(
+            lambda r, w: fake_chat_connection(r, w, rate), "127.0.0.1", port, backlog=4096
+        )
+        async with server:
+            await server.serve_forever()
+
+    uvloop.run(main())
 
 
 # --- the stream clients (a process of their own) ----------------------------------------------------
