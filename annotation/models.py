@@ -100,7 +100,12 @@ class Example(models.Model):
                 name="example_external_id_unique_per_round",
             ),
         ]
-        indexes = [models.Index(fields=["round", "status"]), models.Index(fields=["round", "model_wrong"])]
+        indexes = [
+            # With the id last, a validator's next example is found walking a round's pending examples in
+            # id order from a random one (validation.selectors.fresh_queue_for), not by reading them all.
+            models.Index(fields=["round", "status", "id"], name="example_round_status_id"),
+            models.Index(fields=["round", "model_wrong"]),
+        ]
 
     def __str__(self) -> str:
         return f"example {self.pk} ({self.round})"

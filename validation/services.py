@@ -15,6 +15,7 @@ examples (and bonuses) without the queue ever handing them out. Owner verdicts a
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -162,6 +163,33 @@ def _take_claim(example_id: int, validator, now, expires_at) -> bool:
     return True
 
 
+def _first_of_queue(round_: Round, validator, now) -> Example | None:
+    """The example to serve ``validator`` next, locked (FOR UPDATE SKIP LOCKED), or None when their
+    queue is empty: the first of ``selectors.queue_for``, fewest validations first, random among equals.
+
+    While some example of the queue has no validation, one of those is served: the first at or after a
+    random id of the round's pending examples, wrapping round to the lowest (``selectors.fresh_queue_for``:
+    an index walk, not a read of the round). Each is served with a chance in proportion to the ids
+    before it since the previous one of the queue, not exactly evenly: enough to keep validators apart.
+    Only when none is left is the whole queue ordered by count (few examples then, in a round whose
+    validators keep up)."""
+    span = selectors.pending_id_span(round_)
+    if span is None:
+        return None
+    start = random.randint(*span)
+    fresh = selectors.fresh_queue_for(round_, validator, now=now).select_for_update(
+        skip_locked=True, of=("self",)
+    )
+    candidate = fresh.filter(pk__gte=start).first() or fresh.filter(pk__lt=start).first()
+    if candidate is not None:
+        return candidate
+    return (
+        selectors.queue_for(round_, validator, now=now)
+        .select_for_update(skip_locked=True, of=("self",))
+        .first()
+    )
+
+
 def next_example(*, round_: Round, validator, now=None) -> Example | None:
     """Serve ``validator`` the next example of ``round_`` to validate, reserved for them.
 
@@ -204,11 +232,7 @@ def next_example(*, round_: Round, validator, now=None) -> Example | None:
         # a conditional UPDATE (only if expired or ours) or an INSERT guarded by the one-claim-per-
         # example constraint: exactly one of them wins, and the loser moves on to another candidate.
         for _attempt in range(5):
-            candidate = (
-                selectors.queue_for(round_, validator, now=now)
-                .select_for_update(skip_locked=True, of=("self",))
-                .first()
-            )
+            candidate = _first_of_queue(round_, validator, now)
             if candidate is None:
                 return None
             if _take_claim(candidate.pk, validator, now, expires_at):

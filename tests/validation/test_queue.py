@@ -204,3 +204,45 @@ def test_the_held_claim_is_found_without_reading_the_round(hate_round, annotator
     assert selectors.live_claim_of(ensure_round(task=hate_round.task, number=2), validator) is None
     Example.objects.filter(pk=served.pk).update(status="validated_correct")
     assert selectors.live_claim_of(hate_round, validator) is None
+
+
+def test_the_next_example_is_found_without_reading_the_round(hate_round, annotator, validator, crowd):
+    # 2,000 open examples nobody has validated, written since PostgreSQL last analyzed the table (never),
+    # and 5 already validated once: a fresh one is served after reading a few example rows, not the
+    # round (ordering the whole queue by count reads every open example: 2,005 rows and more).
+    template = make_example(hate_round, annotator)
+    Example.objects.bulk_create(
+        Example(
+            round=template.round,
+            context=template.context,
+            annotator=annotator,
+            inputs={"statement": f"open example {n}"},
+            target=template.target,
+            model_wrong=template.model_wrong,
+            status=template.status,
+        )
+        for n in range(2000)
+    )
+    once = list(Example.objects.filter(round=hate_round).order_by("-pk")[:5])
+    for example in once:
+        ValidationFactory(example=example, validator=crowd[0], verdict="correct")
+    before = _example_rows_read()
+    served = _served(hate_round, validator)
+    read = _example_rows_read() - before
+    assert served is not None and served not in once
+    assert read <= 40, f"{read} example rows read to serve one example (2,001 open)"
+
+
+def test_the_queue_falls_back_to_the_fewest_validations_when_every_example_has_one(
+    hate_round, annotator, validator, crowd
+):
+    # No example is fresh: the one with one validation comes before those with two, whichever id is drawn.
+    twice = [make_example(hate_round, annotator) for _ in range(3)]
+    once = make_example(hate_round, annotator)
+    for example in twice:
+        for voter in crowd[:2]:
+            ValidationFactory(example=example, validator=voter, verdict="correct")
+    ValidationFactory(example=once, validator=crowd[0], verdict="correct")
+    for _ in range(10):
+        ValidationClaim.objects.all().delete()
+        assert _served(hate_round, validator) == once
