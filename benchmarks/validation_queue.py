@@ -144,9 +144,16 @@ def measure(sizes: list[int], asks: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_example; ANALYZE validation_validation")
     new = _timed(lambda: next_example(round_=round_, validator=validator), asks)
+    whole = _timed(
+        lambda: (
+            selectors.queue_for(round_, validator).select_for_update(skip_locked=True, of=("self",)).first()
+        ),
+        asks,
+    )
     print(
         f"{grown:>6} open examples, every one validated once: next_example median {new[0]:.2f} ms, "
-        f"p95 {new[1]:.2f} ms, {new[2]} example rows read"
+        f"p95 {new[1]:.2f} ms, {new[2]} example rows read; the whole queue by count median "
+        f"{whole[0]:.2f} ms, p95 {whole[1]:.2f} ms, {whole[2]} rows read"
     )
 
 

@@ -158,7 +158,7 @@ def fresh_queue_for(round_: Round, user, *, now=None) -> QuerySet[Example]:
     (so each has the fewest validations there can be), in id order, annotated ``n_validations`` 0.
 
     Walked from a random id (``pending_id_span``; ``validation.services.next_example``), it serves one
-    of them at random without reading the round: the index on (round, status, id) gives the order, and
+    of them without reading the round: the index on (round, status, id) gives the order, and
     the walk stops at the first example that passes the rules. Read the whole queue instead, ordering
     the round's open examples by their count took 3.3 ms of PostgreSQL at 1,000 open examples and 62.7 ms
     at 16,000 (docs/serving.md, "Many streams per worker")."""

@@ -167,20 +167,22 @@ def _first_of_queue(round_: Round, validator, now) -> Example | None:
     """The example to serve ``validator`` next, locked (FOR UPDATE SKIP LOCKED), or None when their
     queue is empty: the first of ``selectors.queue_for``, fewest validations first, random among equals.
 
-    While some example of the queue has no validation, one of those is served: the first at or after a
-    random id of the round's pending examples, wrapping round to the lowest (``selectors.fresh_queue_for``:
-    an index walk, not a read of the round). Each is served with a chance in proportion to the ids
-    before it since the previous one of the queue, not exactly evenly: enough to keep validators apart.
-    Only when none is left is the whole queue ordered by count (few examples then, in a round whose
-    validators keep up)."""
+    First a walk: the first example of the queue that nobody has validated, at or after a random id of
+    the round's pending examples (``selectors.fresh_queue_for``, an index walk that stops at the first
+    example the rules allow, not a read of the round). Each is served with a chance in proportion to the
+    ids before it since the previous one of the queue, not exactly evenly: enough to keep validators
+    apart. New examples come with the highest ids and no validation, so in a round that is being
+    written the walk finds one. When it finds none (no fresh example above that id), the whole queue is
+    ordered by count, which also serves a fresh example below it when there is one."""
     span = selectors.pending_id_span(round_)
     if span is None:
         return None
-    start = random.randint(*span)
-    fresh = selectors.fresh_queue_for(round_, validator, now=now).select_for_update(
-        skip_locked=True, of=("self",)
+    candidate = (
+        selectors.fresh_queue_for(round_, validator, now=now)
+        .filter(pk__gte=random.randint(*span))
+        .select_for_update(skip_locked=True, of=("self",))
+        .first()
     )
-    candidate = fresh.filter(pk__gte=start).first() or fresh.filter(pk__lt=start).first()
     if candidate is not None:
         return candidate
     return (

@@ -207,9 +207,9 @@ def test_the_held_claim_is_found_without_reading_the_round(hate_round, annotator
 
 
 def test_the_next_example_is_found_without_reading_the_round(hate_round, annotator, validator, crowd):
-    # 2,000 open examples nobody has validated, written since PostgreSQL last analyzed the table (never),
-    # and 5 already validated once: a fresh one is served after reading a few example rows, not the
-    # round (ordering the whole queue by count reads every open example: 2,005 rows and more).
+    # 2,001 open examples written since PostgreSQL last analyzed the table (never), the 5 oldest already
+    # validated once: a fresh one is served after reading a few example rows, not the round (ordering
+    # the whole queue by count reads every open example: 2,001 rows and more).
     template = make_example(hate_round, annotator)
     Example.objects.bulk_create(
         Example(
@@ -223,7 +223,7 @@ def test_the_next_example_is_found_without_reading_the_round(hate_round, annotat
         )
         for n in range(2000)
     )
-    once = list(Example.objects.filter(round=hate_round).order_by("-pk")[:5])
+    once = list(Example.objects.filter(round=hate_round).order_by("pk")[:5])
     for example in once:
         ValidationFactory(example=example, validator=crowd[0], verdict="correct")
     before = _example_rows_read()
