@@ -178,10 +178,11 @@ def _example_rows_read() -> int:
         return cursor.fetchone()[0]
 
 
-def test_the_held_claim_is_found_without_reading_the_round(hate_round, annotator, validator):
-    # Asked on every request for the next example. The round grew by 2,000 examples since PostgreSQL
-    # last analyzed it (none: a new table), as a round written 25 a second outruns autovacuum.
-    template = make_example(hate_round, annotator)
+def _grown_round(round_, annotator, more: int = 2000) -> None:
+    """``round_`` with one open example by ``annotator`` and ``more`` like it, written in one statement:
+    PostgreSQL has not analyzed the table since (a new table never was), as a round written 25 a second
+    outruns autovacuum."""
+    template = make_example(round_, annotator)
     Example.objects.bulk_create(
         Example(
             round=template.round,
@@ -192,8 +193,13 @@ def test_the_held_claim_is_found_without_reading_the_round(hate_round, annotator
             model_wrong=template.model_wrong,
             status=template.status,
         )
-        for n in range(2000)
+        for n in range(more)
     )
+
+
+def test_the_held_claim_is_found_without_reading_the_round(hate_round, annotator, validator):
+    # Asked on every request for the next example, in a round grown faster than it is analyzed.
+    _grown_round(hate_round, annotator)
     served = _served(hate_round, validator)
     before = _example_rows_read()
     claim = selectors.live_claim_of(hate_round, validator)
@@ -207,22 +213,9 @@ def test_the_held_claim_is_found_without_reading_the_round(hate_round, annotator
 
 
 def test_the_next_example_is_found_without_reading_the_round(hate_round, annotator, validator, crowd):
-    # 2,001 open examples written since PostgreSQL last analyzed the table (never), the 5 oldest already
-    # validated once: a fresh one is served after reading a few example rows, not the round (ordering
-    # the whole queue by count reads every open example: 2,001 rows and more).
-    template = make_example(hate_round, annotator)
-    Example.objects.bulk_create(
-        Example(
-            round=template.round,
-            context=template.context,
-            annotator=annotator,
-            inputs={"statement": f"open example {n}"},
-            target=template.target,
-            model_wrong=template.model_wrong,
-            status=template.status,
-        )
-        for n in range(2000)
-    )
+    # 2,001 open examples, not analyzed, the 5 oldest validated once: a fresh one is served after reading
+    # a few example rows, not the round (ordering the whole queue by count reads every open example).
+    _grown_round(hate_round, annotator)
     once = list(Example.objects.filter(round=hate_round).order_by("pk")[:5])
     for example in once:
         ValidationFactory(example=example, validator=crowd[0], verdict="correct")
