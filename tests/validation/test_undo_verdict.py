@@ -66,6 +66,23 @@ def test_the_page_offers_undo_and_undo_serves_the_example_again(
     assert ValidationClaim.objects.get(validator=validator).example_id == served
 
 
+def test_the_empty_page_after_a_verdict_offers_undo_with_a_plain_title(
+    client, hate_round, annotator, validator, password
+):
+    # The last example judged: the page says nothing is left, offers the undo, and its key script sits in
+    # the body; it once sat in the title block too, and the tab showed the tag as text.
+    make_example(hate_round, annotator)
+    _login(client, validator, password)
+    client.post(URL, {"example": _served_id(client), "verdict": "correct", "round": hate_round.number})
+    page = client.get(URL).text
+    assert (
+        re.search(r"<title>(.*?)</title>", page, re.S).group(1)
+        == "Nothing to validate · Hate speech · Dynabench"
+    )
+    assert 'class="undo"' in page
+    assert page.count("validation/verdict_keys") == 1
+
+
 def test_undo_is_refused_after_the_window_and_the_vote_stays(hate_round, annotator, validator):
     example = make_example(hate_round, annotator)
     next_example(round_=hate_round, validator=validator)
