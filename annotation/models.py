@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import random
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from tasks.json import UnicodeJSONEncoder
+
+
+def queue_key() -> float:
+    """A uniform random number in [0, 1): an example's place in the validation queue among those with as
+    many validations (``Example.queue_key``)."""
+    return random.random()
 
 
 class Example(models.Model):
@@ -85,6 +93,10 @@ class Example(models.Model):
     retracted_at = models.DateTimeField(null=True, blank=True, help_text="When its author retracted it.")
     flagged_at = models.DateTimeField(null=True, blank=True, help_text="When its author flagged it.")
     updated_at = models.DateTimeField(auto_now=True)
+    # Drawn once when the example is made. A validator's next example is the first fresh one at or after
+    # a random key (validation.selectors.fresh_queue_for): an index walk, and random among equals
+    # whatever order the examples were written and validated in, which ids are not.
+    queue_key = models.FloatField(default=queue_key, editable=False)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -101,9 +113,9 @@ class Example(models.Model):
             ),
         ]
         indexes = [
-            # With the id last, a validator's next example is found walking a round's pending examples in
-            # id order from a random one (validation.selectors.fresh_queue_for), not by reading them all.
-            models.Index(fields=["round", "status", "id"], name="example_round_status_id"),
+            # A validator's next example is found walking a round's pending examples in the order of their
+            # queue keys from a random one (validation.selectors.fresh_queue_for), not by reading them all.
+            models.Index(fields=["round", "status", "queue_key"], name="example_round_status_key"),
             models.Index(fields=["round", "model_wrong"]),
         ]
 

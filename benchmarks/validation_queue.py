@@ -8,13 +8,15 @@ grown to each of ``--sizes`` open (model-fooling, pending) examples, one in four
 once by another validator, and the table analyzed. For each size, ``--asks`` times (the validator's claims
 dropped in between, so each ask serves afresh):
   - ``next_example``: the service behind the validate page and ``GET .../validations/next/``
-    (``validation.services._first_of_queue``: a walk from a random id among examples nobody validated);
+    (``validation.services._first_of_queue``: a walk from a random queue key among examples nobody has
+    validated);
   - the whole queue ordered by count, as ``next_example`` served before (``selectors.queue_for``,
     locked, first row): what is left when no example is fresh;
 and prints the median and p95 wall time of each (ms, loopback PostgreSQL, this process's Python included)
 and the example rows PostgreSQL read for one ask (its own counters, ``pg_stat_xact_user_tables``).
-Last, at the largest size with every open example validated once (nothing fresh: the walk finds nothing
-and the queue is ordered by count), ``next_example`` again.
+Then, at the largest size with every open example validated once (nothing fresh: the walk finds nothing
+and the queue is ordered by count), ``next_example`` again; last, with 200 new examples on top (a round
+being written: the old ones validated once, the new ones fresh).
 """
 
 from __future__ import annotations
@@ -154,6 +156,25 @@ def measure(sizes: list[int], asks: int) -> None:
         f"{grown:>6} open examples, every one validated once: next_example median {new[0]:.2f} ms, "
         f"p95 {new[1]:.2f} ms, {new[2]} example rows read; the whole queue by count median "
         f"{whole[0]:.2f} ms, p95 {whole[1]:.2f} ms, {whole[2]} rows read"
+    )
+    # A round being written: those old examples validated once, and new ones nobody has validated yet.
+    Example.objects.bulk_create(
+        Example(
+            round=round_,
+            annotator=writer,
+            inputs={"statement": f"new example {n}"},
+            target="hateful",
+            model_wrong=True,
+            status=Example.Status.PENDING,
+        )
+        for n in range(200)
+    )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE annotation_example")
+    new = _timed(lambda: next_example(round_=round_, validator=validator), asks)
+    print(
+        f"{grown:>6} open examples validated once and 200 new ones: next_example median {new[0]:.2f} ms, "
+        f"p95 {new[1]:.2f} ms, {new[2]} example rows read"
     )
 
 

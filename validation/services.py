@@ -163,28 +163,37 @@ def _take_claim(example_id: int, validator, now, expires_at) -> bool:
     return True
 
 
+#: How many fresh examples the walk takes from its random key, to serve one of them at random.
+FRESH_DRAW = 8
+
+
 def _first_of_queue(round_: Round, validator, now) -> Example | None:
     """The example to serve ``validator`` next, locked (FOR UPDATE SKIP LOCKED), or None when their
     queue is empty: the first of ``selectors.queue_for``, fewest validations first, random among equals.
 
-    First a walk: the first example of the queue that nobody has validated, at or after a random id of
-    the round's pending examples (``selectors.fresh_queue_for``, an index walk that stops at the first
-    example the rules allow, not a read of the round). Each is served with a chance in proportion to the
-    ids before it since the previous one of the queue, not exactly evenly: enough to keep validators
-    apart. New examples come with the highest ids and no validation, so in a round that is being
-    written the walk finds one. When it finds none (no fresh example above that id), the whole queue is
-    ordered by count, which also serves a fresh example below it when there is one."""
-    span = selectors.pending_id_span(round_)
-    if span is None:
-        return None
-    candidate = (
-        selectors.fresh_queue_for(round_, validator, now=now)
-        .filter(pk__gte=random.randint(*span))
-        .select_for_update(skip_locked=True, of=("self",))
-        .first()
-    )
-    if candidate is not None:
-        return candidate
+    First a walk among the examples of the queue that nobody has validated (``selectors.fresh_queue_for``:
+    an index walk, not a read of the round): the ``FRESH_DRAW`` first at or after a random key
+    (``Example.queue_key``, drawn when the example was made), going on from the lowest key when there
+    are fewer above it, and one of those at random. Keys are random, so which examples come first does
+    not depend on the order they were written and validated in; taking one of 8 evens out the gaps
+    between keys, and with 8 fresh examples or fewer each is equally likely. Only the one served is
+    locked, until its claim is stored. Only when none is fresh (or all 8 are being claimed at that moment)
+    is the whole queue ordered by count."""
+    fresh = selectors.fresh_queue_for(round_, validator, now=now)
+    start = random.random()
+    drawn = list(fresh.filter(queue_key__gte=start).values_list("pk", flat=True)[:FRESH_DRAW])
+    if len(drawn) < FRESH_DRAW:
+        drawn += fresh.filter(queue_key__lt=start).values_list("pk", flat=True)[: FRESH_DRAW - len(drawn)]
+    random.shuffle(drawn)
+    for pk in drawn:
+        # One of them, locked by its id; the others stay free for a validator asking at the same moment.
+        candidate = (
+            selectors.fresh_example(round_, validator, pk, now=now)
+            .select_for_update(skip_locked=True, of=("self",))
+            .first()
+        )
+        if candidate is not None and candidate.round_id == round_.pk:
+            return candidate
     return (
         selectors.queue_for(round_, validator, now=now)
         .select_for_update(skip_locked=True, of=("self",))

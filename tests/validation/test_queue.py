@@ -3,6 +3,7 @@ and claims."""
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from datetime import timedelta
 
@@ -239,3 +240,22 @@ def test_the_queue_falls_back_to_the_fewest_validations_when_every_example_has_o
     for _ in range(10):
         ValidationClaim.objects.all().delete()
         assert _served(hate_round, validator) == once
+
+
+def test_fresh_examples_after_many_validated_ones_are_served_at_random(hate_round, annotator, crowd):
+    # A round being written: the old examples validated once, the new ones fresh. Walking ids from a random
+    # one served the first fresh example after the validated ones 162 times in 200; random keys spread
+    # them. Seeded: the keys and the draws are the same every run.
+    random.seed(20261207)
+    for example in [make_example(hate_round, annotator) for _ in range(100)]:
+        ValidationFactory(example=example, validator=crowd[0], verdict="correct")
+    fresh = {make_example(hate_round, annotator).pk for _ in range(20)}
+    served = Counter()
+    for _ in range(200):
+        ValidationClaim.objects.all().delete()
+        served[_served(hate_round, crowd[1]).pk] += 1
+    assert set(served) <= fresh
+    # 20 examples, 10 asks each on average: each one's chance is its gap of keys (about 1/20 each, spread
+    # as an exponential), so most come up and none takes a third of the asks.
+    assert len(served) >= 16, served
+    assert max(served.values()) <= 60, served
