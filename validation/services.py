@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Q
@@ -223,6 +224,10 @@ def next_example(*, round_: Round, validator, now=None) -> Example | None:
     now = now or timezone.now()
     expires_at = now + timedelta(seconds=claim_seconds())
     with transaction.atomic():
+        # One ask at a time per validator: two tabs asking at the same moment each found no live claim and
+        # took one each, two examples held for one person. The second now waits for the first to commit
+        # and is served its claim.
+        list(get_user_model().objects.select_for_update().filter(pk=validator.pk).values_list("pk"))
         held = selectors.live_claim_of(round_, validator, now=now)
         if held is not None:
             ValidationClaim.objects.filter(pk=held.pk).update(expires_at=expires_at)

@@ -169,3 +169,22 @@ def test_a_double_submit_at_once_is_recorded_once(hate_round, annotator, validat
     _run_threads(send, 2)
     assert dict(codes) == {"recorded": 1, "already_validated": 1}
     assert Validation.objects.filter(example=example).count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_tabs_of_one_validator_asking_at_once_hold_one_claim(hate_round, annotator, validator):
+    # Both tabs are served the same example: the second ask waits for the first's claim and finds it.
+    assert connection.vendor == "postgresql"
+    for _ in range(6):
+        make_example(hate_round, annotator)
+    served = {}
+
+    def ask(tab):
+        served[tab] = next_example(round_=hate_round, validator=validator)
+
+    for _ in range(5):
+        ValidationClaim.objects.all().delete()
+        served.clear()
+        _run_threads(ask, 2)
+        assert served[0] == served[1] is not None
+        assert ValidationClaim.objects.filter(validator=validator).count() == 1
