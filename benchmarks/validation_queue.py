@@ -83,6 +83,24 @@ def _timed(ask, asks: int) -> tuple[float, float, int]:
     return statistics.median(times), times[int(0.95 * (len(times) - 1))], read
 
 
+def _written(round_, writer, statements: list[str]) -> list:
+    """Open examples of ``round_`` by ``writer``, one per statement, model-fooling and pending, in one
+    insert (each with its own random queue key)."""
+    from annotation.models import Example
+
+    return Example.objects.bulk_create(
+        Example(
+            round=round_,
+            annotator=writer,
+            inputs={"statement": statement},
+            target="hateful",
+            model_wrong=True,
+            status=Example.Status.PENDING,
+        )
+        for statement in statements
+    )
+
+
 def measure(sizes: list[int], asks: int) -> None:
     from django.contrib.auth import get_user_model
     from django.db import connection
@@ -105,17 +123,7 @@ def measure(sizes: list[int], asks: int) -> None:
     )
     grown = 0
     for size in sizes:
-        made = Example.objects.bulk_create(
-            Example(
-                round=round_,
-                annotator=writer,
-                inputs={"statement": f"open example {n}"},
-                target="hateful",
-                model_wrong=True,
-                status=Example.Status.PENDING,
-            )
-            for n in range(grown, size)
-        )
+        made = _written(round_, writer, [f"open example {n}" for n in range(grown, size)])
         Validation.objects.bulk_create(
             Validation(example=example, validator=other, verdict=Validation.Verdict.CORRECT)
             for example in made[::4]
@@ -158,17 +166,7 @@ def measure(sizes: list[int], asks: int) -> None:
         f"{whole[0]:.2f} ms, p95 {whole[1]:.2f} ms, {whole[2]} rows read"
     )
     # A round being written: those old examples validated once, and new ones nobody has validated yet.
-    Example.objects.bulk_create(
-        Example(
-            round=round_,
-            annotator=writer,
-            inputs={"statement": f"new example {n}"},
-            target="hateful",
-            model_wrong=True,
-            status=Example.Status.PENDING,
-        )
-        for n in range(200)
-    )
+    _written(round_, writer, [f"new example {n}" for n in range(200)])
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_example")
     new = _timed(lambda: next_example(round_=round_, validator=validator), asks)
