@@ -225,6 +225,24 @@ def queue_summary(round_: Round, user, *, now=None) -> QueueSummary:
     return QueueSummary(**counts)
 
 
+@dataclass(frozen=True)
+class RoundPending:
+    """Why a round has no open example at all: ``written`` its examples that were written (not
+    imported, not retracted); ``pending`` those of them still pending, which are then not open for
+    validation (not model-fooling where only those are validated, not scored yet, or gold items)."""
+
+    written: int
+    pending: int
+
+
+def round_pending(round_: Round) -> RoundPending:
+    """``RoundPending`` of ``round_`` (one count query), for the page that says the queue is empty."""
+    written = Example.objects.filter(round=round_, is_retracted=False).exclude(source=Example.Source.IMPORTED)
+    return RoundPending(
+        **written.aggregate(written=Count("pk"), pending=Count("pk", filter=Q(status=Example.Status.PENDING)))
+    )
+
+
 def earliest_claim_expiry(round_: Round, user, *, now=None):
     """When the first live claim of another validator on an example of ``round_`` that ``user`` could
     otherwise validate (``validatable_by``) runs out: an aware datetime, or None when there is none."""

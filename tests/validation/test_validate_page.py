@@ -186,3 +186,20 @@ def test_a_different_verdict_from_a_second_tab_is_said_not_to_be_recorded(
     )
     assert "was already recorded" not in second.text
     assert list(Validation.objects.values_list("verdict", flat=True)) == ["correct"]
+
+
+def test_an_empty_queue_says_whether_anything_was_written_or_needs_validation(
+    client, hate_round, annotator, validator, password
+):
+    # Round 1 has nothing yet; then only two examples that did not fool the model (this task validates
+    # only those that did); the page said "every example ... has been settled" for both.
+    _login(client, validator, password)
+    assert "Nobody has written an example in round 1 yet." in client.get(URL).text
+    make_example(hate_round, annotator, model_wrong=False)
+    make_example(hate_round, annotator, model_wrong=False)
+    page = client.get(URL).text
+    assert (
+        "None of round 1's 2 pending examples is open for validation: this task validates only the "
+        "examples that fooled the model." in page
+    )
+    assert "has been settled" not in page
