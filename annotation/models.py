@@ -93,8 +93,8 @@ class Example(models.Model):
     retracted_at = models.DateTimeField(null=True, blank=True, help_text="When its author retracted it.")
     flagged_at = models.DateTimeField(null=True, blank=True, help_text="When its author flagged it.")
     updated_at = models.DateTimeField(auto_now=True)
-    # Drawn once when the example is made. A validator's next example is the first fresh one at or after
-    # a random key (validation.selectors.fresh_queue_for): an index walk, and random among equals
+    # Drawn once when the example is made. A validator's next example is one of the first fresh ones at
+    # or after a random key (validation.services._first_of_queue): an index walk, and random among equals
     # whatever order the examples were written and validated in, which ids are not.
     queue_key = models.FloatField(default=queue_key, editable=False)
 

@@ -121,6 +121,13 @@ def measure(sizes: list[int], asks: int) -> None:
     print(
         f"validation queue: hate-speech round 1, one in four open examples validated once; {asks} asks each"
     )
+
+    def whole_queue():
+        """The one query that served before: the whole queue ordered by count, its first row locked."""
+        return (
+            selectors.queue_for(round_, validator).select_for_update(skip_locked=True, of=("self",)).first()
+        )
+
     grown = 0
     for size in sizes:
         made = _written(round_, writer, [f"open example {n}" for n in range(grown, size)])
@@ -132,14 +139,7 @@ def measure(sizes: list[int], asks: int) -> None:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE annotation_example; ANALYZE validation_validation")
         new = _timed(lambda: next_example(round_=round_, validator=validator), asks)
-        whole = _timed(
-            lambda: (
-                selectors.queue_for(round_, validator)
-                .select_for_update(skip_locked=True, of=("self",))
-                .first()
-            ),
-            asks,
-        )
+        whole = _timed(whole_queue, asks)
         print(
             f"{size:>6} open examples: next_example median {new[0]:.2f} ms, p95 {new[1]:.2f} ms, "
             f"{new[2]} example rows read; the whole queue by count median {whole[0]:.2f} ms, "
@@ -154,12 +154,7 @@ def measure(sizes: list[int], asks: int) -> None:
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE annotation_example; ANALYZE validation_validation")
     new = _timed(lambda: next_example(round_=round_, validator=validator), asks)
-    whole = _timed(
-        lambda: (
-            selectors.queue_for(round_, validator).select_for_update(skip_locked=True, of=("self",)).first()
-        ),
-        asks,
-    )
+    whole = _timed(whole_queue, asks)
     print(
         f"{grown:>6} open examples, every one validated once: next_example median {new[0]:.2f} ms, "
         f"p95 {new[1]:.2f} ms, {new[2]} example rows read; the whole queue by count median "

@@ -134,6 +134,11 @@ def _judgeable_by(examples: QuerySet[Example], user) -> QuerySet[Example]:
     return examples.exclude(annotator=user).exclude(Exists(mine)).exclude(Exists(answered_as_gold))
 
 
+def _claimed_by_others(user, now) -> QuerySet[ValidationClaim]:
+    """Live claims (at ``now``) of validators other than ``user`` on the outer example, for ``Exists``."""
+    return ValidationClaim.objects.filter(example=OuterRef("pk"), expires_at__gt=now).exclude(validator=user)
+
+
 def queue_for(round_: Round, user, *, now=None) -> QuerySet[Example]:
     """The validation queue of ``user`` in ``round_``, in serving order.
 
@@ -141,13 +146,9 @@ def queue_for(round_: Round, user, *, now=None) -> QuerySet[Example]:
     ``n_validations``; ordered fewest validations first, random among equals. Has no GROUP BY, so
     it can be locked with ``select_for_update``.
     """
-    now = now or timezone.now()
-    claimed_by_others = ValidationClaim.objects.filter(example=OuterRef("pk"), expires_at__gt=now).exclude(
-        validator=user
-    )
     return (
         validatable_by(round_, user)
-        .exclude(Exists(claimed_by_others))
+        .exclude(Exists(_claimed_by_others(user, now or timezone.now())))
         .annotate(n_validations=_n_validations())
         .order_by("n_validations", "?")
     )
@@ -156,14 +157,11 @@ def queue_for(round_: Round, user, *, now=None) -> QuerySet[Example]:
 def _fresh(examples: QuerySet[Example], user, now) -> QuerySet[Example]:
     """``examples`` less those ``user`` may not judge, those anybody has validated and those another
     validator holds a live claim on; annotated ``n_validations`` 0."""
-    claimed_by_others = ValidationClaim.objects.filter(example=OuterRef("pk"), expires_at__gt=now).exclude(
-        validator=user
-    )
     anyones = Validation.objects.filter(example=OuterRef("pk"))
     return (
         _judgeable_by(examples, user)
         .exclude(Exists(anyones))
-        .exclude(Exists(claimed_by_others))
+        .exclude(Exists(_claimed_by_others(user, now)))
         .annotate(n_validations=Value(0, output_field=IntegerField()))
     )
 
@@ -211,9 +209,7 @@ def queue_summary(round_: Round, user, *, now=None) -> QueueSummary:
     """Counts of ``round_``'s open examples by why ``user`` cannot be served them (one query)."""
     now = now or timezone.now()
     mine = Validation.objects.filter(example=OuterRef("pk"), validator=user)
-    claimed = ValidationClaim.objects.filter(example=OuterRef("pk"), expires_at__gt=now).exclude(
-        validator=user
-    )
+    claimed = _claimed_by_others(user, now)
     own = Q(annotator=user)
     judged = ~own & Q(Exists(mine))
     counts = open_examples(round_).aggregate(
