@@ -128,6 +128,21 @@ def measure(sizes: list[int], asks: int) -> None:
             selectors.queue_for(round_, validator).select_for_update(skip_locked=True, of=("self",)).first()
         )
 
+    def report(label: str, whole: bool = True) -> None:
+        """Analyze the tables, time ``next_example`` (and the whole queue) and print one line."""
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE annotation_example; ANALYZE validation_validation")
+        new = _timed(lambda: next_example(round_=round_, validator=validator), asks)
+        line = (
+            f"{label}: next_example median {new[0]:.2f} ms, p95 {new[1]:.2f} ms, {new[2]} example rows read"
+        )
+        if whole:
+            old = _timed(whole_queue, asks)
+            line += (
+                f"; the whole queue by count median {old[0]:.2f} ms, p95 {old[1]:.2f} ms, {old[2]} rows read"
+            )
+        print(line)
+
     grown = 0
     for size in sizes:
         made = _written(round_, writer, [f"open example {n}" for n in range(grown, size)])
@@ -136,39 +151,17 @@ def measure(sizes: list[int], asks: int) -> None:
             for example in made[::4]
         )
         grown = size
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE annotation_example; ANALYZE validation_validation")
-        new = _timed(lambda: next_example(round_=round_, validator=validator), asks)
-        whole = _timed(whole_queue, asks)
-        print(
-            f"{size:>6} open examples: next_example median {new[0]:.2f} ms, p95 {new[1]:.2f} ms, "
-            f"{new[2]} example rows read; the whole queue by count median {whole[0]:.2f} ms, "
-            f"p95 {whole[1]:.2f} ms, {whole[2]} rows read"
-        )
+        report(f"{size:>6} open examples")
     # The case the walk cannot help: no example is fresh, so both walks read every pending example
     # before the whole queue is ordered by count.
     Validation.objects.bulk_create(
         Validation(example=example, validator=other, verdict=Validation.Verdict.CORRECT)
         for example in Example.objects.filter(round=round_).exclude(validations__isnull=False)
     )
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE annotation_example; ANALYZE validation_validation")
-    new = _timed(lambda: next_example(round_=round_, validator=validator), asks)
-    whole = _timed(whole_queue, asks)
-    print(
-        f"{grown:>6} open examples, every one validated once: next_example median {new[0]:.2f} ms, "
-        f"p95 {new[1]:.2f} ms, {new[2]} example rows read; the whole queue by count median "
-        f"{whole[0]:.2f} ms, p95 {whole[1]:.2f} ms, {whole[2]} rows read"
-    )
+    report(f"{grown:>6} open examples, every one validated once")
     # A round being written: those old examples validated once, and new ones nobody has validated yet.
     _written(round_, writer, [f"new example {n}" for n in range(200)])
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE annotation_example")
-    new = _timed(lambda: next_example(round_=round_, validator=validator), asks)
-    print(
-        f"{grown:>6} open examples validated once and 200 new ones: next_example median {new[0]:.2f} ms, "
-        f"p95 {new[1]:.2f} ms, {new[2]} example rows read"
-    )
+    report(f"{grown:>6} open examples validated once and 200 new ones", whole=False)
 
 
 if __name__ == "__main__":
