@@ -12,6 +12,7 @@ modification time (hashing SmolLM2's 270 MB takes about half a second).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import platform
 import threading
@@ -59,11 +60,22 @@ def library_versions(*names: str) -> dict[str, str]:
     """``{name: version}`` of the installed distributions named (those installed), and ``python``."""
     versions = {"python": platform.python_version()}
     for name in names:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
+        version = _installed_version(name)
+        if version is not None:
+            versions[name] = version
     return versions
+
+
+@functools.cache
+def _installed_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` (None when not installed), read once a process:
+    ``importlib.metadata`` searches every folder of ``sys.path`` on disk at each call, 2% of a web
+    worker's CPU with every remote answer recording its client's versions (docs/serving.md, "Many streams
+    per worker"). A process keeps the code it imported, so an upgrade on disk is not what it runs anyway."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def local_provenance(folder: Path, chat_template: str | None) -> dict:

@@ -20,6 +20,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from annotation.models import BudgetCharge, Conversation, RoundBudget, Turn
+from annotation.red_team import checkpoints, conversations
 from models_registry.models import RegisteredModel
 from models_registry.serving import AnswerStream, Generation
 from tasks.models import Context
@@ -140,6 +141,31 @@ def _wait_for(condition, seconds: float = 10.0):
     while not condition():
         assert time.monotonic() < deadline, "not within the time"
         time.sleep(0.05)
+
+
+def test_a_streaming_answer_writes_its_text_so_far_to_its_turn_while_it_answers(
+    asgi, chat_server, monkeypatch
+):
+    monkeypatch.setattr(conversations, "CHECKPOINT_SECONDS", 0.0)
+    monkeypatch.setattr(checkpoints, "GATHER_SECONDS", 0.05)
+    _, passage = remote_round(chat_server.base_url)
+    chat_server.hold = threading.Event()
+    _, headers = _writer(1)
+    with httpx2.Client(trust_env=False, timeout=30) as http:
+        conversation = _conversation(http, asgi.url, headers, passage)
+        turns = f"{asgi.url}/api/conversations/{conversation}/turns/?stream=1"
+        with http.stream("POST", turns, json={"prompt": "Hi!"}, headers=headers) as response:
+            events = _events(response.iter_lines())
+            next(events), next(events)
+            # The chat server holds the rest: the first half is written to the turn, still answering
+            # (a process killed now would leave it).
+            half = ANSWER[: len(ANSWER) // 2]
+            _wait_for(lambda: Turn.objects.filter(conversation_id=conversation, answer=half).exists())
+            assert Turn.objects.get(conversation_id=conversation).status == "answering"
+            chat_server.hold.set()
+            list(events)
+    turn = Turn.objects.get(conversation_id=conversation)
+    assert (turn.answer, turn.status) == (ANSWER, "answered")
 
 
 def test_a_reader_who_leaves_mid_answer_leaves_the_turn_cut_short_and_charged(asgi, chat_server):
