@@ -176,7 +176,10 @@ def reconcile_validation(validation: Validation) -> int:
     verdicts are not crowd work). Returns 1 when a row was added, else 0."""
     if validation.is_owner_verdict:
         return 0
-    round_id = Example.objects.filter(pk=validation.example_id).values_list("round_id", flat=True).get()
+    if type(validation).example.is_cached(validation):  # the service's own example: not read again
+        round_id = validation.example.round_id
+    else:
+        round_id = Example.objects.filter(pk=validation.example_id).values_list("round_id", flat=True).get()
     return _pay_verdict(
         worker=validation.validator,
         round_id=round_id,

@@ -131,9 +131,8 @@ def _verdict_example_or_404(request, pk):
     otherwise 404, the same body for an unknown id and for an example the caller may not see
     (``selectors.verdict_examples``)."""
     pk = positive_int_or_404(pk, what="example")
-    example = annotation_selectors.examples_of_active_tasks().filter(pk=pk).first()
-    if example is not None:  # an example the caller may not see is answered as one that does not exist
-        example = selectors.verdict_examples(example.round.task, request.user).filter(pk=pk).first()
+    # An example the caller may not see is answered as one that does not exist.
+    example = selectors.verdict_examples_of_active_tasks(request.user).filter(pk=pk).first()
     if example is None:
         raise exceptions.NotFound("No such example.")
     return example

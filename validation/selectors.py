@@ -103,10 +103,25 @@ def verdict_examples(task: Task, user) -> QuerySet[Example]:
     An example open for validation but never served to them is not among them: answering it with "not
     reserved for you" would tell anyone which ids are pending in an open round.
     """
-    examples = annotation_selectors.examples_of_task(task)
+    return _verdict_examples(annotation_selectors.examples_of_task(task), user, task)
+
+
+def verdict_examples_of_active_tasks(user) -> QuerySet[Example]:
+    """``verdict_examples`` of every active task at once, each example's ``round__task`` joined: the API's
+    verdict endpoints look a posted id up here in one query, not one to find its task and one to apply
+    the rule."""
+    return _verdict_examples(annotation_selectors.examples_of_active_tasks(), user)
+
+
+def _verdict_examples(examples: QuerySet[Example], user, task: Task | None = None) -> QuerySet[Example]:
+    """``examples`` less those ``user`` may not send a verdict on (``verdict_examples``' rule); ``task``,
+    when given, narrows the subquery of the examples visible to them."""
     if not user.is_authenticated:
         return examples.none()
-    visible = annotation_selectors.examples_visible_to(user).filter(round__task=task).values("pk")
+    visible = annotation_selectors.examples_visible_to(user)
+    if task is not None:
+        visible = visible.filter(round__task=task)
+    visible = visible.values("pk")
     voted = Validation.objects.filter(example=OuterRef("pk"), validator=user)
     claimed = ValidationClaim.objects.filter(example=OuterRef("pk"), validator=user)
     # Gold items served to them as gold, or answered as gold, answer as any served or voted example.
