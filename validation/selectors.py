@@ -103,7 +103,7 @@ def verdict_examples(task: Task, user) -> QuerySet[Example]:
     An example open for validation but never served to them is not among them: answering it with "not
     reserved for you" would tell anyone which ids are pending in an open round.
     """
-    return _verdict_examples(annotation_selectors.examples_of_task(task), user, task)
+    return _verdict_examples(annotation_selectors.examples_of_task(task), user)
 
 
 def verdict_examples_of_active_tasks(user) -> QuerySet[Example]:
@@ -113,22 +113,20 @@ def verdict_examples_of_active_tasks(user) -> QuerySet[Example]:
     return _verdict_examples(annotation_selectors.examples_of_active_tasks(), user)
 
 
-def _verdict_examples(examples: QuerySet[Example], user, task: Task | None = None) -> QuerySet[Example]:
-    """``examples`` less those ``user`` may not send a verdict on (``verdict_examples``' rule); ``task``,
-    when given, narrows the subquery of the examples visible to them."""
+def _verdict_examples(examples: QuerySet[Example], user) -> QuerySet[Example]:
+    """``examples`` less those ``user`` may not send a verdict on (``verdict_examples``' rule)."""
     if not user.is_authenticated:
         return examples.none()
-    visible = annotation_selectors.examples_visible_to(user)
-    if task is not None:
-        visible = visible.filter(round__task=task)
-    visible = visible.values("pk")
+    # Exists on the outer row's id, not ``pk__in``: inside the OR, PostgreSQL ran an IN subquery as a
+    # hashed scan of every example visible to the user (all of them for a superuser).
+    visible = annotation_selectors.examples_visible_to(user).filter(pk=OuterRef("pk"))
     voted = Validation.objects.filter(example=OuterRef("pk"), validator=user)
     claimed = ValidationClaim.objects.filter(example=OuterRef("pk"), validator=user)
     # Gold items served to them as gold, or answered as gold, answer as any served or voted example.
     gold_claimed = GoldClaim.objects.filter(gold__example=OuterRef("pk"), validator=user)
     gold_answered = GoldAnswer.objects.filter(gold__example=OuterRef("pk"), validator=user)
     return examples.filter(
-        Q(pk__in=visible) | Exists(voted) | Exists(claimed) | Exists(gold_claimed) | Exists(gold_answered)
+        Exists(visible) | Exists(voted) | Exists(claimed) | Exists(gold_claimed) | Exists(gold_answered)
     )
 
 

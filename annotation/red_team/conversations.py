@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Iterator
 
 from asgiref.sync import sync_to_async
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connections, transaction
 from django.utils import timezone
 
 from annotation import signals
@@ -59,7 +59,7 @@ from tasks import selectors as task_selectors
 from tasks.kinds import conversational
 from tasks.models import Context, Round
 
-from . import budget, checkpoints, selectors
+from . import budget, selectors
 
 #: How long a turn waits for the previous answer of its conversation before it is refused, in seconds.
 WAIT_SECONDS = 120.0
@@ -526,14 +526,12 @@ class TurnStream(AnswerStream):
         try:
             if self._answer is not None:
                 async for piece in self._answer:
-                    if self._due(piece):  # written with the loop's other answers, within a second
-                        self._written_at = time.monotonic()
-                        checkpoints.note(self.turn.pk, self._text)
+                    if self._due(piece):
+                        await sync_to_async(self._checkpoint)(release=True)
                     yield piece
         except InferenceError as exc:
             self._failure = exc
         finally:
-            checkpoints.forget(self.turn.pk)
             if self._answer is not None:
                 await self._answer.aclose()
             await sync_to_async(self._store)()
@@ -544,14 +542,16 @@ class TurnStream(AnswerStream):
         self._text += piece
         return time.monotonic() - self._written_at >= CHECKPOINT_SECONDS
 
-    def _checkpoint(self) -> None:
+    def _checkpoint(self, release: bool = False) -> None:
         """Write the text so far to the turn while it is still answering (its process may die before the
-        end: ``end_lost_turn`` keeps this). A blocking reader's; an async one's are written together
-        (``checkpoints``)."""
+        end: ``end_lost_turn`` keeps this). ``release``: give the database connection back afterwards
+        (an ASGI stream holds none between pieces, ``core.streaming.without_database``)."""
         self._written_at = time.monotonic()
         Turn.objects.filter(pk=self.turn.pk, status=Turn.Status.ANSWERING).update(
             answer=self._text, updated_at=timezone.now()
         )
+        if release:
+            connections.close_all()
 
     def end_unread(self, reason: str) -> None:
         """End an answer whose reader left before it began (a later side-by-side answer): stored

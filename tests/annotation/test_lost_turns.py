@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from annotation.models import BudgetCharge, RoundBudget, Turn
-from annotation.red_team import checkpoints, conversations
+from annotation.red_team import conversations
 from annotation.red_team.conversations import (
     LOST,
     messages_of,
@@ -99,20 +99,3 @@ def test_a_turn_of_a_live_process_still_makes_the_next_one_wait(conversation, an
         send_turn(conversation=conversation, annotator=annotator, prompt="Go on.", wait_seconds=0)
     assert busy.value.code == "busy"
     "".join(stream)
-
-
-def test_texts_noted_by_async_streams_are_written_in_one_update_to_the_turns_still_answering(
-    conversation, annotator, django_assert_num_queries
-):
-    finished = send_turn(conversation=conversation, annotator=annotator, prompt="Name a river.")
-    final = "".join(finished)
-    streaming = send_turn(conversation=conversation, annotator=annotator, prompt="Another?")
-    with django_assert_num_queries(1):
-        written = checkpoints.write({finished.turn.pk: "late", streaming.turn.pk: "Half an"})
-    assert written == 1
-    assert Turn.objects.get(pk=finished.turn.pk).answer == final  # stored whole meanwhile: kept
-    assert (Turn.objects.get(pk=streaming.turn.pk).status, Turn.objects.get(pk=streaming.turn.pk).answer) == (
-        "answering",
-        "Half an",
-    )
-    "".join(streaming)

@@ -20,7 +20,7 @@ import pytest
 from rest_framework.authtoken.models import Token
 
 from annotation.models import BudgetCharge, Conversation, RoundBudget, Turn
-from annotation.red_team import checkpoints, conversations
+from annotation.red_team import conversations
 from models_registry.models import RegisteredModel
 from models_registry.serving import AnswerStream, Generation
 from tasks.models import Context
@@ -147,7 +147,6 @@ def test_a_streaming_answer_writes_its_text_so_far_to_its_turn_while_it_answers(
     asgi, chat_server, monkeypatch
 ):
     monkeypatch.setattr(conversations, "CHECKPOINT_SECONDS", 0.0)
-    monkeypatch.setattr(checkpoints, "GATHER_SECONDS", 0.05)
     _, passage = remote_round(chat_server.base_url)
     chat_server.hold = threading.Event()
     _, headers = _writer(1)

@@ -59,3 +59,5 @@ def test_a_remote_answer_records_the_server_model_and_fingerprint():
     got = remote_provenance("smol", "fp_123")
     assert (got["server_model"], got["system_fingerprint"]) == ("smol", "fp_123")
     assert "openai" in got["libraries"]
+    # The HTTP client under it too, whichever the openai release uses.
+    assert {"httpx", "httpx2"} & set(got["libraries"])
