@@ -13,6 +13,7 @@ import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from decimal import Decimal
 
 import httpx2
@@ -143,11 +144,11 @@ def _wait_for(condition, seconds: float = 10.0):
         time.sleep(0.05)
 
 
-def test_a_streaming_answer_writes_its_text_so_far_to_its_turn_while_it_answers(
-    asgi, chat_server, monkeypatch
-):
-    monkeypatch.setattr(conversations, "CHECKPOINT_SECONDS", 0.0)
-    _, passage = remote_round(chat_server.base_url)
+@contextmanager
+def _first_half_read(asgi, chat_server, passage):
+    """A writer's first message streaming through ``asgi``, its first half read while ``chat_server``
+    holds the rest (``chat_server.hold`` lets it go): yields ``(conversation id, the events to come,
+    the writer's headers)``; the connection closes on leaving."""
     chat_server.hold = threading.Event()
     _, headers = _writer(1)
     with httpx2.Client(trust_env=False, timeout=30) as http:
@@ -156,13 +157,22 @@ def test_a_streaming_answer_writes_its_text_so_far_to_its_turn_while_it_answers(
         with http.stream("POST", turns, json={"prompt": "Hi!"}, headers=headers) as response:
             events = _events(response.iter_lines())
             next(events), next(events)
-            # The chat server holds the rest: the first half is written to the turn, still answering
-            # (a process killed now would leave it).
-            half = ANSWER[: len(ANSWER) // 2]
-            _wait_for(lambda: Turn.objects.filter(conversation_id=conversation, answer=half).exists())
-            assert Turn.objects.get(conversation_id=conversation).status == "answering"
-            chat_server.hold.set()
-            list(events)
+            yield conversation, events, headers
+
+
+def test_a_streaming_answer_writes_its_text_so_far_to_its_turn_while_it_answers(
+    asgi, chat_server, monkeypatch
+):
+    monkeypatch.setattr(conversations, "CHECKPOINT_SECONDS", 0.0)
+    _, passage = remote_round(chat_server.base_url)
+    with _first_half_read(asgi, chat_server, passage) as (conversation, events, _):
+        # The chat server holds the rest: the first half is written to the turn, still answering (a
+        # process killed now would leave it).
+        half = ANSWER[: len(ANSWER) // 2]
+        _wait_for(lambda: Turn.objects.filter(conversation_id=conversation, answer=half).exists())
+        assert Turn.objects.get(conversation_id=conversation).status == "answering"
+        chat_server.hold.set()
+        list(events)
     turn = Turn.objects.get(conversation_id=conversation)
     assert (turn.answer, turn.status) == (ANSWER, "answered")
 
@@ -170,15 +180,8 @@ def test_a_streaming_answer_writes_its_text_so_far_to_its_turn_while_it_answers(
 def test_a_reader_who_leaves_mid_answer_leaves_the_turn_cut_short_and_charged(asgi, chat_server):
     round_, passage = remote_round(chat_server.base_url, **PRICES)
     RoundBudget.objects.create(round=round_, cap=Decimal("1"))
-    chat_server.hold = threading.Event()
-    _, headers = _writer(1)
-    with httpx2.Client(trust_env=False, timeout=30) as http:
-        conversation = _conversation(http, asgi.url, headers, passage)
-        turns = f"{asgi.url}/api/conversations/{conversation}/turns/?stream=1"
-        with http.stream("POST", turns, json={"prompt": "Hi!"}, headers=headers) as response:
-            events = _events(response.iter_lines())
-            next(events), next(events)
-        # The connection is closed with the chat server still holding the rest.
+    with _first_half_read(asgi, chat_server, passage) as (conversation, _, headers):
+        pass  # the connection is closed with the chat server still holding the rest
     _wait_for(lambda: Turn.objects.filter(conversation_id=conversation).exclude(status="answering").exists())
     chat_server.hold.set()
     turn = Turn.objects.get(conversation_id=conversation)
