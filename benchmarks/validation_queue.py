@@ -51,33 +51,23 @@ def main() -> None:
     run_on_throwaway_database(args.database_url, lambda: measure(sizes, args.asks))
 
 
-def _rows_read() -> int:
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables"
-            " WHERE relname = 'annotation_example'"
-        )
-        return cursor.fetchone()[0]
-
-
 def _timed(ask, asks: int) -> tuple[float, float, int]:
     """(median ms, p95 ms, example rows read by the last ask) of ``asks`` calls of ``ask``, each in its
     own transaction, the validator's claims dropped first."""
     from django.db import transaction
 
+    from tests.helpers.rows_read import example_rows_read
     from validation.models import ValidationClaim
 
     times, read = [], 0
     for _ in range(asks):
         ValidationClaim.objects.all().delete()
         with transaction.atomic():
-            before = _rows_read()
+            before = example_rows_read()
             started = time.perf_counter()
             served = ask()
             times.append((time.perf_counter() - started) * 1000)
-            read = _rows_read() - before
+            read = example_rows_read() - before
         assert served is not None, "nothing served"
     times.sort()
     return statistics.median(times), times[int(0.95 * (len(times) - 1))], read

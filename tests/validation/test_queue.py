@@ -8,13 +8,13 @@ from collections import Counter
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from annotation.models import Example
 from tasks.services import ensure_round
 from tests.factories.annotation import make_example
 from tests.factories.validation import ValidationFactory
+from tests.helpers.rows_read import example_rows_read
 from validation import selectors
 from validation.models import Validation, ValidationClaim
 from validation.services import VerdictError, next_example, submit_validation
@@ -169,16 +169,6 @@ def test_blocked_user_is_not_served(hate_round, annotator, outsider):
     assert exc.value.code == "blocked"
 
 
-def _example_rows_read() -> int:
-    """Rows of ``annotation_example`` read so far in this transaction (PostgreSQL's own counters)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_xact_user_tables"
-            " WHERE relname = 'annotation_example'"
-        )
-        return cursor.fetchone()[0]
-
-
 def _grown_round(round_, annotator, more: int = 2000) -> None:
     """``round_`` with one open example by ``annotator`` and ``more`` like it, written in one statement:
     PostgreSQL has not analyzed the table since (a new table never was), as a round written 25 a second
@@ -202,9 +192,9 @@ def test_the_held_claim_is_found_without_reading_the_round(hate_round, annotator
     # Asked on every request for the next example, in a round grown faster than it is analyzed.
     _grown_round(hate_round, annotator)
     served = _served(hate_round, validator)
-    before = _example_rows_read()
+    before = example_rows_read()
     claim = selectors.live_claim_of(hate_round, validator)
-    read = _example_rows_read() - before
+    read = example_rows_read() - before
     assert claim is not None and claim.example == served
     assert read <= 2, f"{read} example rows read for one held claim (2,001 open examples)"
     # Still the rule: a claim whose example was settled meanwhile is no live claim, nor one in another round.
@@ -220,9 +210,9 @@ def test_the_next_example_is_found_without_reading_the_round(hate_round, annotat
     once = list(Example.objects.filter(round=hate_round).order_by("pk")[:5])
     for example in once:
         ValidationFactory(example=example, validator=crowd[0], verdict="correct")
-    before = _example_rows_read()
+    before = example_rows_read()
     served = _served(hate_round, validator)
-    read = _example_rows_read() - before
+    read = example_rows_read() - before
     assert served is not None and served not in once
     assert read <= 40, f"{read} example rows read to serve one example (2,001 open)"
 
