@@ -139,13 +139,17 @@ class Task(models.Model):
     @property
     def open_round(self) -> Round | None:
         """The round that accepts examples now: the current round unless it is closed (else None)."""
+        current = self.linked_current_round()
+        return current if current is not None and current.is_open else None
+
+    def linked_current_round(self) -> Round | None:
+        """``current_round`` (None when unset), its ``task`` set to this task when it is this task's own, so
+        that going from the round back to its task (``is_open``, the validation queue) reads nothing
+        again: one query a page otherwise."""
         current = self.current_round
-        if current is None:
-            return None
-        if current.task_id == self.pk:
-            # The round's own task is this one: say so, or ``is_open`` loads it again (one query a page).
+        if current is not None and current.task_id == self.pk:
             Round._meta.get_field("task").set_cached_value(current, self)
-        return current if current.is_open else None
+        return current
 
     def is_owner(self, user) -> bool:
         return bool(user.is_authenticated and (user.is_superuser or self.owners.filter(pk=user.pk).exists()))

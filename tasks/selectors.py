@@ -21,9 +21,7 @@ def task_by_slug(slug: str) -> Task:
     """The active task with this slug, its current round's ``task`` set to it (not read again when a
     caller goes from the round to its task, as the validation queue does). Raises ``Task.DoesNotExist``."""
     task = active_tasks().get(slug=slug)
-    current = task.current_round
-    if current is not None and current.task_id == task.pk:
-        Round.task.field.set_cached_value(current, task)
+    task.linked_current_round()
     return task
 
 

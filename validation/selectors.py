@@ -188,7 +188,7 @@ def fresh_queue_for(round_: Round, user, *, now=None) -> QuerySet[Example]:
     reading the round: the index on (round, status, queue_key) gives the order, and the walk stops after
     the first few examples that pass the rules, after about as many rows for each as there are pending
     examples for each fresh one. Read the whole queue instead, ordering the round's open examples by their
-    count took 67.6 ms at 16,000 open examples (docs/serving.md, "Many streams per worker")."""
+    count took 66.5 ms at 16,000 open examples (docs/serving.md, "Many streams per worker")."""
     return _fresh(open_examples(round_), user, now or timezone.now()).order_by("queue_key")
 
 
