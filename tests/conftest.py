@@ -27,9 +27,24 @@ from tests.helpers import api as api_helpers
 from tests.helpers.data import data_path
 from tests.helpers.tiny_models import build_tiny_backbone, build_tiny_classifier
 from tests.helpers.tiny_qa import PASSAGES, build_tiny_qa_model
+from tests.helpers.torch_threads import torch_threads_of_a_worker
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+# Set before torch is first imported (no module imported above loads it): OpenMP reads it once, and every
+# thread's team takes it, not only the thread that would call torch.set_num_threads. Only in a worker
+# of pytest-xdist; one process (PYTEST_WORKERS=0) keeps torch's default, and an operator's own value wins.
+if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
+    os.environ.setdefault(
+        "OMP_NUM_THREADS",
+        str(
+            torch_threads_of_a_worker(
+                int(os.environ["PYTEST_XDIST_WORKER_COUNT"]), len(os.sched_getaffinity(0))
+            )
+        ),
+    )
 
 
 # --- markers ---------------------------------------------------------------------------------------------

@@ -4,12 +4,14 @@ open rounds' local targets loaded into the process's cache in the background."""
 from __future__ import annotations
 
 import gc
+import os
 
 import pytest
 
 from engine.runtime.classifier import cached_paths
 from engine.runtime.slots import GENERATION_SLOTS
 from models_registry.warmup import preload_open_round_targets, prepare_web_worker, torch_threads_per_process
+from tests.helpers.torch_threads import torch_threads_of_a_worker
 
 
 @pytest.mark.parametrize(
@@ -40,9 +42,14 @@ def tiny_model_path(model):
 @pytest.fixture
 def unbounded_line_after():
     """The process's line for a generation slot unbounded again, and its one slot back, after the test
-    (as in any process that is not a web server)."""
+    (as in any process that is not a web server); and torch's thread count as it was, which
+    ``prepare_web_worker`` sets for the whole process."""
+    import torch
+
+    threads = torch.get_num_threads()
     yield
     GENERATION_SLOTS.max_waiting, GENERATION_SLOTS.size = None, 1
+    torch.set_num_threads(threads)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -52,6 +59,7 @@ def test_prepare_web_worker_sets_torch_threads_and_preloads(
     import torch
 
     before = torch.get_num_threads()
+    torch.set_num_threads(2)  # not 1 already (a test worker may run one thread: tests/conftest.py)
     try:
         thread = prepare_web_worker(processes=64, threads=4)
         assert torch.get_num_threads() == 1
@@ -101,3 +109,29 @@ def test_prepare_web_worker_freezes_what_was_loaded(tiny_registered_model, unbou
         assert len(gc.get_objects()) < tracked_at_start / 20
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize(
+    ("workers", "cores", "threads"), [(2, 2, 1), (1, 2, 2), (3, 2, 1), (2, 8, 4), (0, 2, 2)]
+)
+def test_a_test_worker_runs_torch_on_its_share_of_the_cores(workers, cores, threads):
+    assert torch_threads_of_a_worker(workers, cores) == threads
+
+
+def test_this_test_worker_runs_torch_and_its_other_threads_on_its_share():
+    """Under pytest-xdist every thread of the worker that runs torch (a batcher's, say) takes the share,
+    not only the main thread: OMP_NUM_THREADS, set by tests/conftest.py before torch was imported."""
+    import threading
+
+    import torch
+
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT")
+    if workers is None:  # one process: torch's own default, untouched
+        assert os.environ.get("OMP_NUM_THREADS") in (None, str(torch.get_num_threads()))
+        return
+    expected = torch_threads_of_a_worker(int(workers), len(os.sched_getaffinity(0)))
+    seen = []
+    thread = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
+    thread.start()
+    thread.join()
+    assert (torch.get_num_threads(), seen) == (expected, [expected])
