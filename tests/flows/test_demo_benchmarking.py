@@ -49,6 +49,12 @@ def _short(model: RegisteredModel) -> None:
     model.save(update_fields=["generation"])
 
 
+def _first_sentence(passage: str) -> str:
+    """The passage up to and with its first full stop followed by a space (all of it if there is none)."""
+    head, stop, _ = passage.partition(". ")
+    return head + "." if stop else passage
+
+
 def _validate_all(round_, validators, decide) -> int:
     """Each validator asks for the next example until the queue is empty and judges each as
     ``decide(example)`` says (rubric answers for a conversation, None for an item: ``correct``)."""
@@ -75,6 +81,11 @@ def test_an_owner_benchmarks_the_demo_red_teaming_task(converted_once, client, l
     task.save(update_fields=["validation_quorum"])
     round_ = task.current_round
     contexts = list(Context.objects.filter(round=round_).order_by("pk")[:8])
+    # Each passage cut to its first sentence: every prompt (answers, replays, the judge's) holds it, and
+    # the flow, not the passages' length, is under test (a third of the forward passes' tokens).
+    for context in contexts:
+        context.data = {**context.data, "passage": _first_sentence(context.data["passage"])}
+        context.save(update_fields=["data"])
     authors = [UserFactory() for _ in range(4)]
     validators = [UserFactory() for _ in range(3)]
 
