@@ -30,6 +30,7 @@ from models_registry import generative
 from models_registry.models import RegisteredModel
 from tasks.models import Context, Task
 from tests.factories.accounts import UserFactory
+from tests.helpers.passages import cut_to_first_sentences
 from validation.services import next_example, submit_validation
 
 PASSWORD = "pw-one-1234"
@@ -47,12 +48,6 @@ def _short(model: RegisteredModel) -> None:
     """Greedy and 8 new tokens: the flow, not the answers' length, is under test."""
     model.generation = {**model.generation, "max_new_tokens": 8, "temperature": 0.0}
     model.save(update_fields=["generation"])
-
-
-def _first_sentence(passage: str) -> str:
-    """The passage up to and with its first full stop followed by a space (all of it if there is none)."""
-    head, stop, _ = passage.partition(". ")
-    return head + "." if stop else passage
 
 
 def _validate_all(round_, validators, decide) -> int:
@@ -81,11 +76,8 @@ def test_an_owner_benchmarks_the_demo_red_teaming_task(converted_once, client, l
     task.save(update_fields=["validation_quorum"])
     round_ = task.current_round
     contexts = list(Context.objects.filter(round=round_).order_by("pk")[:8])
-    # Each passage cut to its first sentence: every prompt (answers, replays, the judge's) holds it, and
-    # the flow, not the passages' length, is under test (a third of the forward passes' tokens).
-    for context in contexts:
-        context.data = {**context.data, "passage": _first_sentence(context.data["passage"])}
-        context.save(update_fields=["data"])
+    # Every prompt (answers, replays, the judge's) holds the passage; the flow is under test, not its length.
+    cut_to_first_sentences(contexts)
     authors = [UserFactory() for _ in range(4)]
     validators = [UserFactory() for _ in range(3)]
 
