@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from models_registry.warmup import torch_threads_per_process
 from tests.factories.accounts import PASSWORD, UserFactory
 from tests.factories.leaderboards import make_toy_dataset
 from tests.factories.models_registry import RegisteredModelFactory, make_stand_in, registered_target
@@ -27,23 +28,23 @@ from tests.helpers import api as api_helpers
 from tests.helpers.data import data_path
 from tests.helpers.tiny_models import build_tiny_backbone, build_tiny_classifier
 from tests.helpers.tiny_qa import PASSAGES, build_tiny_qa_model
-from tests.helpers.torch_threads import torch_threads_of_a_worker
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-# Set before torch is first imported (no module imported above loads it): OpenMP reads it once, and every
-# thread's team takes it, not only the thread that would call torch.set_num_threads. Only in a worker
-# of pytest-xdist; one process (PYTEST_WORKERS=0) keeps torch's default, and an operator's own value wins.
+# torch's OpenMP threads for each pytest-xdist worker: its share of the cores, the web workers' rule
+# (``torch_threads_per_process``). By default every worker, and every Python thread of it that runs torch
+# (a model's batcher), runs as many threads as the machine has cores; with two workers on two cores the
+# threads of one spin while the other holds the core. The model-heavy tests alone (the flows with
+# SmolLM2, the batcher, replays) took 138 s of wall time and 255 s of CPU with the default, 88 s and
+# 158 s with one thread each (docs/testing.md, "Where the time goes"). Set before torch is first imported
+# (no module imported above loads it): OpenMP reads it once, and every thread's team takes it, not only
+# the thread that would call torch.set_num_threads. Only in a worker; one process (PYTEST_WORKERS=0)
+# keeps torch's default, and an operator's own value wins.
 if "PYTEST_XDIST_WORKER_COUNT" in os.environ:
     os.environ.setdefault(
-        "OMP_NUM_THREADS",
-        str(
-            torch_threads_of_a_worker(
-                int(os.environ["PYTEST_XDIST_WORKER_COUNT"]), len(os.sched_getaffinity(0))
-            )
-        ),
+        "OMP_NUM_THREADS", str(torch_threads_per_process(int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
     )
 
 

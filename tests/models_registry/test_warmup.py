@@ -11,11 +11,11 @@ import pytest
 from engine.runtime.classifier import cached_paths
 from engine.runtime.slots import GENERATION_SLOTS
 from models_registry.warmup import preload_open_round_targets, prepare_web_worker, torch_threads_per_process
-from tests.helpers.torch_threads import torch_threads_of_a_worker
 
 
 @pytest.mark.parametrize(
-    ("processes", "cores", "threads"), [(3, 2, 1), (1, 2, 2), (2, 8, 4), (3, 8, 2), (0, 4, 4), (16, 4, 1)]
+    ("processes", "cores", "threads"),
+    [(2, 2, 1), (3, 2, 1), (1, 2, 2), (2, 8, 4), (3, 8, 2), (0, 4, 4), (16, 4, 1)],
 )
 def test_threads_per_process_share_the_cores(processes, cores, threads):
     assert torch_threads_per_process(processes, cores) == threads
@@ -111,13 +111,6 @@ def test_prepare_web_worker_freezes_what_was_loaded(tiny_registered_model, unbou
         gc.unfreeze()
 
 
-@pytest.mark.parametrize(
-    ("workers", "cores", "threads"), [(2, 2, 1), (1, 2, 2), (3, 2, 1), (2, 8, 4), (0, 2, 2)]
-)
-def test_a_test_worker_runs_torch_on_its_share_of_the_cores(workers, cores, threads):
-    assert torch_threads_of_a_worker(workers, cores) == threads
-
-
 def test_this_test_worker_runs_torch_and_its_other_threads_on_its_share():
     """Under pytest-xdist every thread of the worker that runs torch (a batcher's, say) takes the share,
     not only the main thread: OMP_NUM_THREADS, set by tests/conftest.py before torch was imported."""
@@ -129,7 +122,7 @@ def test_this_test_worker_runs_torch_and_its_other_threads_on_its_share():
     if workers is None:  # one process: torch's own default, untouched
         assert os.environ.get("OMP_NUM_THREADS") in (None, str(torch.get_num_threads()))
         return
-    expected = torch_threads_of_a_worker(int(workers), len(os.sched_getaffinity(0)))
+    expected = torch_threads_per_process(int(workers))
     seen = []
     thread = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))
     thread.start()
