@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.load_production import DB_NAME, prepare_profile, psql  # noqa: E402
+from benchmarks.load_production import DB_NAME, percentile, prepare_profile, psql  # noqa: E402
 
 WARM_UP = 20
 
@@ -87,9 +87,14 @@ class Crowd:
         if example:
             self.pending.append((token, example["id"]))
 
-    def vote(self) -> None:
+    def ready_to_vote(self) -> None:
+        """Ask for next examples until one waits for a vote (before a vote's clock starts, so that the
+        vote is measured alone)."""
         while not self.pending:
             self.next()
+
+    def vote(self) -> None:
+        self.ready_to_vote()
         token, example_id = self.pending.pop(0)
         response = self.client.post(
             f"/api/examples/{example_id}/validations/",
@@ -102,14 +107,13 @@ class Crowd:
 
 
 def measure(crowd: Crowd, kind: str) -> tuple[float, int]:
-    """(CPU ms of the process, queries) of one request of ``kind``. A vote is measured alone: the next
-    example it answers is asked for before the clock starts."""
+    """(CPU ms of the process, queries) of one request of ``kind``. A vote is measured alone
+    (``Crowd.ready_to_vote`` first)."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
     if kind == "vote":
-        while not crowd.pending:
-            crowd.next()
+        crowd.ready_to_vote()
     request = getattr(crowd, kind)
     connection.queries_log.clear()  # a full log (9,000 queries) would make the count below 0
     with CaptureQueriesContext(connection) as queries:
@@ -162,9 +166,9 @@ def main() -> None:
         )
         print(f"{'request':<8} {'median ms':>10} {'p90 ms':>8} {'/ yardstick':>12} {'queries':>8}")
         for kind in kinds:
-            cpu = sorted(ms for ms, _ in samples[kind])
+            cpu = [ms for ms, _ in samples[kind]]
             queries = statistics.median(q for _, q in samples[kind])
-            p90 = cpu[int(0.9 * (len(cpu) - 1))]
+            p90 = percentile(cpu, 90)
             median = statistics.median(cpu)
             print(f"{kind:<8} {median:>10.2f} {p90:>8.2f} {median / stick:>12.1f} {queries:>8.0f}")
         print(f"yardstick: a User read by id, median {stick:.3f} ms of CPU")
@@ -173,8 +177,7 @@ def main() -> None:
             request = getattr(crowd, kind)
             for _ in range(args.requests):
                 if kind == "vote":
-                    while not crowd.pending:
-                        crowd.next()
+                    crowd.ready_to_vote()
                 profiler.enable()
                 request()
                 profiler.disable()
