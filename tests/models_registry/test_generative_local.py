@@ -12,6 +12,7 @@ from engine.runtime.generative import (
     PromptTooLong,
     check_file,
     check_messages,
+    machine_cache_dir,
     smollm2_gguf,
 )
 
@@ -30,6 +31,30 @@ def test_the_packaged_gguf_is_the_expected_file_and_a_changed_copy_is_refused(tm
     copy.write_bytes(b"short")
     with pytest.raises(InferenceError, match="5 bytes, not the expected 98,362,432"):
         check_file(copy, SMOLLM2_GGUF_BYTES, "0" * 64)
+
+
+def test_the_machine_cache_is_the_named_folder_else_xdg_else_home(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("DYNABENCH_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    assert machine_cache_dir() == tmp_path / "home" / ".cache" / "dynabench"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert machine_cache_dir() == tmp_path / "xdg" / "dynabench"
+    monkeypatch.setenv("DYNABENCH_CACHE_DIR", str(tmp_path / "mine"))
+    assert machine_cache_dir() == tmp_path / "mine"
+    monkeypatch.setenv("DYNABENCH_CACHE_DIR", "")  # empty means unset, as for the other settings
+    assert machine_cache_dir() == tmp_path / "xdg" / "dynabench"
+
+
+def test_the_converted_folder_is_named_by_the_files_digest_and_the_transformers_release(smollm2_dir):
+    from importlib.metadata import version
+
+    # Another GGUF or another transformers (whose conversion may differ) gets a folder of its own.
+    assert (
+        smollm2_dir.name
+        == f"SmolLM2-135M-Instruct.Q4_1-b179c9523d0e6a0f-transformers-{version('transformers')}"
+    )
+    assert smollm2_dir.parent.name == "gguf"
 
 
 def test_the_converted_folder_reloads_as_a_chat_model(smollm2_dir, smollm2):
