@@ -103,7 +103,7 @@ class NextValidation(APIView):
         headers = {}
         if example is None:
             summary = selectors.queue_summary(round_, request.user)
-            body["queue"] = summary.__dict__
+            body["queue"] = summary  # the serializer reads its counts and its reason
             wait = selectors.claim_wait(round_, request.user, summary)
             if wait is not None:
                 body["hint"] = wait.hint

@@ -202,24 +202,44 @@ def fresh_example(round_: Round, user, pk: int, *, now=None) -> QuerySet[Example
 
 @dataclass(frozen=True)
 class QueueSummary:
-    """Why a validator's queue is empty: open examples of the round they cannot be served.
+    """Why a validator's queue is empty: open examples of the round they cannot be served, and what the
+    round holds.
 
     ``open`` counts every open example of the round; ``own`` those they wrote; ``judged`` those they
-    already validated; ``claimed`` those other validators hold right now.
+    already validated; ``claimed`` those other validators hold right now. ``written`` counts the round's
+    written examples (not imported, not retracted) and ``pending`` those of them still pending (open or
+    not: not model-fooling where only those are validated, not scored yet, or gold items).
     """
 
     open: int
     own: int
     judged: int
     claimed: int
+    written: int = 0
+    pending: int = 0
+
+    #: ``reason``'s values, for the page and the API alike.
+    REASONS = ("unavailable", "nothing_written", "none_open", "settled")
 
     @property
     def unavailable(self) -> int:
         return self.own + self.judged + self.claimed
 
+    @property
+    def reason(self) -> str:
+        """Why nothing was served, one of ``REASONS``: ``unavailable`` (open examples, but each the
+        caller's own, judged by them or held by another: the counts say which), ``nothing_written``
+        (nobody has written an example in the round), ``none_open`` (pending examples, none open for
+        validation) or ``settled`` (every written example that needed validation is settled)."""
+        if self.open:
+            return "unavailable"
+        if not self.written:
+            return "nothing_written"
+        return "none_open" if self.pending else "settled"
+
 
 def queue_summary(round_: Round, user, *, now=None) -> QueueSummary:
-    """Counts of ``round_``'s open examples by why ``user`` cannot be served them (one query)."""
+    """``QueueSummary`` of ``user``'s empty queue in ``round_`` (two count queries)."""
     now = now or timezone.now()
     mine = Validation.objects.filter(example=OuterRef("pk"), validator=user)
     claimed = _claimed_by_others(user, now)
@@ -231,7 +251,8 @@ def queue_summary(round_: Round, user, *, now=None) -> QueueSummary:
         judged=Count("pk", filter=judged),
         claimed=Count("pk", filter=~own & ~Q(Exists(mine)) & Q(Exists(claimed))),
     )
-    return QueueSummary(**counts)
+    held = round_pending(round_)
+    return QueueSummary(**counts, written=held.written, pending=held.pending)
 
 
 @dataclass(frozen=True)

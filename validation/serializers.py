@@ -11,6 +11,7 @@ from core.api.bodies import RejectUnknownFieldsMixin, StrictBooleanField
 from core.api.queries import QueryIntegerField, StrictQuerySerializer
 
 from .models import Validation
+from .selectors import QueueSummary
 from .services import is_given_target_example, is_rubric_example
 
 
@@ -125,12 +126,26 @@ class ServedExampleSerializer(serializers.ModelSerializer):
 
 class QueueSummarySerializer(serializers.Serializer):
     """Why the queue is empty: open examples of the round, and those the caller wrote, already judged,
-    or that others hold right now."""
+    or that others hold right now; the round's written and pending examples; and ``reason``, the one
+    word for it (``validation.selectors.QueueSummary.reason``)."""
 
     open = serializers.IntegerField()
     own = serializers.IntegerField()
     judged = serializers.IntegerField()
     claimed = serializers.IntegerField()
+    written = serializers.IntegerField(
+        help_text="The round's written examples (not imported, not retracted), open or not."
+    )
+    pending = serializers.IntegerField(
+        help_text="Those of them still pending, open for validation or not (not model-fooling where only "
+        "those are validated, not scored yet, or gold items)."
+    )
+    reason = serializers.ChoiceField(
+        choices=QueueSummary.REASONS,
+        help_text="unavailable: open examples, none the caller may take (own, judged, claimed say why); "
+        "nothing_written: nobody has written an example in the round; none_open: pending examples, none "
+        "open for validation; settled: every example that needed validation is settled.",
+    )
 
 
 class NextValidationSerializer(serializers.Serializer):

@@ -237,8 +237,6 @@ def validate(request, slug: str):
         context["undo"] = _undo_offer(request, task)
         context["summary"] = selectors.queue_summary(round_, request.user)
         context["wait"] = selectors.claim_wait(round_, request.user, context["summary"])
-        if not context["summary"].open:
-            context["round_pending"] = selectors.round_pending(round_)
         context["other_rounds"] = [r for r in context["rounds"] if r.pk != round_.pk]
         return render(request, "validation/empty.html", context)
     context.update(_shown(example, task))

@@ -220,7 +220,15 @@ def test_api_empty_answer_has_the_hint_and_retry_after(
         "round": 1,
         "example": None,
         "claim_expires_at": None,
-        "queue": {"open": 1, "own": 0, "judged": 0, "claimed": 1},
+        "queue": {
+            "open": 1,
+            "own": 0,
+            "judged": 0,
+            "claimed": 1,
+            "written": 1,
+            "pending": 1,
+            "reason": "unavailable",
+        },
         "hint": "Every open example is being validated by someone else right now; come back in about 8 minutes.",
         "model_answer_hidden": False,
     }

@@ -29,9 +29,56 @@ def test_next_serves_and_claims_like_the_page(api, hate_round, annotator, valida
     assert api(validator).get(NEXT).json()["example"]["id"] == example.pk  # asking again: the same one
     other = api(outsider).get(NEXT).json()  # claimed by validator: nothing left for outsider
     assert other["example"] is None
-    assert other["queue"] == {"open": 1, "own": 0, "judged": 0, "claimed": 1}
+    round_holds = {"written": 1, "pending": 1, "reason": "unavailable"}
+    assert other["queue"] == {"open": 1, "own": 0, "judged": 0, "claimed": 1, **round_holds}
     own = api(annotator).get(NEXT).json()
-    assert own["example"] is None and own["queue"] == {"open": 1, "own": 1, "judged": 0, "claimed": 0}
+    assert own["example"] is None
+    assert own["queue"] == {"open": 1, "own": 1, "judged": 0, "claimed": 0, **round_holds}
+
+
+def test_an_empty_queue_says_why_in_one_word(api, hate_round, annotator, validator):
+    """The page's four explanations (tests/validation/test_validate_page.py), for a client: nothing
+    written, written but none open (a non-fooling example where only fooling ones are validated), open
+    but none for the caller, every one settled."""
+
+    def queue():
+        body = api(validator).get(NEXT).json()
+        assert body["example"] is None
+        return body["queue"]
+
+    assert queue() == {
+        "open": 0,
+        "own": 0,
+        "judged": 0,
+        "claimed": 0,
+        "written": 0,
+        "pending": 0,
+        "reason": "nothing_written",
+    }
+    make_example(hate_round, annotator, model_wrong=False)  # not model-fooling: not validated here
+    make_example(hate_round, annotator, model_wrong=True, is_retracted=True)  # retracted: not written
+    assert queue() == {
+        "open": 0,
+        "own": 0,
+        "judged": 0,
+        "claimed": 0,
+        "written": 1,
+        "pending": 1,
+        "reason": "none_open",
+    }
+    Example.objects.update(status="validated_correct")
+    mine = make_example(hate_round, validator, model_wrong=True)
+    assert queue() == {
+        "open": 1,
+        "own": 1,
+        "judged": 0,
+        "claimed": 0,
+        "written": 2,
+        "pending": 1,
+        "reason": "unavailable",
+    }
+    Example.objects.filter(pk=mine.pk).update(status="flagged")
+    assert queue()["reason"] == "settled" and queue()["written"] == 2 and queue()["pending"] == 0
 
 
 def test_next_with_round_parameter(api, hate_round, validator):
