@@ -247,6 +247,16 @@ class RoundBudgetAdmin(TaskOwnedAdmin):
         # The charges' sums come with each row: three columns read them, no query per cell.
         return with_charges(super().get_queryset(request))
 
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        """The round's choices: only red-teaming rounds (of the owner's tasks, ``TaskOwnedAdmin``), so
+        that the list is not mostly rounds the form then refuses (``RoundBudgetForm.clean_round``)."""
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.name == "round" and field is not None:
+            # A task's kind is read from its config (tasks.kinds), not a column: the few tasks are read.
+            tasks = Task.objects.filter(pk__in=field.queryset.values("task"))
+            field.queryset = field.queryset.filter(task__in=[t.pk for t in tasks if conversational(t.cfg)])
+        return field
+
     @admin.display(description="Spent")
     def spent(self, obj) -> str:
         return money(charged_state(obj).spent)

@@ -274,3 +274,10 @@ def test_the_budget_admin_shows_spent_and_left(client, red_round, conversation_o
     change = client.get(reverse("admin:annotation_roundbudget_change", args=[RoundBudget.objects.get().pk]))
     assert change.status_code == 200 and budget.money(spent) in change.content.decode()
     assert client.get(reverse("admin:annotation_roundbudget_add")).status_code == 200
+
+
+def test_the_budget_admin_offers_only_red_teaming_rounds(client, red_round, hate_round):
+    """The hate-speech round would be refused by the form (tests above): it is not offered either."""
+    client.force_login(get_user_model().objects.create_superuser(username="root", password="x-x-x-x-x-1"))
+    form = client.get(reverse("admin:annotation_roundbudget_add")).context["adminform"].form
+    assert list(form.fields["round"].queryset) == [red_round]
