@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
 
@@ -141,43 +142,67 @@ def _left(cap: Decimal, used: Decimal) -> str:
 def reserve(
     *, turn: Turn, annotator, model, messages: list[dict], max_new_tokens: int
 ) -> BudgetCharge | None:
-    """Reserve ``turn``'s worst case on its round's budget; call inside the transaction that stores the
-    turn (a refusal then stores nothing). None when the round has no budget or the target no prices.
+    """Reserve ``turn``'s worst case on its round's budget (``reserve_answers`` with one answer); None
+    when the round has no budget or the target no prices.
 
     Raises:
         BudgetExceeded: the worst case would pass the round's cap, the writer's or the day's.
     """
-    round_ = turn.conversation.round
+    return reserve_answers(annotator=annotator, messages=messages, answers=[(turn, model, max_new_tokens)])[0]
+
+
+def reserve_answers(
+    *, annotator, messages: list[dict], answers: Sequence[tuple[Turn, object, int]]
+) -> list[BudgetCharge | None]:
+    """Reserve the worst case of every answer to one message (``(turn, model, max_new_tokens)`` each: one,
+    or a side-by-side first message's k) on their round's budget, checked against each cap as one sum:
+    the message is answered whole or refused whole, and a refusal says what was left before it. Call
+    inside the transaction that stores the turns (a refusal then stores nothing). One charge per answer,
+    in order: None for every answer when the round has no budget, and for an answer whose model has no
+    prices.
+
+    Raises:
+        BudgetExceeded: the answers' worst cases together would pass the round's cap, the writer's or the
+            day's.
+    """
+    round_ = answers[0][0].conversation.round
     budget = RoundBudget.objects.select_for_update().filter(round=round_).first()
     if budget is None:
-        return None
-    need = worst_case(model, messages, max_new_tokens)
-    if need is None:
-        return None
+        return [None] * len(answers)
+    needs = [worst_case(model, messages, max_new_tokens) for _, model, max_new_tokens in answers]
+    if all(n is None for n in needs):
+        return [None] * len(answers)
+    need = sum((n for n in needs if n is not None), Decimal(0))
     day = _today()
     # One query for the three sums, under the budget row's lock.
     charged = BudgetCharge.objects.filter(round=round_).aggregate(
         used=_sum(CHARGE), mine=_sum(CHARGE, annotator=annotator), today=_sum(CHARGE, day=day)
     )
     used, mine, today = charged["used"], charged["mine"], charged["today"]
+    answers_word = "another answer" if len(answers) == 1 else f"the {len(answers)} answers to a first message"
     if used + need > budget.cap:
         raise BudgetExceeded(
             f"This round's budget for the model is spent ({_left(budget.cap, used)} of {money(budget.cap)} "
-            "left, not enough for another answer); your message was not sent."
+            f"left, not enough for {answers_word}); your message was not sent."
         )
-    if budget.per_person is not None:
-        if mine + need > budget.per_person:
-            raise BudgetExceeded(
-                "You have used your share of this round's budget for the model "
-                f"({_left(budget.per_person, mine)} of {money(budget.per_person)} left); your message was not sent."
-            )
-    if budget.per_day is not None:
-        if today + need > budget.per_day:
-            raise BudgetExceeded(
-                "Today's budget for the model in this round is spent "
-                f"({_left(budget.per_day, today)} of {money(budget.per_day)} left); try again tomorrow (UTC)."
-            )
-    return BudgetCharge.objects.create(turn=turn, round=round_, annotator=annotator, day=day, reserved=need)
+    if budget.per_person is not None and mine + need > budget.per_person:
+        raise BudgetExceeded(
+            "You have used your share of this round's budget for the model "
+            f"({_left(budget.per_person, mine)} of {money(budget.per_person)} left, not enough for "
+            f"{answers_word}); your message was not sent."
+        )
+    if budget.per_day is not None and today + need > budget.per_day:
+        raise BudgetExceeded(
+            "Today's budget for the model in this round is spent "
+            f"({_left(budget.per_day, today)} of {money(budget.per_day)} left, not enough for "
+            f"{answers_word}); try again tomorrow (UTC)."
+        )
+    return [
+        None
+        if n is None
+        else BudgetCharge.objects.create(turn=turn, round=round_, annotator=annotator, day=day, reserved=n)
+        for (turn, _, _), n in zip(answers, needs, strict=True)
+    ]
 
 
 def settle(turn: Turn, model) -> None:

@@ -298,9 +298,8 @@ def _store_first_answers(
         _check_fits(model, messages)
     # A place in line for each local answer, or a refusal before anything is stored.
     admit(*drawn, who=annotator.pk)
-    turns = []
-    for slot, model in enumerate(drawn):
-        turn = Turn.objects.create(
+    turns = [
+        Turn.objects.create(
             conversation=locked,
             index=0,
             slot=slot,
@@ -309,17 +308,16 @@ def _store_first_answers(
             client_token=client_token if slot == 0 else None,
             answered_by=this_process(),
         )
-        try:
-            budget.reserve(
-                turn=turn,
-                annotator=annotator,
-                model=model,
-                messages=messages,
-                max_new_tokens=decoding_of(model).max_new_tokens,
-            )
-        except budget.BudgetExceeded as refusal:
-            raise ConversationError(str(refusal), code="budget") from None
-        turns.append(turn)
+        for slot, model in enumerate(drawn)
+    ]
+    try:  # every answer's worst case at once: the message is answered whole or refused whole
+        budget.reserve_answers(
+            annotator=annotator,
+            messages=messages,
+            answers=[(turn, turn.model, decoding_of(turn.model).max_new_tokens) for turn in turns],
+        )
+    except budget.BudgetExceeded as refusal:
+        raise ConversationError(str(refusal), code="budget") from None
     return turns, messages
 
 

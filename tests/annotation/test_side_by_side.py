@@ -428,10 +428,25 @@ def test_a_budget_that_cannot_hold_every_answer_refuses_the_message_and_stores_n
     worst = budget.worst_case(
         conversation.round.targets.first().model, messages_of(conversation, [], "Hello"), 16
     )
-    RoundBudget.objects.create(round=conversation.round, cap=worst * Decimal("1.5"))
+    cap = worst * Decimal("1.5")
+    budget_row = RoundBudget.objects.create(round=conversation.round, cap=cap)
     with pytest.raises(ConversationError) as refused:
         send_turn(conversation=conversation, annotator=annotator, prompt="Hello")
     assert refused.value.code == "budget"
+    assert not Turn.objects.exists() and not BudgetCharge.objects.exists()
+    # What was left before the message, all of it: not less one answer's reservation (as it once said).
+    whole = (
+        f"({budget.money(cap)} of {budget.money(cap)} left, not enough for the 2 answers to a first message)"
+    )
+    assert whole in str(refused.value)
+    # The writer's own cap alike.
+    budget_row.cap, budget_row.per_person = worst * 10, cap
+    budget_row.save()
+    with pytest.raises(ConversationError) as refused:
+        send_turn(conversation=conversation, annotator=annotator, prompt="Hello")
+    assert str(refused.value) == (
+        f"You have used your share of this round's budget for the model {whole}; your message was not sent."
+    )
     assert not Turn.objects.exists() and not BudgetCharge.objects.exists()
 
 
