@@ -64,6 +64,10 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 _DECODING_KEYS = ("temperature", "top_p", "max_new_tokens", "stop", "seed")
 _PRICE_KEYS = ("price_input_per_million", "price_output_per_million")
 _SETTINGS_KEYS = (*_DECODING_KEYS, "system_prompt", "timeout", *_PRICE_KEYS)
+#: The highest price per million tokens taken: one unit of the currency a token. A round's charges are
+#: stored with 8 whole digits (``BudgetCharge``), and a price of 1e300 made every budgeted turn fail on
+#: its arithmetic; no provider's price comes near this one, in any currency.
+MAX_PRICE_PER_MILLION = 1_000_000.0
 
 
 def _decoding_from(values: dict) -> Decoding:
@@ -76,8 +80,8 @@ def clean_generation_settings(raw: dict | None) -> dict:
 
     Keys (all optional): ``system_prompt`` (str, at most 10,000 characters), ``temperature``, ``top_p``,
     ``max_new_tokens``, ``stop``, ``seed`` (as ``runtime.generative.Decoding``), ``timeout`` (seconds,
-    (0, 600], default 60) and ``price_input_per_million`` / ``price_output_per_million`` (>= 0, any
-    currency, per million tokens).
+    (0, 600], default 60) and ``price_input_per_million`` / ``price_output_per_million`` (0 to
+    ``MAX_PRICE_PER_MILLION``, any currency, per million tokens; a number or its text, not true or false).
 
     Raises:
         ModelRegistryError: an unknown key or a value out of range, named.
@@ -99,6 +103,8 @@ def clean_generation_settings(raw: dict | None) -> dict:
         )
     clean["system_prompt"] = prompt
     try:
+        if any(isinstance(raw.get(k), bool) for k in ("timeout", *_PRICE_KEYS)):
+            raise TypeError("true or false is not a number")  # float(True) would be 1.0
         timeout = DEFAULT_TIMEOUT if raw.get("timeout") in (None, "") else float(raw["timeout"])
         prices = {k: (None if raw.get(k) in (None, "") else float(raw[k])) for k in _PRICE_KEYS}
     except (TypeError, ValueError):
@@ -111,6 +117,11 @@ def clean_generation_settings(raw: dict | None) -> dict:
         )
     if any(p is not None and p < 0 for p in prices.values()):
         raise ModelRegistryError("generation settings: prices cannot be negative")
+    if any(p is not None and p > MAX_PRICE_PER_MILLION for p in prices.values()):
+        raise ModelRegistryError(
+            f"generation settings: prices can be at most {MAX_PRICE_PER_MILLION:,.0f} per million tokens "
+            "(one unit of the currency a token)"
+        )
     clean.update(timeout=timeout, **prices)
     return clean
 

@@ -40,6 +40,7 @@ from engine.runtime.slots import QueueFull
 from . import inference
 from .explanations import explain
 from .generative import (
+    MAX_PRICE_PER_MILLION,
     admit,
     answer_cost,
     chat_stream,
@@ -92,6 +93,7 @@ def __getattr__(name: str):
 
 # The names of ``_LAZY`` (below) are given too, on first use.
 __all__ = [
+    "MAX_PRICE_PER_MILLION",
     # a registered model's calls
     "predict",
     "unread_tokens",

@@ -33,7 +33,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from annotation.models import BudgetCharge, RoundBudget, Turn
-from models_registry.serving import prompt_tokens
+from models_registry.serving import MAX_PRICE_PER_MILLION, prompt_tokens
 from tasks.page_sections import PageSection
 
 logger = logging.getLogger(__name__)
@@ -45,6 +45,8 @@ TOKENS_PER_MESSAGE = 8
 TEMPLATE_TOKENS = 64
 #: Money is kept to a millionth of the prices' unit, rounded up (a cap is never passed by a rounding).
 QUANTUM = Decimal("0.000001")
+#: Prices above this are refused where they enter; one stored before counts nothing (``prices_of``).
+MAX_PRICE = Decimal(str(MAX_PRICE_PER_MILLION))
 PER_MILLION = Decimal(1_000_000)
 _AMOUNT = DecimalField(max_digits=14, decimal_places=6)
 #: A turn's charge: ``spent`` once settled, ``reserved`` before.
@@ -95,7 +97,7 @@ def prices_of(model) -> tuple[Decimal, Decimal] | None:
         values = Decimal(str(prices[0])), Decimal(str(prices[1]))
     except InvalidOperation:
         values = None
-    if values is None or not all(v.is_finite() and v >= 0 for v in values):
+    if values is None or not all(v.is_finite() and 0 <= v <= MAX_PRICE for v in values):
         # Refused where prices enter (clean_generation_settings); a row stored before that check is
         # named in the log and counts nothing rather than breaking every turn.
         logger.warning("model %s has unreadable prices %r: its turns are not counted", model.pk, prices)

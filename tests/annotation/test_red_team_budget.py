@@ -226,6 +226,23 @@ def test_a_refused_first_message_leaves_no_conversation(red_round, annotator):
     assert not Conversation.objects.exists() and not Turn.objects.exists()
 
 
+def test_a_price_stored_before_the_bound_counts_nothing_and_breaks_no_turn(
+    red_round, conversation_of, annotator, caplog
+):
+    """A row written before prices were bounded (or by hand in the database): the turn is answered and
+    charged nothing, the log names the model, instead of a 500 on every message."""
+    model = red_round.targets.get().model
+    model.generation = {**model.generation, "price_input_per_million": 1e300, "price_output_per_million": 1}
+    model.save(update_fields=["generation"])
+    conversation = conversation_of(annotator)
+    "".join(send_turn(conversation=conversation, annotator=annotator, prompt="Say hi."))  # no budget yet
+    RoundBudget.objects.create(round=red_round, cap=Decimal("0.5"))
+    "".join(send_turn(conversation=conversation, annotator=annotator, prompt="And again."))
+    assert list(Turn.objects.values_list("status", flat=True)) == ["answered", "answered"]
+    assert not BudgetCharge.objects.exists()
+    assert f"model {model.pk} has unreadable prices" in caplog.text
+
+
 def test_the_budget_form_refuses_a_negative_amount(red_round):
     from annotation.admin import RoundBudgetForm
 
@@ -242,6 +259,13 @@ def test_the_budget_form_refuses_a_negative_amount(red_round):
         ('{"price_input_per_million": "abc", "price_output_per_million": 1}', "prices must be numbers"),
         ('{"price_input_per_million": NaN, "price_output_per_million": 1}', "must be finite numbers"),
         ('{"price_input_per_million": 1e400, "price_output_per_million": 1}', "must be finite numbers"),
+        # Finite, but every budgeted turn failed on its arithmetic (a fresh-user review found it).
+        (
+            '{"price_input_per_million": 1e300, "price_output_per_million": 1}',
+            "at most 1,000,000 per million",
+        ),
+        ('{"price_input_per_million": 1000001, "price_output_per_million": 1}', "at most 1,000,000"),
+        ('{"price_input_per_million": true, "price_output_per_million": 1}', "prices must be numbers"),
     ],
 )
 def test_the_model_admin_checks_a_generative_model_s_prices(red_round, settings_json, error):
