@@ -12,7 +12,9 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 
 def exception_handler(exc, context):
-    """DRF's handler, after turning a Django ``ValidationError`` into a 400 with field messages."""
+    """DRF's handler, after turning a Django ``ValidationError`` into a 400 with field messages. A 429
+    (``Throttled``) body also carries ``"code": "throttled"``, as the API's other refusals carry theirs
+    (``budget``, ``busy``, ...), so that a client tells it apart without reading the message."""
     if isinstance(exc, DjangoValidationError):
         if hasattr(exc, "error_dict"):
             exc = exceptions.ValidationError(
@@ -20,4 +22,7 @@ def exception_handler(exc, context):
             )
         else:
             exc = exceptions.ValidationError({"non_field_errors": list(exc.messages)})
-    return drf_exception_handler(exc, context)
+    response = drf_exception_handler(exc, context)
+    if isinstance(exc, exceptions.Throttled) and response is not None and isinstance(response.data, dict):
+        response.data.setdefault("code", "throttled")
+    return response

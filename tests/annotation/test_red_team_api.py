@@ -410,6 +410,7 @@ def test_over_the_turn_rate_a_message_is_a_429_and_another_person_is_not_held_ba
     assert api.post(turns_url, {"prompt": "Hi?"}, format="json").status_code == 201
     refused = api.post(turns_url, {"prompt": "Hi again?"}, format="json")
     assert refused.status_code == 429 and int(refused["Retry-After"]) >= 1
+    assert refused.json()["code"] == "throttled"  # as the other refusals carry theirs
     assert refused.json()["detail"].startswith(
         "You are sending messages faster than this server allows (1/min per person, refused messages included)."
     )
