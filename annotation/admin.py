@@ -220,6 +220,8 @@ class RoundBudgetForm(forms.ModelForm):
             value = data.get(name)
             if value is not None and value < 0:
                 self.add_error(name, "An amount cannot be negative.")
+            elif value is not None and value.is_zero():
+                data[name] = value.copy_abs()  # "-0" is 0
         return data
 
     def clean_round(self):

@@ -359,7 +359,12 @@ class RoundBudget(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"budget of {self.round}: {self.cap}"
+        # Plain digits: the admin's "was added" message echoed a cap typed as 1e2 as "1E+2".
+        return (
+            f"budget of {self.round}: {self.cap.normalize():f}"
+            if self.cap is not None
+            else f"budget of {self.round}"
+        )
 
 
 class BudgetCharge(models.Model):

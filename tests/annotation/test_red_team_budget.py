@@ -243,6 +243,16 @@ def test_a_price_stored_before_the_bound_counts_nothing_and_breaks_no_turn(
     assert f"model {model.pk} has unreadable prices" in caplog.text
 
 
+def test_the_budget_form_takes_minus_zero_as_zero_and_names_a_cap_in_plain_digits(red_round):
+    from annotation.admin import RoundBudgetForm
+
+    form = RoundBudgetForm(data={"round": red_round.pk, "cap": "1e2", "per_person": "-0"})
+    assert form.is_valid(), form.errors
+    saved = form.save()
+    assert str(saved) == f"budget of {red_round}: 100"
+    assert str(saved.per_person) == "0"
+
+
 def test_the_budget_form_refuses_a_negative_amount(red_round):
     from annotation.admin import RoundBudgetForm
 
