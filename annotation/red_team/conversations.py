@@ -158,8 +158,9 @@ def start_conversation(*, round_: Round, annotator, context: Context | None = No
         held = open_.filter(turns__isnull=False).order_by("-id").first()
         if held is not None:
             raise ConversationError(
-                f"You have a conversation open (number {held.pk}) with messages: judge its answers, or "
-                "leave it unjudged, before starting another.",
+                f"You have a conversation open (number {held.pk}) with messages, perhaps in another tab "
+                "(reload the red-teaming page to see it): judge its answers, or leave it unjudged, before "
+                "starting another.",
                 code="open_conversation",
             )
         open_.update(status=Conversation.Status.ABANDONED)

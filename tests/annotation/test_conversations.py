@@ -330,8 +330,8 @@ def test_a_conversation_with_messages_is_never_dropped_by_starting_another(red_r
         start_conversation(round_=red_round, annotator=annotator, context=context)
     assert refused.value.code == "open_conversation"
     assert str(refused.value) == (
-        f"You have a conversation open (number {second.pk}) with messages: judge its answers, or leave it "
-        "unjudged, before starting another."
+        f"You have a conversation open (number {second.pk}) with messages, perhaps in another tab (reload "
+        "the red-teaming page to see it): judge its answers, or leave it unjudged, before starting another."
     )
     second.refresh_from_db()
     assert second.status == "open" and Conversation.objects.count() == 2
