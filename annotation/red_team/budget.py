@@ -278,12 +278,21 @@ def budget_state(round_) -> BudgetState:
 
 def task_page_section(request, task) -> PageSection | None:
     """The task page's "Budget for the model" table (``tasks.page_sections``): per round with a budget,
-    its cap, spent, answering now and left, and with a cap per day what is left of it today (UTC); None
-    for a task with no budgeted round. One query."""
+    its cap, spent, answering now and left, with a cap per person what is left of it for the signed-in
+    viewer, and with a cap per day what is left of it today (UTC); None for a task with no budgeted
+    round. One query."""
     budgets = with_charges(RoundBudget.objects.filter(round__task=task)).select_related("round")
+    viewer = request.user if request.user.is_authenticated else None
+    if viewer is not None:
+        prefix = "round__budget_charges__"
+        charge = Coalesce(F(f"{prefix}spent"), F(f"{prefix}reserved"), output_field=_AMOUNT)
+        budgets = budgets.annotate(charged_mine=_sum(charge, **{f"{prefix}annotator": viewer}))
     rows = []
     for b in budgets.order_by("round__number"):
         state = charged_state(b)
+        yours = None
+        if viewer is not None and b.per_person is not None:
+            yours = max(Decimal(0), b.per_person - b.charged_mine)
         rows.append(
             {
                 "round": b.round.number,
@@ -292,6 +301,7 @@ def task_page_section(request, task) -> PageSection | None:
                 "reserved": money(state.reserved),
                 "left": money(state.left),
                 "per_person": money(b.per_person),
+                "yours_left": money(yours),
                 "per_day": money(b.per_day),
                 "left_today": money(state.left_today),
             }

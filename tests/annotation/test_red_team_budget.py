@@ -159,8 +159,28 @@ def test_the_task_page_shows_spent_and_left(client, red_round, conversation_of, 
     page = client.get(reverse("tasks:detail", args=[red_round.task.slug])).content.decode()
     assert "Budget for the model" in page
     left, today = budget.money(Decimal("0.5") - spent), budget.money(Decimal("0.25") - spent)
-    cells = f"<td>0.5</td><td>{budget.money(spent)}</td><td>0</td><td>{left}</td><td>–</td><td>0.25</td><td>{today}</td>"
+    cells = f"<td>0.5</td><td>{budget.money(spent)}</td><td>0</td><td>{left}</td><td>–</td><td>–</td><td>0.25</td><td>{today}</td>"
     assert cells in page
+
+
+def test_the_task_page_shows_each_writer_what_is_left_of_their_own_cap(
+    client, red_round, conversation_of, annotator, validator
+):
+    RoundBudget.objects.create(round=red_round, cap=Decimal("0.5"), per_person=Decimal("0.2"))
+    "".join(send_turn(conversation=conversation_of(annotator), annotator=annotator, prompt="Say hi."))
+    spent = BudgetCharge.objects.get().spent
+    url = reverse("tasks:detail", args=[red_round.task.slug])
+
+    def yours_left(user) -> str:
+        client.force_login(user)
+        page = client.get(url).content.decode()
+        # Per person, then yours left, then per day (none).
+        return page.split("<td>0.2</td><td>", 1)[1].split("</td>", 1)[0]
+
+    assert yours_left(annotator) == budget.money(Decimal("0.2") - spent)
+    assert yours_left(validator) == "0.2"  # another person's turns are not theirs
+    client.logout()
+    assert "<td>0.2</td><td>–</td>" in client.get(url).content.decode()  # nobody signed in
 
 
 def test_a_budget_only_on_a_red_teaming_round(red_round, hate_round):
