@@ -49,8 +49,18 @@ QUANTUM = Decimal("0.000001")
 MAX_PRICE = Decimal(str(MAX_PRICE_PER_MILLION))
 PER_MILLION = Decimal(1_000_000)
 _AMOUNT = DecimalField(max_digits=14, decimal_places=6)
-#: A turn's charge: ``spent`` once settled, ``reserved`` before.
-CHARGE = Coalesce(F("spent"), F("reserved"), output_field=_AMOUNT)
+
+
+def charge_of(prefix: str = "") -> Coalesce:
+    """A turn's charge: ``spent`` once settled, ``reserved`` before; ``prefix`` reaches the charges from
+    another model (``"round__budget_charges__"`` from ``RoundBudget``)."""
+    return Coalesce(F(f"{prefix}spent"), F(f"{prefix}reserved"), output_field=_AMOUNT)
+
+
+#: A turn's charge, over the charges themselves.
+CHARGE = charge_of()
+#: How a ``RoundBudget`` row reaches its round's charges.
+FROM_BUDGET = "round__budget_charges__"
 
 
 def _sum(expression, **condition):
@@ -249,7 +259,7 @@ def charge_sums(prefix: str = "") -> dict:
         "charged_spent": _sum(F(f"{prefix}spent")),
         "charged_reserved": _sum(F(f"{prefix}reserved"), **{f"{prefix}spent__isnull": True}),
         "charged_today": _sum(
-            Coalesce(F(f"{prefix}spent"), F(f"{prefix}reserved"), output_field=_AMOUNT),
+            charge_of(prefix),
             **{f"{prefix}day": _today()},
         ),
     }
@@ -258,7 +268,7 @@ def charge_sums(prefix: str = "") -> dict:
 def with_charges(budgets):
     """``budgets`` (a ``RoundBudget`` queryset) with their rounds' charge sums added in the same query,
     for ``charged_state``."""
-    return budgets.annotate(**charge_sums("round__budget_charges__"))
+    return budgets.annotate(**charge_sums(FROM_BUDGET))
 
 
 def charged_state(budget: RoundBudget) -> BudgetState:
@@ -284,9 +294,9 @@ def task_page_section(request, task) -> PageSection | None:
     budgets = with_charges(RoundBudget.objects.filter(round__task=task)).select_related("round")
     viewer = request.user if request.user.is_authenticated else None
     if viewer is not None:
-        prefix = "round__budget_charges__"
-        charge = Coalesce(F(f"{prefix}spent"), F(f"{prefix}reserved"), output_field=_AMOUNT)
-        budgets = budgets.annotate(charged_mine=_sum(charge, **{f"{prefix}annotator": viewer}))
+        budgets = budgets.annotate(
+            charged_mine=_sum(charge_of(FROM_BUDGET), **{f"{FROM_BUDGET}annotator": viewer})
+        )
     rows = []
     for b in budgets.order_by("round__number"):
         state = charged_state(b)
